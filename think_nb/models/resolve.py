@@ -1,0 +1,52 @@
+"""What `get_model()` may return, and how it becomes the arguments of one litellm call."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from think_nb.errors import ModelError, UserError
+
+LOCAL_PROVIDER = "think-local"
+SCRIPTED_PROVIDER = "think-scripted"
+LOCAL_MODEL = f"{LOCAL_PROVIDER}/smollm2-135m-instruct"
+"""The embedded model every agent uses unless `get_model()` is overridden (offline, in-process)."""
+
+IN_PROCESS_PROVIDERS = (LOCAL_PROVIDER, SCRIPTED_PROVIDER)
+
+
+@dataclass
+class ModelConfig:
+    """A litellm model plus extra `litellm.acompletion` keyword arguments.
+
+    Example: `ModelConfig("openai/gpt-4o-mini", {"api_base": "http://127.0.0.1:8000/v1", "temperature": 0})`.
+    """
+
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def provider(self) -> str:
+        return self.model.split("/", 1)[0] if "/" in self.model else ""
+
+
+def resolve_model(value: Any) -> ModelConfig:
+    """Turn a `get_model()` result into a `ModelConfig`.
+
+    Raises:
+        UserError: for anything other than a non-empty string or a `ModelConfig`.
+        ModelError: when hosted model requests are disabled (`THINK_NB_ALLOW_MODEL_REQUESTS=0`,
+            set by the test suite) and the model is not in-process.
+    """
+    if isinstance(value, str) and value.strip():
+        config = ModelConfig(value.strip())
+    elif isinstance(value, ModelConfig):
+        config = value
+    else:
+        raise UserError(f"get_model() returned {value!r}; return a litellm model string such as "
+                        f"'openai/gpt-4o-mini' or {LOCAL_MODEL!r}, or a ModelConfig.")
+    if config.provider not in IN_PROCESS_PROVIDERS and os.environ.get("THINK_NB_ALLOW_MODEL_REQUESTS") == "0":
+        raise ModelError(f"Real model requests are disabled here (THINK_NB_ALLOW_MODEL_REQUESTS=0), so "
+                         f"{config.model!r} was not called; use think_nb.testing.ScriptedModel or opt in.")
+    return config

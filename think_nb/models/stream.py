@@ -1,0 +1,153 @@
+"""One model call: `litellm.acompletion(stream=True)` → AI SDK UIMessageChunks.
+
+Translates OpenAI-style stream deltas into `text-*`, `reasoning-*` and `tool-input-*` chunks and
+collects what the turn needs afterwards (text, complete tool calls, finish reason, usage).
+This is the whole model seam: hosted models, the embedded local model and scripted test models
+all arrive here through litellm.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from think_nb.messages.ids import new_id
+from think_nb.models.litellm_env import get_litellm
+from think_nb.models.resolve import ModelConfig
+
+Emit = Callable[[dict], Awaitable[None]]
+
+
+@dataclass
+class ToolCall:
+    """A complete tool call from the model. `error` is set when its arguments are not a JSON object."""
+
+    id: str
+    name: str
+    arguments: str = ""
+    input: dict | None = None
+    error: str | None = None
+
+
+@dataclass
+class StepOutcome:
+    """What one model call produced. `usage` is `{prompt_tokens, completion_tokens, total_tokens}` or None."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict | None = None
+
+
+async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dict], emit: Emit,
+                      **options: Any) -> StepOutcome:
+    """Stream one model call, emitting chunks as they arrive.
+
+    Args:
+        config: the resolved model.
+        messages: model messages (OpenAI shape).
+        tools: tool declarations (`Tool.schema()`); omitted from the call when empty.
+        emit: awaited with every UIMessageChunk dict, in order.
+        **options: extra `litellm.acompletion` arguments (temperature, tool_choice, ...).
+
+    Raises:
+        Whatever litellm raises (authentication, connection, bad request); the turn turns it into
+        an `error` chunk.
+    """
+    litellm = get_litellm()
+    kwargs: dict[str, Any] = {**config.options, **options}
+    if tools:
+        kwargs["tools"] = tools
+    else:
+        kwargs.pop("tool_choice", None)
+    response = await litellm.acompletion(model=config.model, messages=messages, stream=True,
+                                         stream_options={"include_usage": True}, **kwargs)
+    translator = _Translator(emit)
+    async for chunk in response:
+        await translator.feed(chunk)
+    return await translator.close()
+
+
+class _Translator:
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self.outcome = StepOutcome()
+        self.open: tuple[str, str] | None = None  # (kind "text"|"reasoning", part id)
+        self.calls: dict[int, ToolCall] = {}
+
+    async def feed(self, chunk: Any) -> None:
+        usage = getattr(chunk, "usage", None)
+        if usage:
+            self.outcome.usage = _usage(usage)
+        for choice in getattr(chunk, "choices", None) or []:
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None)
+            if reasoning:
+                await self._stream("reasoning", reasoning)
+            if delta.content:
+                self.outcome.text += delta.content
+                await self._stream("text", delta.content)
+            for fragment in getattr(delta, "tool_calls", None) or []:
+                await self._tool_fragment(fragment)
+            if choice.finish_reason:
+                self.outcome.finish_reason = choice.finish_reason
+
+    async def _stream(self, kind: str, delta: str) -> None:
+        if self.open is None or self.open[0] != kind:
+            await self._close_open()
+            self.open = (kind, new_id(kind[0]))
+            await self.emit({"type": f"{kind}-start", "id": self.open[1]})
+        await self.emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta})
+
+    async def _close_open(self) -> None:
+        if self.open is not None:
+            await self.emit({"type": f"{self.open[0]}-end", "id": self.open[1]})
+            self.open = None
+
+    async def _tool_fragment(self, fragment: Any) -> None:
+        index = fragment.index if fragment.index is not None else len(self.calls)
+        function = fragment.function
+        call = self.calls.get(index)
+        if call is None:
+            await self._close_open()
+            call = ToolCall(fragment.id or new_id("call"), (function and function.name) or "")
+            self.calls[index] = call
+            await self.emit({"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name})
+        if function and function.arguments:
+            call.arguments += function.arguments
+            await self.emit({"type": "tool-input-delta", "toolCallId": call.id, "inputTextDelta": function.arguments})
+
+    async def close(self) -> StepOutcome:
+        await self._close_open()
+        for call in self.calls.values():
+            call.input, call.error = _parse_arguments(call.arguments)
+            if call.error is None:
+                await self.emit({"type": "tool-input-available", "toolCallId": call.id,
+                                 "toolName": call.name, "input": call.input})
+            else:
+                await self.emit({"type": "tool-input-error", "toolCallId": call.id, "toolName": call.name,
+                                 "input": call.arguments, "errorText": call.error})
+            self.outcome.tool_calls.append(call)
+        return self.outcome
+
+
+def _parse_arguments(raw: str) -> tuple[dict | None, str | None]:
+    """Tool input is always a JSON object (Think's `normalizeToolInput`); empty means `{}`."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return None, f"The tool arguments are not valid JSON ({exc}); send a JSON object."
+    if not isinstance(value, dict):
+        return None, f"The tool arguments must be a JSON object, got {type(value).__name__}."
+    return value, None
+
+
+def _usage(usage: Any) -> dict:
+    get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
+    prompt, completion = get("prompt_tokens", 0) or 0, get("completion_tokens", 0) or 0
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": get("total_tokens", None) or prompt + completion}

@@ -1,0 +1,168 @@
+"""Scripted models for tests and teaching notebooks, reached through litellm like any model.
+
+A `ScriptedModel` is registered under the litellm custom provider `think-scripted`; an agent
+whose `get_model()` returns `scripted.model` (`"think-scripted/<id>"`) streams exactly the
+script, so the code under test is the code users run (only the provider is replaced):
+
+    scripted = ScriptedModel([
+        [ScriptedModel.tool_call("add", {"a": 2, "b": 40})],        # step 1: call a tool
+        [ScriptedModel.text("The answer is 42."), ScriptedModel.usage(20, 6)],  # step 2: answer
+    ])
+
+Each step is one model call. `scripted.requests` records what the model was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from think_nb.models.litellm_env import register_provider
+from think_nb.models.resolve import SCRIPTED_PROVIDER
+
+__all__ = ["ScriptedModel"]
+
+_REGISTRY: dict[str, ScriptedModel] = {}
+_ids = itertools.count(1)
+
+
+@dataclass
+class _Item:
+    kind: str  # text | tool_call | error | usage
+    value: Any
+    chunk_size: int = 3
+
+
+@dataclass
+class ScriptedModel:
+    """A deterministic model: a list of steps, each a list of script items, consumed one step per call.
+
+    Args:
+        steps: `[[item, ...], ...]`; items from `ScriptedModel.text/tool_call/usage/error`.
+        delay: seconds to sleep before each streamed chunk (to make a turn take time).
+
+    Attributes:
+        model: the litellm model string to return from `get_model()`.
+        requests: one entry per call: `{"messages": [...], "tools": [...], "options": {...}}`.
+
+    A call after the last step raises `RuntimeError("ScriptedModel ... has no step left")`,
+    which the turn reports as an `error` chunk.
+    """
+
+    steps: list[list[_Item]]
+    delay: float = 0.0
+    requests: list[dict] = field(default_factory=list)
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        self.steps = [list(step) for step in self.steps]
+        self.model = f"{SCRIPTED_PROVIDER}/script-{next(_ids)}"
+        _REGISTRY[self.model.split("/", 1)[1]] = self
+
+    @staticmethod
+    def text(text: str, chunk_size: int = 3) -> _Item:
+        """Stream `text` as content deltas of `chunk_size` characters."""
+        return _Item("text", text, chunk_size)
+
+    @staticmethod
+    def tool_call(name: str, arguments: dict | str, id: str | None = None, chunk_size: int = 8) -> _Item:
+        """Call tool `name`; the JSON arguments stream in pieces of `chunk_size` characters.
+        Pass a string to send raw (possibly invalid) argument text."""
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        return _Item("tool_call", {"name": name, "arguments": raw, "id": id}, chunk_size)
+
+    @staticmethod
+    def usage(prompt_tokens: int, completion_tokens: int) -> _Item:
+        """Report token usage for this call."""
+        return _Item("usage", {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                               "total_tokens": prompt_tokens + completion_tokens})
+
+    @staticmethod
+    def error(message: str) -> _Item:
+        """Fail the call at this point with `RuntimeError(message)`."""
+        return _Item("error", message)
+
+    def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
+        self.requests.append({"messages": json.loads(json.dumps(messages, default=str)),
+                              "tools": optional_params.get("tools") or [],
+                              "options": {k: v for k, v in optional_params.items() if k != "tools"}})
+        if not self.steps:
+            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {len(self.requests)}).")
+        return self.steps.pop(0)
+
+
+def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]:
+    usage = None
+    has_tools = False
+    for tool_index, item in enumerate(i for i in items if i.kind != "usage"):
+        if item.kind == "text":
+            for start in range(0, len(item.value), item.chunk_size):
+                yield _chunk(text=item.value[start:start + item.chunk_size])
+        elif item.kind == "tool_call":
+            has_tools = True
+            yield from _tool_chunks(item, tool_index, call)
+        elif item.kind == "error":
+            yield RuntimeError(item.value)
+    for item in items:
+        if item.kind == "usage":
+            usage = item.value
+    yield _chunk(is_finished=True, finish_reason="tool_calls" if has_tools else "stop", usage=usage)
+
+
+def _tool_chunks(item: _Item, index: int, call: int) -> Iterator[dict]:
+    value, raw, size = item.value, item.value["arguments"], item.chunk_size
+    call_id = value["id"] or f"call_{call}_{index}"
+    pieces = [raw[i:i + size] for i in range(0, len(raw), size)] or [""]
+    for n, piece in enumerate(pieces):
+        first = n == 0
+        yield _chunk(tool_use={"id": call_id if first else None, "type": "function", "index": index,
+                               "function": {"name": value["name"] if first else None, "arguments": piece}})
+
+
+def _chunk(text: str = "", tool_use: dict | None = None, is_finished: bool = False,
+           finish_reason: str = "", usage: dict | None = None) -> dict:
+    return {"text": text, "tool_use": tool_use, "is_finished": is_finished, "finish_reason": finish_reason,
+            "usage": usage, "index": 0}
+
+
+def _make_handler() -> Any:
+    from litellm import CustomLLM
+    from litellm.types.utils import ModelResponse
+
+    class ScriptedHandler(CustomLLM):
+        """litellm custom provider that plays `ScriptedModel` scripts."""
+
+        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            script = _lookup(model)
+            items = script.next_step(messages, kwargs.get("optional_params") or {})
+            for chunk in _generic_chunks(items, len(script.requests)):
+                if script.delay:
+                    await asyncio.sleep(script.delay)
+                if isinstance(chunk, Exception):
+                    raise chunk
+                yield chunk
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+            script = _lookup(model)
+            items = script.next_step(messages, kwargs.get("optional_params") or {})
+            text = "".join(i.value for i in items if i.kind == "text")
+            for item in items:
+                if item.kind == "error":
+                    raise RuntimeError(item.value)
+            return ModelResponse(choices=[{"message": {"role": "assistant", "content": text}}])
+
+    return ScriptedHandler()
+
+
+def _lookup(model: str) -> ScriptedModel:
+    key = model.split("/", 1)[-1]
+    if key not in _REGISTRY:
+        raise RuntimeError(f"No ScriptedModel named {model!r} in this process; create it with ScriptedModel([...]).")
+    return _REGISTRY[key]
+
+
+register_provider(SCRIPTED_PROVIDER, _make_handler)

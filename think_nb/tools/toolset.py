@@ -1,0 +1,35 @@
+"""Normalise what `get_tools()` returns into `{name: Tool}`.
+
+Accepted: a list of functions and/or `Tool`s, or a dict `name -> function | Tool` (the dict key
+wins over the function name, like Think's AI SDK `ToolSet`). Later entries win on a name clash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from think_nb.errors import UserError
+from think_nb.tools.tool import Tool, from_function
+
+
+def resolve_tools(tools: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, Tool]:
+    """Return `{name: Tool}`; raises `UserError` for entries that are neither callables nor Tools."""
+    if not tools:
+        return {}
+    items = tools.items() if isinstance(tools, Mapping) else ((None, t) for t in tools)
+    resolved: dict[str, Tool] = {}
+    for key, item in items:
+        t = _as_tool(item, key)
+        resolved[t.name] = t
+    return resolved
+
+
+def _as_tool(item: Any, key: str | None) -> Tool:
+    if isinstance(item, Tool):
+        if key and key != item.name:
+            return Tool(key, item.description, item.parameters, item.function, item.needs_approval, item._model)
+        return item
+    if isinstance(item, Callable):  # type: ignore[arg-type]
+        return from_function(item, name=key)
+    raise UserError(f"get_tools() returned {item!r}; return functions or @tool objects (a list or a dict name -> tool).")

@@ -1,0 +1,49 @@
+"""What a turn reports: its result and, per step, the context `on_step_finish` receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+TurnStatus = Literal["completed", "error", "aborted", "skipped"]
+
+
+@dataclass
+class TurnResult:
+    """The outcome of one turn (Think's `SaveMessagesResult` / `ChatResponseResult`).
+
+    Attributes:
+        request_id: the turn's request id.
+        status: `completed`, `error` (see `error`), `aborted` (cancelled; partial message kept)
+            or `skipped` (nothing to do).
+        error: the error text shown to the user, or None.
+        message: the assistant UIMessage persisted by the turn (partial on error/abort), or None.
+        continuation: True when the turn continued the last assistant message.
+    """
+
+    request_id: str
+    status: TurnStatus
+    error: str | None = None
+    message: dict | None = None
+    continuation: bool = False
+
+
+@dataclass
+class StepContext:
+    """Passed to `on_step_finish` after each step (Think's `StepResult`, reduced).
+
+    Attributes:
+        step_number: 0-based step index within the turn.
+        finish_reason: AI SDK finish reason (`stop`, `tool-calls`, `length`, `content-filter`, `other`).
+        text: the text the model produced in this step.
+        tool_calls: `[{toolCallId, toolName, input}]`.
+        tool_results: `[{toolCallId, toolName, output}]` or with `errorText` for failed calls.
+        usage: `{prompt_tokens, completion_tokens, total_tokens}` or None.
+    """
+
+    step_number: int
+    finish_reason: str
+    text: str
+    tool_calls: list[dict] = field(default_factory=list)
+    tool_results: list[dict] = field(default_factory=list)
+    usage: dict | None = None
