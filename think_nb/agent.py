@@ -64,14 +64,14 @@ class Think:
         self.name = name
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
-        self._store = MessageStore(open_database(self.db_path), f"{cls.__qualname__}:{name}", cls.__qualname__, name)
+        self._store = MessageStore(open_database(self.db_path), f"{cls.__name__}:{name}", cls.__name__, name)
         self._messages: list[dict] = self._store.branch()
         self._listeners: list[Any] = []
         self._queue = TurnQueue()
         self._active: dict[str, asyncio.Task] = {}
 
     def __repr__(self) -> str:
-        return f"<{type(self).__qualname__} {self.name!r}: {len(self._messages)} messages in {self.db_path}>"
+        return f"<{type(self).__name__} {self.name!r}: {len(self._messages)} messages in {self.db_path}>"
 
     # -- overridable -----------------------------------------------------------
     def get_model(self) -> str | ModelConfig:

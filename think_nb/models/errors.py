@@ -20,9 +20,13 @@ def describe_error(exc: BaseException, model: str | None) -> str:
     if isinstance(exc, ThinkError):
         return str(exc)
     name = type(exc).__name__
-    detail = _first_line(str(exc)).removeprefix("litellm.").removeprefix(f"{name}: ")
+    detail = _first_line(str(exc))
+    while detail.startswith(("litellm.", f"{name}: ")):
+        detail = detail.removeprefix("litellm.").removeprefix(f"{name}: ")
     text = f"Model {model!r} failed: {name}: {detail}" if model else f"{name}: {detail}"
     hint = _HINTS.get(name)
+    if any(k in detail for k in ("api_key", "API key", "credentials")):
+        hint = _HINTS["AuthenticationError"]  # litellm reports some missing keys as other errors
     return f"{text} Fix: {hint}." if hint else text
 
 

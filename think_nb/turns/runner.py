@@ -64,6 +64,8 @@ class Turn:
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error chunk
             error = await self._report_error(exc)
             status = "error"
+        if error is not None:  # kept with the message, so a reloaded view still shows it
+            self.acc.message.setdefault("metadata", {})["error"] = error
         message = self._persist() if self.acc.parts else None
         return TurnResult(self.request_id, status, error, message)
 

@@ -1,0 +1,85 @@
+"""Chunk → UIMessage accumulation (think_nb.messages.accumulator)."""
+
+from think_nb.messages import MessageAccumulator
+
+
+def build(chunks: list[dict]) -> dict:
+    acc = MessageAccumulator("m1")
+    for chunk in chunks:
+        acc.apply(chunk)
+    return acc.message
+
+
+def test_text_reasoning_and_tool_parts_in_stream_order() -> None:
+    message = build([
+        {"type": "start", "messageId": "m9", "messageMetadata": {"model": "x"}},
+        {"type": "start-step"},
+        {"type": "reasoning-start", "id": "r1"}, {"type": "reasoning-delta", "id": "r1", "delta": "hmm"},
+        {"type": "reasoning-end", "id": "r1"},
+        {"type": "text-start", "id": "t1"}, {"type": "text-delta", "id": "t1", "delta": "Hel"},
+        {"type": "text-delta", "id": "t1", "delta": "lo"}, {"type": "text-end", "id": "t1"},
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"},
+        {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a": 1'},
+        {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": ', "b": 2}'},
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {"a": 1, "b": 2}},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": 3},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop", "messageMetadata": {"usage": {"total_tokens": 5}}},
+    ])
+    assert message == {
+        "id": "m9", "role": "assistant", "metadata": {"model": "x", "usage": {"total_tokens": 5}},
+        "parts": [
+            {"type": "step-start"},
+            {"type": "reasoning", "text": "hmm", "state": "done"},
+            {"type": "text", "text": "Hello", "state": "done"},
+            {"type": "tool-add", "toolCallId": "c1", "state": "output-available", "input": {"a": 1, "b": 2},
+             "output": 3},
+        ],
+    }
+
+
+def test_streaming_tool_input_is_parsed_as_it_arrives() -> None:
+    acc = MessageAccumulator("m1")
+    acc.apply({"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"})
+    acc.apply({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a": 1'})
+    assert acc.parts[0]["input"] is None  # partial JSON keeps the last parsable input
+    acc.apply({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": "}"})
+    assert acc.parts[0] == {"type": "tool-add", "toolCallId": "c1", "state": "input-streaming", "input": {"a": 1}}
+
+
+def test_settled_tool_parts_never_regress_and_chunks_are_idempotent() -> None:
+    message = build([
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {}},
+        {"type": "tool-output-error", "toolCallId": "c1", "errorText": "boom"},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": 1},   # replay: ignored
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {"x": 1}},
+    ])
+    assert message["parts"] == [{"type": "tool-add", "toolCallId": "c1", "state": "output-error", "input": {},
+                                 "errorText": "boom"}]
+
+
+def test_delta_without_start_opens_a_part_and_data_parts_update_in_place() -> None:
+    message = build([
+        {"type": "text-delta", "id": "t", "delta": "x"},
+        {"type": "data-progress", "id": "p", "data": {"n": 1}},
+        {"type": "data-progress", "id": "p", "data": {"n": 2}},
+        {"type": "data-note", "data": "transient", "transient": True},
+        {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c2"},
+        {"type": "something-new"},
+    ])
+    assert message["parts"] == [
+        {"type": "text", "text": "x", "state": "streaming"},
+        {"type": "data-progress", "id": "p", "data": {"n": 2}},
+        {"type": "tool-unknown", "toolCallId": "c2", "state": "approval-requested", "input": None,
+         "approval": {"id": "a1"}},
+    ]
+
+
+def test_continuation_appends_to_a_copy_of_the_base_message() -> None:
+    base = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "Hi", "state": "done"}]}
+    acc = MessageAccumulator("ignored", base=base)
+    acc.apply({"type": "start", "messageId": "other"})
+    acc.apply({"type": "text-delta", "id": "t", "delta": "!"})
+    assert acc.message == {"id": "a1", "role": "assistant", "parts": [
+        {"type": "text", "text": "Hi", "state": "done"}, {"type": "text", "text": "!", "state": "streaming"}]}
+    assert base["parts"] == [{"type": "text", "text": "Hi", "state": "done"}]

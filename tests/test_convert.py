@@ -1,0 +1,39 @@
+"""UIMessage history → model messages (think_nb.messages.convert)."""
+
+from think_nb.messages import to_model_messages, user_message
+
+
+def test_steps_become_assistant_and_tool_messages() -> None:
+    assistant = {"id": "a", "role": "assistant", "parts": [
+        {"type": "step-start"},
+        {"type": "text", "text": "Adding.", "state": "done"},
+        {"type": "tool-add", "toolCallId": "c1", "state": "output-available", "input": {"a": 1}, "output": 2},
+        {"type": "tool-div", "toolCallId": "c2", "state": "output-error", "input": {}, "errorText": "ZeroDivision"},
+        {"type": "step-start"},
+        {"type": "text", "text": "It is 2.", "state": "done"},
+    ]}
+    assert to_model_messages([user_message("1+1?", id="u")] + [assistant], "Be brief.") == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "1+1?"},
+        {"role": "assistant", "content": "Adding.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}},
+            {"id": "c2", "type": "function", "function": {"name": "div", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "2"},
+        {"role": "tool", "tool_call_id": "c2", "content": "Error: ZeroDivision"},
+        {"role": "assistant", "content": "It is 2."},
+    ]
+
+
+def test_unsettled_tool_calls_and_empty_steps_are_left_out() -> None:
+    assistant = {"id": "a", "role": "assistant", "parts": [
+        {"type": "step-start"},
+        {"type": "tool-add", "toolCallId": "c1", "state": "input-available", "input": {}},
+        {"type": "step-start"},
+        {"type": "tool-rm", "toolCallId": "c2", "state": "output-denied", "input": {},
+         "approval": {"id": "x", "approved": False, "reason": "no"}},
+    ]}
+    assert to_model_messages([assistant]) == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "rm", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "The user denied this tool call. no"},
+    ]

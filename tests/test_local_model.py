@@ -1,0 +1,41 @@
+"""The embedded SmolLM2 model, for real: llama-cpp-python in-process through litellm."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from think_nb import Think
+from think_nb.tools.demo import add
+
+pytestmark = pytest.mark.localmodel
+
+
+class Calc(Think):
+    def get_tools(self) -> list:
+        return [add]
+
+
+async def test_smollm2_calls_the_add_tool_and_the_result_is_persisted(tmp_path: Path) -> None:
+    agent = Calc("calc", db=tmp_path / "local.sqlite")
+    result = await agent.send("What is 2 plus 40? use the add tool")
+    assert result.status == "completed", result.error
+    stored = Calc("calc", db=tmp_path / "local.sqlite").messages
+    tool_parts = [p for p in stored[-1]["parts"] if p["type"] == "tool-add"]
+    assert tool_parts[0]["state"] == "output-available"
+    assert tool_parts[0]["input"] == {"a": 2, "b": 40}
+    assert tool_parts[0]["output"] == 42
+    assert stored[-1]["metadata"]["model"] == "think-local/smollm2-135m-instruct"
+
+
+def test_terminal_main_job_streams_the_tool_call_and_prints_the_db_path(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "think_nb", "chat", "What is 2 plus 40? Use the add tool."],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == '→ add({"a": 2, "b": 40})'
+    assert lines[1] == "← 42.0"
+    db = tmp_path / ".think" / "cli.sqlite"
+    assert lines[-1] == f"[completed] saved to {db} (agent TerminalAgent:terminal, 2 messages)"
+    assert db.exists()

@@ -1,0 +1,67 @@
+"""`%think` / `%%think` in an in-process IPython shell (the kernel-level tests are in tests/kernel)."""
+
+import subprocess
+import sys
+
+import pytest
+from IPython.testing.globalipapp import get_ipython
+
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "think_nb")
+    return shell
+
+
+def test_load_ext_does_not_import_litellm() -> None:
+    code = ("from IPython.testing.globalipapp import get_ipython\nimport sys\n"
+            "get_ipython().run_line_magic('load_ext', 'think_nb')\nprint('litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_help_lists_every_form(ip, capsys) -> None:
+    ip.run_line_magic("think", "--help")
+    text = capsys.readouterr().out
+    for form in ("%think AGENT [NAME] [--db PATH]", "%%think AGENT [NAME] [--db PATH]", "%think --help"):
+        assert form in text
+
+
+def test_unknown_agent_and_bad_option_get_one_line_naming_the_fix(ip, capsys) -> None:
+    ip.run_line_magic("think", "Nope")
+    ip.run_line_magic("think", "default --colour red")
+    assert capsys.readouterr().out.splitlines() == [
+        "think: No agent named 'Nope' in this notebook: define `class Nope(Think): ...` (or `Nope = Think(...)`) "
+        "first, or use `%think default`.",
+        "think: unrecognized arguments: --colour red. See `%think --help`."]
+
+
+def test_agents_are_created_once_per_class_and_name(ip) -> None:
+    class Calc(Think):
+        pass
+
+    ip.user_ns["Calc"] = Calc
+    magics = ip.magics_manager.registry["ThinkMagics"]
+    first = magics.resolve_agent("Calc", "default", None)
+    assert magics.resolve_agent("Calc", "default", None) is first
+    assert magics.resolve_agent("Calc", "other", None) is not first
+    ip.user_ns["mine"] = first
+    assert magics.resolve_agent("mine", "ignored", None) is first
+
+
+def test_cell_magic_outside_a_kernel_runs_the_turn_and_prints_it(ip, capsys) -> None:
+    script = S([[S.tool_call("add", {"a": 2, "b": 40})], [S.text("It is 42.")]])
+    ip.run_cell(f"""
+from think_nb import Think
+from think_nb.tools.demo import add
+class Scripted(Think):
+    def get_model(self): return {script.model!r}
+    def get_tools(self): return [add]
+""")
+    ip.run_cell_magic("think", "Scripted", "What is 2 + 40?\n")
+    assert capsys.readouterr().out.splitlines() == ['→ add({"a": 2, "b": 40})', "← 42.0", "It is 42."]
+    assert [m["role"] for m in ip.user_ns["Scripted"]("default").messages] == ["user", "assistant"]

@@ -1,0 +1,82 @@
+"""SQLite storage: location, WAL, migrations, the message tree (think_nb.store)."""
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from think_nb import Think
+from think_nb.store import MessageStore, default_db_path, open_database
+from think_nb.store.migrations import MIGRATIONS
+
+
+def msg(id: str, role: str = "user", text: str = "") -> dict:
+    return {"id": id, "role": role, "parts": [{"type": "text", "text": text or id}]}
+
+
+def test_default_path_is_beside_the_notebook(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("THINK_NB_DIR", str(tmp_path))
+    monkeypatch.setenv("JPY_SESSION_NAME", "/somewhere/lessons/demo.ipynb")
+    assert default_db_path() == tmp_path / ".think" / "demo.sqlite"
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert default_db_path() == tmp_path / ".think" / "think_nb.sqlite"
+    monkeypatch.setenv("THINK_NB_DB", str(tmp_path / "x.sqlite"))
+    assert default_db_path() == tmp_path / "x.sqlite"
+
+
+def test_file_is_wal_and_migrations_are_recorded_once(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    open_database(path).close()
+    open_database(path).close()  # re-open applies nothing new
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert [r[0] for r in conn.execute("SELECT name FROM _think_nb_migrations")] == [m.__name__ for m in MIGRATIONS]
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_tree_branch_and_sibling(tmp_path: Path) -> None:
+    store = MessageStore(open_database(tmp_path / "t.sqlite"), "A:x", "A", "x")
+    store.append(msg("u1"), None)
+    store.append(msg("a1", "assistant"), "u1")
+    store.append(msg("a1b", "assistant"), "u1")  # regenerate: sibling of a1
+    assert [m["id"] for m in store.branch()] == ["u1", "a1b"]
+    store.set_leaf("a1")
+    assert [m["id"] for m in store.branch()] == ["u1", "a1"]
+    assert store.get("a1b") == msg("a1b", "assistant")
+    assert store.update(msg("a1", "assistant", "edited")) and store.branch()[-1]["parts"][0]["text"] == "edited"
+    assert not store.update(msg("missing"))
+    store.clear()
+    assert store.branch() == [] and store.get("u1") is None
+
+
+def test_agents_are_keyed_by_class_and_name(tmp_path: Path) -> None:
+    class A(Think):
+        pass
+
+    class B(Think):
+        pass
+
+    db = tmp_path / "k.sqlite"
+    A("x", db=db)._store.append(msg("u1"), None)
+    assert [m["id"] for m in A("x", db=db).messages] == ["u1"]
+    assert A("y", db=db).messages == [] and B("x", db=db).messages == []
+
+
+def test_transcript_survives_a_new_process(tmp_path: Path) -> None:
+    db = tmp_path / "restart.sqlite"
+    code = (
+        "from think_nb import Think\n"
+        "from think_nb.testing import ScriptedModel as S\n"
+        "s = S([[S.text('persisted reply')]])\n"
+        "class Calc(Think):\n"
+        "    def get_model(self): return s.model\n"
+        f"print(Calc('calc', db={str(db)!r}).run('hello').status)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "completed"
+
+    class Calc(Think):
+        pass
+
+    assert [(m["role"], m["parts"][-1]["text"]) for m in Calc("calc", db=db).messages] == [
+        ("user", "hello"), ("assistant", "persisted reply")]

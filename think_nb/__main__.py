@@ -1,0 +1,7 @@
+"""`python -m think_nb ...` is the `think-nb` command."""
+
+import sys
+
+from think_nb.cli import main
+
+sys.exit(main())

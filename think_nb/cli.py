@@ -1,0 +1,64 @@
+"""The terminal main job: `think-nb chat "PROMPT"` (also `python -m think_nb chat "PROMPT"`).
+
+Runs one turn of the default agent (the embedded local model unless `--model` is given) with
+the demo tools (add, multiply, current_time), streams the reply and each tool call to stdout,
+and persists the turn to a SQLite file whose path it prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from think_nb.agent import Think
+from think_nb.errors import ThinkError
+from think_nb.models.resolve import LOCAL_MODEL
+from think_nb.terminal import TerminalView
+from think_nb.tools.demo import DEMO_TOOLS
+
+
+class TerminalAgent(Think):
+    """The agent of `think-nb chat`: demo tools and a model chosen on the command line."""
+
+    model = LOCAL_MODEL
+
+    def get_model(self) -> str:
+        return self.model
+
+    def get_tools(self) -> list:
+        return DEMO_TOOLS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="think-nb", description="think_nb from the terminal.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    chat = sub.add_parser("chat", help="run one agent turn and stream it to stdout")
+    chat.add_argument("prompt", help="the user message")
+    chat.add_argument("--model", default=LOCAL_MODEL, help=f"litellm model string (default: {LOCAL_MODEL})")
+    chat.add_argument("--db", type=Path, default=None, help="SQLite file (default: ./.think/cli.sqlite)")
+    chat.add_argument("--name", default="terminal", help="agent name, keys its transcript (default: terminal)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code (0 completed, 1 turn error, 2 usage error)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    args = build_parser().parse_args(argv)
+    try:
+        agent = TerminalAgent(args.name, db=args.db or Path.cwd() / ".think" / "cli.sqlite")
+        agent.model = args.model
+        agent.subscribe(TerminalView())
+        print(f"think_nb: {args.model} · transcript: {agent.db_path}", file=sys.stderr)
+        result = agent.run(args.prompt)
+    except ThinkError as exc:
+        print(f"think-nb: {exc}", file=sys.stderr)
+        return 2
+    print(f"[{result.status}] saved to {agent.db_path} (agent {TerminalAgent.__qualname__}:{args.name}, "
+          f"{len(agent.messages)} messages)")
+    return 0 if result.status == "completed" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

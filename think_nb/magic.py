@@ -1,0 +1,116 @@
+"""`%think` and `%%think`: create or load an agent, show its panel, send a cell as a message.
+
+    %load_ext think_nb
+    %think Calc                 # create/load agent `Calc("default")` and show its chat panel
+    %think Calc calc-2          # another agent of the same class (own transcript)
+    %think agent                # an agent instance defined in the notebook
+    %%think Calc
+    What is 2 plus 40?          # sent as a user message; the cell returns at once
+
+Agents are looked up by name in the notebook's namespace: a `Think` subclass or instance, or
+`default` for the base agent. Re-running `%think` returns the same agent object for the same
+class and name; a redefined class gets a new object that loads the same stored transcript.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+from pathlib import Path
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display
+
+from think_nb.agent import Think
+from think_nb.errors import UserError
+
+HELP = """\
+%think AGENT [NAME] [--db PATH]
+    Create or load agent AGENT and show its chat panel. AGENT is a Think subclass defined in
+    the notebook (or `default` for the base agent), or a variable holding an agent instance.
+    NAME (default: "default") picks one of several agents of the class; each has its own
+    transcript. --db sets the SQLite file (default: .think/<notebook-stem>.sqlite).
+%%think AGENT [NAME] [--db PATH]
+    Send the cell's text to AGENT as a user message. The cell returns at once and the reply
+    streams into the agent's panel (one is shown in this cell if none is open yet); keep
+    running other cells meanwhile.
+%think --help
+    Show this help.
+Python equivalents: agent = Calc("default"); agent.panel(); await agent.send("...")."""
+
+_agents: dict[tuple[type, str, str | None], Think] = {}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message}. See `%think --help`.")
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="%think", add_help=False)
+    parser.add_argument("agent", nargs="?")
+    parser.add_argument("name", nargs="?", default="default")
+    parser.add_argument("--db", default=None)
+    parser.add_argument("-h", "--help", action="store_true")
+    return parser
+
+
+@magics_class
+class ThinkMagics(Magics):
+    """The `%think` / `%%think` magic (one line-and-cell magic)."""
+
+    @line_cell_magic
+    def think(self, line: str, cell: str | None = None) -> None:
+        try:
+            self._dispatch(line, cell)
+        except UserError as exc:
+            print(f"think: {exc}")  # one clean line for misuse; real bugs keep their traceback
+
+    def _dispatch(self, line: str, cell: str | None) -> None:
+        args = _parser().parse_args(shlex.split(line))
+        if args.help or not args.agent:
+            print(HELP)
+            return
+        agent = self.resolve_agent(args.agent, args.name, args.db)
+        if cell is None:
+            display(agent.panel())
+        else:
+            self._send(agent, cell.strip())
+
+    def resolve_agent(self, ref: str, name: str, db: str | None) -> Think:
+        """The agent for `ref` (class or instance name in the user namespace, or `default`)."""
+        value = Think if ref == "default" else self.shell.user_ns.get(ref)
+        if isinstance(value, Think):
+            return value
+        if not (isinstance(value, type) and issubclass(value, Think)):
+            raise UserError(f"No agent named {ref!r} in this notebook: define `class {ref}(Think): ...` "
+                            f"(or `{ref} = Think(...)`) first, or use `%think default`.")
+        key = (value, name, str(Path(db).resolve()) if db else None)
+        if key not in _agents:
+            _agents[key] = value(name, db=db)
+        return _agents[key]
+
+    def _send(self, agent: Think, text: str) -> None:
+        if not text:
+            raise UserError("The %%think cell is empty; write the message below the magic line.")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # plain IPython: no kernel loop, run the turn here and print it
+            from think_nb.terminal import TerminalView
+
+            unsubscribe = agent.subscribe(TerminalView())
+            try:
+                agent.run(text)
+            finally:
+                unsubscribe()
+            return
+        if not agent._listeners:
+            display(agent.panel())
+        agent.submit(text)
+
+
+def register(ipython: Any) -> None:
+    """Register the magics on an IPython shell (called by `%load_ext think_nb`)."""
+    ipython.register_magics(ThinkMagics)
