@@ -1,5 +1,6 @@
 """The embedded SmolLM2 model, for real: llama-cpp-python in-process through litellm."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,5 +38,6 @@ def test_terminal_main_job_streams_the_tool_call_and_prints_the_db_path(tmp_path
     assert lines[0] == '→ add({"a": 2, "b": 40})'
     assert lines[1] == "← 42.0"
     db = tmp_path / ".think" / "cli.sqlite"
-    assert lines[-1] == f"[completed] saved to {db} (agent TerminalAgent:terminal, 2 messages)"
+    assert re.fullmatch(rf"\[completed\] saved to {re.escape(str(db))} \(conversation 'chat-[0-9-]+-\w+', "
+                        r"2 messages\)", lines[-1])
     assert db.exists()

@@ -202,3 +202,12 @@ def test_run_is_synchronous_outside_a_loop() -> None:
     result = agent_for(script).run("hi")
     assert result.status == "completed"
     assert result.message["parts"][-1]["text"] == "sync"
+
+
+async def test_wait_until_stable_waits_for_background_turns_and_honours_timeout() -> None:
+    script = S([[S.text("slow reply", chunk_size=1)]], delay=0.02)
+    agent = agent_for(script)
+    agent.submit("go")
+    assert await agent.wait_until_stable(timeout=0.01) is False
+    assert await agent.wait_until_stable() is True
+    assert agent.messages[-1]["parts"][-1]["text"] == "slow reply"

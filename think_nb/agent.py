@@ -157,6 +157,24 @@ class Think:
         for task in list(self._active.values()):
             task.cancel()
 
+    async def wait_until_stable(self, timeout: float | None = None) -> bool:
+        """Wait until no turn is running or queued (Think's `waitUntilStable`).
+
+        Args:
+            timeout: seconds to wait at most; None waits for ever.
+
+        Returns:
+            True when stable, False when the timeout passed first.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self._active:
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            await asyncio.wait(list(self._active.values()), timeout=remaining)
+        return True
+
     @property
     def is_running(self) -> bool:
         """True while a turn is running or queued."""

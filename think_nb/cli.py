@@ -2,18 +2,21 @@
 
 Runs one turn of the default agent (the embedded local model unless `--model` is given) with
 the demo tools (add, multiply, current_time), streams the reply and each tool call to stdout,
-and persists the turn to a SQLite file whose path it prints.
+and persists the turn to a SQLite file whose path it prints. Each run is a new conversation
+unless `--name` names an earlier one.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
 from pathlib import Path
 
 from think_nb.agent import Think
 from think_nb.errors import ThinkError
+from think_nb.messages.ids import new_id
 from think_nb.models.resolve import LOCAL_MODEL
 from think_nb.terminal import TerminalView
 from think_nb.tools.demo import DEMO_TOOLS
@@ -38,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("prompt", help="the user message")
     chat.add_argument("--model", default=LOCAL_MODEL, help=f"litellm model string (default: {LOCAL_MODEL})")
     chat.add_argument("--db", type=Path, default=None, help="SQLite file (default: ./.think/cli.sqlite)")
-    chat.add_argument("--name", default="terminal", help="agent name, keys its transcript (default: terminal)")
+    chat.add_argument("--name", default=None,
+                      help="conversation name; reuse one to continue it (default: a new chat-<time> each run)")
     return parser
 
 
@@ -47,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     args = build_parser().parse_args(argv)
     try:
-        agent = TerminalAgent(args.name, db=args.db or Path.cwd() / ".think" / "cli.sqlite")
+        name = args.name or f"chat-{datetime.datetime.now():%Y%m%d-%H%M%S}-{new_id()[-4:]}"
+        agent = TerminalAgent(name, db=args.db or Path.cwd() / ".think" / "cli.sqlite")
         agent.model = args.model
         agent.subscribe(TerminalView())
         print(f"think_nb: {args.model} · transcript: {agent.db_path}", file=sys.stderr)
@@ -55,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     except ThinkError as exc:
         print(f"think-nb: {exc}", file=sys.stderr)
         return 2
-    print(f"[{result.status}] saved to {agent.db_path} (agent {TerminalAgent.__qualname__}:{args.name}, "
-          f"{len(agent.messages)} messages)")
+    print(f"[{result.status}] saved to {agent.db_path} (conversation {name!r}, {len(agent.messages)} messages)")
     return 0 if result.status == "completed" else 1
 
 

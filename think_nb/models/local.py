@@ -9,13 +9,15 @@ Measured behaviour this provider works around (platform-facts §8): llama-cpp ca
 `tool_choice="auto"`, so a step that offers tools is one non-streamed call whose result is
 replayed as stream chunks; after a tool result the model would call the same tool forever, so
 that step streams an answer with `tool_choice="none"`; a reply that comes back empty with tools
-offered is retried without tools. The model loads once per process, lazily (about 0.2 s), and
+offered is retried without tools. That template renders with jinja autoescape, so the model
+echoes HTML entities (`&#34;`); its output is unescaped. The model loads once per process, lazily (about 0.2 s), and
 every call runs on a worker thread so the kernel's event loop is never blocked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import importlib.util
 import json
 import threading
@@ -74,7 +76,8 @@ def _call(messages: list, params: dict) -> dict:
 
 def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
     """Decide the llama-cpp arguments and whether to stream, per the measured policy above."""
-    params = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS}
+    # Greedy decoding by default: the same prompt gives the same reply (demos, tests, the main job).
+    params = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS, "temperature": 0.0}
     for key in ("temperature", "top_p", "seed", "stop"):
         if optional_params.get(key) is not None:
             params[key] = optional_params[key]
@@ -95,7 +98,7 @@ def _generic(text: str = "", tool_use: dict | None = None, finish: str = "", usa
 def _replay(result: dict) -> Iterator[dict]:
     """Chunks for a non-streamed result: text in small pieces, each tool call as one fragment."""
     message = result["choices"][0]["message"]
-    text = message.get("content") or ""
+    text = html.unescape(message.get("content") or "")
     for start in range(0, len(text), PIECE):
         yield _generic(text=text[start:start + PIECE])
     calls = message.get("tool_calls") or []
@@ -127,7 +130,7 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
                 for piece in pieces:
                     if stop.is_set():
                         break
-                    delta = piece["choices"][0]["delta"].get("content") or ""
+                    delta = html.unescape(piece["choices"][0]["delta"].get("content") or "")
                     if delta:
                         count += 1
                         loop.call_soon_threadsafe(queue.put_nowait, _generic(text=delta))
@@ -152,16 +155,31 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
 
 def _for_template(messages: list) -> list[dict]:
     """Adapt OpenAI messages to llama-cpp's chatml-function-calling template, which has no `tool`
-    role and needs a `content` key on every message: tool results become user turns."""
+    role and needs `content` on every message. Earlier tool calls become plain assistant text
+    ("I called add(a=2, b=40).") and results become user turns ("The add tool returned: 42"):
+    measured on SmolLM2, this is the form after which it states the result instead of imitating
+    the call syntax."""
     names = {c["id"]: c["function"]["name"] for m in messages for c in (m.get("tool_calls") or [])}
     adapted = []
     for m in messages:
         if m.get("role") == "tool":
-            name = names.get(m.get("tool_call_id"), "the tool")
+            name = names.get(m.get("tool_call_id"), "the")
             adapted.append({"role": "user", "content": f"The {name} tool returned: {m.get('content')}"})
+        elif m.get("tool_calls"):
+            calls = ", ".join(_call_text(c["function"]) for c in m["tool_calls"])
+            adapted.append({"role": "assistant", "content": f"{m.get('content') or ''} I called {calls}.".strip()})
         else:
             adapted.append({**m, "content": m.get("content") or ""})
     return adapted
+
+
+def _call_text(function: dict) -> str:
+    try:
+        args = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        return f"{function['name']}({function.get('arguments')})"
+    inner = ", ".join(f"{k}={v!r}" for k, v in args.items()) if isinstance(args, dict) else repr(args)
+    return f"{function['name']}({inner})"
 
 
 async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]:

@@ -1,0 +1,60 @@
+/**
+ * The panel's CSS. Colours come from JupyterLab's theme variables (with fallbacks for
+ * other hosts), so the panel reads in light and dark themes alike.
+ */
+export const CSS = `
+.think-panel {
+  --think-fg: var(--jp-ui-font-color1, #1f1f1f);
+  --think-muted: var(--jp-ui-font-color2, #616161);
+  --think-bg: var(--jp-layout-color1, #ffffff);
+  --think-bg2: var(--jp-layout-color2, #eeeeee);
+  --think-border: var(--jp-border-color2, #e0e0e0);
+  --think-brand: var(--jp-brand-color1, #1976d2);
+  --think-error: var(--jp-error-color1, #d32f2f);
+  --think-ok: var(--jp-success-color1, #388e3c);
+  --think-warn: var(--jp-warn-color1, #f57c00);
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif);
+  font-size: var(--jp-content-font-size1, 14px);
+  color: var(--think-fg);
+  background: var(--think-bg);
+  border: 1px solid var(--think-border);
+  border-radius: 6px;
+  display: flex;
+  flex-direction: column;
+  max-width: 100%;
+}
+.think-header { display: flex; gap: 8px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--think-border); }
+.think-agent-name { font-weight: 600; }
+.think-status { font-size: 0.85em; color: var(--think-muted); }
+.think-panel[data-status="streaming"] .think-status, .think-panel[data-status="submitted"] .think-status { color: var(--think-brand); }
+.think-panel[data-status="error"] .think-status { color: var(--think-error); }
+.think-db-path { margin-left: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; }
+.think-error { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-error); border-radius: 4px; color: var(--think-error); white-space: pre-wrap; }
+.think-messages { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 520px; min-height: 60px; overflow-y: auto; }
+.think-message { max-width: 90%; padding: 6px 10px; border-radius: 8px; overflow-wrap: anywhere; }
+.think-message[data-role="user"] { align-self: flex-end; background: var(--think-bg2); }
+.think-message[data-role="assistant"] { align-self: flex-start; border-left: 3px solid var(--think-brand); }
+.think-message[data-role="system"] { align-self: center; color: var(--think-muted); font-style: italic; }
+.think-text > :first-child { margin-top: 0; }
+.think-text > :last-child { margin-bottom: 0; }
+.think-text a { color: var(--think-brand); }
+.think-text pre, .think-tool pre { background: var(--think-bg2); padding: 6px; border-radius: 4px; overflow-x: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; margin: 4px 0; white-space: pre-wrap; }
+.think-text code { font-family: var(--jp-code-font-family, monospace); }
+.think-reasoning { color: var(--think-muted); margin: 4px 0; }
+.think-reasoning summary, .think-tool summary { cursor: pointer; }
+.think-tool { border: 1px solid var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
+.think-tool-name { font-family: var(--jp-code-font-family, monospace); font-weight: 600; }
+.think-tool-badge { font-size: 0.8em; margin-left: 6px; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }
+.think-tool[data-state="output-available"] .think-tool-badge { color: var(--think-ok); border-color: var(--think-ok); }
+.think-tool[data-state="output-error"] .think-tool-badge, .think-tool[data-state="output-denied"] .think-tool-badge { color: var(--think-error); border-color: var(--think-error); }
+.think-tool[data-state="approval-requested"] .think-tool-badge { color: var(--think-warn); border-color: var(--think-warn); }
+.think-tool-label { font-size: 0.8em; color: var(--think-muted); }
+.think-tool-error, .think-message-error { color: var(--think-error); }
+.think-message-error { margin-top: 4px; white-space: pre-wrap; }
+.think-composer { display: flex; gap: 6px; padding: 8px 10px; border-top: 1px solid var(--think-border); }
+.think-input { flex: 1; resize: vertical; min-height: 2.4em; font: inherit; color: var(--think-fg); background: var(--think-bg); border: 1px solid var(--think-border); border-radius: 4px; padding: 4px 6px; }
+.think-panel button { font: inherit; padding: 2px 10px; border-radius: 4px; border: 1px solid var(--think-border); background: var(--think-bg2); color: var(--think-fg); cursor: pointer; }
+.think-panel button.think-send { background: var(--think-brand); color: var(--jp-ui-inverse-font-color1, #fff); border-color: var(--think-brand); }
+.think-panel button:disabled { opacity: 0.5; cursor: default; }
+.think-panel [hidden] { display: none !important; }
+`;

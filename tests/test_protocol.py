@@ -1,0 +1,78 @@
+"""Frames: Python parse_frame against the golden frames shared with js/test/protocol.test.ts."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from think_nb import protocol
+
+FRAMES = Path(__file__).parent / "fixtures" / "frames"
+GOOD = sorted(p for p in FRAMES.glob("*.json") if not p.name.startswith("malformed-"))
+BAD = sorted(FRAMES.glob("malformed-*.json"))
+ALL_TYPES = protocol.PANEL_FRAME_TYPES | protocol.KERNEL_FRAME_TYPES
+
+
+def load(path: Path) -> object:
+    return json.loads(path.read_text())
+
+
+def test_there_is_a_golden_frame_for_every_type() -> None:
+    assert {p.stem.split("--")[0] for p in GOOD} == ALL_TYPES
+    assert len(BAD) >= 5
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: p.stem)
+def test_golden_frame_parses(path: Path) -> None:
+    raw = load(path)
+    frame = protocol.parse_frame(raw)
+    assert frame == raw
+    assert frame is not None and frame["type"] == path.stem.split("--")[0]
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
+def test_malformed_frame_is_none_with_logged_reason(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="think_nb.protocol"):
+        assert protocol.parse_frame(load(path)) is None
+    assert "ignored malformed frame" in caplog.text
+
+
+@pytest.mark.parametrize("raw", [None, 3, "chat_clear", {"type": None}, {"type": 7}])
+def test_parse_frame_never_raises(raw: object) -> None:
+    assert protocol.parse_frame(raw) is None
+
+
+def test_builders_round_trip() -> None:
+    frame = protocol.use_chat_response("r1", [{"type": "start"}], done=True, replay=True)
+    assert frame == {
+        "type": protocol.USE_CHAT_RESPONSE,
+        "id": "r1",
+        "chunks": [{"type": "start"}],
+        "done": True,
+        "replay": True,
+    }
+    for built in (
+        frame,
+        protocol.stream_resuming("r1"),
+        protocol.stream_resume_none(),
+        protocol.chat_clear(),
+    ):
+        assert protocol.parse_frame(json.loads(json.dumps(built))) == built
+
+
+def test_no_frame_type_literal_outside_protocol_module() -> None:
+    """Frame types are spelled once (protocol.py); everything else uses the constants."""
+    package = Path(protocol.__file__).parent
+    pattern = re.compile("|".join(rf"[\"']{t}[\"']" for t in ALL_TYPES))
+    offenders = [
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if p.name != "protocol.py" and pattern.search(p.read_text())
+    ]
+    assert offenders == []

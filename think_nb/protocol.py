@@ -1,0 +1,274 @@
+"""Frames: the messages between the kernel and the chat panel.
+
+A *frame* is one anywidget custom message (``widget.send`` / ``model.send``). Frames
+carry the same meaning as Think's ``cf_agent_*`` WebSocket frames, without the prefix.
+This module is the only place in Python where a frame type is spelled out: everything
+else uses the constants below. ``js/src/protocol.ts`` mirrors it, and both sides are
+checked against the golden frames in ``tests/fixtures/frames/``.
+
+What is *not* a frame: the authoritative transcript. It travels as the synced
+``messages`` trait of :class:`think_nb.widget.ChatPanel`, so a re-displayed or reloaded
+view rebuilds from the kernel.
+
+Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
+``stream_resume_request``. Kernel -> panel: ``use_chat_response`` (a batch of
+UIMessageChunks), ``stream_resuming``, ``stream_resume_none``, ``chat_clear``.
+
+UIMessages and UIMessageChunks inside frames are plain AI SDK dicts; this module only
+checks their outer shape (``id``/``role``/``parts`` and ``type``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, NotRequired, TypedDict, cast
+
+__all__ = [
+    "CHAT_CLEAR",
+    "CHAT_REQUEST_CANCEL",
+    "KERNEL_FRAME_TYPES",
+    "PANEL_FRAME_TYPES",
+    "STREAM_RESUME_NONE",
+    "STREAM_RESUME_REQUEST",
+    "STREAM_RESUMING",
+    "USE_CHAT_REQUEST",
+    "USE_CHAT_RESPONSE",
+    "ChatClear",
+    "ChatRequestCancel",
+    "Frame",
+    "KernelFrame",
+    "PanelFrame",
+    "StreamResumeNone",
+    "StreamResumeRequest",
+    "StreamResuming",
+    "UseChatRequest",
+    "UseChatResponse",
+    "chat_clear",
+    "frame_error",
+    "parse_frame",
+    "stream_resume_none",
+    "stream_resuming",
+    "use_chat_response",
+]
+
+_log = logging.getLogger(__name__)
+
+USE_CHAT_REQUEST: Final = "use_chat_request"
+CHAT_REQUEST_CANCEL: Final = "chat_request_cancel"
+CHAT_CLEAR: Final = "chat_clear"
+STREAM_RESUME_REQUEST: Final = "stream_resume_request"
+USE_CHAT_RESPONSE: Final = "use_chat_response"
+STREAM_RESUMING: Final = "stream_resuming"
+STREAM_RESUME_NONE: Final = "stream_resume_none"
+
+SUBMIT_MESSAGE: Final = "submit-message"
+REGENERATE_MESSAGE: Final = "regenerate-message"
+
+UIMessage = dict[str, Any]
+"""An AI SDK UIMessage ``{id, role, parts, metadata?}`` as a plain dict."""
+UIMessageChunk = dict[str, Any]
+"""An AI SDK UIMessageChunk ``{type, ...}`` as a plain dict."""
+
+
+class UseChatRequest(TypedDict):
+    """Panel -> kernel: run a turn. The new user UIMessage is ``messages[-1]``."""
+
+    type: Literal["use_chat_request"]
+    id: str
+    messages: list[UIMessage]
+    trigger: Literal["submit-message", "regenerate-message"]
+
+
+class ChatRequestCancel(TypedDict):
+    """Panel -> kernel: abort the turn started by request ``id``."""
+
+    type: Literal["chat_request_cancel"]
+    id: str
+
+
+class ChatClear(TypedDict):
+    """Both ways: panel asks to clear history; kernel tells views it was cleared."""
+
+    type: Literal["chat_clear"]
+
+
+class StreamResumeRequest(TypedDict):
+    """Panel -> kernel: sent once when a panel model starts (the resume handshake)."""
+
+    type: Literal["stream_resume_request"]
+
+
+class UseChatResponse(TypedDict):
+    """Kernel -> panel: a coalesced batch of UIMessageChunks of turn ``id``.
+
+    ``done`` marks the last frame of the turn; ``error`` that it ended in error;
+    ``continuation`` that the chunks extend the last assistant message; ``replay``
+    that ``chunks`` is the whole turn so far (the view resets that turn first).
+    """
+
+    type: Literal["use_chat_response"]
+    id: str
+    chunks: list[UIMessageChunk]
+    done: bool
+    error: NotRequired[bool]
+    continuation: NotRequired[bool]
+    replay: NotRequired[bool]
+
+
+class StreamResuming(TypedDict):
+    """Kernel -> panel: turn ``id`` is streaming; a replay frame follows."""
+
+    type: Literal["stream_resuming"]
+    id: str
+
+
+class StreamResumeNone(TypedDict):
+    """Kernel -> panel: nothing is streaming, nothing to resume."""
+
+    type: Literal["stream_resume_none"]
+
+
+PanelFrame = UseChatRequest | ChatRequestCancel | ChatClear | StreamResumeRequest
+KernelFrame = UseChatResponse | StreamResuming | StreamResumeNone | ChatClear
+Frame = PanelFrame | KernelFrame
+
+PANEL_FRAME_TYPES: Final = frozenset(
+    {USE_CHAT_REQUEST, CHAT_REQUEST_CANCEL, CHAT_CLEAR, STREAM_RESUME_REQUEST}
+)
+KERNEL_FRAME_TYPES: Final = frozenset(
+    {USE_CHAT_RESPONSE, STREAM_RESUMING, STREAM_RESUME_NONE, CHAT_CLEAR}
+)
+
+
+# --- builders (kernel -> panel) -------------------------------------------------------
+
+
+def use_chat_response(
+    request_id: str,
+    chunks: list[UIMessageChunk],
+    *,
+    done: bool = False,
+    error: bool = False,
+    continuation: bool = False,
+    replay: bool = False,
+) -> UseChatResponse:
+    """Build a ``use_chat_response`` frame; false flags are left out."""
+    frame = UseChatResponse(type=USE_CHAT_RESPONSE, id=request_id, chunks=chunks, done=done)
+    if error:
+        frame["error"] = True
+    if continuation:
+        frame["continuation"] = True
+    if replay:
+        frame["replay"] = True
+    return frame
+
+
+def stream_resuming(request_id: str) -> StreamResuming:
+    """Build a ``stream_resuming`` frame for turn ``request_id``."""
+    return StreamResuming(type=STREAM_RESUMING, id=request_id)
+
+
+def stream_resume_none() -> StreamResumeNone:
+    """Build a ``stream_resume_none`` frame."""
+    return StreamResumeNone(type=STREAM_RESUME_NONE)
+
+
+def chat_clear() -> ChatClear:
+    """Build a ``chat_clear`` frame."""
+    return ChatClear(type=CHAT_CLEAR)
+
+
+# --- parsing --------------------------------------------------------------------------
+
+
+def _is_str(x: object) -> bool:
+    return isinstance(x, str) and x != ""
+
+
+def _message_error(m: object) -> str | None:
+    if not isinstance(m, Mapping):
+        return "a message is not an object"
+    if not _is_str(m.get("id")):
+        return "a message has no string 'id'"
+    if m.get("role") not in ("system", "user", "assistant"):
+        return f"a message has role {m.get('role')!r}"
+    parts = m.get("parts")
+    if not isinstance(parts, list) or not all(isinstance(p, Mapping) for p in parts):
+        return "a message has no 'parts' list of objects"
+    return None
+
+
+def _chunk_error(c: object) -> str | None:
+    if not isinstance(c, Mapping) or not _is_str(c.get("type")):
+        return "a chunk is not an object with a string 'type'"
+    return None
+
+
+def _need_id(raw: Mapping[str, Any]) -> str | None:
+    return None if _is_str(raw.get("id")) else "missing string 'id'"
+
+
+def _check_use_chat_request(raw: Mapping[str, Any]) -> str | None:
+    messages = raw.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty list"
+    if raw.get("trigger") not in (SUBMIT_MESSAGE, REGENERATE_MESSAGE):
+        return f"'trigger' is {raw.get('trigger')!r}"
+    return _need_id(raw) or next(filter(None, map(_message_error, messages)), None)
+
+
+def _check_use_chat_response(raw: Mapping[str, Any]) -> str | None:
+    chunks = raw.get("chunks")
+    if not isinstance(chunks, list):
+        return "'chunks' must be a list"
+    if not isinstance(raw.get("done"), bool):
+        return "'done' must be a boolean"
+    for flag in ("error", "continuation", "replay"):
+        if flag in raw and not isinstance(raw[flag], bool):
+            return f"{flag!r} must be a boolean"
+    return _need_id(raw) or next(filter(None, map(_chunk_error, chunks)), None)
+
+
+def _no_fields(raw: Mapping[str, Any]) -> str | None:
+    return None
+
+
+_CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
+    USE_CHAT_REQUEST: _check_use_chat_request,
+    CHAT_REQUEST_CANCEL: _need_id,
+    CHAT_CLEAR: _no_fields,
+    STREAM_RESUME_REQUEST: _no_fields,
+    USE_CHAT_RESPONSE: _check_use_chat_response,
+    STREAM_RESUMING: _need_id,
+    STREAM_RESUME_NONE: _no_fields,
+}
+
+
+def frame_error(raw: object) -> str | None:
+    """Say why ``raw`` is not a valid frame, or return None if it is one.
+
+    Unknown extra keys are allowed (newer panels may add fields); known keys must have
+    the right shape.
+    """
+    if not isinstance(raw, Mapping):
+        return f"frame is a {type(raw).__name__}, not an object"
+    kind = raw.get("type")
+    check = _CHECKS.get(kind) if isinstance(kind, str) else None
+    if check is None:
+        return f"unknown frame type {kind!r}"
+    return check(raw)
+
+
+def parse_frame(raw: object, logger: logging.Logger | None = None) -> Frame | None:
+    """Return ``raw`` typed as a :data:`Frame`, or None if it is malformed or unknown.
+
+    Never raises. The reason a frame is rejected is logged as a warning on ``logger``
+    (default: ``think_nb.protocol``). Narrow the result on ``frame["type"]`` against the
+    constants of this module.
+    """
+    reason = frame_error(raw)
+    if reason is not None:
+        (logger or _log).warning("ignored malformed frame (%s): %.200r", reason, raw)
+        return None
+    return cast("Frame", dict(cast("Mapping[str, Any]", raw)))
