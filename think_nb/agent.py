@@ -214,6 +214,25 @@ class Think:
                 log.exception("on_chat_response raised")
         return result
 
+    # -- turn assembly (used by turns/runner.py) -----------------------------------
+    async def _system_prompt_for_turn(self) -> str:
+        """The system prompt of the next model call (session context blocks, else `get_system_prompt()`)."""
+        from think_nb.turns.runner import maybe_await
+
+        return await maybe_await(self.get_system_prompt())
+
+    async def _tools_for_turn(self) -> dict:
+        """The merged tools of a turn, `{name: Tool}`; later sources win (Think's merge order:
+        `get_tools()` → session tools → client tools)."""
+        from think_nb.tools.toolset import resolve_tools
+        from think_nb.turns.runner import maybe_await
+
+        return resolve_tools(await maybe_await(self.get_tools()))
+
+    async def _history_for_turn(self) -> list[dict]:
+        """The UIMessages the model sees (compaction overlays applied), oldest first."""
+        return self.messages
+
     # -- persistence (used by turns/) ---------------------------------------------
     def _append_user_messages(self, messages: list[dict]) -> None:
         for message in messages:

@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import shlex
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -41,6 +42,21 @@ HELP = """\
 Python equivalents: agent = Calc("default"); agent.panel(); await agent.send("...")."""
 
 _agents: dict[tuple[type, str, str | None], Think] = {}
+
+SUBCOMMANDS: dict[str, tuple[str, Callable[[ThinkMagics, list[str]], None]]] = {}
+"""`%think <name> ...` sub-commands: name -> (help text, handler(magics, args))."""
+
+
+def subcommand(name: str, help: str) -> Callable:
+    """Register `%think NAME ...`; `help` (first line = usage) is appended to `%think --help`."""
+    def register(handler: Callable[[ThinkMagics, list[str]], None]) -> Callable:
+        SUBCOMMANDS[name] = (help, handler)
+        return handler
+    return register
+
+
+def full_help() -> str:
+    return "\n".join([HELP, *(text for text, _ in SUBCOMMANDS.values())])
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,9 +85,13 @@ class ThinkMagics(Magics):
             print(f"think: {exc}")  # one clean line for misuse; real bugs keep their traceback
 
     def _dispatch(self, line: str, cell: str | None) -> None:
-        args = _parser().parse_args(shlex.split(line))
+        tokens = shlex.split(line)
+        if tokens and tokens[0] in SUBCOMMANDS and cell is None:
+            SUBCOMMANDS[tokens[0]][1](self, tokens[1:])
+            return
+        args = _parser().parse_args(tokens)
         if args.help or not args.agent:
-            print(HELP)
+            print(full_help())
             return
         agent = self.resolve_agent(args.agent, args.name, args.db)
         if cell is None:

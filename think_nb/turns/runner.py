@@ -18,7 +18,6 @@ from think_nb.messages.ids import new_id
 from think_nb.models.errors import describe_error
 from think_nb.models.resolve import ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
-from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.tool_calls import run_tool_calls
 
@@ -72,9 +71,9 @@ class Turn:
     async def _run_steps(self) -> None:
         agent = self.agent
         self.model = resolve_model(await maybe_await(agent.get_model()))
-        system = await maybe_await(agent.get_system_prompt())
-        tools = resolve_tools(await maybe_await(agent.get_tools()))
-        history = agent.messages
+        system = await agent._system_prompt_for_turn()
+        tools = await agent._tools_for_turn()
+        history = await agent._history_for_turn()
         await self.emit({"type": "start", "messageId": self.acc.message["id"]})
         finish = "stop"
         for step in range(max(1, int(agent.max_steps))):
