@@ -52,17 +52,17 @@ async def test_multi_step_turn_with_parallel_tool_calls_and_a_failing_tool() -> 
         "parts": [
             {"type": "step-start"},
             {"type": "text", "text": "Working.", "state": "done"},
-            {"type": "tool-add", "toolCallId": "call_1_1", "state": "output-available", "input": {"a": 2, "b": 40},
+            {"type": "tool-add", "toolCallId": "call_1_0", "state": "output-available", "input": {"a": 2, "b": 40},
              "output": 42.0},
-            {"type": "tool-fail", "toolCallId": "call_1_2", "state": "output-error", "input": {"reason": "nope"},
+            {"type": "tool-fail", "toolCallId": "call_1_1", "state": "output-error", "input": {"reason": "nope"},
              "errorText": "RuntimeError: nope"},
             {"type": "step-start"},
             {"type": "text", "text": "2 + 40 = 42.", "state": "done"},
         ]}]
     # the second model call saw both results, the error as text
     assert script.requests[1]["messages"][-2:] == [
-        {"role": "tool", "tool_call_id": "call_1_1", "content": "42.0"},
-        {"role": "tool", "tool_call_id": "call_1_2", "content": "Error: RuntimeError: nope"}]
+        {"role": "tool", "tool_call_id": "call_1_0", "content": "42.0"},
+        {"role": "tool", "tool_call_id": "call_1_1", "content": "Error: RuntimeError: nope"}]
     assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["add", "fail"]
 
 

@@ -41,7 +41,11 @@ from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.store import MessageStore, default_db_path, open_database
+from think_nb.subagents import SubAgentAPI
 from think_nb.turns.admission import TurnQueue
+from think_nb.turns.entry import TurnEntryPoints
+from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.repair import default_repair, repaired
 from think_nb.turns.result import StepContext, TurnResult
 
 log = logging.getLogger("think_nb")
@@ -49,22 +53,24 @@ log = logging.getLogger("think_nb")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you are given when they help."
 
 
-class Think:
+class Think(TurnEntryPoints, SubAgentAPI):
     """A chat agent whose turns stream AI SDK UIMessageChunks and persist to SQLite.
 
     Args:
         name: the agent's name; with the class name it keys the agent's storage.
         db: SQLite file path; default `.think/<notebook-stem>.sqlite` beside the notebook
             (see `think_nb.store.location`). The resolved path is `self.db_path`.
+        key: storage key; default `"<ClassName>:<name>"` (sub-agents get one under their parent's).
     """
 
     max_steps: int = 10
 
-    def __init__(self, name: str = "default", *, db: str | Path | None = None) -> None:
+    def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         self.name = name
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
-        self._store = MessageStore(open_database(self.db_path), f"{cls.__name__}:{name}", cls.__name__, name)
+        self._store = MessageStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
+        self._current_turn: Any = None
         self._messages: list[dict] = self._store.branch()
         self._listeners: list[Any] = []
         self._queue = TurnQueue()
@@ -87,6 +93,20 @@ class Think:
     def get_tools(self) -> list | dict:
         """Tools offered to the model: functions or `@tool` objects, as a list or a dict name -> tool."""
         return []
+
+    def before_turn(self, ctx: TurnContext) -> TurnConfig | dict | None:
+        """Called once per turn after assembly, before the first model call. Return a `TurnConfig`
+        (or a dict of its fields) to change this turn's model, system prompt, messages, tools,
+        active tools, tool choice, max steps or sampling options; None keeps the defaults."""
+
+    def before_tool_call(self, ctx: ToolCallContext) -> Any:
+        """Called before each tool runs. Return None (run), `ToolCallDecision.allow(input)`,
+        `ToolCallDecision.block(reason)` (the reason becomes the output; the tool does not run) or
+        `ToolCallDecision.substitute(output)` (the tool does not run)."""
+
+    def after_tool_call(self, ctx: ToolCallResultContext) -> Any:
+        """Called after each tool call (run, blocked or substituted) with its input, output or
+        error, success and `duration_ms`."""
 
     def on_chunk(self, chunk: dict) -> Any:
         """Called with every UIMessageChunk of every turn. Observation only."""
@@ -112,114 +132,21 @@ class Think:
         return copy.deepcopy(self._messages)
 
     def clear_messages(self) -> None:
-        """Delete this agent's transcript (storage and views) and cancel running turns."""
+        """Delete this agent's transcript (storage and views), cancel the running turn and skip
+        queued ones (Think's `clearMessages`)."""
+        self._queue.invalidate()
         self.abort_all_requests()
         self._store.clear()
         self._messages = []
         self._broadcast_messages()
-
-    # -- turns --------------------------------------------------------------------
-    def submit(self, message: dict | str, request_id: str | None = None) -> asyncio.Task:
-        """Start a turn with one user message (UIMessage or text) in the background; returns at once.
-
-        Must be called with a running event loop (a notebook cell, a coroutine). The task's
-        result is a `TurnResult`. Raises `UserError` without a running loop.
-        """
-        message = user_message(message) if isinstance(message, str) else message
-        return self._start([message], request_id or new_id("req"))
-
-    async def save_messages(self, messages: list[dict] | Callable[[list[dict]], list[dict]]) -> TurnResult:
-        """Append messages (or `fn(current_messages) -> messages`, evaluated when the turn starts)
-        and run a turn. Returns `TurnResult` with status completed | error | aborted | skipped."""
-        return await self._start(messages, new_id("req"))
-
-    async def send(self, text: str) -> TurnResult:
-        """Send one user message and wait for the turn: `result = await agent.send("hi")`."""
-        return await self.submit(text)
-
-    def run(self, text: str) -> TurnResult:
-        """Synchronous `send` for scripts and the terminal (no running event loop)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.send(text))
-        raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
-                        "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
-
-    def abort_request(self, request_id: str) -> None:
-        """Cancel one turn by request id; its partial message is kept (status `aborted`)."""
-        task = self._active.get(request_id)
-        if task is not None:
-            task.cancel()
-
-    def abort_all_requests(self) -> None:
-        """Cancel every running or queued turn of this agent."""
-        for task in list(self._active.values()):
-            task.cancel()
-
-    async def wait_until_stable(self, timeout: float | None = None) -> bool:
-        """Wait until no turn is running or queued (Think's `waitUntilStable`).
-
-        Args:
-            timeout: seconds to wait at most; None waits for ever.
-
-        Returns:
-            True when stable, False when the timeout passed first.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        while self._active:
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                return False
-            await asyncio.wait(list(self._active.values()), timeout=remaining)
-        return True
-
-    @property
-    def is_running(self) -> bool:
-        """True while a turn is running or queued."""
-        return bool(self._active)
-
-    def _start(self, messages: Any, request_id: str) -> asyncio.Task:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise UserError("Starting a turn needs a running event loop: use `await agent.send(...)` in a "
-                            "notebook cell, or `agent.run(...)` in a script.") from None
-        task = loop.create_task(self._run_turn(messages, request_id), name=f"think-turn-{request_id}")
-        self._active[request_id] = task
-        return task
-
-    async def _run_turn(self, messages: Any, request_id: str) -> TurnResult:
-        from think_nb.turns.runner import Turn, maybe_await
-
-        try:
-            async with self._queue.lock():
-                new = await maybe_await(messages(self.get_messages())) if callable(messages) else messages
-                if not new:
-                    result = TurnResult(request_id, "skipped")
-                else:
-                    self._append_user_messages(new)
-                    result = await Turn(self, request_id).run()
-        except asyncio.CancelledError:
-            asyncio.current_task().uncancel()  # type: ignore[union-attr]
-            result = TurnResult(request_id, "aborted")
-        finally:
-            self._active.pop(request_id, None)
-        self._broadcast_turn_end(result)
-        if self._overrides("on_chat_response"):
-            try:
-                await maybe_await(self.on_chat_response(result))
-            except Exception:  # noqa: BLE001 - Think logs hook errors after the turn
-                log.exception("on_chat_response raised")
-        return result
 
     # -- turn assembly (used by turns/runner.py) -----------------------------------
     async def _system_prompt_for_turn(self) -> str:
         """The system prompt of the next model call (session context blocks, else `get_system_prompt()`)."""
         from think_nb.turns.runner import maybe_await
 
-        return await maybe_await(self.get_system_prompt())
+        prompt = await (await self._session_ready()).system_prompt()
+        return prompt if prompt is not None else await maybe_await(self.get_system_prompt())
 
     async def _tools_for_turn(self) -> dict:
         """The merged tools of a turn, `{name: Tool}`; later sources win (Think's merge order:
@@ -227,11 +154,58 @@ class Think:
         from think_nb.tools.toolset import resolve_tools
         from think_nb.turns.runner import maybe_await
 
-        return resolve_tools(await maybe_await(self.get_tools()))
+        return {**resolve_tools(await maybe_await(self.get_tools())), **await (await self._session_ready()).tools()}
 
     async def _history_for_turn(self) -> list[dict]:
         """The UIMessages the model sees (compaction overlays applied), oldest first."""
-        return self.messages
+        session = await self._session_ready()
+        if session._threshold is None:
+            return session.history()
+        return await session.prepare_history(await self._system_prompt_for_turn())
+
+    # -- config and branches ---------------------------------------------------------------
+    def configure(self, config: Any) -> None:
+        """Persist one JSON-compatible config value for this agent; survives kernel restarts
+        (Think's `configure`, stored under `_think_config`)."""
+        self._store.set_state("_think_config", config)
+
+    def get_config(self) -> Any:
+        """The value stored by `configure`, or None if never set (Think's `getConfig`)."""
+        return self._store.get_state("_think_config")
+
+    def get_branches(self, message_id: str) -> list[dict]:
+        """The alternatives at `message_id`'s position (itself and its siblings, oldest first),
+        e.g. every reply produced by `regenerate()`."""
+        return self._store.siblings(message_id)
+
+    def switch_branch(self, message_id: str) -> None:
+        """Make the branch through `message_id` current (following its newest descendants)."""
+        self._store.set_leaf(self._store.newest_leaf_under(message_id))
+        self._messages = self._store.branch()
+        self._broadcast_messages()
+
+    def repair_interrupted_tool_part(self, part: dict) -> dict:
+        """How a tool part left without a result is repaired before the next model call (Think's
+        `repairInterruptedToolPart`): default `output-error` "The tool call was interrupted before a
+        result was recorded."."""
+        return default_repair(part)
+
+    def _repair_interrupted_tools(self) -> None:
+        for n, message in enumerate(self._messages):
+            fixed = repaired(message, self.repair_interrupted_tool_part)
+            if fixed is not None:
+                self._store.update(fixed)
+                self._messages[n] = fixed
+                self._broadcast_messages()
+
+    def _rewind_to_last_user_message(self) -> bool:
+        for n in range(len(self._messages) - 1, -1, -1):
+            if self._messages[n]["role"] == "user":
+                self._store.set_leaf(self._messages[n]["id"])
+                self._messages = self._messages[: n + 1]
+                self._broadcast_messages()
+                return True
+        return False
 
     # -- persistence (used by turns/) ---------------------------------------------
     def _append_user_messages(self, messages: list[dict]) -> None:
@@ -280,6 +254,127 @@ class Think:
 
     def _overrides(self, hook: str) -> bool:
         return getattr(type(self), hook) is not getattr(Think, hook)
+
+    # -- session (memory) -------------------------------------------------------------
+    # Thin delegation to think_nb.session (blocks, tools, compaction, search, skills, sessions)
+    # and think_nb.views (DataFrames).
+    def configure_session(self, session: Any) -> Any:
+        """Configure this agent's memory and return the builder (Think's `configureSession`),
+        called once, on first use; may be async. Default: no blocks (the prompt is
+        `get_system_prompt()`). See `think_nb.session.builder.Session` for the builder methods::
+
+            def configure_session(self, session):
+                return session.with_context("memory", description="Facts learned.", max_tokens=2000)
+        """
+        return session
+
+    def get_skills(self) -> list:
+        """Skill sources (Think's `getSkills`): `SkillDirectory(path)` or `Skill(...)` objects.
+        Their catalogue becomes the `skills` context block; the model uses `activate_skill`."""
+        return []
+
+    @property
+    def session(self) -> Any:
+        """This agent's `Session` (memory), configured by `configure_session` on first access."""
+        if getattr(self, "_session", None) is None:
+            from think_nb.session import Session
+
+            session = Session(self)
+            self._session = session
+            configured = self.configure_session(session)
+            self._session_pending = configured if hasattr(configured, "__await__") else None
+        return self._session
+
+    async def _session_ready(self) -> Any:
+        session = self.session
+        pending, self._session_pending = getattr(self, "_session_pending", None), None
+        if pending is not None:
+            await pending
+        return session
+
+    def context_blocks(self) -> Any:
+        """The context blocks as a DataFrame: label, description, kind, writable, tokens,
+        max_tokens, percent_used, content (`think_nb.views.context_blocks`)."""
+        from think_nb import views
+
+        return views.context_blocks(self)
+
+    def messages_df(self) -> Any:
+        """The current branch as a DataFrame (`think_nb.views.messages`)."""
+        from think_nb import views
+
+        return views.messages(self)
+
+    def tool_calls_df(self) -> Any:
+        """Every tool call on the current branch as a DataFrame (`think_nb.views.tool_calls`)."""
+        from think_nb import views
+
+        return views.tool_calls(self)
+
+    def usage_df(self) -> Any:
+        """Token usage and cost per turn as a DataFrame (`think_nb.views.usage`)."""
+        from think_nb import views
+
+        return views.usage(self)
+
+    def search(self, query: str, limit: int = 20, all_sessions: bool = False) -> Any:
+        """Full-text search of the transcript (FTS5) as a DataFrame, best match first."""
+        from think_nb import views
+
+        return views.search(self, query, limit, all_sessions)
+
+    async def compact(self) -> dict | None:
+        """Compact the current session now (`Session.compact`); returns the overlay or None."""
+        return await (await self._session_ready()).compact()
+
+    def sessions(self) -> Any:
+        """This agent's sessions as a DataFrame (`think_nb.views.sessions`)."""
+        from think_nb import views
+
+        return views.sessions(self)
+
+    @property
+    def session_id(self) -> str:
+        """The active session's id ("" = the default session)."""
+        return self._store.session_id
+
+    def create_session(self, name: str | None = None, *, switch: bool = True) -> str:
+        """Create an empty session (and switch to it unless `switch=False`); returns its id."""
+        from think_nb.session import sessions
+
+        session_id = sessions.create(self, name)
+        if switch:
+            sessions.switch(self, session_id)
+        return session_id
+
+    def switch_session(self, ref: str) -> str:
+        """Make session `ref` (id or name; "" or "default" = the default) active; returns its id."""
+        from think_nb.session import sessions
+
+        return sessions.switch(self, ref)
+
+    def rename_session(self, ref: str, name: str) -> None:
+        """Rename session `ref` (id or name)."""
+        from think_nb.session import sessions
+
+        sessions.rename(self, ref, name)
+
+    def fork_session(self, at_message_id: str | None = None, name: str | None = None, *,
+                     switch: bool = False) -> str:
+        """Copy the current branch up to `at_message_id` (default: all of it) into a new session
+        with new ids (Think's `SessionManager.fork`); returns its id."""
+        from think_nb.session import sessions
+
+        session_id = sessions.fork(self, at_message_id, name)
+        if switch:
+            sessions.switch(self, session_id)
+        return session_id
+
+    def delete_session(self, ref: str) -> None:
+        """Delete session `ref` and its messages (the default session cannot be deleted)."""
+        from think_nb.session import sessions
+
+        sessions.delete(self, ref)
 
     # -- views ----------------------------------------------------------------------
     def panel(self) -> Any:

@@ -98,13 +98,15 @@ class ScriptedModel:
 def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]:
     usage = None
     has_tools = False
-    for tool_index, item in enumerate(i for i in items if i.kind != "usage"):
+    tool_index = 0
+    for item in items:
         if item.kind == "text":
             for start in range(0, len(item.value), item.chunk_size):
                 yield _chunk(text=item.value[start:start + item.chunk_size])
         elif item.kind == "tool_call":
             has_tools = True
             yield from _tool_chunks(item, tool_index, call)
+            tool_index += 1
         elif item.kind == "error":
             yield RuntimeError(item.value)
     for item in items:

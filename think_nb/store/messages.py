@@ -3,16 +3,31 @@
 The current branch (what the agent and the panel show) is the path from the root to the leaf.
 Appending moves the leaf; regenerating appends a sibling under an earlier parent, so the old
 reply stays reachable (Think's branch-on-regenerate).
+
+Sessions: an agent may hold several conversations (`think_nb.session.sessions`). The default
+session has id "" and stores its rows under `messages.agent_key = "<class>:<name>"`; session S
+stores them under the *conversation key* `"<class>:<name>#S"`. Small state values
+(`get_state`/`set_state`) stay per agent; the leaf pointer is per session. Without an explicit
+`session_id`, a store opens the agent's active session (state `active_session`, default "").
+
+Synthetic compaction summaries (ids starting `compaction_`) are never stored as messages, whoever
+sends them back (guard for Think's open bug cloudflare/agents#1984).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 from think_nb.store.db import Database
 
 LEAF = "leaf_id"
+ACTIVE_SESSION = "active_session"
+SYNTHETIC_PREFIX = "compaction_"
+"""Id prefix of the synthetic summary message a compaction overlay shows in place of the range it covers."""
+
+log = logging.getLogger("think_nb")
 
 _BRANCH_SQL = """
 WITH RECURSIVE chain(id, parent_id, content, depth) AS (
@@ -20,18 +35,33 @@ WITH RECURSIVE chain(id, parent_id, content, depth) AS (
     UNION ALL
     SELECT m.id, m.parent_id, m.content, chain.depth + 1
     FROM messages m JOIN chain ON m.id = chain.parent_id AND m.agent_key = :agent
+    WHERE chain.depth + 1 < :limit
 )
 SELECT content FROM chain ORDER BY depth DESC
 """
 
 
 class MessageStore:
-    """Messages and small state values of one agent (`agent_key` = "<class>:<name>")."""
+    """Messages of one session and small state values of one agent (`agent_key` = "<class>:<name>").
 
-    def __init__(self, db: Database, agent_key: str, class_name: str, name: str) -> None:
+    Args:
+        session_id: the session to open ("" = the default session); None opens the agent's
+            active session (see the module docstring).
+
+    Attributes:
+        key: the conversation key the session's rows are stored under.
+    """
+
+    def __init__(self, db: Database, agent_key: str, class_name: str, name: str,
+                 session_id: str | None = None) -> None:
         self.db = db
         self.agent_key = agent_key
         db.execute("INSERT OR IGNORE INTO agents VALUES (?, ?, ?, ?)", (agent_key, class_name, name, time.time()))
+        if session_id is None:
+            session_id = str(self.get_state(ACTIVE_SESSION, "") or "")
+        self.session_id = session_id
+        self.key = conversation_key(agent_key, session_id)
+        self._leaf_key = LEAF if not session_id else f"{LEAF}#{session_id}"
 
     # -- state ----------------------------------------------------------------
     def get_state(self, key: str, default: object = None) -> object:
@@ -45,43 +75,84 @@ class MessageStore:
     # -- messages -------------------------------------------------------------
     @property
     def leaf_id(self) -> str | None:
-        return self.get_state(LEAF)  # type: ignore[return-value]
+        return self.get_state(self._leaf_key)  # type: ignore[return-value]
 
-    def branch(self) -> list[dict]:
-        """The current branch, root first."""
-        leaf = self.leaf_id
+    def branch(self, limit: int | None = None, leaf_id: str | None = None) -> list[dict]:
+        """The current branch (or the path to `leaf_id`), root first.
+
+        Args:
+            limit: keep only the last `limit` messages of the path (a window, so a long history
+                is never loaded whole; Think's hydration budget). None loads the whole path.
+        """
+        leaf = leaf_id or self.leaf_id
         if leaf is None:
             return []
-        return [json.loads(row[0]) for row in self.db.read(_BRANCH_SQL, {"agent": self.agent_key, "leaf": leaf})]
+        params = {"agent": self.key, "leaf": leaf, "limit": limit if limit is not None else 1 << 62}
+        return [json.loads(row[0]) for row in self.db.read(_BRANCH_SQL, params)]
+
+    def count(self) -> int:
+        """How many messages this session stores (every branch)."""
+        return self.db.read("SELECT count(*) FROM messages WHERE agent_key = ?", (self.key,))[0][0]
 
     def append(self, message: dict, parent_id: str | None) -> None:
         """Store a new message under `parent_id` and make it the leaf. Idempotent by id (an
-        existing id is updated in place, never re-parented)."""
+        existing id is updated in place, never re-parented).
+
+        A synthetic compaction message (id `compaction_*`) is not stored (cloudflare/agents#1984);
+        a parent that is one means "the current leaf"."""
+        if str(message.get("id", "")).startswith(SYNTHETIC_PREFIX):
+            log.warning("not storing synthetic compaction message %s (echoed back?)", message["id"])
+            return
+        if parent_id is not None and parent_id.startswith(SYNTHETIC_PREFIX):
+            parent_id = self.leaf_id
         now = time.time()
         with self.db.write() as conn:
             conn.execute(
                 "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
                 "content = excluded.content, updated_at = excluded.updated_at",
-                (self.agent_key, message["id"], parent_id, message["role"], json.dumps(message), now, now))
+                (self.key, message["id"], parent_id, message["role"], json.dumps(message), now, now))
             conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
-                         (self.agent_key, LEAF, json.dumps(message["id"])))
+                         (self.agent_key, self._leaf_key, json.dumps(message["id"])))
 
     def update(self, message: dict) -> bool:
         """Replace a stored message's content; returns False when the id is unknown."""
         cursor = self.db.execute("UPDATE messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
-                                 (json.dumps(message), time.time(), self.agent_key, message["id"]))
+                                 (json.dumps(message), time.time(), self.key, message["id"]))
         return cursor.rowcount > 0
 
     def get(self, message_id: str) -> dict | None:
-        rows = self.db.read("SELECT content FROM messages WHERE agent_key = ? AND id = ?", (self.agent_key, message_id))
+        rows = self.db.read("SELECT content FROM messages WHERE agent_key = ? AND id = ?", (self.key, message_id))
         return json.loads(rows[0][0]) if rows else None
 
+    def siblings(self, message_id: str) -> list[dict]:
+        """`message_id` and the other children of its parent, oldest first."""
+        rows = self.db.read(
+            "SELECT content FROM messages WHERE agent_key = :agent AND parent_id IS (SELECT parent_id FROM messages "
+            "WHERE agent_key = :agent AND id = :id) ORDER BY seq", {"agent": self.agent_key, "id": message_id})
+        return [json.loads(row[0]) for row in rows]
+
+    def newest_leaf_under(self, message_id: str) -> str:
+        """Follow the newest child from `message_id` down to a leaf; returns that leaf's id."""
+        current = message_id
+        while True:
+            rows = self.db.read("SELECT id FROM messages WHERE agent_key = ? AND parent_id = ? ORDER BY seq DESC "
+                                "LIMIT 1", (self.agent_key, current))
+            if not rows:
+                return current
+            current = rows[0][0]
+
     def set_leaf(self, message_id: str | None) -> None:
-        self.set_state(LEAF, message_id)
+        self.set_state(self._leaf_key, message_id)
 
     def clear(self) -> None:
-        """Delete every message of this agent (Think's `clearMessages`)."""
+        """Delete every message of this session, and its compaction overlays (Think's `clearMessages`)."""
         with self.db.write() as conn:
-            conn.execute("DELETE FROM messages WHERE agent_key = ?", (self.agent_key,))
-            conn.execute("DELETE FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, LEAF))
+            conn.execute("DELETE FROM messages WHERE agent_key = ?", (self.key,))
+            conn.execute("DELETE FROM compactions WHERE conversation_key = ?", (self.key,))
+            conn.execute("DELETE FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, self._leaf_key))
+
+
+def conversation_key(agent_key: str, session_id: str) -> str:
+    """The `messages.agent_key` value of a session's rows ("" = the default session)."""
+    return agent_key if not session_id else f"{agent_key}#{session_id}"

@@ -48,3 +48,67 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         db.execute("COMMIT")
         applied.append(step.__name__)
     return applied
+
+
+@migration
+def m002_turns(db: sqlite3.Connection) -> None:
+    # The turn log (Think's chat:turn:start/finish events as rows). A turn still 'running' after
+    # a kernel restart was interrupted.
+    db.execute("CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
+               "request_id TEXT NOT NULL, trigger TEXT NOT NULL, continuation INTEGER NOT NULL DEFAULT 0, "
+               "status TEXT NOT NULL, error TEXT, started_at REAL NOT NULL, finished_at REAL, duration_ms REAL, "
+               "UNIQUE (agent_key, request_id))")
+
+
+# -- session memory (think_nb.session) -------------------------------------------------------------
+_MESSAGE_TEXT_SQL = ("coalesce((SELECT group_concat(json_extract(p.value, '$.text'), char(10)) "
+                     "FROM json_each({row}.content, '$.parts') AS p WHERE json_extract(p.value, '$.type') = 'text'), '')")
+
+
+@migration
+def m003_session_memory(db: sqlite3.Connection) -> None:
+    # Several sessions (conversations) per agent. The default session has id "" and its messages
+    # keep `messages.agent_key = "<class>:<name>"`; session S uses "<class>:<name>#S" (the
+    # conversation key), so `messages` needs no new column and old files keep working.
+    db.execute("CREATE TABLE sessions (agent_key TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, "
+               "parent_session_id TEXT, forked_from_message_id TEXT, created_at REAL NOT NULL, "
+               "updated_at REAL NOT NULL, PRIMARY KEY (agent_key, id))")
+    # Writable context blocks without a provider (Think's cf_agents_context_blocks), per agent:
+    # memory written by the model persists across sessions. `_system_prompt:<session>` rows hold
+    # the cached prompt of `with_cached_prompt()`.
+    db.execute("CREATE TABLE context_blocks (agent_key TEXT NOT NULL, label TEXT NOT NULL, content TEXT NOT NULL, "
+               "updated_at REAL NOT NULL, PRIMARY KEY (agent_key, label))")
+    # Non-destructive compaction overlays (Think's assistant_compactions): `summary` replaces the
+    # branch range from_id..to_id when the history is read; the messages themselves stay.
+    db.execute("CREATE TABLE compactions (id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_key TEXT NOT NULL, "
+               "summary TEXT NOT NULL, from_id TEXT NOT NULL, to_id TEXT NOT NULL, tokens_before INTEGER, "
+               "created_at REAL NOT NULL)")
+    db.execute("CREATE INDEX compactions_conversation ON compactions (conversation_key)")
+    # Keyed entries of searchable context blocks (Think's cf_agents_search_entries + FTS5).
+    db.execute("CREATE TABLE search_entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
+               "label TEXT NOT NULL, key TEXT NOT NULL, content TEXT NOT NULL, created_at REAL NOT NULL, "
+               "updated_at REAL NOT NULL, UNIQUE (agent_key, label, key))")
+    db.execute("CREATE VIRTUAL TABLE search_entries_fts USING fts5(content, content='search_entries', "
+               "content_rowid='seq', tokenize='porter unicode61')")
+    db.execute("CREATE TRIGGER search_entries_ai AFTER INSERT ON search_entries BEGIN "
+               "INSERT INTO search_entries_fts (rowid, content) VALUES (new.seq, new.content); END")
+    db.execute("CREATE TRIGGER search_entries_ad AFTER DELETE ON search_entries BEGIN "
+               "INSERT INTO search_entries_fts (search_entries_fts, rowid, content) "
+               "VALUES ('delete', old.seq, old.content); END")
+    db.execute("CREATE TRIGGER search_entries_au AFTER UPDATE OF content ON search_entries BEGIN "
+               "INSERT INTO search_entries_fts (search_entries_fts, rowid, content) "
+               "VALUES ('delete', old.seq, old.content); "
+               "INSERT INTO search_entries_fts (rowid, content) VALUES (new.seq, new.content); END")
+    # FTS5 over the text parts of every message (Think's assistant_fts), rowid = messages.seq,
+    # kept current by triggers so every write path (turns, tools, sessions) is indexed.
+    db.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(content, tokenize='porter unicode61')")
+    new_text = _MESSAGE_TEXT_SQL.format(row="new")
+    db.execute(f"CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN "
+               f"INSERT INTO messages_fts (rowid, content) VALUES (new.seq, {new_text}); END")
+    db.execute("CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN "
+               "DELETE FROM messages_fts WHERE rowid = old.seq; END")
+    db.execute(f"CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN "
+               f"DELETE FROM messages_fts WHERE rowid = old.seq; "
+               f"INSERT INTO messages_fts (rowid, content) VALUES (new.seq, {new_text}); END")
+    db.execute(f"INSERT INTO messages_fts (rowid, content) SELECT seq, {_MESSAGE_TEXT_SQL.format(row='messages')} "
+               f"FROM messages")

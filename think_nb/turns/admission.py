@@ -1,22 +1,66 @@
-"""Admission: one queue per agent, so turns run one at a time and in arrival order.
+"""Admission: one queue per agent, the `message_concurrency` policy, and clear's generation.
 
-Think serialises every turn through one `TurnQueue`; here an `asyncio.Lock` (FIFO) does the
-same. The lock is re-created when the running event loop changes (the terminal and scripts use
-`asyncio.run` once per turn; the kernel keeps one loop).
+Turns run one at a time, in arrival order (an `asyncio.Lock` is FIFO). A user submission (the
+panel's send, `%%think`, `agent.submit`) that overlaps a running or queued turn is handled by
+the agent's `message_concurrency` (Think's §4.10):
+
+- `"queue"`: run every submission in order (default).
+- `"latest"` / `"merge"`: every overlapping submission keeps its user message, but only the
+  newest runs a model turn, answering all of them; superseded ones end `skipped` (no
+  `on_chat_response`). Their messages are stored when the surviving turn starts.
+- `"drop"`: an overlapping submission is rejected: not stored, status `skipped`.
+- `{"strategy": "debounce", "debounce_ms": 750}`: like `latest`, and the surviving turn waits
+  `debounce_ms` after its submission before it runs.
+Programmatic turns (`save_messages`, `chat`, continuations) are never merged or dropped.
+Clearing the conversation bumps `generation`: turns queued before it end `skipped`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from think_nb.errors import UserError
+
+DEFAULT_DEBOUNCE_MS = 750
+
+
+@dataclass
+class Submission:
+    """One admitted request waiting for (or holding) the queue."""
+
+    request_id: str
+    messages: Any  # list of UIMessages, or fn(current_messages) -> list
+    trigger: str
+    user_submit: bool
+    generation: int
+    superseded: bool = False
+    carried: list[dict] = field(default_factory=list)
+    debounce_s: float = 0.0
+
+
+def parse_policy(value: Any) -> tuple[str, float]:
+    """`message_concurrency` → (strategy, debounce seconds). Raises `UserError` for unknown values."""
+    if value in ("queue", "latest", "merge", "drop"):
+        return value, 0.0
+    if isinstance(value, dict) and value.get("strategy") == "debounce":
+        ms = value.get("debounce_ms", DEFAULT_DEBOUNCE_MS)
+        ms = ms if isinstance(ms, (int, float)) and ms >= 0 else DEFAULT_DEBOUNCE_MS  # invalid → default, as Think
+        return "debounce", ms / 1000
+    raise UserError(f"message_concurrency = {value!r}; use 'queue', 'latest', 'merge', 'drop' or "
+                    "{'strategy': 'debounce', 'debounce_ms': 750}.")
 
 
 class TurnQueue:
-    """Serialises turns on the current event loop."""
+    """Serialises turns on the current event loop and applies the concurrency policy."""
 
     def __init__(self) -> None:
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.waiting = 0
+        self.generation = 0
+        self.waiting: list[Submission] = []
+        self.active: Submission | None = None
 
     def lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -26,4 +70,27 @@ class TurnQueue:
 
     @property
     def busy(self) -> bool:
-        return self._lock is not None and self._lock.locked()
+        return self.active is not None or bool(self.waiting)
+
+    def admit(self, sub: Submission, policy: Any) -> bool:
+        """Register a submission; returns False when it is dropped (it must end `skipped` unstored)."""
+        strategy, debounce_s = parse_policy(policy)
+        overlapping = self.busy
+        if sub.user_submit and overlapping and strategy == "drop":
+            return False
+        if sub.user_submit and overlapping and strategy in ("latest", "merge", "debounce"):
+            for older in self.waiting:
+                if older.user_submit and not older.superseded:
+                    older.superseded = True
+                    sub.carried = older.carried + list(older.messages) + sub.carried
+            sub.debounce_s = debounce_s if strategy == "debounce" else 0.0
+        self.waiting.append(sub)
+        return True
+
+    def stale(self, sub: Submission) -> bool:
+        """True when the submission must not run: superseded, or queued before a clear."""
+        return sub.superseded or sub.generation != self.generation
+
+    def invalidate(self) -> None:
+        """Clear: every queued turn becomes stale."""
+        self.generation += 1

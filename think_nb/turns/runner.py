@@ -1,9 +1,11 @@
-"""One turn, start to finish: assemble → steps (model call + tool calls) → persist → report.
+"""One turn, start to finish: assemble → `before_turn` → steps (model call + tool calls) →
+persist → report.
 
 The same chunk stream feeds the accumulator (the persisted assistant UIMessage), every
-subscribed listener (panels, the terminal) and `on_chunk`. The partial message is persisted at
-every step boundary and whatever ends the turn (finish, error, abort), so nothing streamed is
-lost and nothing stays in a "streaming" state.
+subscribed listener (panels, the terminal, `chat()` callbacks) and `on_chunk`. The partial
+message is persisted when the model's stream ends (before tools run), at every step boundary
+and whatever ends the turn (finish, error, abort), so nothing streamed is lost and nothing stays
+in a "streaming" state.
 """
 
 from __future__ import annotations
@@ -18,27 +20,44 @@ from think_nb.messages.ids import new_id
 from think_nb.models.errors import describe_error
 from think_nb.models.resolve import ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
+from think_nb.tools.toolset import resolve_tools
+from think_nb.turns.hooks import TurnConfig, TurnContext, call_hook
 from think_nb.turns.result import StepContext, TurnResult
-from think_nb.turns.tool_calls import run_tool_calls
+from think_nb.turns.tool_calls import StepTools
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
 
 FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "tool-calls",
                   "length": "length", "content_filter": "content-filter"}
+CONTINUE_TEXT = "Continue your previous response from exactly where it left off. Do not repeat any of it."
+"""Think's continue checkpoint: sent (never stored) when a continuation's messages end with the assistant."""
 
 
 async def maybe_await(value: Any) -> Any:
-    """Hooks may be sync or async."""
+    """Overridable methods may be sync or async."""
     return await value if inspect.isawaitable(value) else value
 
 
 class Turn:
-    """Runs one admitted turn for `agent` (the caller holds the agent's queue lock)."""
+    """Runs one admitted turn for `agent` (the caller holds the agent's queue lock).
 
-    def __init__(self, agent: Think, request_id: str) -> None:
+    Args:
+        agent: the agent.
+        request_id: the turn's request id.
+        continuation: continue the last assistant message (a new message marked
+            `metadata.continuation = True`).
+        body: custom request body, shown to `before_turn`.
+        trigger: `panel`, `cell`, `programmatic`, `chat` or `continuation`.
+    """
+
+    def __init__(self, agent: Think, request_id: str, *, continuation: bool = False, body: dict | None = None,
+                 trigger: str = "programmatic") -> None:
         self.agent = agent
         self.request_id = request_id
+        self.continuation = continuation
+        self.body = body
+        self.trigger = trigger
         self.acc = MessageAccumulator(new_id("msg"))
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.model: ModelConfig | None = None
@@ -47,12 +66,13 @@ class Turn:
     async def emit(self, chunk: dict) -> None:
         """Apply a chunk to the message, broadcast it, and show it to `on_chunk`."""
         self.acc.apply(chunk)
-        self.agent._broadcast_chunk(self.request_id, chunk, False)
+        self.agent._broadcast_chunk(self.request_id, chunk, self.continuation)
         if self._observe:
-            await maybe_await(self.agent.on_chunk(chunk))
+            await call_hook(self.agent, "on_chunk", chunk)
 
     async def run(self) -> TurnResult:
         """Run the turn; never raises for model, tool or hook failures (they end it with `error`)."""
+        self.agent._current_turn = self
         try:
             await self._run_steps()
             status, error = "completed", None
@@ -63,25 +83,60 @@ class Turn:
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error chunk
             error = await self._report_error(exc)
             status = "error"
+        finally:
+            self.agent._current_turn = None
         if error is not None:  # kept with the message, so a reloaded view still shows it
             self.acc.message.setdefault("metadata", {})["error"] = error
         message = self._persist() if self.acc.parts else None
-        return TurnResult(self.request_id, status, error, message)
+        return TurnResult(self.request_id, status, error, message, self.continuation)
 
-    async def _run_steps(self) -> None:
+    # -- assembly -----------------------------------------------------------------------
+    async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
         agent = self.agent
         self.model = resolve_model(await maybe_await(agent.get_model()))
         system = await agent._system_prompt_for_turn()
         tools = await agent._tools_for_turn()
-        history = await agent._history_for_turn()
-        await self.emit({"type": "start", "messageId": self.acc.message["id"]})
+        messages = to_model_messages(await agent._history_for_turn())
+        if self.continuation and messages and messages[-1]["role"] in ("assistant", "tool"):
+            messages.append({"role": "user", "content": CONTINUE_TEXT})
+        config = TurnConfig()
+        if agent._overrides("before_turn"):
+            ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
+                              self.request_id, self.trigger)
+            config = TurnConfig.coerce(await call_hook(agent, "before_turn", ctx)) or config
+        return self._apply(config, system, messages, tools)
+
+    def _apply(self, config: TurnConfig, system: str, messages: list[dict],
+               tools: dict) -> tuple[str, list[dict], dict, TurnConfig]:
+        if config.model is not None:
+            self.model = resolve_model(config.model)
+        system = config.instructions or config.system or system
+        messages = config.messages if config.messages is not None else messages
+        tools = {**tools, **resolve_tools(config.tools)}
+        if config.active_tools is not None:
+            tools = {name: t for name, t in tools.items() if name in config.active_tools}
+        return system, messages, tools, config
+
+    # -- steps ----------------------------------------------------------------------------
+    async def _run_steps(self) -> None:
+        system, base_messages, tools, config = await self._prepare()
+        options = config.litellm_options()
+        max_steps = config.max_steps if config.max_steps is not None else self.agent.max_steps
+        start: dict = {"type": "start", "messageId": self.acc.message["id"]}
+        if self.continuation:
+            start["messageMetadata"] = {"continuation": True}
+        await self.emit(start)
         finish = "stop"
-        for step in range(max(1, int(agent.max_steps))):
+        for step in range(max(1, int(max_steps))):
             await self.emit({"type": "start-step"})
-            model_messages = to_model_messages(history + [self.acc.message], system)
-            outcome = await stream_step(self.model, model_messages, [t.schema() for t in tools.values()], self.emit)
+            sys_msg = [{"role": "system", "content": system}] if system else []
+            model_messages = sys_msg + base_messages + to_model_messages([self.acc.message])
+            outcome = await stream_step(self.model, model_messages, [t.schema() for t in tools.values()],
+                                        self.emit, **options)
             self._add_usage(outcome)
-            results, paused = await run_tool_calls(outcome.tool_calls, tools, self.emit)
+            self._persist()  # a kernel killed while tools run leaves parts the next turn repairs
+            runner = StepTools(self.agent, tools, self.emit, model_messages, step)
+            results, paused = await runner.run(outcome.tool_calls)
             await self.emit({"type": "finish-step"})
             finish = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
             self._persist()
@@ -94,7 +149,7 @@ class Turn:
         if self.agent._overrides("on_step_finish"):
             calls = [{"toolCallId": c.id, "toolName": c.name, "input": c.input} for c in outcome.tool_calls]
             ctx = StepContext(step, finish, outcome.text, calls, results, outcome.usage)
-            await maybe_await(self.agent.on_step_finish(ctx))
+            await call_hook(self.agent, "on_step_finish", ctx)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
         for key in self.usage:
@@ -104,11 +159,16 @@ class Turn:
         return {"model": self.model.model if self.model else None, "usage": dict(self.usage),
                 "requestId": self.request_id}
 
+    # -- endings ----------------------------------------------------------------------------
     async def _report_error(self, exc: Exception) -> str:
         text = describe_error(exc, self.model.model if self.model else None)
-        replaced = await maybe_await(self.agent.on_chat_error(exc)) if self.agent._overrides("on_chat_error") else None
-        if replaced is not None:
-            text = str(replaced)
+        if self.agent._overrides("on_chat_error"):
+            try:
+                replaced = await maybe_await(self.agent.on_chat_error(exc))
+            except Exception as hook_exc:  # noqa: BLE001
+                replaced = f"{text} (on_chat_error() also raised {type(hook_exc).__name__}: {hook_exc})"
+            if replaced is not None:
+                text = str(replaced)
         await self._safe_emit({"type": "error", "errorText": text})
         return text
 
@@ -116,7 +176,7 @@ class Turn:
         try:
             await self.emit(chunk)
         except Exception:  # noqa: BLE001 - a failing on_chunk must not hide the real outcome
-            self.acc.apply(chunk)
+            pass
 
     def _persist(self) -> dict:
         message = self.acc.message

@@ -1,20 +1,26 @@
 """Running the model's tool calls for one step.
 
-Calls of one step run concurrently. A tool that raises becomes a `tool-output-error` chunk whose
-text goes back to the model, and the turn goes on; an unknown tool or invalid input does the
-same. A tool that needs approval does not run: the stream emits `tool-approval-request` and the
-turn pauses there (Think's `needsApproval`).
+Calls of one step run concurrently. For each: `before_tool_call` may allow (optionally with a
+new input), block (the reason becomes the output) or substitute an output; a tool that needs
+approval does not run, the stream emits `tool-approval-request` and the turn pauses there
+(Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
+`tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
+sees every outcome with its duration in milliseconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
 from think_nb.tools.tool import Tool, dump_output
+from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, call_hook
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -29,46 +35,66 @@ async def needs_approval(tool: Tool, arguments: dict) -> bool:
     return bool(flag)
 
 
-async def run_tool_calls(calls: list[ToolCall], tools: dict[str, Tool], emit: Emit) -> tuple[list[dict], bool]:
-    """Run every valid call concurrently and emit its output chunk.
+@dataclass
+class StepTools:
+    """Runs one step's tool calls for an agent: `await StepTools(...).run(calls)`."""
 
-    Returns:
-        (results, paused): results as `{toolCallId, toolName, output | errorText}`; `paused` is
-        True when at least one call awaits approval (the turn must stop after this step).
-    """
-    results: list[dict] = []
-    paused = False
+    agent: Any
+    tools: dict[str, Tool]
+    emit: Emit
+    messages: list[dict]
+    step_number: int = 0
 
-    async def one(call: ToolCall) -> None:
-        nonlocal paused
+    async def run(self, calls: list[ToolCall]) -> tuple[list[dict], bool]:
+        """Returns (results as `{toolCallId, toolName, output | errorText}` in call order,
+        paused: True when a call awaits approval and the turn must stop after this step)."""
+        outcomes = await asyncio.gather(*(self._one(call) for call in calls))
+        return [r for r in outcomes if r is not None], any(r is None for r in outcomes)
+
+    async def _one(self, call: ToolCall) -> dict | None:
+        base = {"toolCallId": call.id, "toolName": call.name}
         if call.error is not None:  # already reported as tool-input-error
-            results.append({"toolCallId": call.id, "toolName": call.name, "errorText": call.error})
-            return
-        tool = tools.get(call.name)
-        if tool is not None and await needs_approval(tool, call.input or {}):
-            paused = True
-            await emit({"type": "tool-approval-request", "approvalId": new_id("approval"), "toolCallId": call.id})
-            return
-        results.append(await _execute(call, tool, tools, emit))
+            return {**base, "errorText": call.error}
+        tool = self.tools.get(call.name)
+        arguments = call.input or {}
+        if tool is not None and await needs_approval(tool, arguments):
+            await self.emit({"type": "tool-approval-request", "approvalId": new_id("approval"), "toolCallId": call.id})
+            return None
+        return await self.execute(call.id, call.name, arguments, tool)
 
-    await asyncio.gather(*(one(call) for call in calls))
-    order = {call.id: n for n, call in enumerate(calls)}
-    results.sort(key=lambda r: order[r["toolCallId"]])
-    return results, paused
+    async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None) -> dict:
+        """Decide (before_tool_call), run, emit the output chunk, report (after_tool_call)."""
+        decision = ToolCallDecision("allow")
+        if self.agent._overrides("before_tool_call"):
+            ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
+            decision = ToolCallDecision.coerce(await call_hook(self.agent, "before_tool_call", ctx))
+        arguments = decision.input if decision.input is not None else arguments
+        started = time.perf_counter()
+        success, output, error = await self._outcome(decision, name, arguments, tool)
+        duration_ms = (time.perf_counter() - started) * 1000
+        if success:
+            await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": output})
+        else:
+            await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": error})
+        if self.agent._overrides("after_tool_call"):
+            ctx = ToolCallResultContext(name, call_id, arguments, success, output, error, duration_ms,
+                                        self.step_number)
+            await call_hook(self.agent, "after_tool_call", ctx)
+        base = {"toolCallId": call_id, "toolName": name}
+        return {**base, "output": output} if success else {**base, "errorText": error}
 
-
-async def _execute(call: ToolCall, tool: Tool | None, tools: dict[str, Tool], emit: Emit) -> dict:
-    base = {"toolCallId": call.id, "toolName": call.name}
-    try:
-        if tool is None:
-            available = ", ".join(sorted(tools)) or "none"
-            raise LookupError(f"There is no tool named {call.name!r}; available tools: {available}.")
-        output = dump_output(await tool.invoke(call.input or {}))
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
-        error = f"{type(exc).__name__}: {exc}"
-        await emit({"type": "tool-output-error", "toolCallId": call.id, "errorText": error})
-        return {**base, "errorText": error}
-    await emit({"type": "tool-output-available", "toolCallId": call.id, "output": output})
-    return {**base, "output": output}
+    async def _outcome(self, decision: ToolCallDecision, name: str, arguments: dict,
+                       tool: Tool | None) -> tuple[bool, Any, str | None]:
+        if decision.action == "block":
+            return True, decision.reason or f"Tool {name!r} was blocked by before_tool_call.", None
+        if decision.action == "substitute":
+            return True, dump_output(decision.output), None
+        try:
+            if tool is None:
+                available = ", ".join(sorted(self.tools)) or "none"
+                raise LookupError(f"There is no tool named {name!r}; available tools: {available}.")
+            return True, dump_output(await tool.invoke(arguments)), None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
+            return False, None, f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,198 @@
+"""Every hook of a turn: order, contexts, return values, failures (Think §1.C, §4)."""
+
+import asyncio
+
+from dirty_equals import IsPositiveFloat, IsStr
+
+from agents import add, scripted_agent, texts
+from think_nb import ToolCallDecision, TurnConfig
+from think_nb.testing import ScriptedModel as S
+
+
+def two_tool_script() -> S:
+    return S([[S.text("On it."), S.tool_call("add", {"a": 1, "b": 2}), S.tool_call("mul", {"a": 3, "b": 4}),
+               S.usage(5, 5)], [S.text("3 and 12."), S.usage(6, 2)]])
+
+
+class Recorder:
+    """Hook implementations that log (hook, detail) into `self.calls`; mixed into a Think subclass."""
+
+    def before_turn(self, ctx):
+        self.calls.append(("before_turn", sorted(ctx.tools), ctx.continuation))
+
+    def before_tool_call(self, ctx):
+        self.calls.append(("before_tool_call", ctx.tool_name, ctx.input))
+
+    async def after_tool_call(self, ctx):  # async hooks are awaited
+        await asyncio.sleep(0)
+        self.calls.append(("after_tool_call", ctx.tool_name, ctx.success, ctx.output))
+
+    def on_step_finish(self, ctx):
+        self.calls.append(("on_step_finish", ctx.step_number, ctx.finish_reason))
+
+    def on_chunk(self, chunk):
+        if not self.calls or self.calls[-1] != ("on_chunk",):
+            self.calls.append(("on_chunk",))
+
+    def on_chat_response(self, result):
+        self.calls.append(("on_chat_response", result.status))
+
+
+def recording_agent(script: S):
+    agent = scripted_agent(script, **{k: v for k, v in vars(Recorder).items() if not k.startswith("__")})
+    agent.calls = []
+    return agent
+
+
+async def test_hook_order_for_a_turn_with_two_tool_calls() -> None:
+    agent = recording_agent(two_tool_script())
+    result = await agent.send("1+2 and 3*4")
+    assert result.status == "completed"
+    calls = agent.calls
+    hooks = [c for c in calls if c != ("on_chunk",)]
+    # the step's two tools run concurrently: both are decided first, they finish in any order
+    assert hooks[:3] == [("before_turn", ["add", "mul"], False),
+                         ("before_tool_call", "add", {"a": 1, "b": 2}),
+                         ("before_tool_call", "mul", {"a": 3, "b": 4})]
+    assert sorted(hooks[3:5]) == [("after_tool_call", "add", True, 3.0), ("after_tool_call", "mul", True, 12.0)]
+    assert hooks[5:] == [("on_step_finish", 0, "tool-calls"), ("on_step_finish", 1, "stop"),
+                         ("on_chat_response", "completed")]
+    # chunks stream before the tools are decided, between tool results, and before each step ends
+    assert calls[1] == ("on_chunk",)
+    assert calls[calls.index(hooks[5]) - 1] == ("on_chunk",) and calls[calls.index(hooks[6]) - 1] == ("on_chunk",)
+
+
+async def test_before_turn_context_then_switching_model_and_restricting_tools() -> None:
+    cheap = S([[S.text("cheap answer")]])
+    seen = []
+
+    def before_turn(self, ctx):
+        seen.append((ctx.system, ctx.messages, sorted(ctx.tools), ctx.model, ctx.continuation, ctx.trigger))
+        return TurnConfig(model=cheap.model, active_tools=["mul"], tool_choice="none", temperature=0.1,
+                          max_output_tokens=50, system="Short answers.")
+
+    main = S([[S.text("never used")]])
+    agent = scripted_agent(main, before_turn=before_turn)
+    await agent.send("hello")
+    assert seen == [("You are a helpful assistant. Use the tools you are given when they help.",
+                     [{"role": "user", "content": "hello"}], ["add", "mul"], main.model, False, "programmatic")]
+    assert main.requests == []
+    assert cheap.requests == [{
+        "messages": [{"role": "system", "content": "Short answers."}, {"role": "user", "content": "hello"}],
+        "tools": [{"type": "function", "function": {"name": "mul", "description": "Multiply two numbers.",
+                                                    "parameters": {"type": "object", "required": ["a", "b"],
+                                                                   "properties": {"a": {"type": "number"},
+                                                                                  "b": {"type": "number"}}}}}],
+        "options": {"temperature": 0.1, "max_tokens": 50, "tool_choice": "none", "stream": True,
+                    "stream_options": {"include_usage": True}}}]
+    assert agent.messages[-1]["metadata"]["model"] == cheap.model
+
+
+async def test_before_turn_can_add_tools_replace_messages_and_bound_steps() -> None:
+    script = S([[S.tool_call("add", {"a": 1, "b": 1})], [S.tool_call("add", {"a": 2, "b": 2})]])
+
+    def extra(x: int) -> int:
+        """Extra tool."""
+        return x
+
+    agent = scripted_agent(script, tools=[add], before_turn=lambda self, ctx: {
+        "tools": [extra], "messages": [{"role": "user", "content": "rewritten"}], "max_steps": 1})
+    await agent.send("original")
+    assert len(script.requests) == 1
+    assert script.requests[0]["messages"][1:] == [{"role": "user", "content": "rewritten"}]
+    assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["add", "extra"]
+    assert texts(agent)[0] == ("user", "original")  # the stored transcript is what really happened
+
+
+async def test_each_before_tool_call_decision() -> None:
+    script = S([[S.tool_call("add", {"a": 1, "b": 1}), S.tool_call("add", {"a": 2, "b": 2}),
+                 S.tool_call("add", {"a": 3, "b": 3}), S.tool_call("add", {"a": 4, "b": 4})], [S.text("done")]])
+    ran = []
+    original = add.function
+
+    def spy(a: float, b: float) -> float:
+        ran.append((a, b))
+        return original(a, b)
+
+    add.function = spy
+    after = []
+
+    def decide(self, ctx):
+        return {1: None, 2: ToolCallDecision.allow({"a": 20, "b": 20}), 3: ToolCallDecision.block("not today"),
+                4: {"action": "substitute", "output": {"cached": 8}}}[ctx.input["a"]]
+
+    try:
+        agent = scripted_agent(script, before_tool_call=decide,
+                               after_tool_call=lambda self, ctx: after.append((ctx.input, ctx.success, ctx.output,
+                                                                               ctx.duration_ms)))
+        await agent.send("go")
+    finally:
+        add.function = original
+    assert ran == [(1, 1), (20, 20)]  # block and substitute never run the tool
+    parts = [p for p in agent.messages[-1]["parts"] if p["type"] == "tool-add"]
+    assert [(p["input"], p["state"], p.get("output")) for p in parts] == [
+        ({"a": 1, "b": 1}, "output-available", 2.0),
+        ({"a": 2, "b": 2}, "output-available", 40.0),
+        ({"a": 3, "b": 3}, "output-available", "not today"),
+        ({"a": 4, "b": 4}, "output-available", {"cached": 8})]
+    assert sorted(after, key=lambda a: a[0]["a"]) == [
+        ({"a": 1, "b": 1}, True, 2.0, IsPositiveFloat()), ({"a": 3, "b": 3}, True, "not today", IsPositiveFloat()),
+        ({"a": 4, "b": 4}, True, {"cached": 8}, IsPositiveFloat()), ({"a": 20, "b": 20}, True, 40.0, IsPositiveFloat())]
+    # the model saw the block reason and the substituted output
+    assert [m["content"] for m in script.requests[1]["messages"] if m["role"] == "tool"] == [
+        "2.0", "40.0", "not today", '{"cached": 8}']
+
+
+async def test_block_without_reason_uses_thinks_default_text() -> None:
+    script = S([[S.tool_call("add", {"a": 1, "b": 1})], [S.text("ok")]])
+    agent = scripted_agent(script, before_tool_call=lambda self, ctx: ToolCallDecision.block())
+    await agent.send("go")
+    assert agent.messages[-1]["parts"][1]["output"] == "Tool 'add' was blocked by before_tool_call."
+
+
+async def test_after_tool_call_sees_failures() -> None:
+    def boom() -> str:
+        """Fails."""
+        raise KeyError("gone")
+
+    script = S([[S.tool_call("boom", {})], [S.text("sorry")]])
+    seen = []
+    agent = scripted_agent(script, tools=[boom], after_tool_call=lambda self, ctx: seen.append(
+        (ctx.tool_name, ctx.success, ctx.output, ctx.error)))
+    await agent.send("go")
+    assert seen == [("boom", False, None, "KeyError: 'gone'")]
+
+
+async def test_a_hook_that_raises_ends_the_turn_with_error_and_the_agent_stays_usable() -> None:
+    script = S([[S.text("partial "), S.tool_call("add", {"a": 1, "b": 1})], [S.text("fine")]])
+    state = {"fail": True}
+
+    def before_tool_call(self, ctx):
+        if state["fail"]:
+            raise ValueError("policy engine down")
+
+    agent = scripted_agent(script, before_tool_call=before_tool_call)
+    result = await agent.send("go")
+    assert (result.status, result.error) == ("error", "before_tool_call() raised ValueError: policy engine down")
+    assert agent.messages[-1]["metadata"]["error"] == result.error
+    assert agent.messages[-1]["parts"][1] == {"type": "text", "text": "partial ", "state": "done"}
+    state["fail"] = False
+    script.steps.insert(0, [S.text("fine")])
+    assert (await agent.send("again")).status == "completed"
+    assert texts(agent)[-1] == ("assistant", "fine")
+
+
+async def test_on_chat_response_can_chain_a_follow_up_turn() -> None:
+    script = S([[S.text("first")], [S.text("second")]])
+    results = []
+
+    async def on_chat_response(self, result):
+        results.append(result)
+        if len(results) == 1:  # the queue is released: chaining is allowed
+            await self.save_messages([{"id": "u2", "role": "user", "parts": [{"type": "text", "text": "more"}]}])
+
+    agent = scripted_agent(script, on_chat_response=on_chat_response)
+    await agent.send("go")
+    await agent.wait_until_stable(timeout=5)
+    assert texts(agent) == [("user", "go"), ("assistant", "first"), ("user", "more"), ("assistant", "second")]
+    assert [(r.status, r.request_id) for r in results] == [("completed", IsStr()), ("completed", IsStr())]

@@ -1,0 +1,177 @@
+"""The contexts hooks receive and the values they may return (Think's lifecycle types, §4).
+
+Order of a turn: `before_turn` → [`on_chunk`* → `before_tool_call` → tool → `after_tool_call`
+→ `on_step_finish`]* → persist → `on_chat_response`. Every hook may be sync or async; a hook
+that raises ends the turn with status `error` and a message naming the hook (`HookError`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from think_nb.errors import ThinkError
+
+
+class HookError(ThinkError):
+    """A hook raised; the turn ends with status `error` and this message."""
+
+
+async def call_hook(agent: Any, name: str, *args: Any) -> Any:
+    """Call hook `name` on `agent` (sync or async), wrapping any exception in `HookError`."""
+    try:
+        value = getattr(agent, name)(*args)
+        return await value if inspect.isawaitable(value) else value
+    except Exception as exc:  # noqa: BLE001 - reported as the turn's error
+        raise HookError(f"{name}() raised {type(exc).__name__}: {exc}") from exc
+
+
+@dataclass
+class TurnContext:
+    """What `before_turn(ctx)` sees (Think's `TurnContext`).
+
+    Attributes:
+        system: the assembled system prompt.
+        messages: the model messages (OpenAI shape) about to be sent, system message excluded.
+        tools: the merged tools, `{name: Tool}`.
+        model: the resolved litellm model string.
+        continuation: True when the turn continues the last assistant message.
+        body: the custom request body (from the panel or `continue_last_turn(body)`), or None.
+        request_id: the turn's request id.
+        trigger: what started the turn: `panel`, `cell`, `programmatic`, `chat`, `continuation`.
+    """
+
+    system: str
+    messages: list[dict]
+    tools: dict
+    model: str
+    continuation: bool = False
+    body: dict | None = None
+    request_id: str = ""
+    trigger: str = "programmatic"
+
+
+@dataclass
+class TurnConfig:
+    """What `before_turn` may return to change this turn only (Think's `TurnConfig`); None keeps a default.
+
+    Attributes:
+        model: litellm model string or `ModelConfig` for this turn.
+        system: replaces the system prompt (alias: `instructions`).
+        messages: replaces the model messages (OpenAI shape, without the system message).
+        tools: extra tools added on top of the merged ones (list or dict, like `get_tools()`).
+        active_tools: names of the tools the model may see this turn.
+        tool_choice: `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": ...}}`.
+        max_steps: model calls this turn at most.
+        temperature, top_p, max_output_tokens (→ litellm `max_tokens`), seed, stop_sequences
+            (→ `stop`), presence_penalty, frequency_penalty: sampling options.
+        options: any other `litellm.acompletion` keyword arguments.
+    """
+
+    model: Any = None
+    system: str | None = None
+    instructions: str | None = None
+    messages: list[dict] | None = None
+    tools: Any = None
+    active_tools: list[str] | None = None
+    tool_choice: Any = None
+    max_steps: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    stop_sequences: list[str] | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    options: dict = field(default_factory=dict)
+
+    _LITELLM = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens", "seed": "seed",
+                "stop_sequences": "stop", "presence_penalty": "presence_penalty",
+                "frequency_penalty": "frequency_penalty", "tool_choice": "tool_choice"}
+
+    def litellm_options(self) -> dict:
+        """The sampling options as `litellm.acompletion` keyword arguments (unset ones left out)."""
+        out = {target: getattr(self, name) for name, target in self._LITELLM.items() if getattr(self, name) is not None}
+        return {**out, **self.options}
+
+    @classmethod
+    def coerce(cls, value: Any) -> TurnConfig | None:
+        """Accept a TurnConfig, a dict of its fields (snake_case) or None; raise `HookError` otherwise."""
+        if value is None or isinstance(value, TurnConfig):
+            return value
+        if isinstance(value, dict):
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(value) - known)
+            if unknown:
+                raise HookError(f"before_turn() returned unknown TurnConfig fields {unknown}; known: {sorted(known)}.")
+            return cls(**value)
+        raise HookError(f"before_turn() must return a TurnConfig, a dict or None, not {type(value).__name__}.")
+
+
+@dataclass
+class ToolCallContext:
+    """What `before_tool_call(ctx)` sees (Think's `ToolCallContext`)."""
+
+    tool_name: str
+    tool_call_id: str
+    input: dict
+    messages: list[dict]
+    step_number: int = 0
+
+
+@dataclass
+class ToolCallDecision:
+    """What `before_tool_call` may return (Think's `ToolCallDecision`); None means allow.
+
+    - `ToolCallDecision.allow(input=None)`: run the tool, with `input` replacing the model's.
+    - `ToolCallDecision.block(reason=None)`: do not run; the reason becomes the tool's output.
+    - `ToolCallDecision.substitute(output)`: do not run; `output` is the tool's output.
+    Dicts in Think's shape (`{"action": "block", "reason": ...}`) are accepted too.
+    """
+
+    action: Literal["allow", "block", "substitute"]
+    input: dict | None = None
+    reason: str | None = None
+    output: Any = None
+
+    @classmethod
+    def allow(cls, input: dict | None = None) -> ToolCallDecision:
+        return cls("allow", input=input)
+
+    @classmethod
+    def block(cls, reason: str | None = None) -> ToolCallDecision:
+        return cls("block", reason=reason)
+
+    @classmethod
+    def substitute(cls, output: Any, input: dict | None = None) -> ToolCallDecision:
+        return cls("substitute", input=input, output=output)
+
+    @classmethod
+    def coerce(cls, value: Any) -> ToolCallDecision:
+        if value is None:
+            return cls("allow")
+        if isinstance(value, ToolCallDecision):
+            return value
+        if isinstance(value, dict) and value.get("action") in ("allow", "block", "substitute"):
+            return cls(value["action"], value.get("input"), value.get("reason"), value.get("output"))
+        raise HookError(f"before_tool_call() returned {value!r}; return None, ToolCallDecision.allow/block/"
+                        "substitute(...) or {'action': 'allow'|'block'|'substitute', ...}.")
+
+
+@dataclass
+class ToolCallResultContext:
+    """What `after_tool_call(ctx)` sees (Think's `ToolCallResultContext`).
+
+    `success` is False only when the tool raised (`error` holds its text); blocked and substituted
+    calls report success with their output. `duration_ms` is the tool's run time in milliseconds.
+    """
+
+    tool_name: str
+    tool_call_id: str
+    input: dict
+    success: bool
+    output: Any = None
+    error: str | None = None
+    duration_ms: float = 0.0
+    step_number: int = 0

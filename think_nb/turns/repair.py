@@ -1,0 +1,30 @@
+"""Repairing interrupted tool calls before a model call (Think's `repairInterruptedToolPart`).
+
+A tool part left without a result (the kernel was interrupted or restarted mid-tool, a tool was
+cancelled) would make every later model call fail, because providers reject a tool call with
+no result. Before each turn, such parts (any state but the settled ones and
+`approval-responded`, which a continuation is about to run) are rewritten into `output-error`
+parts, persisted and broadcast.
+"""
+
+from __future__ import annotations
+
+from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part
+
+INTERRUPTED_TEXT = "The tool call was interrupted before a result was recorded."
+
+
+def default_repair(part: dict) -> dict:
+    """The default repair: `output-error` with `INTERRUPTED_TEXT`, input kept."""
+    return {**part, "state": "output-error", "errorText": INTERRUPTED_TEXT}
+
+
+def needs_repair(part: dict) -> bool:
+    return is_tool_part(part) and part.get("state") not in SETTLED_TOOL_STATES | {"approval-responded"}
+
+
+def repaired(message: dict, repair: callable) -> dict | None:
+    """A repaired copy of `message`, or None when nothing needed repair."""
+    if message.get("role") != "assistant" or not any(needs_repair(p) for p in message.get("parts", [])):
+        return None
+    return {**message, "parts": [repair(p) if needs_repair(p) else p for p in message["parts"]]}
