@@ -135,7 +135,8 @@ class Think(TurnEntryPoints, SubAgentAPI):
         """Delete this agent's transcript (storage and views), cancel the running turn and skip
         queued ones (Think's `clearMessages`)."""
         self._queue.invalidate()
-        self.abort_all_requests()
+        if self._queue.active is not None:
+            self.abort_request(self._queue.active.request_id)
         self._store.clear()
         self._messages = []
         self._broadcast_messages()

@@ -128,9 +128,14 @@ class ThinkMagics(Magics):
             return
         if not agent._listeners:
             display(agent.panel())
-        agent.submit(text)
+        agent.submit(text, trigger="cell")
 
 
 def register(ipython: Any) -> None:
     """Register the magics on an IPython shell (called by `%load_ext think_nb`)."""
     ipython.register_magics(ThinkMagics)
+
+
+# -- session sub-commands (think_nb.session.magic_commands) ------------------------------------------
+# Imported here so `%think context|messages|search|sessions` exist as soon as the extension loads.
+import think_nb.session.magic_commands  # noqa: E402, F401

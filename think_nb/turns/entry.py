@@ -207,7 +207,8 @@ class TurnEntryPoints:
         self._append_user_messages(new)
         started = turn_log.record_start(self._store.db, self._store.agent_key, sub.request_id, sub.trigger,
                                         continuation)
-        turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger)
+        turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
+                    generation=sub.generation)
         result = await turn.run()
         turn_log.record_finish(self._store.db, self._store.agent_key, sub.request_id, result.status, result.error,
                                started)

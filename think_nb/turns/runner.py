@@ -49,11 +49,13 @@ class Turn:
             `metadata.continuation = True`).
         body: custom request body, shown to `before_turn`.
         trigger: `panel`, `cell`, `programmatic`, `chat` or `continuation`.
+        generation: the queue generation the turn was admitted in; after a clear nothing is persisted.
     """
 
     def __init__(self, agent: Think, request_id: str, *, continuation: bool = False, body: dict | None = None,
-                 trigger: str = "programmatic") -> None:
+                 trigger: str = "programmatic", generation: int | None = None) -> None:
         self.agent = agent
+        self.generation = generation
         self.request_id = request_id
         self.continuation = continuation
         self.body = body
@@ -180,6 +182,8 @@ class Turn:
 
     def _persist(self) -> dict:
         message = self.acc.message
+        if self.generation is not None and self.generation != self.agent._queue.generation:
+            return message  # the conversation was cleared under this turn: keep nothing
         for part in message["parts"]:
             if part.get("state") == "streaming":
                 part["state"] = "done"
