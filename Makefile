@@ -1,0 +1,23 @@
+# Shortcuts for the scripts in .ci/ (CI runs exactly those scripts).
+.PHONY: install test test-python test-e2e test-js build-js dev
+
+install:        ## venv + editable install + panel build (idempotent)
+	bash .ci/setup
+
+test: install   ## every suite, as CI runs it
+	bash .ci/test
+
+test-python:    ## unit, kernel-level and notebook tests
+	LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python -m pytest -m "not e2e"
+
+test-e2e:       ## real JupyterLab / Notebook 7 in chromium (own process)
+	LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python -m pytest -m e2e
+
+test-js:        ## vitest for the panel
+	cd js && npm test
+
+build-js:       ## rebuild think_nb/static/widget.js
+	cd js && npm run build
+
+dev:            ## rebuild the panel on change
+	cd js && npm run dev

@@ -1,0 +1,160 @@
+"""`%think` / `%%think` in a real kernel, with this test as the front end.
+
+Frames are observed on IOPub exactly as JupyterLab would receive them. The
+agent runs on ``think_nb.testing.ScriptedModel`` (no network).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from harness import WIDGET_VIEW_MIME, FakeFrontend
+
+from think_nb.protocol import STREAM_RESUME_REQUEST, USE_CHAT_RESPONSE
+
+# The turn streams ~27 text chunks (3 characters each) 0.05 s apart, so it lasts
+# over 1 s: long enough to tell "the cell returned" from "the turn finished".
+CALC_SETUP = textwrap.dedent(
+    '''
+    from think_nb import Think, tool
+    from think_nb.testing import ScriptedModel
+
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        return a + b
+
+    script = ScriptedModel(
+        [
+            [ScriptedModel.text("Let me add those. "),
+             ScriptedModel.tool_call("add", {"a": 2, "b": 40})],
+            [ScriptedModel.text("The answer is 42: two plus forty, computed with the add tool.")],
+        ],
+        delay=0.05,
+    )
+
+    class Calc(Think):
+        def get_model(self):
+            return script.model
+
+        def get_tools(self):
+            return [add]
+    '''
+)
+
+DONE_TEXT = "The answer is 42: two plus forty, computed with the add tool."
+
+
+def chunks_of(frame: dict) -> list[dict]:
+    """The UIMessageChunks one ``use_chat_response`` frame carries."""
+    return list(frame.get("chunks", []))
+
+
+def is_chat_response(frame: dict) -> bool:
+    return frame.get("type") == USE_CHAT_RESPONSE
+
+
+def show_panel(fe: FakeFrontend, line: str) -> str:
+    """Run ``%think <line>`` and return the comm id of the panel it displayed."""
+    start = len(fe.log)
+    res = fe.execute(f"%think {line}").check()
+    opens = fe.anywidget_opens(since=start)
+    assert opens, f"`%think {line}` opened no anywidget comm; output: {res.stdout}{res.stderr}"
+    comm_id = opens[-1]["comm_id"]
+    views = [d["data"][WIDGET_VIEW_MIME]["model_id"] for d in res.displays
+             if WIDGET_VIEW_MIME in d.get("data", {})]
+    assert comm_id in views, "the panel's comm was opened but no view of it was displayed"
+    # What the real panel's initialize() does first.
+    fe.send_custom(comm_id, {"type": STREAM_RESUME_REQUEST})
+    return comm_id
+
+
+def test_load_ext_does_not_import_litellm(fresh_frontend) -> None:
+    fe = fresh_frontend()
+    fe.execute("%load_ext think_nb").check()
+    res = fe.execute("import sys; print('litellm' in sys.modules)").check()
+    assert res.stdout.strip() == "False"
+
+
+def test_think_help(frontend: FakeFrontend) -> None:
+    fe = frontend
+    fe.execute("%load_ext think_nb").check()
+    res = fe.execute("%think --help")
+    assert not res.errors, res.errors
+    assert "think" in (res.stdout + res.stderr).lower()
+
+
+def test_think_displays_panel(frontend: FakeFrontend) -> None:
+    fe = frontend
+    fe.execute("%load_ext think_nb").check()
+    fe.execute(CALC_SETUP).check()
+    start = len(fe.log)
+    comm_id = show_panel(fe, "Calc")
+    state = next(o for o in fe.anywidget_opens(since=start) if o["comm_id"] == comm_id)
+    agent_name = state["data"]["state"].get("agent_name")
+    assert isinstance(agent_name, str) and agent_name, state["data"]["state"].keys()
+
+
+def test_cell_magic_returns_before_turn_ends_and_streams(frontend: FakeFrontend) -> None:
+    fe = frontend
+    fe.execute("%load_ext think_nb").check()
+    fe.execute(CALC_SETUP).check()
+    comm_id = show_panel(fe, "Calc")
+
+    start = len(fe.log)
+    res = fe.execute("%%think Calc\nWhat is 2+40?").check()
+
+    # The cell is idle while the turn still streams: no done frame yet.
+    frames_at_idle = [f for f in fe.custom_frames(comm_id, since=start) if is_chat_response(f)]
+    assert not any(f.get("done") for f in frames_at_idle), (
+        f"the turn finished before the cell returned ({res.duration_s:.2f}s); "
+        "%%think must start the turn as a background task"
+    )
+
+    fe.wait_for(fe.is_custom(comm_id, lambda f: is_chat_response(f) and bool(f.get("done"))),
+                timeout=60, since=start)
+    frames = [f for f in fe.custom_frames(comm_id, since=start) if is_chat_response(f)]
+    done_at = next(i for i, f in enumerate(frames) if f.get("done"))
+    chunks = [c for f in frames[:done_at + 1] for c in chunks_of(f)]
+    deltas = [c for c in chunks if c.get("type") == "text-delta"]
+    assert deltas, f"no text-delta chunks; chunk types: {[c.get('type') for c in chunks]}"
+    assert DONE_TEXT in "".join(c["delta"] for c in deltas)
+    assert not any(f.get("error") for f in frames), frames
+
+    def finished(state: dict) -> bool:
+        msgs = state.get("messages") or []
+        return any(_tool_part(m, "add") and _tool_part(m, "add").get("state") == "output-available"
+                   for m in msgs if m.get("role") == "assistant")
+
+    fe.wait_for(fe.is_update(comm_id, finished), timeout=30, since=start)
+    messages = [s for s in fe.state_updates(comm_id, since=start) if "messages" in s][-1]["messages"]
+    users = [m for m in messages if m["role"] == "user"]
+    assert [_text(m) for m in users][-1].strip() == "What is 2+40?"
+    assistant = [m for m in messages if m["role"] == "assistant"][-1]
+    part = _tool_part(assistant, "add")
+    assert part["input"] == {"a": 2, "b": 40}
+    assert part["output"] == 42
+    assert DONE_TEXT in _text(assistant)
+
+    # Two model calls: the tool-call step and the answer after the tool result.
+    res = fe.execute("print(len(script.requests))").check()
+    assert res.stdout.strip() == "2"
+
+
+def test_unknown_agent_prints_one_line(frontend: FakeFrontend) -> None:
+    fe = frontend
+    fe.execute("%load_ext think_nb").check()
+    res = fe.execute("%think Nope")
+    out = (res.stdout + res.stderr).strip()
+    assert not res.errors, "a user error must not show a traceback"
+    assert "Traceback" not in out
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Nope" in lines[0], out
+
+
+def _tool_part(message: dict, name: str) -> dict | None:
+    return next((p for p in message.get("parts", []) if p.get("type") == f"tool-{name}"), None)
+
+
+def _text(message: dict) -> str:
+    return "".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text")
