@@ -1,0 +1,195 @@
+"""Non-destructive compaction: a summary overlay replaces a range of the history when it is read.
+
+Mirrors Think (`session/session.ts compact`, `utils/compaction-helpers.ts`):
+
+- The original messages stay in SQLite. An overlay row `(summary, from_id, to_id)` in
+  `compactions` says "when reading this conversation, show one synthetic assistant message
+  `{id: "compaction_<overlay id>", role: "assistant", parts: [{type: "text", text: summary}]}`
+  instead of the branch range from_id..to_id". An overlay applies only when both ends lie on
+  the branch being read. A later compaction on the same branch starts at the earliest existing
+  `from_id`, so it supersedes (and, through the iterative summary prompt, extends) the earlier one.
+- The synthetic message is never stored as a real message (`MessageStore.append` refuses ids
+  starting with `compaction_`, Think's open bug cloudflare/agents#1984), and is filtered out of
+  anything read back before overlays are applied.
+- `create_compact_function(...)` is the reference compaction function: keep a head of
+  `protect_head` messages and a tail within `tail_token_budget` tokens (at least
+  `min_tail_messages`), and summarise the middle with a model. A compaction function takes
+  `(messages, ctx: CompactionContext)` and returns `{"summary", "from_message_id",
+  "to_message_id"}` or None (nothing to compact). UIMessages keep a tool call and its result in
+  the same message, so unlike Think no tool-group alignment is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from think_nb.session.tokens import count_tokens, message_text
+from think_nb.store.db import Database
+from think_nb.store.messages import SYNTHETIC_PREFIX
+
+SUMMARY_SYSTEM = ("You summarise conversations between a user and an AI assistant so the assistant can "
+                  "continue them. Be factual and concise; keep names, numbers, decisions and open questions.")
+SUMMARY_SECTIONS = "## Topic\n## Key Points\n## Current State\n## Open Items"
+TOOL_TEXT_LIMIT = 500
+
+
+@dataclass
+class Overlay:
+    """One stored compaction: `summary` stands for the branch range `from_id`..`to_id`."""
+
+    id: int
+    summary: str
+    from_id: str
+    to_id: str
+    tokens_before: int | None
+    created_at: float
+
+    @property
+    def message(self) -> dict:
+        """The synthetic UIMessage shown in place of the covered range."""
+        return {"id": f"{SYNTHETIC_PREFIX}{self.id}", "role": "assistant",
+                "parts": [{"type": "text", "text": self.summary}]}
+
+
+@dataclass
+class CompactionContext:
+    """What a compaction function receives besides the messages.
+
+    Attributes:
+        model: the agent's litellm model string.
+        token_counter: `fn(text) -> int`, litellm's counter for that model.
+        summarize: `async fn(prompt) -> str`, the built-in summariser (the agent's model).
+        previous_summary: the summary of the overlay this compaction extends, or None.
+    """
+
+    model: str | None
+    token_counter: Callable[[str], int]
+    summarize: Callable[[str], Awaitable[str]]
+    previous_summary: str | None = None
+
+
+def load_overlays(db: Database, conversation_key: str) -> list[Overlay]:
+    """Every overlay of a conversation, oldest first."""
+    rows = db.read("SELECT id, summary, from_id, to_id, tokens_before, created_at FROM compactions "
+                   "WHERE conversation_key = ? ORDER BY created_at, id", (conversation_key,))
+    return [Overlay(*row) for row in rows]
+
+
+def store_overlay(db: Database, conversation_key: str, summary: str, from_id: str, to_id: str,
+                  tokens_before: int | None) -> Overlay:
+    """Insert an overlay row and return it."""
+    now = time.time()
+    with db.write() as conn:
+        cursor = conn.execute("INSERT INTO compactions (conversation_key, summary, from_id, to_id, tokens_before, "
+                              "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                              (conversation_key, summary, from_id, to_id, tokens_before, now))
+    return Overlay(cursor.lastrowid, summary, from_id, to_id, tokens_before, now)
+
+
+def apply_overlays(messages: list[dict], overlays: list[Overlay]) -> list[dict]:
+    """`messages` (a branch, oldest first) with each applicable overlay's range replaced by its
+    synthetic message; newest overlay first, an overlay applies only when both ends are present.
+    Synthetic messages already in `messages` (echoed back) are dropped first."""
+    out = [m for m in messages if not str(m.get("id", "")).startswith(SYNTHETIC_PREFIX)]
+    for overlay in reversed(overlays):
+        index = {m["id"]: n for n, m in enumerate(out)}
+        start, end = index.get(overlay.from_id), index.get(overlay.to_id)
+        if start is None or end is None or start > end:
+            continue
+        out[start:end + 1] = [overlay.message]
+    return out
+
+
+def active_overlay(messages: list[dict], overlays: list[Overlay]) -> Overlay | None:
+    """The newest overlay that applies to the branch `messages`."""
+    ids = {m["id"] for m in messages}
+    for overlay in reversed(overlays):
+        if overlay.from_id in ids and overlay.to_id in ids:
+            return overlay
+    return None
+
+
+def create_compact_function(summarize: Callable[[str], Awaitable[str]] | None = None, *, protect_head: int = 3,
+                            tail_token_budget: int = 20_000, min_tail_messages: int = 2,
+                            token_counter: Callable[[str], int] | None = None) -> Callable[..., Awaitable[Any]]:
+    """The reference compaction function (Think's `createCompactFunction`, same defaults).
+
+    Args:
+        summarize: `async fn(prompt) -> str`; default: the agent's model (`ctx.summarize`).
+        protect_head: messages at the start that are never summarised.
+        tail_token_budget: tokens of recent messages kept verbatim (at least `min_tail_messages`).
+        token_counter: `fn(text) -> int`; default: litellm's counter for the agent's model.
+
+    Returns:
+        `async fn(messages, ctx) -> {"summary", "from_message_id", "to_message_id"} | None`;
+        None when the history has no more than head + tail messages or the summary is empty.
+    """
+    async def compact(messages: list[dict], ctx: CompactionContext) -> dict | None:
+        count = token_counter or ctx.token_counter
+        if len(messages) <= protect_head + min_tail_messages:
+            return None
+        tail_start, budget = len(messages), tail_token_budget
+        while tail_start > protect_head:
+            cost = count(message_text(messages[tail_start - 1])) + 4
+            kept = len(messages) - tail_start
+            if kept >= min_tail_messages and cost > budget:
+                break
+            budget -= cost
+            tail_start -= 1
+        tail_start = min(tail_start, len(messages) - min_tail_messages)
+        middle = [m for m in messages[protect_head:tail_start] if not m["id"].startswith(SYNTHETIC_PREFIX)]
+        if not middle:
+            return None
+        transcript = "\n\n".join(_transcript_entry(m) for m in middle)
+        target = max(100, count(transcript) // 5)
+        summary = (await (summarize or ctx.summarize)(summary_prompt(transcript, target, ctx.previous_summary))).strip()
+        if not summary:
+            return None
+        return {"summary": summary, "from_message_id": middle[0]["id"], "to_message_id": middle[-1]["id"]}
+
+    return compact
+
+
+def summary_prompt(transcript: str, target_tokens: int, previous: str | None) -> str:
+    """The summariser's instruction (Think's structured prompt; iterative when `previous` exists)."""
+    head = (f"Update the previous summary with the new conversation below.\n\nPREVIOUS SUMMARY:\n{previous}\n\n"
+            if previous else "Summarise the conversation below.\n\n")
+    return (f"{head}CONVERSATION:\n{transcript}\n\nWrite about {target_tokens} tokens in these sections:\n"
+            f"{SUMMARY_SECTIONS}")
+
+
+def _transcript_entry(message: dict) -> str:
+    lines = []
+    for part in message.get("parts", []):
+        kind = part.get("type", "")
+        if kind == "text":
+            lines.append(part.get("text", ""))
+        elif kind.startswith("tool-") or kind == "dynamic-tool":
+            name = part.get("toolName") or kind.removeprefix("tool-")
+            out = part.get("output", part.get("errorText", ""))
+            lines.append(f"[tool {name}] input: {_clip(part.get('input'))} output: {_clip(out)}")
+    return f"{message['role'].upper()}: " + "\n".join(lines)
+
+
+def _clip(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= TOOL_TEXT_LIMIT else text[:TOOL_TEXT_LIMIT] + "…"
+
+
+async def summarize_with_model(model: Any, prompt: str) -> str:
+    """One non-streamed call to `model` (a `ModelConfig`) through litellm; returns its text."""
+    from think_nb.models.litellm_env import get_litellm
+
+    litellm = get_litellm()
+    response = await litellm.acompletion(model=model.model, messages=[
+        {"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}], **model.options)
+    return response.choices[0].message.content or ""
+
+
+def count_with(model: str | None) -> Callable[[str], int]:
+    """litellm's counter for `model` as `fn(text) -> int`."""
+    return lambda text: count_tokens(text, model)

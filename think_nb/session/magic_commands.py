@@ -1,0 +1,73 @@
+"""`%think context|messages|search|sessions`: the session DataFrames from a magic line.
+
+    %think context [AGENT]          context blocks (label, kind, tokens, usage, content)
+    %think messages [AGENT]         the current branch, one row per message
+    %think search QUERY [--agent AGENT] [--limit N] [--all]   full-text search of the transcript
+    %think sessions [AGENT]         the agent's sessions (the active one flagged)
+
+AGENT is a Think subclass or instance in the notebook (as for `%think AGENT`); without it, the
+agent last shown with `%think` is used. Registered through `think_nb.magic.subcommand`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from IPython.display import display
+
+from think_nb import magic
+from think_nb.errors import UserError
+
+
+def _agent(magics: Any, ref: str | None) -> Any:
+    if ref:
+        return magics.resolve_agent(ref, "default", None)
+    if magic._agents:
+        return list(magic._agents.values())[-1]
+    raise UserError("No agent yet: pass one (`%think context Calc`) or show it first with `%think Calc`.")
+
+
+def _parse(prog: str, args: list[str], *, query: bool = False) -> argparse.Namespace:
+    parser = magic._Parser(prog=f"%think {prog}", add_help=False)
+    if query:
+        parser.add_argument("query", nargs="*")
+        parser.add_argument("--agent", default=None)
+        parser.add_argument("--limit", type=int, default=20)
+        parser.add_argument("--all", action="store_true")
+    else:
+        parser.add_argument("agent", nargs="?")
+    parser.add_argument("-h", "--help", action="store_true")
+    return parser.parse_args(args)
+
+
+def _run(name: str, args: list[str], magics: Any, show: Any) -> None:
+    parsed = _parse(name, args, query=name == "search")
+    if parsed.help or (name == "search" and not parsed.query):
+        print(magic.SUBCOMMANDS[name][0])
+        return
+    display(show(_agent(magics, parsed.agent), parsed))
+
+
+@magic.subcommand("context", "%think context [AGENT]\n    Show AGENT's context blocks as a DataFrame "
+                  "(label, description, kind, writable, tokens, max_tokens, percent_used, content).")
+def context(magics: Any, args: list[str]) -> None:
+    _run("context", args, magics, lambda agent, _: agent.context_blocks())
+
+
+@magic.subcommand("messages", "%think messages [AGENT]\n    Show AGENT's current branch as a DataFrame "
+                  "(id, parent_id, role, text, parts, tool_calls, created_at, model, total_tokens).")
+def messages(magics: Any, args: list[str]) -> None:
+    _run("messages", args, magics, lambda agent, _: agent.messages_df())
+
+
+@magic.subcommand("search", "%think search QUERY [--agent AGENT] [--limit N] [--all]\n    Full-text search "
+                  "(SQLite FTS5, QUERY as one phrase) of AGENT's transcript; --all searches every session.")
+def search(magics: Any, args: list[str]) -> None:
+    _run("search", args, magics, lambda agent, a: agent.search(" ".join(a.query), a.limit, a.all))
+
+
+@magic.subcommand("sessions", "%think sessions [AGENT]\n    Show AGENT's sessions as a DataFrame (id, name, "
+                  "active, messages, ...); switch with agent.switch_session(name).")
+def sessions(magics: Any, args: list[str]) -> None:
+    _run("sessions", args, magics, lambda agent, _: agent.sessions())

@@ -1,0 +1,53 @@
+"""Full-text search over the transcript: SQLite FTS5 (`messages_fts`, porter + unicode61).
+
+Every message's text parts are indexed by triggers on `messages` (migration
+`m003_session_memory`), whatever code path writes them. As in Think's `session.search`, the
+whole query is matched as one quoted phrase, best bm25 rank first; a query with no words (or
+one FTS5 cannot parse) returns [] instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from think_nb.session.providers import and_query, phrase_query
+from think_nb.store.db import Database
+
+_SQL = """
+SELECT m.id, m.role, m.agent_key, m.created_at, snippet(messages_fts, 0, '[', ']', '…', 12), f.rank, m.content
+FROM messages_fts f JOIN messages m ON m.seq = f.rowid
+WHERE messages_fts MATCH :match AND m.agent_key IN ({keys})
+ORDER BY f.rank LIMIT :limit
+"""
+
+
+def search_messages(db: Database, conversation_keys: list[str], query: str, limit: int = 20,
+                    all_words: bool = False) -> list[dict]:
+    """Messages of the given conversations whose text matches `query`.
+
+    Args:
+        conversation_keys: `messages.agent_key` values to search (one per session).
+        query: words; matched as one phrase (Think), or every word anywhere with `all_words`.
+        limit: at most this many results.
+
+    Returns:
+        `[{"id", "role", "conversation_key", "created_at", "snippet", "rank", "text"}]`, best
+        first; `rank` is FTS5's bm25 (lower is better); `snippet` marks hits with [ ].
+    """
+    match = and_query(query) if all_words else phrase_query(query)
+    if not match or not conversation_keys:
+        return []
+    keys = ", ".join(f":k{n}" for n in range(len(conversation_keys)))
+    params = {"match": match, "limit": int(limit), **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
+    try:
+        rows = db.read(_SQL.format(keys=keys), params)
+    except sqlite3.OperationalError:  # a query FTS5 cannot parse
+        return []
+    return [{"id": i, "role": role, "conversation_key": key, "created_at": created, "snippet": snippet,
+             "rank": rank, "text": _text(content)} for i, role, key, created, snippet, rank, content in rows]
+
+
+def _text(content: str) -> str:
+    message = json.loads(content)
+    return "\n".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text")

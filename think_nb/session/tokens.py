@@ -1,0 +1,81 @@
+"""Token counts for context blocks, prompts and histories, from litellm's counter.
+
+`litellm.token_counter(model=..., text=...)` picks the tokenizer of the model in use (tiktoken
+for OpenAI models, Anthropic's and others' bundled tokenizers, cl100k_base as its fallback). The
+in-process models (`think-local/*`, `think-scripted/*`) have no litellm tokenizer, so they are
+counted with `DEFAULT_TOKENIZER_MODEL`, whose encoding ships inside the litellm wheel
+(`litellm_core_utils/tokenizers`, found through `TIKTOKEN_CACHE_DIR`): counting never needs the
+network. litellm is imported lazily (first count), through `think_nb.models.litellm_env`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from think_nb.models.resolve import IN_PROCESS_PROVIDERS
+
+DEFAULT_TOKENIZER_MODEL = "gpt-3.5-turbo"
+"""Counted with cl100k_base, bundled with litellm (works offline)."""
+
+
+def tokenizer_model(model: str | None) -> str:
+    """The model name handed to litellm's counter for `model` (a litellm model string or None)."""
+    if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+        return DEFAULT_TOKENIZER_MODEL
+    return model
+
+
+@functools.lru_cache(maxsize=4096)
+def count_tokens(text: str, model: str | None = None) -> int:
+    """Tokens in `text` for `model` (litellm's counter). Empty text is 0 tokens.
+
+    Falls back to `DEFAULT_TOKENIZER_MODEL` when litellm cannot count for `model`, and to the
+    heuristic `estimate_tokens` only when litellm itself fails.
+    """
+    if not text:
+        return 0
+    from think_nb.models.litellm_env import get_litellm
+
+    litellm = get_litellm()
+    name = tokenizer_model(model)
+    try:
+        return int(litellm.token_counter(model=name, text=text))
+    except Exception:  # noqa: BLE001 - unknown model or tokenizer: count with the bundled default
+        try:
+            return int(litellm.token_counter(model=DEFAULT_TOKENIZER_MODEL, text=text))
+        except Exception:  # noqa: BLE001
+            return estimate_tokens(text)
+
+
+def estimate_tokens(text: str) -> int:
+    """Think's heuristic (`utils/tokens.ts`): max(chars / 4, words × 1.3), rounded up."""
+    return math.ceil(max(len(text) / 4, len(text.split()) * 1.3)) if text else 0
+
+
+def message_text(message: dict) -> str:
+    """The text a UIMessage contributes to the model's context: text parts, tool inputs and outputs."""
+    import json
+
+    pieces = []
+    for part in message.get("parts", []):
+        kind = part.get("type", "")
+        if kind in ("text", "reasoning"):
+            pieces.append(part.get("text", ""))
+        elif kind.startswith("tool-") or kind == "dynamic-tool":
+            pieces.append(json.dumps(part.get("input"), default=str))
+            if "output" in part:
+                out = part["output"]
+                pieces.append(out if isinstance(out, str) else json.dumps(out, default=str))
+            if part.get("errorText"):
+                pieces.append(part["errorText"])
+    return "\n".join(p for p in pieces if p)
+
+
+def count_history_tokens(messages: list[dict], model: str | None = None, system: str | None = None) -> int:
+    """Tokens of a history as the model receives it: each message's text plus 4 per message
+    (Think's per-message overhead), plus the system prompt."""
+    total = count_tokens(system or "", model)
+    for message in messages:
+        total += count_tokens(message_text(message), model) + 4
+    return total

@@ -1,0 +1,143 @@
+"""pandas DataFrames of an agent's state, for inspecting it in a notebook.
+
+Each function takes an agent and returns a fresh DataFrame (a snapshot; re-run to refresh).
+Column sets are fixed, so an empty agent gives an empty frame with the same columns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+
+BLOCK_COLUMNS = ["label", "description", "kind", "writable", "tokens", "max_tokens", "percent_used", "content"]
+MESSAGE_COLUMNS = ["id", "parent_id", "role", "text", "parts", "tool_calls", "created_at", "model", "total_tokens"]
+TOOL_CALL_COLUMNS = ["message_id", "tool_call_id", "tool_name", "state", "input", "output", "error_text"]
+USAGE_COLUMNS = ["message_id", "request_id", "model", "prompt_tokens", "completion_tokens", "total_tokens",
+                 "cost_usd", "created_at"]
+SESSION_COLUMNS = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
+                   "created_at", "updated_at"]
+SEARCH_COLUMNS = ["id", "role", "session", "snippet", "rank", "text", "created_at"]
+
+
+def context_blocks(agent: Think) -> pd.DataFrame:
+    """One row per context block, in prompt order: label, description, kind (readonly |
+    writable | skill | search), writable, tokens (litellm's count for the agent's model),
+    max_tokens (nullable Int64), percent_used (tokens / max_tokens × 100, NaN without a limit),
+    content."""
+    rows = [b.as_dict() for b in agent.session.blocks()]
+    df = pd.DataFrame(rows, columns=BLOCK_COLUMNS)
+    return df.astype({"tokens": "int64", "max_tokens": "Int64", "percent_used": "float64", "writable": "bool"})
+
+
+def messages(agent: Think) -> pd.DataFrame:
+    """The current branch, oldest first: id, parent_id, role, text (text parts joined), parts
+    (count), tool_calls (count), created_at (UTC timestamp), model and total_tokens (assistant
+    messages' metadata; else None / NaN)."""
+    rows = _stored_rows(agent)
+    out = []
+    for message in agent.messages:
+        parent, created = rows.get(message["id"], (None, None))
+        usage = (message.get("metadata") or {}).get("usage") or {}
+        parts = message.get("parts", [])
+        out.append({"id": message["id"], "parent_id": parent, "role": message["role"],
+                    "text": "\n".join(p.get("text", "") for p in parts if p.get("type") == "text"),
+                    "parts": len(parts), "tool_calls": sum(1 for p in parts if _is_tool(p)),
+                    "created_at": created, "model": (message.get("metadata") or {}).get("model"),
+                    "total_tokens": usage.get("total_tokens")})
+    df = pd.DataFrame(out, columns=MESSAGE_COLUMNS)
+    df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
+    return _nulls_as_none(df.astype({"parts": "int64", "tool_calls": "int64", "total_tokens": "Int64"}))
+
+
+def tool_calls(agent: Think) -> pd.DataFrame:
+    """Every tool call on the current branch, in order: message_id, tool_call_id, tool_name,
+    state (AI SDK tool part state), input (dict), output (as returned) and error_text."""
+    out = []
+    for message in agent.messages:
+        for part in message.get("parts", []):
+            if _is_tool(part):
+                out.append({"message_id": message["id"], "tool_call_id": part.get("toolCallId"),
+                            "tool_name": part.get("toolName") or part["type"].removeprefix("tool-"),
+                            "state": part.get("state"), "input": part.get("input"), "output": part.get("output"),
+                            "error_text": part.get("errorText")})
+    return _nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS))
+
+
+def usage(agent: Think) -> pd.DataFrame:
+    """Token usage per assistant message (one turn) on the current branch: message_id,
+    request_id, model, prompt/completion/total tokens (as the provider reported them), cost_usd
+    (litellm's price table; 0 for the in-process models, NaN when unknown), created_at."""
+    rows = _stored_rows(agent)
+    out = []
+    for message in agent.messages:
+        meta = message.get("metadata") or {}
+        if message["role"] != "assistant" or "usage" not in meta:
+            continue
+        u = meta.get("usage") or {}
+        out.append({"message_id": message["id"], "request_id": meta.get("requestId"), "model": meta.get("model"),
+                    "prompt_tokens": u.get("prompt_tokens", 0), "completion_tokens": u.get("completion_tokens", 0),
+                    "total_tokens": u.get("total_tokens", 0),
+                    "cost_usd": _cost(meta.get("model"), u.get("prompt_tokens", 0), u.get("completion_tokens", 0)),
+                    "created_at": rows.get(message["id"], (None, None))[1]})
+    df = pd.DataFrame(out, columns=USAGE_COLUMNS)
+    df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
+    return _nulls_as_none(df).astype({"prompt_tokens": "int64", "completion_tokens": "int64", "total_tokens": "int64",
+                      "cost_usd": "float64"})
+
+
+def sessions(agent: Think) -> pd.DataFrame:
+    """The agent's sessions, oldest first: id ("" = default), name, active, messages (stored,
+    every branch), parent_session_id / forked_from_message_id (forks), created_at, updated_at."""
+    from think_nb.session.sessions import list_sessions
+
+    df = pd.DataFrame(list_sessions(agent), columns=SESSION_COLUMNS)
+    for col in ("created_at", "updated_at"):
+        df[col] = pd.to_datetime(df[col], unit="s", utc=True)
+    return _nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))
+
+
+def search(agent: Think, query: str, limit: int = 20, all_sessions: bool = False) -> pd.DataFrame:
+    """`agent.session.search(...)` as a DataFrame (best match first)."""
+    df = pd.DataFrame(agent.session.search(query, limit, all_sessions=all_sessions), columns=SEARCH_COLUMNS)
+    df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
+    return df
+
+
+def _nulls_as_none(df: pd.DataFrame) -> pd.DataFrame:
+    """Missing values in object columns as None (not NaN), so rows compare and print plainly."""
+    for col in df.columns:
+        if df[col].dtype == object or pd.api.types.is_string_dtype(df[col].dtype):
+            df[col] = df[col].astype(object).where(df[col].notna(), None)
+    return df
+
+
+def _stored_rows(agent: Think) -> dict[str, tuple[Any, Any]]:
+    store = agent._store
+    return {i: (p, c) for i, p, c in store.db.read(
+        "SELECT id, parent_id, created_at FROM messages WHERE agent_key = ?", (store.key,))}
+
+
+def _is_tool(part: dict) -> bool:
+    return part.get("type", "").startswith("tool-") or part.get("type") == "dynamic-tool"
+
+
+def _cost(model: str | None, prompt: int, completion: int) -> float:
+    from think_nb.models.resolve import IN_PROCESS_PROVIDERS
+
+    if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+        return 0.0
+    try:
+        from think_nb.models.litellm_env import get_litellm
+
+        p, c = get_litellm().cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
+        return float(p + c)
+    except Exception:  # noqa: BLE001 - a model missing from litellm's price table
+        return float("nan")
+
+
+__all__ = ["context_blocks", "messages", "search", "sessions", "tool_calls", "usage"]
