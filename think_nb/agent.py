@@ -44,6 +44,7 @@ from think_nb.store import MessageStore, default_db_path, open_database
 from think_nb.subagents import SubAgentAPI
 from think_nb.turns.admission import TurnQueue
 from think_nb.turns.entry import TurnEntryPoints
+from think_nb.turns.interactions import Interactions
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
 from think_nb.turns.repair import default_repair, repaired
 from think_nb.turns.result import StepContext, TurnResult
@@ -53,7 +54,7 @@ log = logging.getLogger("think_nb")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you are given when they help."
 
 
-class Think(TurnEntryPoints, SubAgentAPI):
+class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     """A chat agent whose turns stream AI SDK UIMessageChunks and persist to SQLite.
 
     Args:
@@ -71,6 +72,8 @@ class Think(TurnEntryPoints, SubAgentAPI):
         cls = type(self)
         self._store = MessageStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
         self._current_turn: Any = None
+        self._continue_after: set[str] = set()  # messages whose client results arrived mid-turn
+        self._client_tool_names: set[str] = set()
         self._messages: list[dict] = self._store.branch()
         self._listeners: list[Any] = []
         self._queue = TurnQueue()
@@ -239,7 +242,9 @@ class Think(TurnEntryPoints, SubAgentAPI):
     def _notify(self, method: str, *args: Any) -> None:
         for listener in list(self._listeners):
             try:
-                getattr(listener, method)(*args)
+                handler = getattr(listener, method, None)  # optional methods (on_message_updated)
+                if handler is not None:
+                    handler(*args)
             except Exception:  # noqa: BLE001 - one broken view must not break the turn
                 log.exception("listener %r failed in %s", listener, method)
 

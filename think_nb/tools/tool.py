@@ -32,6 +32,8 @@ class Tool:
         function: the Python callable, sync or async; called with keyword arguments.
         needs_approval: bool, or a predicate on the input dict (sync or async); used by the
             approval flow (Think's `needsApproval`).
+        client: True for a tool that runs in the browser (the panel), not in the kernel.
+        js: for a Python-declared client tool, the body of an async JavaScript function of `input`.
     """
 
     name: str
@@ -40,6 +42,8 @@ class Tool:
     function: Callable[..., Any] | None = None
     needs_approval: bool | Callable[[dict], Any] = False
     _model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
+    client: bool = False
+    js: str | None = None
 
     def schema(self) -> dict:
         """The OpenAI/litellm tool declaration `{type: "function", function: {name, description, parameters}}`."""

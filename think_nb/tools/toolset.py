@@ -6,6 +6,7 @@ wins over the function name, like Think's AI SDK `ToolSet`). Later entries win o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ def resolve_tools(tools: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, 
 def _as_tool(item: Any, key: str | None) -> Tool:
     if isinstance(item, Tool):
         if key and key != item.name:
-            return Tool(key, item.description, item.parameters, item.function, item.needs_approval, item._model)
+            return dataclasses.replace(item, name=key)
         return item
     if isinstance(item, Callable):  # type: ignore[arg-type]
         return from_function(item, name=key)

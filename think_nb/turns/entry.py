@@ -37,14 +37,17 @@ class TurnEntryPoints:
     message_concurrency: Any = "queue"
 
     def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "panel",
-               body: dict | None = None) -> asyncio.Task:
+               body: dict | None = None, client_tools: list[dict] | None = None) -> asyncio.Task:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
+        `client_tools`: the panel's own client tool schemas `{name, description?, parameters?}`.
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
         event loop (a notebook cell, a coroutine); raises `UserError` without one. The task's
         result is a `TurnResult`.
         """
         message = user_message(message) if isinstance(message, str) else message
+        if trigger == "panel":  # a request without client tools clears them (Think's lastClientTools)
+            self.set_client_tools(client_tools)
         return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
 
     async def send(self, text: str) -> TurnResult:
@@ -101,7 +104,7 @@ class TurnEntryPoints:
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client
         tool call without a result (Think's `hasPendingInteraction`)."""
-        client = set(getattr(self, "_client_tool_names", ()) or ())
+        client = self._client_tool_names
         for message in self._messages:
             for part in message.get("parts", []):
                 state = part.get("state")
@@ -178,6 +181,7 @@ class TurnEntryPoints:
             self._active.pop(sub.request_id, None)
             remove()
         self._broadcast_turn_end(result)
+        self._after_turn()
         if result.status != "skipped" and self._overrides("on_chat_response"):
             try:
                 from think_nb.turns.runner import maybe_await

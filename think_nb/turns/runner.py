@@ -14,14 +14,17 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from think_nb.messages.accumulator import MessageAccumulator
+from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
 from think_nb.models.errors import describe_error
-from think_nb.models.resolve import ModelConfig, resolve_model
+from think_nb.models.litellm_env import get_litellm
+from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
+from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import TurnConfig, TurnContext, call_hook
+from think_nb.turns.interactions import LAST_CLIENT_TOOLS
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.tool_calls import StepTools
 
@@ -97,9 +100,10 @@ class Turn:
         agent = self.agent
         self.model = resolve_model(await maybe_await(agent.get_model()))
         system = await agent._system_prompt_for_turn()
-        tools = await agent._tools_for_turn()
+        tools = {**await agent._tools_for_turn(), **from_schemas(agent._store.get_state(LAST_CLIENT_TOOLS))}
+        agent._client_tool_names = {name for name, t in tools.items() if t.client}
         messages = to_model_messages(await agent._history_for_turn())
-        if self.continuation and messages and messages[-1]["role"] in ("assistant", "tool"):
+        if self.continuation and messages and messages[-1]["role"] == "assistant":
             messages.append({"role": "user", "content": CONTINUE_TEXT})
         config = TurnConfig()
         if agent._overrides("before_turn"):
@@ -120,8 +124,37 @@ class Turn:
         return system, messages, tools, config
 
     # -- steps ----------------------------------------------------------------------------
+    async def _run_approved_tools(self, tools: dict) -> bool:
+        """Run the calls approved since the last turn; their results land in the message that asked
+        (a cross-message update: `on_message_updated`). Returns True when any ran."""
+        history = self.agent.messages
+        last = history[-1] if history and history[-1]["role"] == "assistant" else None
+        approved = [p for p in (last or {}).get("parts", [])
+                    if p.get("state") == "approval-responded" and (p.get("approval") or {}).get("approved")]
+        if not approved:
+            return False
+        earlier = MessageAccumulator(last["id"], base=last)
+
+        async def emit(chunk: dict) -> None:
+            earlier.apply(chunk)
+            await self.emit_broadcast(chunk)
+
+        runner = StepTools(self.agent, tools, emit, to_model_messages(history))
+        await asyncio.gather(*(runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
+                                              tools.get(tool_name_of(p))) for p in approved))
+        self.agent._replace_message(earlier.message)
+        return True
+
+    async def emit_broadcast(self, chunk: dict) -> None:
+        """Broadcast a chunk that belongs to an earlier message (not this turn's)."""
+        self.agent._broadcast_chunk(self.request_id, chunk, self.continuation)
+        if self._observe:
+            await call_hook(self.agent, "on_chunk", chunk)
+
     async def _run_steps(self) -> None:
         system, base_messages, tools, config = await self._prepare()
+        if await self._run_approved_tools(tools) and config.messages is None:
+            base_messages = to_model_messages(await self.agent._history_for_turn())
         options = config.litellm_options()
         max_steps = config.max_steps if config.max_steps is not None else self.agent.max_steps
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
@@ -158,8 +191,12 @@ class Turn:
             self.usage[key] += (outcome.usage or {}).get(key, 0) or 0
 
     def _metadata(self) -> dict:
-        return {"model": self.model.model if self.model else None, "usage": dict(self.usage),
-                "requestId": self.request_id}
+        metadata = {"model": self.model.model if self.model else None, "usage": dict(self.usage),
+                    "requestId": self.request_id}
+        cost = _cost_usd(metadata["model"], self.usage)
+        if cost is not None:
+            metadata["cost_usd"] = cost
+        return metadata
 
     # -- endings ----------------------------------------------------------------------------
     async def _report_error(self, exc: Exception) -> str:
@@ -189,6 +226,18 @@ class Turn:
                 part["state"] = "done"
         self.agent._save_assistant(message)
         return message
+
+
+def _cost_usd(model: str | None, usage: dict) -> float | None:
+    """The turn's price in US dollars from litellm's price table, or None when the model is not in it."""
+    if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+        return None
+    try:
+        prompt, completion = get_litellm().cost_per_token(model=model, prompt_tokens=usage["prompt_tokens"],
+                                                          completion_tokens=usage["completion_tokens"])
+    except Exception:  # noqa: BLE001 - unknown model: no price
+        return None
+    return prompt + completion
 
 
 def _uncancel() -> None:

@@ -47,7 +47,8 @@ class StepTools:
 
     async def run(self, calls: list[ToolCall]) -> tuple[list[dict], bool]:
         """Returns (results as `{toolCallId, toolName, output | errorText}` in call order,
-        paused: True when a call awaits approval and the turn must stop after this step)."""
+        paused: True when a call awaits approval or a client tool's result, so the turn must
+        stop after this step)."""
         outcomes = await asyncio.gather(*(self._one(call) for call in calls))
         return [r for r in outcomes if r is not None], any(r is None for r in outcomes)
 
@@ -57,6 +58,8 @@ class StepTools:
             return {**base, "errorText": call.error}
         tool = self.tools.get(call.name)
         arguments = call.input or {}
+        if tool is not None and tool.client:  # runs in the panel; its result comes back as tool_result
+            return None
         if tool is not None and await needs_approval(tool, arguments):
             await self.emit({"type": "tool-approval-request", "approvalId": new_id("approval"), "toolCallId": call.id})
             return None

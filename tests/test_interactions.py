@@ -1,0 +1,185 @@
+"""Approvals and client tools in the engine: state machine, batch barrier, continuations."""
+
+import asyncio
+
+import pytest
+from dirty_equals import IsStr
+
+from agents import scripted_agent, texts, user
+from think_nb import Think, client_tool, tool
+from think_nb.errors import UserError
+from think_nb.testing import ScriptedModel as S
+
+ran: list = []
+
+
+@tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    ran.append(path)
+    return f"deleted {path}"
+
+
+@tool(needs_approval=lambda input: input["amount"] > 100)
+async def pay(amount: int) -> str:
+    """Pay someone."""
+    return f"paid {amount}"
+
+
+tz = client_tool("time_zone", "The user's time zone.", js="return Intl.DateTimeFormat().resolvedOptions().timeZone;")
+sel = client_tool("selection", "The page selection.", js="return String(window.getSelection());")
+
+
+class Updates:
+    def __init__(self) -> None:
+        self.updated: list[dict] = []
+
+    def on_message_updated(self, message):
+        self.updated.append(message)
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    ran.clear()
+
+
+async def test_approve_runs_the_tool_in_a_continuation_and_the_result_lands_in_the_original_message() -> None:
+    script = S([[S.text("Deleting."), S.tool_call("delete_file", {"path": "/tmp/x"})], [S.text("Done, it is gone.")]])
+    agent = scripted_agent(script, tools=[delete_file])
+    updates = Updates()
+    agent.subscribe(updates)
+    await agent.send("remove /tmp/x")
+    assert ran == [] and len(script.requests) == 1
+    assert agent.pending_approvals() == [{"tool_call_id": "call_1_0", "tool_name": "delete_file",
+                                          "input": {"path": "/tmp/x"}, "message_id": agent.messages[-1]["id"],
+                                          "approval_id": IsStr(regex="approval_.*")}]
+    task = agent.approve("call_1_0")
+    assert updates.updated[0]["parts"][-1]["state"] == "approval-responded"
+    result = await task
+    assert (result.status, result.continuation) == ("completed", True)
+    assert ran == ["/tmp/x"]
+    assert agent.messages == [user("remove /tmp/x"), {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(model=script.model), "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "Deleting.", "state": "done"},
+            {"type": "tool-delete_file", "toolCallId": "call_1_0", "state": "output-available",
+             "input": {"path": "/tmp/x"}, "output": "deleted /tmp/x",
+             "approval": {"id": IsStr(), "approved": True}}]}, {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(continuation=True), "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "Done, it is gone.", "state": "done"}]}]
+    assert updates.updated[-1]["parts"][-1]["state"] == "output-available"
+    assert script.requests[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_1_0",
+                                                  "content": "deleted /tmp/x"}
+    assert agent.pending_approvals() == [] and not agent.has_pending_interaction()
+
+
+from dirty_equals import IsPartialDict  # noqa: E402
+
+
+async def test_deny_tells_the_model_and_never_runs_the_tool() -> None:
+    script = S([[S.tool_call("delete_file", {"path": "/etc"})], [S.text("Understood, I will not.")]])
+    agent = scripted_agent(script, tools=[delete_file])
+    await agent.send("wipe /etc")
+    await agent.deny("call_1_0", "too dangerous")
+    assert ran == []
+    assert agent.messages[1]["parts"][-1] == {"type": "tool-delete_file", "toolCallId": "call_1_0",
+                                              "state": "output-denied", "input": {"path": "/etc"},
+                                              "approval": {"id": IsStr(), "approved": False,
+                                                           "reason": "too dangerous"}}
+    assert script.requests[1]["messages"][-1]["content"] == "The user denied this tool call. too dangerous"
+    assert texts(agent)[-1] == ("assistant", "Understood, I will not.")
+
+
+async def test_predicate_approval_only_gates_matching_inputs() -> None:
+    script = S([[S.tool_call("pay", {"amount": 5}), S.tool_call("pay", {"amount": 500})], [S.text("ok")]])
+    agent = scripted_agent(script, tools=[pay])
+    await agent.send("pay both")
+    states = [(p["input"]["amount"], p["state"]) for p in agent.messages[-1]["parts"] if p["type"] == "tool-pay"]
+    assert states == [(5, "output-available"), (500, "approval-requested")]
+    assert len(script.requests) == 1
+
+
+async def test_wrong_order_repeated_and_unknown_decisions_change_nothing() -> None:
+    script = S([[S.tool_call("delete_file", {"path": "a"})], [S.text("ok")]])
+    agent = scripted_agent(script, tools=[delete_file])
+    with pytest.raises(UserError, match="No tool call 'nope'"):
+        agent.approve("nope")
+    await agent.send("go")
+    before = agent.get_messages()
+    with pytest.raises(UserError, match="is 'approval-requested', not waiting"):
+        agent.add_tool_output("call_1_0", "forged")  # a frame cannot give a gated tool an output
+    assert agent.messages[-1]["parts"][-1]["state"] == "approval-requested"
+    assert ran == []
+    await agent.approve("call_1_0")
+    with pytest.raises(UserError, match="is 'output-available', not waiting"):
+        agent.approve("call_1_0")
+    with pytest.raises(UserError, match="not waiting"):
+        agent.deny("call_1_0")
+    assert ran == ["a"] and before[0] == agent.messages[0]
+
+
+async def test_pending_approvals_survive_a_restart_and_can_be_approved_from_the_new_object() -> None:
+    script = S([[S.tool_call("delete_file", {"path": "kept"})], [S.text("done")]])
+    first = scripted_agent(script, tools=[delete_file], name="restart")
+    await first.send("go")
+    second = scripted_agent(script, tools=[delete_file], name="restart")  # a new object: reads SQLite
+    assert [p["tool_call_id"] for p in second.pending_approvals()] == ["call_1_0"]
+    await second.approve("call_1_0")
+    assert ran == ["kept"]
+
+
+async def test_client_tool_round_trip_with_two_parallel_calls_and_a_failure() -> None:
+    script = S([[S.tool_call("time_zone", {}), S.tool_call("selection", {})], [S.text("You are in Paris time.")]])
+    agent = scripted_agent(script, tools=[tz, sel])
+    assert agent.client_tool_specs() == [
+        {"name": "time_zone", "description": "The user's time zone.", "parameters": {"type": "object", "properties": {}},
+         "js": "return Intl.DateTimeFormat().resolvedOptions().timeZone;"},
+        {"name": "selection", "description": "The page selection.", "parameters": {"type": "object", "properties": {}},
+         "js": "return String(window.getSelection());"}]
+    await agent.send("where am I?")
+    assert [p["state"] for p in agent.messages[-1]["parts"][1:]] == ["input-available", "input-available"]
+    assert agent.has_pending_interaction()
+    assert agent.add_tool_output("call_1_0", "Europe/Paris") is None  # the batch still waits
+    assert len(script.requests) == 1
+    task = agent.add_tool_output("call_1_1", error_text="Selection API blocked")
+    assert (await task).status == "completed"
+    assert [(p["state"], p.get("output"), p.get("errorText")) for p in agent.messages[1]["parts"][1:]] == [
+        ("output-available", "Europe/Paris", None), ("output-error", None, "Selection API blocked")]
+    assert [m["content"] for m in script.requests[1]["messages"] if m["role"] == "tool"] == [
+        "Europe/Paris", "Error: Selection API blocked"]
+    assert texts(agent)[-1] == ("assistant", "You are in Paris time.") and not agent.has_pending_interaction()
+
+
+async def test_a_client_result_arriving_mid_turn_continues_once_the_turn_ends() -> None:
+    script = S([[S.tool_call("time_zone", {}), S.text("...and some trailing text", chunk_size=1)],
+                [S.text("Noted.")]], delay=0.01)
+    agent = scripted_agent(script, tools=[tz])
+    seen = asyncio.Event()
+
+    class Panel:
+        def on_chunk(self, request_id, chunk, continuation):
+            if chunk["type"] == "tool-input-available":
+                agent.add_tool_output(chunk["toolCallId"], "UTC")  # the panel answers while text streams
+                seen.set()
+
+    agent.subscribe(Panel())
+    await agent.send("tz?")
+    assert seen.is_set()
+    await agent.wait_until_stable(timeout=5)
+    assert agent.messages[1]["parts"][1]["state"] == "output-available"
+    assert texts(agent)[-1] == ("assistant", "Noted.")
+
+
+async def test_panel_registered_client_tools_are_offered_and_remembered() -> None:
+    script = S([[S.text("a")], [S.text("b")]])
+    agent = scripted_agent(script, tools=[])
+    await agent.submit("hi", client_tools=[{"name": "copy", "description": "Copy to clipboard",
+                                            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}])
+    assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["copy"]
+    await agent.continue_last_turn()  # continuations reuse the last request's client tools
+    assert [t["function"]["name"] for t in script.requests[1]["tools"]] == ["copy"]
+
+
+def test_client_tool_needs_a_body() -> None:
+    with pytest.raises(UserError, match="needs js="):
+        client_tool("x", "y", js=" ")
+    assert isinstance(Think, type)
