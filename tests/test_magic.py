@@ -12,7 +12,9 @@ from think_nb.testing import ScriptedModel as S
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = get_ipython()
+    import IPython
+
+    shell = get_ipython() or IPython.get_ipython()  # the test shell is returned only by the first call
     shell.run_line_magic("load_ext", "think_nb")
     return shell
 

@@ -74,6 +74,8 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         self._current_turn: Any = None
         self._continue_after: set[str] = set()  # messages whose client results arrived mid-turn
         self._client_tool_names: set[str] = set()
+        self._steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
+        self._turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self._messages: list[dict] = self._store.branch()
         self._listeners: list[Any] = []
         self._queue = TurnQueue()
@@ -141,6 +143,9 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         if self._queue.active is not None:
             self.abort_request(self._queue.active.request_id)
         self._store.clear()
+        self._store.set_state("unloaded_tool_calls", None)
+        if getattr(self, "_session", None) is not None:
+            self._session.reset()  # Think refreshes the prompt and skill state on clear
         self._messages = []
         self._broadcast_messages()
 

@@ -17,6 +17,7 @@ every call runs on a worker thread so the kernel's event loop is never blocked.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import html
 import importlib.util
 import json
@@ -50,6 +51,12 @@ def gguf_path() -> Path:
     return files[0]
 
 
+def _close() -> None:
+    """Free the model before interpreter shutdown (llama-cpp's finalizer fails once modules are gone)."""
+    if _llama is not None:
+        _llama.close()
+
+
 def get_llama() -> Any:
     """The process-wide `llama_cpp.Llama`, loaded on first use."""
     global _llama
@@ -61,6 +68,7 @@ def get_llama() -> Any:
                 raise ModelError("The embedded model needs llama-cpp-python: pip install llama-cpp-python.") from exc
             _llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
                            verbose=False)
+            atexit.register(_close)
         return _llama
 
 

@@ -4,6 +4,10 @@ Every message's text parts are indexed by triggers on `messages` (migration
 `m003_session_memory`), whatever code path writes them. As in Think's `session.search`, the
 whole query is matched as one quoted phrase, best bm25 rank first; a query with no words (or
 one FTS5 cannot parse) returns [] instead of raising.
+
+Bounded time: ranking every match of a very common word costs time proportional to the matches
+(~40 ms for 40,000 of 100,000 messages), so bm25 ranks only the `RANK_WINDOW` most recent
+matches (FTS5 walks its rowids newest first, cheaply). Rare terms are unaffected.
 """
 
 from __future__ import annotations
@@ -14,10 +18,16 @@ import sqlite3
 from think_nb.session.providers import and_query, phrase_query
 from think_nb.store.db import Database
 
+RANK_WINDOW = 2000
+"""bm25 ranks at most this many matches: the most recent ones of the searched conversations."""
+
 _SQL = """
 SELECT m.id, m.role, m.agent_key, m.created_at, snippet(messages_fts, 0, '[', ']', '…', 12), f.rank, m.content
 FROM messages_fts f JOIN messages m ON m.seq = f.rowid
-WHERE messages_fts MATCH :match AND m.agent_key IN ({keys})
+WHERE messages_fts MATCH :match AND m.agent_key IN ({keys}) AND f.rowid >= coalesce((
+    SELECT min(seq) FROM (SELECT w.rowid AS seq FROM messages_fts w JOIN messages wm ON wm.seq = w.rowid
+                          WHERE messages_fts MATCH :match AND wm.agent_key IN ({keys})
+                          ORDER BY w.rowid DESC LIMIT :window)), 0)
 ORDER BY f.rank LIMIT :limit
 """
 
@@ -39,7 +49,7 @@ def search_messages(db: Database, conversation_keys: list[str], query: str, limi
     if not match or not conversation_keys:
         return []
     keys = ", ".join(f":k{n}" for n in range(len(conversation_keys)))
-    params = {"match": match, "limit": int(limit), **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
+    params = {"match": match, "limit": int(limit), "window": RANK_WINDOW, **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
     try:
         rows = db.read(_SQL.format(keys=keys), params)
     except sqlite3.OperationalError:  # a query FTS5 cannot parse

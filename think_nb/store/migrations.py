@@ -112,3 +112,27 @@ def m003_session_memory(db: sqlite3.Connection) -> None:
                f"INSERT INTO messages_fts (rowid, content) VALUES (new.seq, {new_text}); END")
     db.execute(f"INSERT INTO messages_fts (rowid, content) SELECT seq, {_MESSAGE_TEXT_SQL.format(row='messages')} "
                f"FROM messages")
+
+
+@migration
+def m004_stream_buffer(db: sqlite3.Connection) -> None:
+    # The resumable stream buffer (Think's cf_ai_chat_stream_chunks / _metadata): the chunks of
+    # a turn being streamed, packed in segments (a JSON list of coalesced chunks each), so a
+    # view created mid-stream replays the turn so far. `status` is streaming | completed |
+    # error | aborted | skipped | interrupted (left streaming by a kernel that died).
+    db.execute("CREATE TABLE stream_metadata (agent_key TEXT NOT NULL, request_id TEXT NOT NULL, "
+               "continuation INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, owner TEXT NOT NULL, "
+               "created_at REAL NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (agent_key, request_id))")
+    db.execute("CREATE TABLE stream_chunks (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
+               "request_id TEXT NOT NULL, chunks TEXT NOT NULL, created_at REAL NOT NULL)")
+    db.execute("CREATE INDEX stream_chunks_request ON stream_chunks (agent_key, request_id, seq)")
+
+
+@migration
+def m005_turn_traces(db: sqlite3.Connection) -> None:
+    # One row per traced turn: the hook trace (`rows`, one entry per hook call and chunk group)
+    # and the recording (`chunks`, every UIMessageChunk with its time offset) used for replay.
+    # Bounded by think_nb.turns.trace (rows per turn, chunks per turn, turns kept per agent).
+    db.execute("CREATE TABLE turn_traces (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
+               "request_id TEXT NOT NULL, rows TEXT NOT NULL, chunks TEXT, created_at REAL NOT NULL, "
+               "UNIQUE (agent_key, request_id))")

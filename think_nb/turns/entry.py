@@ -182,14 +182,21 @@ class TurnEntryPoints:
             remove()
         self._broadcast_turn_end(result)
         self._after_turn()
-        if result.status != "skipped" and self._overrides("on_chat_response"):
-            try:
-                from think_nb.turns.runner import maybe_await
-
-                await maybe_await(self.on_chat_response(result))
-            except Exception:  # noqa: BLE001 - Think logs hook errors after the turn
-                _log.exception("on_chat_response raised")
+        turn = self._turns_run.pop(sub.request_id, None)
+        if turn is not None:
+            await self._finish_turn(turn, result)
         return result
+
+    async def _finish_turn(self, turn: Any, result: TurnResult) -> None:
+        """After the queue is released: `on_chat_response` (errors logged, as Think), then store the
+        turn's trace and recording."""
+        try:
+            await turn.hooks.fire("on_chat_response", result)
+        except Exception:  # noqa: BLE001 - Think logs hook errors after the turn
+            _log.exception("on_chat_response raised")
+        finally:
+            self._steppers.pop(turn.request_id, None)
+            turn.tracer.save(self._store.db, self._store.agent_key)
 
     async def _admitted(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
                         signal: AbortSignal | None) -> TurnResult:
@@ -213,6 +220,7 @@ class TurnEntryPoints:
                                         continuation)
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
                     generation=sub.generation)
+        self._turns_run[sub.request_id] = turn
         result = await turn.run()
         turn_log.record_finish(self._store.db, self._store.agent_key, sub.request_id, result.status, result.error,
                                started)

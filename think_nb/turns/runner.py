@@ -24,9 +24,11 @@ from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import TurnConfig, TurnContext, call_hook
+from think_nb.turns.hooksite import HookSite
 from think_nb.turns.interactions import LAST_CLIENT_TOOLS
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.tool_calls import StepTools
+from think_nb.turns.trace import Tracer
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
@@ -67,10 +69,14 @@ class Turn:
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.model: ModelConfig | None = None
         self._observe = agent._overrides("on_chunk")
+        self.step = 0
+        self.tracer = Tracer(request_id)
+        self.hooks = HookSite(agent, self.tracer, agent._steppers.get(request_id))
 
     async def emit(self, chunk: dict) -> None:
         """Apply a chunk to the message, broadcast it, and show it to `on_chunk`."""
         self.acc.apply(chunk)
+        self.tracer.chunk(chunk, self.step)
         self.agent._broadcast_chunk(self.request_id, chunk, self.continuation)
         if self._observe:
             await call_hook(self.agent, "on_chunk", chunk)
@@ -105,12 +111,12 @@ class Turn:
         messages = to_model_messages(await agent._history_for_turn())
         if self.continuation and messages and messages[-1]["role"] == "assistant":
             messages.append({"role": "user", "content": CONTINUE_TEXT})
-        config = TurnConfig()
-        if agent._overrides("before_turn"):
-            ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
-                              self.request_id, self.trigger)
-            config = TurnConfig.coerce(await call_hook(agent, "before_turn", ctx)) or config
-        return self._apply(config, system, messages, tools)
+        ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
+                          self.request_id, self.trigger)
+        config = TurnConfig.coerce(await self.hooks.fire("before_turn", ctx)) or TurnConfig()
+        if ctx.model != self.model.model:  # edited in place (step mode, or a hook that mutates ctx)
+            self.model = resolve_model(ctx.model)
+        return self._apply(config, ctx.system, ctx.messages, ctx.tools)
 
     def _apply(self, config: TurnConfig, system: str, messages: list[dict],
                tools: dict) -> tuple[str, list[dict], dict, TurnConfig]:
@@ -139,7 +145,7 @@ class Turn:
             earlier.apply(chunk)
             await self.emit_broadcast(chunk)
 
-        runner = StepTools(self.agent, tools, emit, to_model_messages(history))
+        runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
         await asyncio.gather(*(runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
                                               tools.get(tool_name_of(p))) for p in approved))
         self.agent._replace_message(earlier.message)
@@ -163,6 +169,7 @@ class Turn:
         await self.emit(start)
         finish = "stop"
         for step in range(max(1, int(max_steps))):
+            self.step = step
             await self.emit({"type": "start-step"})
             sys_msg = [{"role": "system", "content": system}] if system else []
             model_messages = sys_msg + base_messages + to_model_messages([self.acc.message])
@@ -170,7 +177,7 @@ class Turn:
                                         self.emit, **options)
             self._add_usage(outcome)
             self._persist()  # a kernel killed while tools run leaves parts the next turn repairs
-            runner = StepTools(self.agent, tools, self.emit, model_messages, step)
+            runner = StepTools(self.hooks, tools, self.emit, model_messages, step)
             results, paused = await runner.run(outcome.tool_calls)
             await self.emit({"type": "finish-step"})
             finish = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
@@ -181,10 +188,9 @@ class Turn:
         await self.emit({"type": "finish", "finishReason": finish, "messageMetadata": self._metadata()})
 
     async def _step_finished(self, step: int, finish: str, outcome: StepOutcome, results: list[dict]) -> None:
-        if self.agent._overrides("on_step_finish"):
-            calls = [{"toolCallId": c.id, "toolName": c.name, "input": c.input} for c in outcome.tool_calls]
-            ctx = StepContext(step, finish, outcome.text, calls, results, outcome.usage)
-            await call_hook(self.agent, "on_step_finish", ctx)
+        calls = [{"toolCallId": c.id, "toolName": c.name, "input": c.input} for c in outcome.tool_calls]
+        ctx = StepContext(step, finish, outcome.text, calls, results, outcome.usage)
+        await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
         for key in self.usage:

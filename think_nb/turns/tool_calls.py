@@ -20,7 +20,7 @@ from typing import Any
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
 from think_nb.tools.tool import Tool, dump_output
-from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, call_hook
+from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -39,7 +39,7 @@ async def needs_approval(tool: Tool, arguments: dict) -> bool:
 class StepTools:
     """Runs one step's tool calls for an agent: `await StepTools(...).run(calls)`."""
 
-    agent: Any
+    hooks: Any  # the turn's HookSite
     tools: dict[str, Tool]
     emit: Emit
     messages: list[dict]
@@ -67,11 +67,10 @@ class StepTools:
 
     async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None) -> dict:
         """Decide (before_tool_call), run, emit the output chunk, report (after_tool_call)."""
-        decision = ToolCallDecision("allow")
-        if self.agent._overrides("before_tool_call"):
-            ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
-            decision = ToolCallDecision.coerce(await call_hook(self.agent, "before_tool_call", ctx))
-        arguments = decision.input if decision.input is not None else arguments
+        ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
+        decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
+                                                                 tool=name))
+        arguments = decision.input if decision.input is not None else ctx.input
         started = time.perf_counter()
         success, output, error = await self._outcome(decision, name, arguments, tool)
         duration_ms = (time.perf_counter() - started) * 1000
@@ -79,10 +78,9 @@ class StepTools:
             await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": output})
         else:
             await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": error})
-        if self.agent._overrides("after_tool_call"):
-            ctx = ToolCallResultContext(name, call_id, arguments, success, output, error, duration_ms,
-                                        self.step_number)
-            await call_hook(self.agent, "after_tool_call", ctx)
+        result_ctx = ToolCallResultContext(name, call_id, arguments, success, output, error, duration_ms,
+                                           self.step_number)
+        await self.hooks.fire("after_tool_call", result_ctx, step=self.step_number, tool=name)
         base = {"toolCallId": call_id, "toolName": name}
         return {**base, "output": output} if success else {**base, "errorText": error}
 

@@ -1,0 +1,119 @@
+"""Benchmark: session scale targets (issue 5).
+
+1. Open a 10,000-message session: construct the agent (which loads its current branch from
+   SQLite). Target: ≤ 150 ms (median).
+2. Full-text search (FTS5, `session.search`, 20 results) over 100,000 stored messages.
+   Target: median ≤ 10 ms.
+3. Bounded memory: Python heap peak (tracemalloc) of loading the whole 100,000-message branch
+   vs. a window of the last 500 (`MessageStore.branch(limit=500)`, Think's hydration budget).
+
+    python bench/bench_session.py [--open 10000] [--search 100000] [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from think_nb import Think  # noqa: E402
+from think_nb.store import MessageStore, open_database  # noqa: E402
+
+WORDS = ("fox dog cat tundra canid rodent berry river mountain python sqlite notebook kernel panel token "
+         "summary memory context session search index query model agent tool result error stream chunk "
+         "apple banana cherry delta echo foxtrot golf hotel india juliet kilo lima mike november oscar").split()
+
+
+def fill(db_path: Path, agent_key: str, n: int, seed: int = 1) -> None:
+    """Store a linear conversation of `n` messages (one transaction; triggers index FTS)."""
+    rng = random.Random(seed)
+    db = open_database(db_path)
+    MessageStore(db, agent_key, agent_key.split(":")[0], agent_key.split(":")[1])
+    now = time.time()
+    rows, parent = [], None
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40)))
+        msg = {"id": f"m{i}", "role": role, "parts": [{"type": "text", "text": f"{text} number{i}"}]}
+        rows.append((agent_key, msg["id"], parent, role, json.dumps(msg), now + i, now + i))
+        parent = msg["id"]
+    with db.write() as conn:
+        conn.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, 'leaf_id', ?)", (agent_key, json.dumps(parent)))
+
+
+class Bench(Think):
+    pass
+
+
+def median_ms(fn, runs: int) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), max(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--open", type=int, default=10_000)
+    parser.add_argument("--search", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="think-bench-"))
+
+    db_path = tmp / "open.sqlite"
+    fill(db_path, "Bench:open", args.open)
+    med, worst = median_ms(lambda: Bench("open", db=db_path), args.runs)
+    agent = Bench("open", db=db_path)
+    assert len(agent.messages) == args.open
+    print(f"open a {args.open:,}-message session: median {med:.1f} ms, max {worst:.1f} ms (target <= 150 ms)")
+
+    db_path = tmp / "search.sqlite"
+    start = time.perf_counter()
+    fill(db_path, "Bench:search", args.search)
+    print(f"stored {args.search:,} messages (FTS-indexed by triggers) in {time.perf_counter() - start:.1f} s")
+    agent = Bench.__new__(Bench)  # the search needs only the store, not the 100k-message branch in memory
+    agent.name, agent._listeners, agent._store = "search", [], MessageStore(open_database(db_path), "Bench:search",
+                                                                            "Bench", "search")
+    session = agent.session
+    rng = random.Random(7)
+    queries = [rng.choice(WORDS) for _ in range(args.runs)] + \
+        [f"{rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(args.runs)] + \
+        [f"number{rng.randrange(args.search)}" for _ in range(args.runs)]
+    times = []
+    for q in queries:
+        start = time.perf_counter()
+        hits = session.search(q, limit=20)
+        times.append((time.perf_counter() - start) * 1000)
+        assert hits or " " in q
+    by_kind = [statistics.median(times[i * args.runs:(i + 1) * args.runs]) for i in range(3)]
+    print(f"search over {args.search:,} messages: median {statistics.median(times):.2f} ms (target <= 10 ms); "
+          f"one common word {by_kind[0]:.2f} ms, two-word phrase {by_kind[1]:.2f} ms, rare word {by_kind[2]:.2f} ms")
+
+    store = agent._store
+    for label, limit in (("whole branch", None), ("window of 500", 500)):
+        tracemalloc.start()
+        start = time.perf_counter()
+        loaded = store.branch(limit=limit)
+        elapsed = (time.perf_counter() - start) * 1000
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        print(f"load {label} of {args.search:,}: {len(loaded):,} messages, {elapsed:.0f} ms, peak {peak:.1f} MiB")
+        del loaded
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The one place every hook of a turn fires: traced, paused in step mode, then called.
+
+`HookSite.fire(name, ctx)` records a trace row, waits while a `Stepper` holds the turn at this
+hook (the user may edit `ctx` meanwhile, or decide a tool call), then calls the agent's hook if
+it overrides it. Contexts are built for every hook point, overridden or not, so the trace and
+the stepper always show the whole anatomy of a turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from think_nb.turns.hooks import call_hook
+from think_nb.turns.trace import Tracer, summarize
+
+
+class HookSite:
+    """Fires the hooks of one turn (see the module docstring)."""
+
+    def __init__(self, agent: Any, tracer: Tracer, stepper: Any = None) -> None:
+        self.agent = agent
+        self.tracer = tracer
+        self.stepper = stepper
+
+    async def fire(self, name: str, ctx: Any, *, step: int | None = None, tool: str | None = None) -> Any:
+        """Pause (step mode), call the hook if overridden, trace it; returns the hook's value (or the
+        decision the user took while paused)."""
+        decided = None
+        if self.stepper is not None:
+            decided = await self.stepper._pause(name, ctx, step, tool)
+        started = self.tracer.now_ms()
+        if decided is not None:
+            value = decided
+        elif self.agent._overrides(name):
+            value = await call_hook(self.agent, name, ctx)
+        else:
+            value = None
+        result = f" → {summarize(value)}" if value is not None else ""
+        self.tracer.hook(name, step, tool, summarize(ctx) + result, started)
+        return value

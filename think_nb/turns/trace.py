@@ -1,0 +1,103 @@
+"""The hook trace and the recording of a turn.
+
+Every turn records (1) one row per hook call and per group of consecutive same-type chunks,
+`{t_ms, kind: "hook" | "chunks", hook, step, tool, summary, duration_ms}`, and (2) every
+UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
+stored with the turn in SQLite (table `turn_traces`) and bounded: at most `MAX_ROWS` rows and
+`MAX_CHUNKS` chunks per turn, and the latest `KEEP_TURNS` turns per agent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from think_nb.store.db import Database
+
+MAX_ROWS = 2_000
+MAX_CHUNKS = 50_000
+KEEP_TURNS = 100
+SUMMARY_CHARS = 160
+
+
+def summarize(value: Any) -> str:
+    """A short one-line text for a trace cell."""
+    if value is None:
+        return ""
+    if hasattr(value, "__dataclass_fields__"):
+        value = {k: getattr(value, k) for k in value.__dataclass_fields__ if k not in ("messages", "tools")}
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+class Tracer:
+    """Collects one turn's trace rows and chunk recording; `save()` writes them."""
+
+    def __init__(self, request_id: str) -> None:
+        self.request_id = request_id
+        self.started = time.perf_counter()
+        self.rows: list[dict] = []
+        self.chunks: list[tuple[float, dict]] = []
+        self.truncated = False
+
+    def now_ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 3)
+
+    def hook(self, hook: str, step: int | None, tool: str | None, summary: str, started_ms: float) -> None:
+        self._add({"t_ms": started_ms, "kind": "hook", "hook": hook, "step": step, "tool": tool,
+                   "summary": summary, "duration_ms": round(self.now_ms() - started_ms, 3)})
+
+    def chunk(self, chunk: dict, step: int | None) -> None:
+        t = self.now_ms()
+        if len(self.chunks) < MAX_CHUNKS:
+            self.chunks.append((t, chunk))
+        else:
+            self.truncated = True
+        kind = chunk.get("type", "")
+        last = self.rows[-1] if self.rows else None
+        text = chunk.get("delta") or chunk.get("inputTextDelta") or ""
+        if last and last["kind"] == "chunks" and last["hook"] == kind:
+            last["count"] += 1
+            last["text"] = (last["text"] + text)[:SUMMARY_CHARS]
+            last["duration_ms"] = round(t - last["t_ms"], 3)
+            last["summary"] = f"{kind} ×{last['count']}" + (f": {last['text']}" if last["text"] else "")
+            return
+        tool = chunk.get("toolName") or chunk.get("toolCallId")
+        self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": tool, "count": 1, "text": text,
+                   "summary": kind + (f": {text}" if text else "") + (f" {summarize(chunk.get('output'))}"
+                                                                      if "output" in chunk else ""),
+                   "duration_ms": 0.0})
+
+    def _add(self, row: dict) -> None:
+        if len(self.rows) < MAX_ROWS:
+            self.rows.append(row)
+        else:
+            self.truncated = True
+
+    def save(self, db: Database, agent_key: str) -> None:
+        rows = [{k: v for k, v in r.items() if k not in ("count", "text")} for r in self.rows]
+        with db.write() as conn:
+            conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (agent_key, self.request_id, json.dumps(rows, default=str),
+                                                    json.dumps(self.chunks, default=str), time.time()))
+            conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq NOT IN (SELECT seq FROM turn_traces "
+                         "WHERE agent_key = ? ORDER BY seq DESC LIMIT ?)", (agent_key, agent_key, KEEP_TURNS))
+
+
+def load(db: Database, agent_key: str, request_id: str | None) -> tuple[str, list[dict], list] | None:
+    """(request_id, rows, chunks) of a traced turn (the latest when `request_id` is None), or None."""
+    if request_id is None:
+        found = db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? ORDER BY seq DESC "
+                        "LIMIT 1", (agent_key,))
+    else:
+        found = db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? AND request_id = ?",
+                        (agent_key, request_id))
+    if not found:
+        return None
+    rid, rows, chunks = found[0]
+    return rid, json.loads(rows), json.loads(chunks or "[]")
