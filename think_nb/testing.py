@@ -32,7 +32,7 @@ _ids = itertools.count(1)
 
 @dataclass
 class _Item:
-    kind: str  # text | tool_call | error | usage
+    kind: str  # text | deltas | tool_call | error | usage
     value: Any
     chunk_size: int = 3
 
@@ -76,6 +76,11 @@ class ScriptedModel:
         return _Item("tool_call", {"name": name, "arguments": raw, "id": id}, chunk_size)
 
     @staticmethod
+    def deltas(deltas: list[str]) -> _Item:
+        """Stream exactly these content deltas (used to replay a recorded turn)."""
+        return _Item("deltas", list(deltas))
+
+    @staticmethod
     def usage(prompt_tokens: int, completion_tokens: int) -> _Item:
         """Report token usage for this call."""
         return _Item("usage", {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
@@ -103,6 +108,8 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]
         if item.kind == "text":
             for start in range(0, len(item.value), item.chunk_size):
                 yield _chunk(text=item.value[start:start + item.chunk_size])
+        elif item.kind == "deltas":
+            yield from (_chunk(text=delta) for delta in item.value)
         elif item.kind == "tool_call":
             has_tools = True
             yield from _tool_chunks(item, tool_index, call)
@@ -118,7 +125,7 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]
 def _tool_chunks(item: _Item, index: int, call: int) -> Iterator[dict]:
     value, raw, size = item.value, item.value["arguments"], item.chunk_size
     call_id = value["id"] or f"call_{call}_{index}"
-    pieces = [raw[i:i + size] for i in range(0, len(raw), size)] or [""]
+    pieces = value.get("pieces") or [raw[i:i + size] for i in range(0, len(raw), size)] or [""]
     for n, piece in enumerate(pieces):
         first = n == 0
         yield _chunk(tool_use={"id": call_id if first else None, "type": "function", "index": index,
@@ -151,7 +158,8 @@ def _make_handler() -> Any:
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             script = _lookup(model)
             items = script.next_step(messages, kwargs.get("optional_params") or {})
-            text = "".join(i.value for i in items if i.kind == "text")
+            text = "".join(i.value if i.kind == "text" else "".join(i.value) for i in items
+                           if i.kind in ("text", "deltas"))
             for item in items:
                 if item.kind == "error":
                     raise RuntimeError(item.value)

@@ -84,6 +84,16 @@ class TurnEntryPoints:
         see `get_branches`)."""
         return await self._start([], new_id("req"), trigger="regenerate", regenerate=True, signal=signal)
 
+    def step(self, message: str | dict) -> Any:
+        """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.
+
+        Returns a `Stepper`: `stepper.next()` (or `await stepper.next()`) runs to the next pause and
+        returns a `HookEvent`; `stepper.run()` finishes; `stepper.cancel()` aborts.
+        """
+        from think_nb.turns.stepper import Stepper
+
+        return Stepper(self, message)
+
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
         """Cancel one turn by request id; its partial message is kept (status `aborted`). No-op for
         unknown or finished ids."""
@@ -128,6 +138,40 @@ class TurnEntryPoints:
             else:
                 await asyncio.sleep(min(0.05, remaining) if remaining is not None else 0.05)
         return True
+
+    def trace(self, request_id: str | None = None) -> Any:
+        """The hook trace of a turn (default: the latest) as a pandas DataFrame: one row per hook call
+        and per group of consecutive same-type chunks, with columns `t_ms` (offset from the turn's
+        start), `kind` (hook | chunks), `hook` (hook name or chunk type), `step`, `tool`, `summary`,
+        `duration_ms`. Empty when no turn was traced."""
+        import pandas as pd
+
+        from think_nb.turns import trace as turn_trace
+
+        found = turn_trace.load(self._store.db, self._store.agent_key, request_id)
+        columns = ["t_ms", "kind", "hook", "step", "tool", "summary", "duration_ms"]
+        frame = pd.DataFrame(found[1] if found else [], columns=columns)
+        frame.attrs["request_id"] = found[0] if found else None
+        return frame
+
+    def recording(self, request_id: str | None = None) -> Any:
+        """The recorded chunks of a turn (default: the latest) as a `Recording`; None if none."""
+        from think_nb.turns import trace as turn_trace
+        from think_nb.turns.replay import Recording
+
+        found = turn_trace.load(self._store.db, self._store.agent_key, request_id)
+        return Recording(found[0], [(t, c) for t, c in found[2]]) if found else None
+
+    async def replay(self, request_id: str | None = None, *, speed: float = 1.0, recording: Any = None) -> list[dict]:
+        """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
+        pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
+        Raises `UserError` when there is no recording."""
+        from think_nb.turns.replay import play
+
+        recording = recording or self.recording(request_id)
+        if recording is None:
+            raise UserError("No recorded turn to replay: run a turn first, or pass recording=Recording.load(path).")
+        return await play(self, recording, speed)
 
     def turns(self, limit: int | None = None) -> list[dict]:
         """The turn log, oldest first: `{request_id, trigger, continuation, status, error,

@@ -1,0 +1,91 @@
+"""Replaying a recorded turn, offline and deterministically (for demos in front of a class).
+
+Every turn's chunks are recorded with their time offsets (`trace.py`). From a `Recording`:
+- `await agent.replay(request_id=None, speed=1.0)` plays the chunks into every view of the agent
+  (panels, terminal) with the recorded timing divided by `speed` (`speed=0`: no waiting). The
+  stored transcript does not change.
+- `recording.to_scripted_model()` rebuilds the model's responses (exact text deltas, tool calls
+  with their argument pieces, usage) as a `ScriptedModel`, so the turn can run again through the
+  whole engine (tools and hooks included) with no network or API key.
+- `recording.save(path)` / `Recording.load(path)` keep a recording in a JSON file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Recording:
+    """A recorded turn: `chunks` is `[(t_ms, UIMessageChunk), ...]` in emission order."""
+
+    request_id: str
+    chunks: list[tuple[float, dict]]
+
+    def save(self, path: str | Path) -> Path:
+        """Write the recording as JSON; returns the path."""
+        path = Path(path)
+        path.write_text(json.dumps({"request_id": self.request_id, "chunks": self.chunks}))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Recording:
+        data = json.loads(Path(path).read_text())
+        return cls(data["request_id"], [(t, c) for t, c in data["chunks"]])
+
+    def to_scripted_model(self, delay: float = 0.0) -> Any:
+        """A `ScriptedModel` that streams exactly the recorded model output, one step per model call."""
+        from think_nb.testing import ScriptedModel
+
+        steps: list[list] = []
+        usage = None
+        for _, chunk in self.chunks:
+            kind = chunk["type"]
+            if kind == "start-step":
+                steps.append([])
+            elif kind == "text-delta" and steps:
+                _append_delta(steps[-1], chunk["delta"])
+            elif kind == "tool-input-start" and steps:
+                steps[-1].append(ScriptedModel.tool_call(chunk["toolName"], "", id=chunk["toolCallId"]))
+                steps[-1][-1].value["pieces"] = []
+            elif kind == "tool-input-delta" and steps:
+                call = next(i for i in reversed(steps[-1]) if i.kind == "tool_call"
+                            and i.value["id"] == chunk["toolCallId"])
+                call.value["pieces"].append(chunk["inputTextDelta"])
+                call.value["arguments"] += chunk["inputTextDelta"]
+            elif kind == "finish":
+                usage = ((chunk.get("messageMetadata") or {}).get("usage"))
+        if steps and usage:  # the recording has the turn's total: earlier steps report zero
+            for step in steps[:-1]:
+                step.append(ScriptedModel.usage(0, 0))
+            steps[-1].append(ScriptedModel.usage(usage["prompt_tokens"], usage["completion_tokens"]))
+        return ScriptedModel(steps, delay=delay)
+
+
+def _append_delta(step: list, delta: str) -> None:
+    from think_nb.testing import ScriptedModel
+
+    if step and step[-1].kind == "deltas":
+        step[-1].value.append(delta)
+    else:
+        step.append(ScriptedModel.deltas([delta]))
+
+
+async def play(agent: Any, recording: Recording, speed: float = 1.0) -> list[dict]:
+    """Emit the recorded chunks to the agent's views with the recorded timing / `speed`."""
+    from think_nb.messages import new_id
+
+    request_id = new_id("replay")
+    previous = 0.0
+    for t_ms, chunk in recording.chunks:
+        if speed > 0 and t_ms > previous:
+            await asyncio.sleep((t_ms - previous) / 1000 / speed)
+        previous = t_ms
+        agent._broadcast_chunk(request_id, chunk, False)
+    agent._notify("on_messages", agent.messages)
+    agent._notify("on_turn_end", request_id, "completed", None)
+    return [chunk for _, chunk in recording.chunks]
