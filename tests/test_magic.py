@@ -67,3 +67,20 @@ class Scripted(Think):
     ip.run_cell_magic("think", "Scripted", "What is 2 + 40?\n")
     assert capsys.readouterr().out.splitlines() == ['→ add({"a": 2, "b": 40})', "← 42.0", "It is 42."]
     assert [m["role"] for m in ip.user_ns["Scripted"]("default").messages] == ["user", "assistant"]
+
+
+def test_step_and_trace_subcommands(ip, capsys) -> None:
+    script = S([[S.text("traced")]])
+    ip.run_cell(f"""
+from think_nb import Think
+class Traced(Think):
+    def get_model(self): return {script.model!r}
+""")
+    assert ip.run_line_magic("think", "trace Traced") is None
+    assert capsys.readouterr().out.strip() == "No traced turn for 'default' yet: run a turn first."
+    stepper = ip.run_line_magic("think", "step Traced What's up?")
+    assert stepper.next().hook == "before_turn"
+    assert stepper.run().status == "completed"
+    frame = ip.run_line_magic("think", "trace Traced")
+    assert list(frame.hook)[:2] == ["before_turn", "start"]
+    assert [m["parts"][-1]["text"] for m in ip.user_ns["Traced"]("default").messages] == ["What's up?", "traced"]

@@ -96,3 +96,11 @@ def test_resolve_tools_accepts_lists_dicts_and_functions() -> None:
     assert list(resolve_tools([ping])) == ["ping"]
     with pytest.raises(UserError, match="get_tools\\(\\) returned 3"):
         resolve_tools([3])
+
+
+def test_a_parameter_without_a_type_hint_is_refused() -> None:
+    def nohints(a, b: int):  # noqa: ANN001, ANN202
+        """Add."""
+
+    with pytest.raises(UserError, match="parameter 'a' has no type hint; the model needs one"):
+        tool(nohints)

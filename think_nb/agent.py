@@ -39,6 +39,7 @@ from typing import Any
 
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
+from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.store import MessageStore, default_db_path, open_database
 from think_nb.subagents import SubAgentAPI
@@ -75,6 +76,7 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         self._continue_after: set[str] = set()  # messages whose client results arrived mid-turn
         self._client_tool_names: set[str] = set()
         self._steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
+        preload_litellm()
         self._turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self._messages: list[dict] = self._store.branch()
         self._listeners: list[Any] = []

@@ -9,6 +9,7 @@ unless `--name` names an earlier one.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import datetime
 import os
 import sys
@@ -50,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 completed, 1 turn error, 2 usage error)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     args = build_parser().parse_args(argv)
+    if not args.prompt.strip():
+        print("think-nb: the prompt is empty; pass a message, e.g. think-nb chat \"What is 2 plus 40?\"",
+              file=sys.stderr)
+        return 2
     try:
         name = args.name or f"chat-{datetime.datetime.now():%Y%m%d-%H%M%S}-{new_id()[-4:]}"
         agent = TerminalAgent(name, db=args.db or Path.cwd() / ".think" / "cli.sqlite")
@@ -59,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         result = agent.run(args.prompt)
     except ThinkError as exc:
         print(f"think-nb: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, sqlite3.Error) as exc:
+        print(f"think-nb: cannot open the SQLite file ({exc}); pass a writable path with --db.", file=sys.stderr)
         return 2
     print(f"[{result.status}] saved to {agent.db_path} (conversation {name!r}, {len(agent.messages)} messages)")
     return 0 if result.status == "completed" else 1

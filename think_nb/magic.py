@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
+import sqlite3
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -78,17 +79,19 @@ class ThinkMagics(Magics):
     """The `%think` / `%%think` magic (one line-and-cell magic)."""
 
     @line_cell_magic
-    def think(self, line: str, cell: str | None = None) -> None:
+    def think(self, line: str, cell: str | None = None) -> Any:
         try:
-            self._dispatch(line, cell)
+            return self._dispatch(line, cell)
         except UserError as exc:
             print(f"think: {exc}")  # one clean line for misuse; real bugs keep their traceback
 
-    def _dispatch(self, line: str, cell: str | None) -> None:
-        tokens = shlex.split(line)
+    def _dispatch(self, line: str, cell: str | None) -> Any:
+        try:
+            tokens = shlex.split(line)
+        except ValueError:  # e.g. an apostrophe in a message: split on spaces instead
+            tokens = line.split()
         if tokens and tokens[0] in SUBCOMMANDS and cell is None:
-            SUBCOMMANDS[tokens[0]][1](self, tokens[1:])
-            return
+            return SUBCOMMANDS[tokens[0]][1](self, tokens[1:])
         args = _parser().parse_args(tokens)
         if args.help or not args.agent:
             print(full_help())
@@ -104,12 +107,18 @@ class ThinkMagics(Magics):
         value = Think if ref == "default" else self.shell.user_ns.get(ref)
         if isinstance(value, Think):
             return value
+        if value is not None and not (isinstance(value, type) and issubclass(value, Think)):
+            raise UserError(f"{ref!r} is a {type(value).__name__}, not a Think agent or Think subclass; "
+                            f"pass the name of a `class ...(Think)` or of an agent instance.")
         if not (isinstance(value, type) and issubclass(value, Think)):
             raise UserError(f"No agent named {ref!r} in this notebook: define `class {ref}(Think): ...` "
                             f"(or `{ref} = Think(...)`) first, or use `%think default`.")
         key = (value, name, str(Path(db).resolve()) if db else None)
         if key not in _agents:
-            _agents[key] = value(name, db=db)
+            try:
+                _agents[key] = value(name, db=db)
+            except (OSError, sqlite3.Error) as exc:
+                raise UserError(f"cannot open the SQLite file ({exc}); pass a writable path with --db.") from None
         return _agents[key]
 
     def _send(self, agent: Think, text: str) -> None:
@@ -139,3 +148,29 @@ def register(ipython: Any) -> None:
 # -- session sub-commands (think_nb.session.magic_commands) ------------------------------------------
 # Imported here so `%think context|messages|search|sessions` exist as soon as the extension loads.
 import think_nb.session.magic_commands  # noqa: E402, F401
+
+
+# -- inspecting turns: %think step / %think trace ------------------------------------------------
+@subcommand("step", "%think step AGENT MESSAGE...\n    Start a turn of AGENT in step mode and return its stepper: "
+                    "`stepper = %think step Calc What is 2+2?`,\n    then `stepper.next()` pauses at each hook, "
+                    "`stepper.run()` finishes, `stepper.cancel()` aborts.")
+def _step(magics: ThinkMagics, args: list[str]) -> Any:
+    if len(args) < 2:
+        raise UserError("usage: %think step AGENT MESSAGE. See `%think --help`.")
+    agent = magics.resolve_agent(args[0], "default", None)
+    stepper = agent.step(" ".join(args[1:]))
+    print(f"Stepping a turn of {agent.name!r}: call .next() on the returned stepper (or .run() to finish).")
+    return stepper
+
+
+@subcommand("trace", "%think trace AGENT [REQUEST_ID]\n    The hook trace of AGENT's last turn (or of REQUEST_ID) "
+                     "as a DataFrame: one row per hook call and chunk group.")
+def _trace(magics: ThinkMagics, args: list[str]) -> Any:
+    if not args:
+        raise UserError("usage: %think trace AGENT [REQUEST_ID]. See `%think --help`.")
+    agent = magics.resolve_agent(args[0], "default", None)
+    frame = agent.trace(args[1] if len(args) > 1 else None)
+    if frame.empty:
+        print(f"No traced turn for {agent.name!r} yet: run a turn first.")
+        return None
+    return frame

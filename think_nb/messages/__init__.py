@@ -14,7 +14,7 @@ __all__ = ["MessageAccumulator", "new_id", "to_model_messages", "text_of", "user
 
 def user_message(text: str, *, id: str | None = None) -> dict:
     """Build a user UIMessage `{id, role: "user", parts: [{type: "text", text}]}`."""
-    return {"id": id or new_id(), "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": id or new_id("msg"), "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
 def text_of(message: dict) -> str:

@@ -1,7 +1,7 @@
 """The one place litellm is imported: lazily, offline-safe, with think_nb's providers registered.
 
 `import litellm` takes 4-6 s here and, without `LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches its
-cost map from the network and later prints warnings into notebook cells (platform-facts §6), so
+cost map from the network and later prints warnings into notebook cells (docs/platform-facts.md §6), so
 it is never imported at `%load_ext` time.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from types import ModuleType
 from typing import Any
@@ -33,6 +34,19 @@ def get_litellm() -> ModuleType:
             litellm._think_nb_ready = True
         _install_providers(litellm)
     return litellm
+
+
+_preload: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Start importing litellm on a daemon thread (once), so the first turn does not wait 4-9 s for it.
+    Called when an agent is created, never at `%load_ext`; a turn that starts earlier simply waits
+    for the import to finish (Python's import lock)."""
+    global _preload
+    if _preload is None and "litellm" not in sys.modules:
+        _preload = threading.Thread(target=get_litellm, name="think-nb-import-litellm", daemon=True)
+        _preload.start()
 
 
 def register_provider(name: str, factory: Any) -> None:

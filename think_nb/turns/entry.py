@@ -36,17 +36,19 @@ class TurnEntryPoints:
 
     message_concurrency: Any = "queue"
 
-    def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "panel",
+    def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "programmatic",
                body: dict | None = None, client_tools: list[dict] | None = None) -> asyncio.Task:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
-        `client_tools`: the panel's own client tool schemas `{name, description?, parameters?}`.
+        `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
+        panel's own client tool schemas `{name, description?, parameters?}` (a panel request without
+        them forgets earlier ones, as Think does).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
         event loop (a notebook cell, a coroutine); raises `UserError` without one. The task's
         result is a `TurnResult`.
         """
         message = user_message(message) if isinstance(message, str) else message
-        if trigger == "panel":  # a request without client tools clears them (Think's lastClientTools)
+        if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             self.set_client_tools(client_tools)
         return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
 
@@ -151,6 +153,7 @@ class TurnEntryPoints:
         found = turn_trace.load(self._store.db, self._store.agent_key, request_id)
         columns = ["t_ms", "kind", "hook", "step", "tool", "summary", "duration_ms"]
         frame = pd.DataFrame(found[1] if found else [], columns=columns)
+        frame["step"] = frame["step"].astype("Int64")  # nullable: hooks outside a step have none
         frame.attrs["request_id"] = found[0] if found else None
         return frame
 

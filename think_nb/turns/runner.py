@@ -90,6 +90,7 @@ class Turn:
         except asyncio.CancelledError:
             _uncancel()
             await self._safe_emit({"type": "abort", "reason": "cancelled"})
+            self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
             status, error = "aborted", None
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error chunk
             error = await self._report_error(exc)
@@ -209,7 +210,8 @@ class Turn:
         text = describe_error(exc, self.model.model if self.model else None)
         if self.agent._overrides("on_chat_error"):
             try:
-                replaced = await maybe_await(self.agent.on_chat_error(exc))
+                original = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
+                replaced = await maybe_await(self.agent.on_chat_error(original))
             except Exception as hook_exc:  # noqa: BLE001
                 replaced = f"{text} (on_chat_error() also raised {type(hook_exc).__name__}: {hook_exc})"
             if replaced is not None:

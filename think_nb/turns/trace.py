@@ -44,6 +44,7 @@ class Tracer:
         self.rows: list[dict] = []
         self.chunks: list[tuple[float, dict]] = []
         self.truncated = False
+        self._tool_names: dict[str, str] = {}
 
     def now_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 3)
@@ -61,14 +62,18 @@ class Tracer:
         kind = chunk.get("type", "")
         last = self.rows[-1] if self.rows else None
         text = chunk.get("delta") or chunk.get("inputTextDelta") or ""
-        if last and last["kind"] == "chunks" and last["hook"] == kind:
+        call = chunk.get("toolCallId")
+        if call and chunk.get("toolName"):
+            self._tool_names[call] = chunk["toolName"]
+        if last and last["kind"] == "chunks" and last["hook"] == kind and last.get("call") == call:
             last["count"] += 1
             last["text"] = (last["text"] + text)[:SUMMARY_CHARS]
             last["duration_ms"] = round(t - last["t_ms"], 3)
             last["summary"] = f"{kind} ×{last['count']}" + (f": {last['text']}" if last["text"] else "")
             return
-        tool = chunk.get("toolName") or chunk.get("toolCallId")
-        self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": tool, "count": 1, "text": text,
+        tool = self._tool_names.get(call, call) if call else None
+        self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": tool, "call": call,
+                   "count": 1, "text": text,
                    "summary": kind + (f": {text}" if text else "") + (f" {summarize(chunk.get('output'))}"
                                                                       if "output" in chunk else ""),
                    "duration_ms": 0.0})
@@ -80,7 +85,7 @@ class Tracer:
             self.truncated = True
 
     def save(self, db: Database, agent_key: str) -> None:
-        rows = [{k: v for k, v in r.items() if k not in ("count", "text")} for r in self.rows]
+        rows = [{k: v for k, v in r.items() if k not in ("count", "text", "call")} for r in self.rows]
         with db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
                          "VALUES (?, ?, ?, ?, ?)", (agent_key, self.request_id, json.dumps(rows, default=str),
