@@ -302,3 +302,20 @@ def test_empty_agent_dataframes_keep_their_columns() -> None:
     for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 8),
                   (agent.context_blocks(), 8)):
         assert len(df) == 0 and len(df.columns) == n
+
+
+async def test_compaction_covers_whole_exchanges_so_roles_still_alternate() -> None:
+    from think_nb.session.compaction import CompactionContext, create_compact_function
+
+    async def summarize(prompt: str) -> str:
+        return "summary"
+
+    history = []
+    for n in range(8):
+        history += [{"id": f"u{n}", "role": "user", "parts": [{"type": "text", "text": f"question {n} " * 30}]},
+                    {"id": f"a{n}", "role": "assistant", "parts": [{"type": "text", "text": f"answer {n} " * 30}]}]
+    compact = create_compact_function(summarize, protect_head=3, tail_token_budget=200, min_tail_messages=1)
+    result = await compact(history, CompactionContext(None, lambda text: len(text.split()), summarize))
+    assert result["from_message_id"] == "a1"  # head u0 a0 u1 ends with a user message
+    start = next(n for n, m in enumerate(history) if m["id"] == result["to_message_id"]) + 1
+    assert history[start]["role"] == "user" and result["to_message_id"].startswith("a")

@@ -80,3 +80,19 @@ def test_transcript_survives_a_new_process(tmp_path: Path) -> None:
 
     assert [(m["role"], m["parts"][-1]["text"]) for m in Calc("calc", db=db).messages] == [
         ("user", "hello"), ("assistant", "persisted reply")]
+
+
+def test_only_a_window_of_a_long_history_is_loaded(tmp_path: Path) -> None:
+    class Long(Think):
+        hydration_limit = 50
+
+    agent = Long("long", db=tmp_path / "long.sqlite")
+    parent = None
+    for n in range(300):
+        agent._store.append(msg(f"m{n}", "user" if n % 2 == 0 else "assistant"), parent)
+        parent = f"m{n}"
+    reopened = Long("long", db=tmp_path / "long.sqlite")
+    assert [m["id"] for m in reopened.messages] == [f"m{n}" for n in range(250, 300)]
+    assert reopened._store.count() == 300  # storage untouched
+    Long.hydration_limit = 1
+    assert len(Long("long", db=tmp_path / "long.sqlite").messages) == 4  # never fewer than 4

@@ -66,6 +66,10 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     """
 
     max_steps: int = 10
+    hydration_limit: int | None = 2_000
+    """Messages of the current branch loaded into memory (the newest; never fewer than 4); older
+    ones stay in SQLite (search, DataFrames). Think's `hydrationByteBudget`, counted in messages.
+    None loads everything."""
 
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         self.name = name
@@ -78,7 +82,7 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         self._steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
         preload_litellm()
         self._turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
-        self._messages: list[dict] = self._store.branch()
+        self._messages: list[dict] = self._store.branch(limit=self._hydration_limit())
         self._listeners: list[Any] = []
         self._queue = TurnQueue()
         self._active: dict[str, asyncio.Task] = {}
@@ -174,6 +178,9 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
             return session.history()
         return await session.prepare_history(await self._system_prompt_for_turn())
 
+    def _hydration_limit(self) -> int | None:
+        return None if self.hydration_limit is None else max(4, int(self.hydration_limit))
+
     # -- config and branches ---------------------------------------------------------------
     def configure(self, config: Any) -> None:
         """Persist one JSON-compatible config value for this agent; survives kernel restarts
@@ -192,7 +199,7 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     def switch_branch(self, message_id: str) -> None:
         """Make the branch through `message_id` current (following its newest descendants)."""
         self._store.set_leaf(self._store.newest_leaf_under(message_id))
-        self._messages = self._store.branch()
+        self._messages = self._store.branch(limit=self._hydration_limit())
         self._broadcast_messages()
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:

@@ -141,7 +141,14 @@ def create_compact_function(summarize: Callable[[str], Awaitable[str]] | None = 
             budget -= cost
             tail_start -= 1
         tail_start = min(tail_start, len(messages) - min_tail_messages)
-        middle = [m for m in messages[protect_head:tail_start] if not m["id"].startswith(SYNTHETIC_PREFIX)]
+        # The summary is an assistant message: cover whole exchanges so roles still alternate
+        # (head ... user | summary | user ... tail) and a question is never split from its answer.
+        while tail_start > protect_head and messages[tail_start]["role"] != "user":
+            tail_start -= 1
+        head_end = protect_head
+        while head_end < tail_start and messages[head_end]["role"] != "assistant":
+            head_end += 1
+        middle = [m for m in messages[head_end:tail_start] if not m["id"].startswith(SYNTHETIC_PREFIX)]
         if not middle:
             return None
         transcript = "\n\n".join(_transcript_entry(m) for m in middle)

@@ -84,7 +84,7 @@ def switch(agent: Think, ref: str) -> str:
     store = agent._store
     store.set_state(ACTIVE_SESSION, session_id)
     agent._store = MessageStore(store.db, store.agent_key, type(agent).__name__, agent.name, session_id)
-    agent._messages = agent._store.branch()
+    agent._messages = agent._store.branch(limit=agent._hydration_limit())
     if getattr(agent, "_session", None) is not None:
         agent._session.reset()
     agent._broadcast_messages()
