@@ -73,9 +73,8 @@ class Researcher(Think):
         return "You research."
 
 
-async def test_parent_delegates_to_a_child_from_a_tool_and_sees_its_stream() -> None:
-    Researcher.script = S([[S.text("Paris is the capital.")]])
-    parent_script = S([[S.tool_call("research", {"question": "capital of France?"})], [S.text("It is Paris.")]])
+def lead_class(parent_script: S, child_name: str) -> type:
+    """A parent agent whose `research` tool delegates to the `Researcher` sub-agent `child_name`."""
 
     class Lead(Think):
         def get_model(self):
@@ -86,9 +85,16 @@ async def test_parent_delegates_to_a_child_from_a_tool_and_sees_its_stream() -> 
 
         async def research(self, question: str) -> str:
             """Ask the research sub-agent."""
-            return await self.delegate(self.sub_agent(Researcher, "r1"), question)
+            return await self.delegate(self.sub_agent(Researcher, child_name), question)
 
-    lead = Lead("lead")
+    return Lead
+
+
+async def test_parent_delegates_to_a_child_from_a_tool_and_sees_its_stream() -> None:
+    Researcher.script = S([[S.text("Paris is the capital.")]])
+    parent_script = S([[S.tool_call("research", {"question": "capital of France?"})], [S.text("It is Paris.")]])
+
+    lead = lead_class(parent_script, "r1")("lead")
     result = await lead.send("What is the capital of France?")
     assert result.status == "completed"
     parts = lead.messages[-1]["parts"]
@@ -109,18 +115,7 @@ async def test_cancelling_the_parent_cancels_the_child() -> None:
     Researcher.script = S([[S.text("y" * 200, chunk_size=1)]], delay=0.01)
     parent_script = S([[S.tool_call("research", {"question": "long"})]])
 
-    class Lead(Think):
-        def get_model(self):
-            return parent_script.model
-
-        def get_tools(self):
-            return [self.research]
-
-        async def research(self, question: str) -> str:
-            """Ask the research sub-agent."""
-            return await self.delegate(self.sub_agent(Researcher, "r2"), question)
-
-    lead = Lead("lead2")
+    lead = lead_class(parent_script, "r2")("lead2")
     task = lead.submit("go")
     await asyncio.sleep(0.4)
     lead.abort_all_requests()
