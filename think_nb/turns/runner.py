@@ -93,6 +93,8 @@ class Turn:
             self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
             status, error = "aborted", None
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error chunk
+            if self.acc.parts:
+                self._persist()  # Think: the partial is persisted before on_chat_error fires
             error = await self._report_error(exc)
             status = "error"
         finally:
