@@ -3,7 +3,7 @@
 Outside a kernel ``comm.create_comm`` returns a no-op ``DummyComm``; the
 ``recording_comm`` fixture (tests/conftest.py) swaps in :class:`RecordingComm`
 so a test can read what a widget sent and play the front end's part.
-See platform-facts §4(a).
+See docs/platform-facts.md §4(a).
 """
 
 from __future__ import annotations

@@ -39,8 +39,10 @@ class FakeAgent:
         self.listeners.append(listener)
         return lambda: self.listeners.remove(listener)
 
-    def submit(self, message: dict[str, Any], request_id: str | None = None) -> None:
+    def submit(self, message: dict[str, Any], request_id: str | None = None, trigger: str = "programmatic",
+               client_tools: list[dict[str, Any]] | None = None) -> None:
         self.submitted.append((message, request_id))
+        self.client_tools = client_tools
 
     def abort_request(self, request_id: str) -> None:
         self.aborted.append(request_id)
@@ -238,7 +240,7 @@ def test_use_chat_request_submits_the_last_message(panel: ChatPanel, agent: Fake
 def test_submit_failure_becomes_an_error_frame(
     panel: ChatPanel, agent: FakeAgent, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def refuse(message: dict[str, Any], request_id: str | None = None) -> None:
+    def refuse(message: dict[str, Any], request_id: str | None = None, **options: Any) -> None:
         raise RuntimeError("no event loop")
 
     agent.submit = refuse  # type: ignore[method-assign]
@@ -289,35 +291,33 @@ def test_handler_errors_are_logged_not_raised(
 
 
 def test_resume_replays_the_turn_so_far_then_goes_on_live(panel: ChatPanel, agent: FakeAgent) -> None:
-    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST})
-    assert custom_msgs(panel)[-1] == protocol.stream_resume_none()
+    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "v1"})
+    assert custom_msgs(panel)[-1] == protocol.stream_resume_none("v1")
 
     open_text(agent, "r1")
     agent.chunk("r1", {"type": "text-delta", "id": "t", "delta": "Hel"})
     agent.chunk("r1", {"type": "text-delta", "id": "t", "delta": "lo"})
-    before = len(custom_msgs(panel))
-    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST})
-    sent = custom_msgs(panel)[before:]
-    assert sent[-2:] == [
-        protocol.stream_resuming("r1"),
-        protocol.use_chat_response(
-            "r1",
-            [
-                {"type": "start", "messageId": "a1"},
-                {"type": "start-step"},
-                {"type": "text-start", "id": "t"},
-                {"type": "text-delta", "id": "t", "delta": "Hello"},
-            ],
-            replay=True,
-        ),
-    ]
+    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "v2"})
+    assert custom_msgs(panel)[-1] == protocol.stream_resuming("r1", "v2")
+    from_js(panel, {"type": protocol.STREAM_RESUME_ACK, "id": "r1", "probeId": "v2"})
+    assert custom_msgs(panel)[-1] == protocol.use_chat_response(
+        "r1",
+        [
+            {"type": "start", "messageId": "a1"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "t"},
+            {"type": "text-delta", "id": "t", "delta": "Hello"},
+        ],
+        replay=True,
+    )
     agent.chunk("r1", {"type": "text-delta", "id": "t", "delta": "!"})
     agent.end("r1")
     assert responses(panel)[-1]["chunks"] == [{"type": "text-delta", "id": "t", "delta": "!"}]
-    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST})
-    assert custom_msgs(panel)[-1] == protocol.stream_resume_none()
+    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "v3"})
+    assert custom_msgs(panel)[-1] == protocol.stream_resume_none("v3")
+    assert panel.client_tool_runner == "v3"  # the latest view to attach runs client tools
 
 
 def test_close_unsubscribes(panel: ChatPanel, agent: FakeAgent) -> None:
     panel.close()
-    assert agent.listeners == []
+    assert panel._hub._listeners == []

@@ -11,8 +11,16 @@ What is *not* a frame: the authoritative transcript. It travels as the synced
 view rebuilds from the kernel.
 
 Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
-``stream_resume_request``. Kernel -> panel: ``use_chat_response`` (a batch of
-UIMessageChunks), ``stream_resuming``, ``stream_resume_none``, ``chat_clear``.
+``tool_approval``, ``tool_result``, ``stream_resume_request``, ``stream_resume_ack``.
+Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
+``stream_resuming``, ``stream_resume_none``, ``chat_clear``.
+
+The resume handshake (Think's): a panel model that starts sends
+``stream_resume_request {probeId}``; the kernel answers ``stream_resuming {id, probeId}``
+per in-flight turn, or ``stream_resume_none {probeId}``; the panel that owns ``probeId``
+answers ``stream_resume_ack {id, probeId}`` and the kernel sends the turn so far as one
+``use_chat_response`` with ``replay: true``, then goes on live. Frames reach every view
+of a widget, so ``probeId`` says which view asked.
 
 UIMessages and UIMessageChunks inside frames are plain AI SDK dicts; this module only
 checks their outer shape (``id``/``role``/``parts`` and ``type``).
@@ -27,6 +35,10 @@ from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 __all__ = [
     "CHAT_CLEAR",
     "CHAT_REQUEST_CANCEL",
+    "MESSAGE_UPDATED",
+    "STREAM_RESUME_ACK",
+    "TOOL_APPROVAL",
+    "TOOL_RESULT",
     "KERNEL_FRAME_TYPES",
     "PANEL_FRAME_TYPES",
     "STREAM_RESUME_NONE",
@@ -39,13 +51,18 @@ __all__ = [
     "Frame",
     "KernelFrame",
     "PanelFrame",
+    "MessageUpdated",
+    "StreamResumeAck",
     "StreamResumeNone",
     "StreamResumeRequest",
     "StreamResuming",
+    "ToolApproval",
+    "ToolResult",
     "UseChatRequest",
     "UseChatResponse",
     "chat_clear",
     "frame_error",
+    "message_updated",
     "parse_frame",
     "stream_resume_none",
     "stream_resuming",
@@ -58,12 +75,18 @@ USE_CHAT_REQUEST: Final = "use_chat_request"
 CHAT_REQUEST_CANCEL: Final = "chat_request_cancel"
 CHAT_CLEAR: Final = "chat_clear"
 STREAM_RESUME_REQUEST: Final = "stream_resume_request"
+STREAM_RESUME_ACK: Final = "stream_resume_ack"
+TOOL_APPROVAL: Final = "tool_approval"
+TOOL_RESULT: Final = "tool_result"
+MESSAGE_UPDATED: Final = "message_updated"
 USE_CHAT_RESPONSE: Final = "use_chat_response"
 STREAM_RESUMING: Final = "stream_resuming"
 STREAM_RESUME_NONE: Final = "stream_resume_none"
 
 SUBMIT_MESSAGE: Final = "submit-message"
 REGENERATE_MESSAGE: Final = "regenerate-message"
+OUTPUT_AVAILABLE: Final = "output-available"
+OUTPUT_ERROR: Final = "output-error"
 
 UIMessage = dict[str, Any]
 """An AI SDK UIMessage ``{id, role, parts, metadata?}`` as a plain dict."""
@@ -71,13 +94,62 @@ UIMessageChunk = dict[str, Any]
 """An AI SDK UIMessageChunk ``{type, ...}`` as a plain dict."""
 
 
+class ClientToolSchema(TypedDict):
+    """A tool the panel itself implements, offered to the model for one request."""
+
+    name: str
+    description: NotRequired[str]
+    parameters: NotRequired[dict[str, Any]]
+
+
 class UseChatRequest(TypedDict):
-    """Panel -> kernel: run a turn. The new user UIMessage is ``messages[-1]``."""
+    """Panel -> kernel: run a turn. The new user UIMessage is ``messages[-1]``.
+
+    ``clientTools``: tools the panel implements (Think's ``clientTools``); ``clientId``:
+    the sending view's id (it becomes the view that runs client tools).
+    """
 
     type: Literal["use_chat_request"]
     id: str
     messages: list[UIMessage]
     trigger: Literal["submit-message", "regenerate-message"]
+    clientTools: NotRequired[list[ClientToolSchema]]
+    clientId: NotRequired[str]
+
+
+class ToolApproval(TypedDict):
+    """Panel -> kernel: the user approved or denied tool call ``toolCallId``."""
+
+    type: Literal["tool_approval"]
+    toolCallId: str
+    approved: bool
+    reason: NotRequired[str]
+
+
+class ToolResult(TypedDict):
+    """Panel -> kernel: the result of a client tool call (``output`` or ``errorText``)."""
+
+    type: Literal["tool_result"]
+    toolCallId: str
+    toolName: str
+    output: NotRequired[Any]
+    state: NotRequired[Literal["output-available", "output-error"]]
+    errorText: NotRequired[str]
+
+
+class StreamResumeAck(TypedDict):
+    """Panel -> kernel: the view that asked (``probeId``) is ready for turn ``id``'s replay."""
+
+    type: Literal["stream_resume_ack"]
+    id: str
+    probeId: NotRequired[str]
+
+
+class MessageUpdated(TypedDict):
+    """Kernel -> panel: a stored message changed (a tool result or approval was applied)."""
+
+    type: Literal["message_updated"]
+    message: UIMessage
 
 
 class ChatRequestCancel(TypedDict):
@@ -94,9 +166,13 @@ class ChatClear(TypedDict):
 
 
 class StreamResumeRequest(TypedDict):
-    """Panel -> kernel: sent once when a panel model starts (the resume handshake)."""
+    """Panel -> kernel: sent once when a panel model starts (the resume handshake).
+
+    ``probeId`` identifies the asking view (also used as its client id).
+    """
 
     type: Literal["stream_resume_request"]
+    probeId: NotRequired[str]
 
 
 class UseChatResponse(TypedDict):
@@ -121,23 +197,29 @@ class StreamResuming(TypedDict):
 
     type: Literal["stream_resuming"]
     id: str
+    probeId: NotRequired[str]
 
 
 class StreamResumeNone(TypedDict):
     """Kernel -> panel: nothing is streaming, nothing to resume."""
 
     type: Literal["stream_resume_none"]
+    probeId: NotRequired[str]
 
 
-PanelFrame = UseChatRequest | ChatRequestCancel | ChatClear | StreamResumeRequest
-KernelFrame = UseChatResponse | StreamResuming | StreamResumeNone | ChatClear
+PanelFrame = (
+    UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
+    | StreamResumeRequest | StreamResumeAck
+)
+KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear
 Frame = PanelFrame | KernelFrame
 
-PANEL_FRAME_TYPES: Final = frozenset(
-    {USE_CHAT_REQUEST, CHAT_REQUEST_CANCEL, CHAT_CLEAR, STREAM_RESUME_REQUEST}
-)
+PANEL_FRAME_TYPES: Final = frozenset({
+    USE_CHAT_REQUEST, CHAT_REQUEST_CANCEL, CHAT_CLEAR, TOOL_APPROVAL, TOOL_RESULT,
+    STREAM_RESUME_REQUEST, STREAM_RESUME_ACK,
+})
 KERNEL_FRAME_TYPES: Final = frozenset(
-    {USE_CHAT_RESPONSE, STREAM_RESUMING, STREAM_RESUME_NONE, CHAT_CLEAR}
+    {USE_CHAT_RESPONSE, MESSAGE_UPDATED, STREAM_RESUMING, STREAM_RESUME_NONE, CHAT_CLEAR}
 )
 
 
@@ -164,14 +246,25 @@ def use_chat_response(
     return frame
 
 
-def stream_resuming(request_id: str) -> StreamResuming:
-    """Build a ``stream_resuming`` frame for turn ``request_id``."""
-    return StreamResuming(type=STREAM_RESUMING, id=request_id)
+def stream_resuming(request_id: str, probe_id: str | None = None) -> StreamResuming:
+    """Build a ``stream_resuming`` frame for turn ``request_id`` (answering ``probe_id``)."""
+    frame = StreamResuming(type=STREAM_RESUMING, id=request_id)
+    if probe_id:
+        frame["probeId"] = probe_id
+    return frame
 
 
-def stream_resume_none() -> StreamResumeNone:
-    """Build a ``stream_resume_none`` frame."""
-    return StreamResumeNone(type=STREAM_RESUME_NONE)
+def stream_resume_none(probe_id: str | None = None) -> StreamResumeNone:
+    """Build a ``stream_resume_none`` frame (answering ``probe_id``)."""
+    frame = StreamResumeNone(type=STREAM_RESUME_NONE)
+    if probe_id:
+        frame["probeId"] = probe_id
+    return frame
+
+
+def message_updated(message: UIMessage) -> MessageUpdated:
+    """Build a ``message_updated`` frame."""
+    return MessageUpdated(type=MESSAGE_UPDATED, message=message)
 
 
 def chat_clear() -> ChatClear:
@@ -209,13 +302,64 @@ def _need_id(raw: Mapping[str, Any]) -> str | None:
     return None if _is_str(raw.get("id")) else "missing string 'id'"
 
 
+def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
+    return None if key not in raw or isinstance(raw[key], str) else f"{key!r} must be a string"
+
+
+def _client_tools_error(tools: object) -> str | None:
+    if not isinstance(tools, list):
+        return "'clientTools' must be a list"
+    for t in tools:
+        if not isinstance(t, Mapping) or not _is_str(t.get("name")):
+            return "a client tool has no string 'name'"
+        if "parameters" in t and not isinstance(t["parameters"], Mapping):
+            return "a client tool's 'parameters' is not an object"
+    return None
+
+
 def _check_use_chat_request(raw: Mapping[str, Any]) -> str | None:
     messages = raw.get("messages")
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty list"
     if raw.get("trigger") not in (SUBMIT_MESSAGE, REGENERATE_MESSAGE):
         return f"'trigger' is {raw.get('trigger')!r}"
-    return _need_id(raw) or next(filter(None, map(_message_error, messages)), None)
+    if "clientTools" in raw and (err := _client_tools_error(raw["clientTools"])):
+        return err
+    return (
+        _need_id(raw)
+        or _optional_str(raw, "clientId")
+        or next(filter(None, map(_message_error, messages)), None)
+    )
+
+
+def _need_tool_call_id(raw: Mapping[str, Any]) -> str | None:
+    return None if _is_str(raw.get("toolCallId")) else "missing string 'toolCallId'"
+
+
+def _check_tool_approval(raw: Mapping[str, Any]) -> str | None:
+    if not isinstance(raw.get("approved"), bool):
+        return "'approved' must be a boolean"
+    return _need_tool_call_id(raw) or _optional_str(raw, "reason")
+
+
+def _check_tool_result(raw: Mapping[str, Any]) -> str | None:
+    if not _is_str(raw.get("toolName")):
+        return "missing string 'toolName'"
+    if raw.get("state", OUTPUT_AVAILABLE) not in (OUTPUT_AVAILABLE, OUTPUT_ERROR):
+        return f"'state' is {raw.get('state')!r}"
+    return _need_tool_call_id(raw) or _optional_str(raw, "errorText")
+
+
+def _check_message_updated(raw: Mapping[str, Any]) -> str | None:
+    return _message_error(raw.get("message"))
+
+
+def _probe(raw: Mapping[str, Any]) -> str | None:
+    return _optional_str(raw, "probeId")
+
+
+def _id_and_probe(raw: Mapping[str, Any]) -> str | None:
+    return _need_id(raw) or _probe(raw)
 
 
 def _check_use_chat_response(raw: Mapping[str, Any]) -> str | None:
@@ -238,10 +382,14 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     USE_CHAT_REQUEST: _check_use_chat_request,
     CHAT_REQUEST_CANCEL: _need_id,
     CHAT_CLEAR: _no_fields,
-    STREAM_RESUME_REQUEST: _no_fields,
+    TOOL_APPROVAL: _check_tool_approval,
+    TOOL_RESULT: _check_tool_result,
+    STREAM_RESUME_REQUEST: _probe,
+    STREAM_RESUME_ACK: _id_and_probe,
     USE_CHAT_RESPONSE: _check_use_chat_response,
-    STREAM_RESUMING: _need_id,
-    STREAM_RESUME_NONE: _no_fields,
+    MESSAGE_UPDATED: _check_message_updated,
+    STREAM_RESUMING: _id_and_probe,
+    STREAM_RESUME_NONE: _probe,
 }
 
 

@@ -1,16 +1,18 @@
 """ChatPanel: the anywidget chat panel of one agent, and the kernel side of its frames.
 
-The panel subscribes to an agent (``agent.subscribe(listener)``) and turns what the agent
-streams into frames for the front end (``js/src/widget.ts``):
+The panel listens to its agent's :class:`~think_nb.stream_buffer.StreamBuffer` (shared by
+every panel of that agent: the multi-view broadcast, the resume buffer, the status) and
+turns what the agent streams into frames for the front end (``js/src/widget.ts``):
 
 - every UIMessageChunk goes through a :class:`_ChunkBatcher`, which coalesces deltas and
   sends at most one ``use_chat_response`` frame per ``FLUSH_INTERVAL_S`` (platform-facts
   §7: Jupyter Server drops IOPub traffic above 1000 msg/s, so never a frame per delta);
 - the authoritative transcript is the synced ``messages`` trait, replaced whenever the
   agent reports a change, so a re-displayed or reloaded view rebuilds from the kernel;
-- frames from the panel (send, stop, clear, resume) are parsed by
-  :mod:`think_nb.protocol` and dispatched to the agent; malformed ones are logged and
-  ignored, never raised.
+- frames from the panel (send, regenerate, stop, clear, approve/deny, client tool
+  results, resume) are parsed by :mod:`think_nb.protocol` and dispatched to the agent;
+  malformed ones, and ones the agent refuses (unknown or settled tool calls), are logged
+  and ignored, never raised.
 
 It is not the agent: it never runs a turn or stores a message itself.
 """
@@ -32,6 +34,7 @@ import traitlets
 
 from think_nb import protocol
 from think_nb.protocol import UIMessage, UIMessageChunk
+from think_nb.stream_buffer import StreamBuffer, merge_chunk
 
 __all__ = ["FLUSH_INTERVAL_S", "AgentLike", "ChatPanel"]
 
@@ -42,15 +45,6 @@ _ESM_STUB = "export default {};"  # stands in at import time when the bundle is 
 FLUSH_INTERVAL_S = 0.04
 """Longest time a chunk waits in the kernel before it is sent (≤ 25 frames/s per panel)."""
 
-# chunk type -> (key that must match, key whose strings concatenate)
-_MERGEABLE = {
-    "text-delta": ("id", "delta"),
-    "reasoning-delta": ("id", "delta"),
-    "tool-input-delta": ("toolCallId", "inputTextDelta"),
-}
-_STATUS_BY_OUTCOME = {"completed": "ready", "aborted": "ready", "error": "error"}
-
-
 class AgentLike(Protocol):
     """What ChatPanel needs from an agent (``think_nb.Think`` implements it)."""
 
@@ -60,43 +54,18 @@ class AgentLike(Protocol):
     @property
     def messages(self) -> list[UIMessage]: ...  # noqa: D102
     def subscribe(self, listener: Any) -> Callable[[], None]: ...  # noqa: D102
-    def submit(self, message: UIMessage, request_id: str | None = None) -> Any: ...  # noqa: D102
+    def submit(self, message: UIMessage, request_id: str | None = None, **kw: Any) -> Any: ...  # noqa: D102
     def abort_request(self, request_id: str) -> None: ...  # noqa: D102
     def clear_messages(self) -> None: ...  # noqa: D102
-
-
-def _merge_into(chunks: list[UIMessageChunk], chunk: UIMessageChunk) -> None:
-    """Append ``chunk``, concatenating it into the last one if both are mergeable deltas.
-
-    Never mutates a chunk dict: a merge builds a new one (the same dict may sit in two
-    lists, the pending batch and the turn's replay log).
-    """
-    keys = _MERGEABLE.get(chunk.get("type", ""))
-    last = chunks[-1] if chunks else None
-    if keys and last is not None and last.get("type") == chunk["type"]:
-        match, text = keys
-        rest = {k: v for k, v in chunk.items() if k != text}
-        if rest == {k: v for k, v in last.items() if k != text} and match in rest:
-            chunks[-1] = {**last, text: last.get(text, "") + chunk.get(text, "")}
-            return
-    chunks.append(chunk)
-
-
-class _Turn:
-    """One in-flight turn: its continuation flag and every chunk so far (merged)."""
-
-    def __init__(self, continuation: bool) -> None:
-        self.continuation = continuation
-        self.chunks: list[UIMessageChunk] = []
 
 
 class _ChunkBatcher:
     """Coalesces UIMessageChunks into ``use_chat_response`` frames.
 
     Chunks wait in a pending batch; consecutive deltas of the same part are merged. The
-    batch is sent when ``interval`` seconds have passed since the last send: by a
-    ``call_later`` timer when an asyncio loop runs in the calling thread, else on the
-    next chunk that arrives late enough, and always at turn end. Thread-safe.
+    batch is sent when ``interval`` seconds have passed since the last send: by the next
+    chunk that arrives once it is due, or by a ``call_later`` timer (when an asyncio loop
+    runs in the calling thread) if no chunk comes, and always at turn end. Thread-safe.
     """
 
     def __init__(self, send: Callable[[dict[str, Any]], None], interval: float) -> None:
@@ -105,7 +74,7 @@ class _ChunkBatcher:
         self._lock = threading.RLock()
         self._pending: list[UIMessageChunk] = []
         self._pending_key: tuple[str, bool] | None = None
-        self._turns: dict[str, _Turn] = {}
+        self._continuation: dict[str, bool] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._last_send = float("-inf")  # a quiet panel sends its first chunk at once
@@ -117,9 +86,8 @@ class _ChunkBatcher:
             if self._pending and self._pending_key != key:
                 self.flush()
             self._pending_key = key
-            _merge_into(self._pending, chunk)
-            turn = self._turns.setdefault(request_id, _Turn(continuation))
-            _merge_into(turn.chunks, chunk)
+            merge_chunk(self._pending, chunk)
+            self._continuation.setdefault(request_id, continuation)
             self._schedule()
 
     def end(self, request_id: str, *, error: bool) -> None:
@@ -128,8 +96,8 @@ class _ChunkBatcher:
             if self._pending_key is not None and self._pending_key[0] != request_id:
                 self.flush()
             chunks, key = self._take()
-            turn = self._turns.pop(request_id, None)
-            continuation = key[1] if key else bool(turn and turn.continuation)
+            flag = self._continuation.pop(request_id, False)
+            continuation = key[1] if key else flag
             self._emit(protocol.use_chat_response(
                 request_id, chunks, done=True, error=error, continuation=continuation
             ))
@@ -140,11 +108,6 @@ class _ChunkBatcher:
             chunks, key = self._take()
             if key is not None and chunks:
                 self._emit(protocol.use_chat_response(key[0], chunks, continuation=key[1]))
-
-    def in_flight(self) -> list[tuple[str, _Turn]]:
-        """The turns that have streamed chunks and not ended, oldest first."""
-        with self._lock:
-            return list(self._turns.items())
 
     def close(self) -> None:
         """Cancel the timer; pending chunks are dropped."""
@@ -163,15 +126,16 @@ class _ChunkBatcher:
         self._send(frame)
 
     def _schedule(self) -> None:
+        delay = max(0.0, self._last_send + self._interval - time.monotonic())
+        if delay == 0.0:  # due: send now, even if a timer waits (a busy stream may starve the loop)
+            self.flush()
+            return
         if self._timer is not None and not self._timer_loop.is_closed():  # type: ignore[union-attr]
             return
-        delay = max(0.0, self._last_send + self._interval - time.monotonic())
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            if delay == 0.0:
-                self.flush()
-            return
+            return  # no loop: the next chunk that is due, or the turn's end, sends the batch
         self._timer, self._timer_loop = loop.call_later(delay, self.flush), loop
 
     def _cancel_timer(self) -> None:
@@ -180,23 +144,42 @@ class _ChunkBatcher:
         self._timer = self._timer_loop = None
 
 
+
 class _Listener:
-    """The object the panel hands to ``agent.subscribe`` (the listener interface)."""
+    """What the panel hands to its agent's StreamBuffer (the listener interface, plus
+    the buffer's own ``on_clear``, ``on_status`` and ``on_runner``)."""
 
     def __init__(self, panel: ChatPanel) -> None:
         self._panel = panel
 
     def on_chunk(self, request_id: str, chunk: UIMessageChunk, continuation: bool) -> None:
         """Every UIMessageChunk of every turn, in order."""
-        self._panel._on_chunk(request_id, chunk, continuation)
+        self._panel._batcher.add(request_id, chunk, continuation)
 
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
-        """A turn ended (completed | error | aborted), after its message was persisted."""
+        """A turn ended (completed | error | aborted | skipped)."""
         self._panel._on_turn_end(request_id, status, error)
 
     def on_messages(self, messages: list[UIMessage]) -> None:
         """The authoritative transcript changed."""
         self._panel._set_transcript(messages)
+
+    def on_message_updated(self, message: UIMessage) -> None:
+        """A stored message changed: update it in the transcript, tell the views."""
+        self._panel._on_message_updated(message)
+
+    def on_clear(self) -> None:
+        """The transcript was cleared (from any panel of the agent)."""
+        self._panel._batcher.close()
+        self._panel._send_frame(protocol.chat_clear())
+
+    def on_status(self, status: str) -> None:
+        """The shared status changed."""
+        self._panel._sync_status()
+
+    def on_runner(self, client_id: str) -> None:
+        """Another view now runs client tools."""
+        self._panel.client_tool_runner = client_id
 
 
 class ChatPanel(anywidget.AnyWidget):
@@ -210,9 +193,12 @@ class ChatPanel(anywidget.AnyWidget):
             built; the message names the command that builds it.
 
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
-    ``agent_name``, ``db_path``, ``status`` (ready | submitted | streaming | error),
-    ``error`` (text of the latest turn error, "" if none) and ``messages`` (the
-    transcript: a list of UIMessage dicts, replaced, never mutated in place).
+    ``agent_name``, ``db_path``, ``status`` (one of
+    :data:`think_nb.stream_buffer.STATUSES`, shared by every panel of the agent),
+    ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
+    a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
+    agent's browser-run tools ``[{name, description, parameters, js}]``) and
+    ``client_tool_runner`` (the id of the one view that runs client tool calls).
     """
 
     _esm = ESM_PATH if ESM_PATH.is_file() else _ESM_STUB
@@ -221,8 +207,11 @@ class ChatPanel(anywidget.AnyWidget):
     agent_name = traitlets.Unicode().tag(sync=True)
     db_path = traitlets.Unicode().tag(sync=True)
     status = traitlets.Unicode("ready").tag(sync=True)
+    paused_at = traitlets.Unicode("").tag(sync=True)  # step mode: the hook the turn waits at
     error = traitlets.Unicode("").tag(sync=True)
     messages = traitlets.List().tag(sync=True)
+    client_tools = traitlets.List().tag(sync=True)
+    client_tool_runner = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, agent: AgentLike, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
@@ -233,18 +222,24 @@ class ChatPanel(anywidget.AnyWidget):
             )
         if type(self)._esm == _ESM_STUB:
             self._esm = ESM_PATH.read_text()  # built after this module was imported
+        hub = StreamBuffer.for_agent(agent)
         super().__init__(
             uid=uuid.uuid4().hex,
             agent_name=str(agent.name),
             db_path=str(agent.db_path),
             messages=copy.deepcopy(list(agent.messages)),
+            status=hub.status,
+            error=hub.error,
+            client_tools=_client_tool_specs(agent),
+            client_tool_runner=hub.runner,
             **kwargs,
         )
         self._agent = agent
+        self._hub = hub
         self._tasks: set[Any] = set()
         self._batcher = _ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
         self.on_msg(self._on_panel_msg)
-        self._unsubscribe: Callable[[], None] | None = agent.subscribe(_Listener(self))
+        self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
 
     def close(self) -> None:
         """Detach from the agent, then close the widget and all its views."""
@@ -260,24 +255,31 @@ class ChatPanel(anywidget.AnyWidget):
     def _send_frame(self, frame: dict[str, Any]) -> None:
         self.send(frame)
 
-    def _on_chunk(self, request_id: str, chunk: UIMessageChunk, continuation: bool) -> None:
-        if self.status != "streaming":
-            self.status = "streaming"
-        self._batcher.add(request_id, chunk, continuation)
+    def _sync_status(self) -> None:
+        if self.paused_at != self._hub.paused_at:
+            self.paused_at = self._hub.paused_at
+        if self.error != self._hub.error:
+            self.error = self._hub.error
+        if self.status != self._hub.status:
+            self.status = self._hub.status
 
     def _on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
-        failed = status == "error"
-        self._batcher.end(request_id, error=failed)
-        if not self._batcher.in_flight():
-            self.status = _STATUS_BY_OUTCOME.get(status, "ready")
-        if failed:
-            self.error = error or "The turn failed."
+        self._batcher.end(request_id, error=status == "error")
         self._set_transcript(self._agent.messages)
+        self._sync_status()
 
     def _set_transcript(self, messages: list[UIMessage]) -> None:
         # A deep copy: the agent may mutate its list later, and traitlets only syncs a
         # value that compares unequal to the previous one.
         self.messages = copy.deepcopy(list(messages))
+        specs = _client_tool_specs(self._agent)
+        if specs != self.client_tools:
+            self.client_tools = specs
+
+    def _on_message_updated(self, message: UIMessage) -> None:
+        updated = copy.deepcopy(message)
+        self.messages = [updated if m.get("id") == updated.get("id") else m for m in self.messages]
+        self._send_frame(protocol.message_updated(updated))
 
     # --- panel -> agent ---------------------------------------------------------------
 
@@ -289,52 +291,107 @@ class ChatPanel(anywidget.AnyWidget):
             _log.exception("panel frame %.200r failed", content)
 
     def _dispatch(self, content: Any) -> None:
-        frame = protocol.parse_frame(content, logger=_log)
+        frame: Any = protocol.parse_frame(content, logger=_log)
         if frame is None:
             return
         kind = frame["type"]
         if kind == protocol.USE_CHAT_REQUEST:
-            self._handle_chat_request(frame)  # type: ignore[arg-type]
+            self._handle_chat_request(frame)
         elif kind == protocol.CHAT_REQUEST_CANCEL:
-            self._agent.abort_request(frame["id"])  # type: ignore[typeddict-item]
+            self._agent.abort_request(frame["id"])
         elif kind == protocol.CHAT_CLEAR:
-            self._agent.clear_messages()
-            self.error = ""
-            self._send_frame(protocol.chat_clear())
+            self._hub.clear()
+        elif kind == protocol.TOOL_APPROVAL:
+            self._handle_approval(frame)
+        elif kind == protocol.TOOL_RESULT:
+            self._handle_tool_result(frame)
         elif kind == protocol.STREAM_RESUME_REQUEST:
-            self._handle_resume_request()
+            self._handle_resume_request(frame.get("probeId"))
+        elif kind == protocol.STREAM_RESUME_ACK:
+            self._handle_resume_ack(frame["id"], frame.get("probeId"))
         else:
             _log.warning("ignored %r frame: the kernel does not accept it", kind)
 
     def _handle_chat_request(self, frame: protocol.UseChatRequest) -> None:
         request_id = frame["id"]
-        if frame["trigger"] != protocol.SUBMIT_MESSAGE:
-            _log.warning("ignored %r request %s: not supported yet", frame["trigger"], request_id)
-            self._send_frame(protocol.use_chat_response(request_id, [], done=True))
-            return
-        self.error = ""
-        if self.status != "streaming":
-            self.status = "submitted"
+        self._hub.set_runner(frame.get("clientId", ""))
+        tools = frame.get("clientTools")
+        self._hub.note_submitted(request_id, list(tools or []))
         try:
-            task = self._agent.submit(frame["messages"][-1], request_id=request_id)
+            if frame["trigger"] == protocol.REGENERATE_MESSAGE:
+                # streams under the panel's request id, so Stop cancels it from the start
+                task = asyncio.ensure_future(self._agent.regenerate(request_id))  # type: ignore[attr-defined]
+            else:
+                task = self._agent.submit(frame["messages"][-1], request_id=request_id, trigger="panel",
+                                          client_tools=list(tools) if tools else None)
         except Exception as exc:  # the agent refused: tell the panel, keep the kernel alive
-            _log.exception("agent.submit failed for request %s", request_id)
+            _log.exception("the agent refused request %s", request_id)
             self._send_frame(protocol.use_chat_response(
                 request_id, [{"type": "error", "errorText": str(exc)}], done=True, error=True
             ))
-            self.status, self.error = "error", str(exc)
+            self._hub.forget_submitted(request_id)
+            self._hub.fail(str(exc))
             return
         if task is not None and hasattr(task, "add_done_callback"):
             self._tasks.add(task)  # a strong reference until the turn ends
             task.add_done_callback(self._tasks.discard)
 
-    def _handle_resume_request(self) -> None:
-        self._batcher.flush()
-        turns = self._batcher.in_flight()
-        if not turns:
-            self._send_frame(protocol.stream_resume_none())
-        for request_id, turn in turns:
-            self._send_frame(protocol.stream_resuming(request_id))
-            self._send_frame(protocol.use_chat_response(
-                request_id, list(turn.chunks), continuation=turn.continuation, replay=True
-            ))
+    def _handle_approval(self, frame: protocol.ToolApproval) -> None:
+        call_id = frame["toolCallId"]
+        if frame["approved"]:
+            self._call_agent("approve", call_id)
+        else:
+            self._call_agent("deny", call_id, reason=frame.get("reason"))
+
+    def _handle_tool_result(self, frame: protocol.ToolResult) -> None:
+        failed = frame.get("state") == protocol.OUTPUT_ERROR
+        error_text = (frame.get("errorText") or "The client tool failed.") if failed else None
+        self._call_agent("add_tool_output", frame["toolCallId"], output=frame.get("output"),
+                         error_text=error_text)
+
+    def _call_agent(self, method: str, tool_call_id: str, **kw: Any) -> None:
+        """Call ``agent.<method>(tool_call_id, **kw)``; a refusal is logged, never raised."""
+        try:
+            result = getattr(self._agent, method)(tool_call_id, **kw)
+        except Exception as exc:  # noqa: BLE001 - unknown / settled / out-of-order tool call
+            _log.warning("ignored %s(%r): %s", method, tool_call_id, exc)
+            return
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            task = asyncio.ensure_future(result)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif result is False:
+            _log.warning("ignored %s(%r): the agent refused it", method, tool_call_id)
+
+    def _handle_resume_request(self, probe_id: str | None) -> None:
+        if probe_id:
+            self._hub.set_runner(probe_id)
+        active = self._hub.active()
+        if not active:
+            self._send_frame(protocol.stream_resume_none(probe_id))
+        for request_id in active:
+            self._send_frame(protocol.stream_resuming(request_id, probe_id))
+
+    def _handle_resume_ack(self, request_id: str, probe_id: str | None) -> None:
+        self._batcher.flush()  # what this panel already sent goes before the replay
+        replay = self._hub.replay(request_id)
+        if replay is None:
+            _log.warning("ignored resume ack for unknown turn %r", request_id)
+            self._send_frame(protocol.stream_resume_none(probe_id))
+            return
+        chunks, continuation, finished = replay
+        self._send_frame(protocol.use_chat_response(
+            request_id, chunks, done=finished, continuation=continuation, replay=True
+        ))
+
+
+def _client_tool_specs(agent: Any) -> list[dict[str, Any]]:
+    """The agent's browser-run tools ``[{name, description, parameters, js}]`` (or [])."""
+    specs = getattr(agent, "client_tool_specs", None)
+    if not callable(specs):
+        return []
+    try:
+        return copy.deepcopy([dict(s) for s in specs()])
+    except Exception:  # noqa: BLE001 - specs come from user code (get_tools)
+        _log.exception("client_tool_specs() failed")
+        return []

@@ -28,6 +28,8 @@ export interface LiveTurn {
   rawInput: Record<string, string>;
   /** text / reasoning id → index of its part in `message.parts`. */
   openParts: Record<string, number>;
+  /** Results for tool calls of earlier messages (an approved tool run by a continuation). */
+  crossTool: Record<string, Partial<ToolPart> & { state: ToolState }>;
   /** Set by an `error` chunk; shown inline under the message. */
   errorText?: string;
   done: boolean;
@@ -35,7 +37,7 @@ export interface LiveTurn {
 
 export function newTurn(requestId: string, continuation: boolean): LiveTurn {
   const message: UIMessage = { id: `live-${requestId}`, role: "assistant", parts: [] };
-  return { requestId, continuation, message, rawInput: {}, openParts: {}, done: false };
+  return { requestId, continuation, message, rawInput: {}, openParts: {}, crossTool: {}, done: false };
 }
 
 /** `turn` with `chunks` applied, in order. Unknown chunk types are ignored. */
@@ -45,12 +47,13 @@ export function applyChunks(turn: LiveTurn, chunks: readonly UIMessageChunk[]): 
     message: { ...turn.message, parts: turn.message.parts.slice() },
     rawInput: { ...turn.rawInput },
     openParts: { ...turn.openParts },
+    crossTool: { ...turn.crossTool },
   };
   for (const chunk of chunks) applyChunk(draft, chunk);
   return draft;
 }
 
-const RANK: Record<ToolState, number> = {
+export const RANK: Record<ToolState, number> = {
   "input-streaming": 0,
   "input-available": 1,
   "approval-requested": 2,
@@ -103,8 +106,20 @@ function advanceTool(d: Draft, i: number, state: ToolState, fields: Partial<Tool
   d.message.parts[i] = { ...part, ...fields, state };
 }
 
+/** A settled result for a tool call this turn does not hold: kept for the earlier message. */
+function crossMessage(d: Draft, c: UIMessageChunk): boolean {
+  const id = str(c.toolCallId);
+  if (toolIndex(d, id) >= 0) return false;
+  if (c.type === "tool-output-available") d.crossTool[id] = { state: "output-available", output: c.output };
+  else if (c.type === "tool-output-error") d.crossTool[id] = { state: "output-error", errorText: str(c.errorText) };
+  else if (c.type === "tool-output-denied") d.crossTool[id] = { state: "output-denied" };
+  else return false;
+  return true;
+}
+
 function applyToolChunk(d: Draft, c: UIMessageChunk): void {
   const id = str(c.toolCallId);
+  if (crossMessage(d, c)) return;
   switch (c.type) {
     case "tool-input-start":
       ensureTool(d, c);

@@ -11,21 +11,62 @@ export const FRAME = {
   USE_CHAT_REQUEST: "use_chat_request",
   CHAT_REQUEST_CANCEL: "chat_request_cancel",
   CHAT_CLEAR: "chat_clear",
+  TOOL_APPROVAL: "tool_approval",
+  TOOL_RESULT: "tool_result",
   STREAM_RESUME_REQUEST: "stream_resume_request",
+  STREAM_RESUME_ACK: "stream_resume_ack",
   USE_CHAT_RESPONSE: "use_chat_response",
+  MESSAGE_UPDATED: "message_updated",
   STREAM_RESUMING: "stream_resuming",
   STREAM_RESUME_NONE: "stream_resume_none",
 } as const;
 
 export const TRIGGER = { SUBMIT: "submit-message", REGENERATE: "regenerate-message" } as const;
 export type Trigger = (typeof TRIGGER)[keyof typeof TRIGGER];
+export const TOOL_RESULT_STATE = { AVAILABLE: "output-available", ERROR: "output-error" } as const;
 
+/** A tool the panel implements itself, offered to the model with one request. */
+export interface ClientToolSchema {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
 /** Panel → kernel: run a turn; the new user message is `messages[messages.length - 1]`. */
 export interface UseChatRequest {
   type: typeof FRAME.USE_CHAT_REQUEST;
   id: string;
   messages: UIMessage[];
   trigger: Trigger;
+  clientTools?: ClientToolSchema[];
+  /** The sending view; it becomes the view that runs client tools. */
+  clientId?: string;
+}
+/** Panel → kernel: the user approved or denied a tool call. */
+export interface ToolApproval {
+  type: typeof FRAME.TOOL_APPROVAL;
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+}
+/** Panel → kernel: a client tool's result (`output`) or failure (`errorText`). */
+export interface ToolResult {
+  type: typeof FRAME.TOOL_RESULT;
+  toolCallId: string;
+  toolName: string;
+  output?: unknown;
+  state?: (typeof TOOL_RESULT_STATE)[keyof typeof TOOL_RESULT_STATE];
+  errorText?: string;
+}
+/** Panel → kernel: the view `probeId` is ready for turn `id`'s replay. */
+export interface StreamResumeAck {
+  type: typeof FRAME.STREAM_RESUME_ACK;
+  id: string;
+  probeId?: string;
+}
+/** Kernel → panel: a stored message changed (tool result or approval applied). */
+export interface MessageUpdated {
+  type: typeof FRAME.MESSAGE_UPDATED;
+  message: UIMessage;
 }
 /** Panel → kernel: abort turn `id`. */
 export interface ChatRequestCancel {
@@ -39,6 +80,7 @@ export interface ChatClear {
 /** Panel → kernel: the resume handshake, sent once per panel model when it starts. */
 export interface StreamResumeRequest {
   type: typeof FRAME.STREAM_RESUME_REQUEST;
+  probeId?: string;
 }
 /** Kernel → panel: a batch of chunks of turn `id`; `replay` = the whole turn so far. */
 export interface UseChatResponse {
@@ -54,14 +96,23 @@ export interface UseChatResponse {
 export interface StreamResuming {
   type: typeof FRAME.STREAM_RESUMING;
   id: string;
+  probeId?: string;
 }
 /** Kernel → panel: nothing to resume. */
 export interface StreamResumeNone {
   type: typeof FRAME.STREAM_RESUME_NONE;
+  probeId?: string;
 }
 
-export type PanelFrame = UseChatRequest | ChatRequestCancel | ChatClear | StreamResumeRequest;
-export type KernelFrame = UseChatResponse | StreamResuming | StreamResumeNone | ChatClear;
+export type PanelFrame =
+  | UseChatRequest
+  | ChatRequestCancel
+  | ChatClear
+  | ToolApproval
+  | ToolResult
+  | StreamResumeRequest
+  | StreamResumeAck;
+export type KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear;
 export type Frame = PanelFrame | KernelFrame;
 
 type Obj = Record<string, unknown>;
@@ -82,12 +133,46 @@ function needId(raw: Obj): string | null {
   return isId(raw.id) ? null : "missing string 'id'";
 }
 
+function optionalStr(raw: Obj, key: string): string | null {
+  return !(key in raw) || typeof raw[key] === "string" ? null : `'${key}' must be a string`;
+}
+
+function clientToolsError(tools: unknown): string | null {
+  if (!Array.isArray(tools)) return "'clientTools' must be a list";
+  for (const t of tools) {
+    if (!isObj(t) || !isId(t.name)) return "a client tool has no string 'name'";
+    if ("parameters" in t && !isObj(t.parameters)) return "a client tool's 'parameters' is not an object";
+  }
+  return null;
+}
+
 function checkRequest(raw: Obj): string | null {
   const { messages, trigger } = raw;
   if (!Array.isArray(messages) || messages.length === 0) return "'messages' must be a non-empty list";
   if (trigger !== TRIGGER.SUBMIT && trigger !== TRIGGER.REGENERATE) return "bad 'trigger'";
-  return needId(raw) ?? messages.map(messageError).find((e) => e !== null) ?? null;
+  if ("clientTools" in raw) {
+    const err = clientToolsError(raw.clientTools);
+    if (err) return err;
+  }
+  return needId(raw) ?? optionalStr(raw, "clientId") ?? messages.map(messageError).find((e) => e !== null) ?? null;
 }
+
+const needCallId = (raw: Obj): string | null => (isId(raw.toolCallId) ? null : "missing string 'toolCallId'");
+
+function checkApproval(raw: Obj): string | null {
+  if (typeof raw.approved !== "boolean") return "'approved' must be a boolean";
+  return needCallId(raw) ?? optionalStr(raw, "reason");
+}
+
+function checkToolResult(raw: Obj): string | null {
+  if (!isId(raw.toolName)) return "missing string 'toolName'";
+  const state = raw.state ?? TOOL_RESULT_STATE.AVAILABLE;
+  if (state !== TOOL_RESULT_STATE.AVAILABLE && state !== TOOL_RESULT_STATE.ERROR) return "bad 'state'";
+  return needCallId(raw) ?? optionalStr(raw, "errorText");
+}
+
+const probe = (raw: Obj): string | null => optionalStr(raw, "probeId");
+const idAndProbe = (raw: Obj): string | null => needId(raw) ?? probe(raw);
 
 function checkResponse(raw: Obj): string | null {
   if (!Array.isArray(raw.chunks)) return "'chunks' must be a list";
@@ -104,10 +189,14 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.USE_CHAT_REQUEST]: checkRequest,
   [FRAME.CHAT_REQUEST_CANCEL]: needId,
   [FRAME.CHAT_CLEAR]: none,
-  [FRAME.STREAM_RESUME_REQUEST]: none,
+  [FRAME.TOOL_APPROVAL]: checkApproval,
+  [FRAME.TOOL_RESULT]: checkToolResult,
+  [FRAME.STREAM_RESUME_REQUEST]: probe,
+  [FRAME.STREAM_RESUME_ACK]: idAndProbe,
   [FRAME.USE_CHAT_RESPONSE]: checkResponse,
-  [FRAME.STREAM_RESUMING]: needId,
-  [FRAME.STREAM_RESUME_NONE]: none,
+  [FRAME.MESSAGE_UPDATED]: (raw) => messageError(raw.message),
+  [FRAME.STREAM_RESUMING]: idAndProbe,
+  [FRAME.STREAM_RESUME_NONE]: probe,
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */
@@ -130,8 +219,29 @@ export function parseFrame(raw: unknown): Frame | null {
 
 // --- builders (panel → kernel) ------------------------------------------------------
 
-export function useChatRequest(id: string, messages: UIMessage[]): UseChatRequest {
-  return { type: FRAME.USE_CHAT_REQUEST, id, messages, trigger: TRIGGER.SUBMIT };
+export function useChatRequest(
+  id: string,
+  messages: UIMessage[],
+  extra: { trigger?: Trigger; clientId?: string; clientTools?: ClientToolSchema[] } = {},
+): UseChatRequest {
+  const frame: UseChatRequest = { type: FRAME.USE_CHAT_REQUEST, id, messages, trigger: extra.trigger ?? TRIGGER.SUBMIT };
+  if (extra.clientId) frame.clientId = extra.clientId;
+  if (extra.clientTools?.length) frame.clientTools = extra.clientTools;
+  return frame;
+}
+export function toolApproval(toolCallId: string, approved: boolean, reason?: string): ToolApproval {
+  const frame: ToolApproval = { type: FRAME.TOOL_APPROVAL, toolCallId, approved };
+  if (reason) frame.reason = reason;
+  return frame;
+}
+export function toolResult(toolCallId: string, toolName: string, outcome: { output: unknown } | { errorText: string }): ToolResult {
+  if ("errorText" in outcome) {
+    return { type: FRAME.TOOL_RESULT, toolCallId, toolName, state: TOOL_RESULT_STATE.ERROR, errorText: outcome.errorText };
+  }
+  return { type: FRAME.TOOL_RESULT, toolCallId, toolName, output: outcome.output, state: TOOL_RESULT_STATE.AVAILABLE };
+}
+export function streamResumeAck(id: string, probeId?: string): StreamResumeAck {
+  return probeId ? { type: FRAME.STREAM_RESUME_ACK, id, probeId } : { type: FRAME.STREAM_RESUME_ACK, id };
 }
 export function chatRequestCancel(id: string): ChatRequestCancel {
   return { type: FRAME.CHAT_REQUEST_CANCEL, id };
@@ -139,6 +249,6 @@ export function chatRequestCancel(id: string): ChatRequestCancel {
 export function chatClear(): ChatClear {
   return { type: FRAME.CHAT_CLEAR };
 }
-export function streamResumeRequest(): StreamResumeRequest {
-  return { type: FRAME.STREAM_RESUME_REQUEST };
+export function streamResumeRequest(probeId?: string): StreamResumeRequest {
+  return probeId ? { type: FRAME.STREAM_RESUME_REQUEST, probeId } : { type: FRAME.STREAM_RESUME_REQUEST };
 }

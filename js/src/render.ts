@@ -1,25 +1,35 @@
 /**
- * The panel's DOM: header (agent name, status, SQLite path, Clear), error banner,
- * message list, and composer (textarea, Send, Stop).
+ * The panel's DOM: header (agent name, status line, token/cost totals, SQLite path,
+ * Clear), error banner, message list, and composer (textarea, Send, Stop).
  *
  * `createPanel(el, actions)` builds it once; `update(state, meta)` redraws from a
  * PanelState, reusing the element of every message whose object did not change (the
  * reducer replaces only what changed), and keeps the list scrolled to the bottom while
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
-import { messageElement } from "./parts";
-import { type PanelState, type ViewMessage, isBusy, visibleMessages } from "./state";
+import { type MessageContext, messageElement } from "./parts";
+import { type PanelState, type ViewMessage, displayStatus, isBusy, usageTotals, visibleMessages } from "./state";
+import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
 
 export interface PanelActions {
   send(text: string): void;
   stop(): void;
   clear(): void;
+  regenerate(): void;
+  approve(toolCallId: string): void;
+  deny(toolCallId: string, reason: string): void;
 }
+
+const STATUS_LABEL: Record<string, string> = {
+  "awaiting-approval": "awaiting approval",
+  "awaiting-client-tool": "awaiting client tool",
+};
 
 export interface PanelMeta {
   agentName: string;
   dbPath: string;
+  pausedAt?: string;
 }
 
 export interface PanelView {
@@ -29,6 +39,7 @@ export interface PanelView {
 
 interface Cached {
   view: ViewMessage;
+  sig: string;
   el: HTMLElement;
 }
 
@@ -49,9 +60,11 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const header = h("div", "think-header");
   const name = h("span", "think-agent-name");
   const status = h("span", "think-status");
+  status.setAttribute("role", "status");
+  const totals = h("span", "think-totals");
   const dbPath = h("code", "think-db-path");
   const clear = h("button", "think-clear", "Clear");
-  header.append(name, status, dbPath, clear);
+  header.append(name, status, totals, dbPath, clear);
   const banner = h("div", "think-error");
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
@@ -83,13 +96,24 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     }
   });
 
-  function drawMessages(views: ViewMessage[]): void {
+  function drawMessages(views: ViewMessage[], state: PanelState): void {
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     const next = new Map<string, Cached>();
-    const els = views.map((view) => {
+    const lastAssistant = views.map((v) => v.message.role).lastIndexOf("assistant");
+    const idle = !isBusy(state) && views.every((v) => !v.live);
+    const els = views.map((view, i) => {
+      const ctx: MessageContext = {
+        approve: actions.approve,
+        deny: actions.deny,
+        regenerate: actions.regenerate,
+        responded: state.responded,
+        canRegenerate: idle && i === lastAssistant && i === views.length - 1,
+      };
+      const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
+      const sig = `${ctx.canRegenerate}:${answered}`;
       const old = cache.get(view.message.id);
-      const el = old && same(old.view, view) ? old.el : messageElement(view, old?.el);
-      next.set(view.message.id, { view, el });
+      const el = old && same(old.view, view) && old.sig === sig ? old.el : messageElement(view, ctx, old?.el);
+      next.set(view.message.id, { view, sig, el });
       return el;
     });
     cache = next;
@@ -100,9 +124,13 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   return {
     update(state, meta) {
       busy = isBusy(state);
-      root.dataset.status = state.status;
+      const shown = displayStatus(state);
+      root.dataset.status = shown;
       name.textContent = meta.agentName || "agent";
-      status.textContent = state.status;
+      status.textContent = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
+      const sum = usageTotals(state.transcript);
+      totals.textContent = sum.turns ? `${sum.tokens} tokens${sum.cost === null ? "" : ` · $${sum.cost.toFixed(6)}`}` : "";
+      totals.title = `${sum.turns} turns with usage`;
       dbPath.textContent = meta.dbPath;
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
@@ -110,7 +138,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       banner.hidden = !state.error;
       send.disabled = busy;
       stop.hidden = !busy;
-      drawMessages(visibleMessages(state));
+      drawMessages(visibleMessages(state), state);
     },
     destroy() {
       root.remove();

@@ -3,27 +3,42 @@
  *
  * No DOM, no model: `reduce(state, frame)` for frames from the kernel, plus small
  * setters for synced traits (`setTranscript`, `setStatus`, `setError`) and for the
- * user's own actions (`submitted`). Every function returns a new state and leaves its
- * input alone. `visibleMessages(state)` is what render.ts draws.
+ * user's own actions (`submitted`, `responded`). Every function returns a new state and
+ * leaves its input alone. `visibleMessages(state)` is what render.ts draws.
  *
  * The transcript trait is authoritative; in-flight turns (`live`) and just-sent user
- * messages (`optimistic`) are shown on top of it until the transcript catches up.
+ * messages (`optimistic`) are shown on top of it until the transcript catches up. The
+ * status comes from the kernel (shared by every view of the agent); the only local
+ * status is `submitted`, from the click until the kernel answers.
+ *
+ * Resume: while this view's `stream_resume_request` is unanswered, or a turn's replay
+ * has not arrived, live frames are dropped — the replay holds them (no duplicates).
  */
-import { type LiveTurn, applyChunks, newTurn } from "./accumulate";
+import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
 import { FRAME, type Frame, type UseChatResponse } from "./protocol";
-import type { UIMessage } from "./ui-message";
+import { type ToolPart, type UIMessage, type UIPart, isToolPart } from "./ui-message";
 
-export const STATUSES = ["ready", "submitted", "streaming", "error"] as const;
+export const STATUSES = ["ready", "submitted", "streaming", "awaiting-approval", "awaiting-client-tool", "paused", "error"] as const;
 export type Status = (typeof STATUSES)[number];
 
 export interface PanelState {
   transcript: UIMessage[];
   live: LiveTurn[];
   optimistic: UIMessage[];
+  /** The kernel's status (shared by every view). */
   status: Status;
   error: string;
   /** The request this panel sent last, until its final frame arrives. */
   pendingRequestId: string | null;
+  /** Sent, and the kernel has not answered yet (shown as `submitted`). */
+  localSubmitted: boolean;
+  /** This view's resume probe id (also its client id), and whether it is unanswered. */
+  probeId: string;
+  probePending: boolean;
+  /** Turns whose replay this view acked and waits for. */
+  awaitingReplay: string[];
+  /** toolCallIds the user approved or denied here (their buttons are disabled). */
+  responded: Record<string, boolean>;
 }
 
 /** One message as drawn: live ones carry the streamed tool input and inline error. */
@@ -35,20 +50,42 @@ export interface ViewMessage {
 }
 
 export function initialState(init: Partial<PanelState> = {}): PanelState {
-  return { transcript: [], live: [], optimistic: [], status: "ready", error: "", pendingRequestId: null, ...init };
+  return {
+    transcript: [],
+    live: [],
+    optimistic: [],
+    status: "ready",
+    error: "",
+    pendingRequestId: null,
+    localSubmitted: false,
+    probeId: "",
+    probePending: false,
+    awaitingReplay: [],
+    responded: {},
+    ...init,
+  };
 }
 
 const ids = (messages: readonly UIMessage[]): Set<string> => new Set(messages.map((m) => m.id));
+const mine = (state: PanelState, probeId: string | undefined): boolean => (probeId ?? "") === state.probeId;
 
 /** Apply one kernel frame. Panel → kernel frames and unknown ones leave the state as is. */
 export function reduce(state: PanelState, frame: Frame): PanelState {
   switch (frame.type) {
     case FRAME.USE_CHAT_RESPONSE:
+      if (!frame.replay && (state.probePending || state.awaitingReplay.includes(frame.id))) return state;
       return applyResponse(state, frame);
     case FRAME.STREAM_RESUMING:
-      return { ...state, status: "streaming" };
+      if (!mine(state, frame.probeId)) return state;
+      return { ...state, probePending: false, awaitingReplay: [...state.awaitingReplay, frame.id] };
+    case FRAME.STREAM_RESUME_NONE:
+      return mine(state, frame.probeId) ? { ...state, probePending: false, awaitingReplay: [] } : state;
+    case FRAME.MESSAGE_UPDATED: {
+      const { message } = frame;
+      return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)) };
+    }
     case FRAME.CHAT_CLEAR:
-      return { ...state, live: [], optimistic: [], status: "ready", error: "", pendingRequestId: null };
+      return { ...state, transcript: [], live: [], optimistic: [], error: "", pendingRequestId: null, localSubmitted: false, responded: {} };
     default:
       return state;
   }
@@ -65,15 +102,13 @@ function applyResponse(state: PanelState, frame: UseChatResponse): PanelState {
   const keep = turn && !(turn.done && (empty || ids(state.transcript).has(turn.message.id)));
   const live = keep && turn ? replaceTurn(state.live, others, turn) : others;
   const errorText = turn?.errorText;
-  const failed = frame.error === true || errorText !== undefined;
-  const streamingElsewhere = live.some((t) => !t.done);
-  const status: Status = failed ? "error" : frame.done ? (streamingElsewhere ? "streaming" : "ready") : "streaming";
   return {
     ...state,
     live,
-    status,
-    error: failed ? errorText ?? (state.error || "The turn failed.") : state.error,
+    error: errorText ?? state.error,
     pendingRequestId: frame.done && state.pendingRequestId === frame.id ? null : state.pendingRequestId,
+    localSubmitted: state.pendingRequestId === frame.id ? false : state.localSubmitted,
+    awaitingReplay: frame.replay ? state.awaitingReplay.filter((id) => id !== frame.id) : state.awaitingReplay,
   };
 }
 
@@ -98,9 +133,11 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
   };
 }
 
+/** The kernel's status trait changed; it answers this view's pending request too. */
 export function setStatus(state: PanelState, status: string): PanelState {
   const valid = (STATUSES as readonly string[]).includes(status);
-  return valid && status !== state.status ? { ...state, status: status as Status } : state;
+  if (!valid || status === state.status) return state;
+  return { ...state, status: status as Status, localSubmitted: false };
 }
 
 export function setError(state: PanelState, error: string): PanelState {
@@ -108,8 +145,19 @@ export function setError(state: PanelState, error: string): PanelState {
 }
 
 /** The user sent `message` as request `requestId` (shown at once, before the kernel echoes it). */
-export function submitted(state: PanelState, requestId: string, message: UIMessage): PanelState {
-  return { ...state, optimistic: [...state.optimistic, message], status: "submitted", error: "", pendingRequestId: requestId };
+export function submitted(state: PanelState, requestId: string, message?: UIMessage): PanelState {
+  const optimistic = message ? [...state.optimistic, message] : state.optimistic;
+  return { ...state, optimistic, error: "", pendingRequestId: requestId, localSubmitted: true };
+}
+
+/** The user approved or denied `toolCallId` in this view. */
+export function responded(state: PanelState, toolCallId: string): PanelState {
+  return { ...state, responded: { ...state.responded, [toolCallId]: true } };
+}
+
+/** What the status line shows: `submitted` from the click until the kernel answers. */
+export function displayStatus(state: PanelState): Status {
+  return state.localSubmitted && state.status !== "streaming" ? "submitted" : state.status;
 }
 
 /** The request a Stop click should cancel: the newest streaming turn, else the one just sent. */
@@ -119,22 +167,70 @@ export function activeRequestId(state: PanelState): string | null {
 }
 
 export function isBusy(state: PanelState): boolean {
-  return state.status === "submitted" || state.status === "streaming";
+  const status = displayStatus(state);
+  return status === "submitted" || status === "streaming";
 }
 
-/** Transcript, then unechoed user messages, then live turns (continuations extend the last assistant message). */
+/** Results that live continuation turns carry for tool calls of earlier messages. */
+function crossToolResults(state: PanelState): Map<string, Partial<ToolPart>> {
+  const out = new Map<string, Partial<ToolPart>>();
+  for (const turn of state.live) for (const [id, patch] of Object.entries(turn.crossTool)) out.set(id, patch);
+  return out;
+}
+
+function patchTools(message: UIMessage, patches: Map<string, Partial<ToolPart>>): UIMessage {
+  let changed = false;
+  const parts = message.parts.map((part): UIPart => {
+    if (!isToolPart(part)) return part;
+    const patch = patches.get(part.toolCallId);
+    if (!patch?.state || RANK[patch.state] <= RANK[part.state]) return part;
+    changed = true;
+    return { ...part, ...patch } as ToolPart;
+  });
+  return changed ? { ...message, parts } : message;
+}
+
+/** Transcript, then unechoed user messages, then live turns. A continuation turn without
+ * its own message id extends the last assistant message (Think's client); results it
+ * carries for earlier tool calls are shown in those messages at once. */
 export function visibleMessages(state: PanelState): ViewMessage[] {
   const known = ids(state.transcript);
-  const out: ViewMessage[] = state.transcript.map((message) => ({ message, live: false }));
+  const patches = crossToolResults(state);
+  const out: ViewMessage[] = state.transcript.map((message) => ({
+    message: patches.size ? patchTools(message, patches) : message,
+    live: false,
+  }));
   for (const message of state.optimistic) if (!known.has(message.id)) out.push({ message, live: false });
   for (const turn of state.live) {
     const view: ViewMessage = { message: turn.message, live: !turn.done, rawInput: turn.rawInput, errorText: turn.errorText };
     const at = out.findIndex((v) => v.message.id === turn.message.id);
     const last = out[out.length - 1];
+    const ownId = !turn.message.id.startsWith("live-");
     if (at >= 0) out[at] = view;
-    else if (turn.continuation && last?.message.role === "assistant") {
+    else if (turn.continuation && !ownId && last?.message.role === "assistant") {
       out[out.length - 1] = { ...view, message: { ...last.message, parts: [...last.message.parts, ...turn.message.parts] } };
     } else out.push(view);
   }
   return out;
+}
+
+/** Totals over the transcript: tokens and, when every priced turn knows it, cost in USD. */
+export function usageTotals(messages: readonly UIMessage[]): { tokens: number; cost: number | null; turns: number } {
+  let tokens = 0;
+  let cost = 0;
+  let priced = false;
+  let turns = 0;
+  for (const m of messages) {
+    const usage = m.metadata?.usage as { total_tokens?: number } | undefined;
+    if (typeof usage?.total_tokens === "number") {
+      tokens += usage.total_tokens;
+      turns += 1;
+    }
+    const c = m.metadata?.cost_usd;
+    if (typeof c === "number") {
+      cost += c;
+      priced = true;
+    }
+  }
+  return { tokens, cost: priced ? cost : null, turns };
 }

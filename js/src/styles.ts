@@ -57,4 +57,17 @@ export const CSS = `
 .think-panel button.think-send { background: var(--think-brand); color: var(--jp-ui-inverse-font-color1, #fff); border-color: var(--think-brand); }
 .think-panel button:disabled { opacity: 0.5; cursor: default; }
 .think-panel [hidden] { display: none !important; }
+.think-totals { font-size: 0.8em; color: var(--think-muted); }
+.think-panel[data-status^="awaiting"] .think-status { color: var(--think-warn); font-weight: 600; }
+.think-approval { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 6px 0 2px; padding: 6px; border: 1px dashed var(--think-warn); border-radius: 4px; }
+.think-approval-label { font-weight: 600; }
+.think-panel button.think-approve { background: var(--think-ok); border-color: var(--think-ok); color: var(--jp-ui-inverse-font-color1, #fff); }
+.think-panel button.think-deny { border-color: var(--think-error); color: var(--think-error); }
+.think-deny-reason { font: inherit; flex: 1; min-width: 8em; color: var(--think-fg); background: var(--think-bg); border: 1px solid var(--think-border); border-radius: 4px; padding: 2px 6px; }
+.think-code { position: relative; }
+.think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
+.think-subagent { border: 1px dashed var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
+.think-subagent-name { font-weight: 600; }
+.think-usage { margin-top: 4px; font-size: 0.75em; color: var(--think-muted); }
+.think-panel button.think-regenerate { margin-top: 4px; font-size: 0.8em; }
 `;

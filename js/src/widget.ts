@@ -6,14 +6,20 @@
  * trait listeners, and the resume handshake. Its state lives in a Map keyed by the
  * model's `uid` trait, because initialize and render receive different model wrappers
  * (platform-facts §2). `render({model, el})` draws one view of that state; several
- * views of one model share it.
+ * views of one model share it, and one model runs its client tool calls once (see
+ * client-tools.ts for which view of which page runs them).
  */
 import type { AnyModel, Initialize, Render } from "@anywidget/types";
+import { type ClientToolSpec, pendingCalls, runCall } from "./client-tools";
 import {
+  FRAME,
+  TRIGGER,
   chatClear,
   chatRequestCancel,
   parseFrame,
+  streamResumeAck,
   streamResumeRequest,
+  toolApproval,
   useChatRequest,
 } from "./protocol";
 import { createPanel } from "./render";
@@ -22,6 +28,7 @@ import {
   activeRequestId,
   initialState,
   reduce,
+  responded,
   setError,
   setStatus,
   setTranscript,
@@ -33,18 +40,27 @@ interface Traits {
   uid: string;
   agent_name: string;
   db_path: string;
+  paused_at: string;
   status: string;
   error: string;
   messages: UIMessage[];
+  client_tools: ClientToolSpec[];
+  client_tool_runner: string;
 }
 type Model = AnyModel<Traits>;
 
-/** One panel model's state and the views that draw it. */
+/** One panel model's state, the views that draw it, and the client tool calls it ran. */
 class Store {
   state: PanelState;
   readonly listeners = new Set<() => void>();
-  constructor(model: Model) {
-    const base = initialState({ transcript: model.get("messages") ?? [], error: model.get("error") ?? "" });
+  readonly ran = new Set<string>();
+  constructor(model: Model, probeId: string) {
+    const base = initialState({
+      transcript: model.get("messages") ?? [],
+      error: model.get("error") ?? "",
+      probeId,
+      probePending: true,
+    });
     this.state = setStatus(base, model.get("status") ?? "ready");
   }
   set(next: PanelState): void {
@@ -65,21 +81,40 @@ function newId(): string {
 /** Create the model's store and wire every model event into it; returns the cleanup. */
 function attach(model: Model): () => void {
   const uid = model.get("uid");
-  const store = new Store(model);
+  const probeId = `view-${newId()}`;
+  const store = new Store(model, probeId);
   STORES.set(uid, store);
+  const runClientTools = (): void => {
+    if (model.get("client_tool_runner") !== probeId) return;
+    const specs = model.get("client_tools") ?? [];
+    for (const part of pendingCalls(store.state.transcript, specs, store.ran)) {
+      store.ran.add(part.toolCallId);
+      const spec = specs.find((s) => `tool-${s.name}` === part.type || s.name === part.toolName) as ClientToolSpec;
+      void runCall(part, spec).then((result) => model.send(result));
+    }
+  };
   const onFrame = (msg: unknown): void => {
     const frame = parseFrame(msg);
-    if (frame) store.set(reduce(store.state, frame));
+    if (!frame) return;
+    store.set(reduce(store.state, frame));
+    if (frame.type === FRAME.STREAM_RESUMING && frame.probeId === probeId) model.send(streamResumeAck(frame.id, probeId));
   };
-  const onMessages = (): void => store.set(setTranscript(store.state, model.get("messages") ?? []));
+  const onMessages = (): void => {
+    store.set(setTranscript(store.state, model.get("messages") ?? []));
+    runClientTools();
+  };
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
   const onError = (): void => store.set(setError(store.state, model.get("error") ?? ""));
   model.on("msg:custom", onFrame);
   model.on("change:messages", onMessages);
   model.on("change:status", onStatus);
   model.on("change:error", onError);
-  model.send(streamResumeRequest());
+  model.on("change:client_tool_runner", runClientTools);
+  model.on("change:client_tools", runClientTools);
+  model.send(streamResumeRequest(probeId));
   return () => {
+    model.off("change:client_tool_runner", runClientTools);
+    model.off("change:client_tools", runClientTools);
     model.off("msg:custom", onFrame);
     model.off("change:messages", onMessages);
     model.off("change:status", onStatus);
@@ -93,12 +128,28 @@ const initialize: Initialize<Traits> = ({ model }) => attach(model);
 const render: Render<Traits> = ({ model, el }) => {
   const detach = STORES.has(model.get("uid")) ? undefined : attach(model); // safety net
   const store = STORES.get(model.get("uid")) as Store;
+  const clientId = store.state.probeId;
   const view = createPanel(el, {
     send(text) {
       const requestId = newId();
       const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts: [{ type: "text", text }] };
       store.set(submitted(store.state, requestId, message));
-      model.send(useChatRequest(requestId, [message]));
+      model.send(useChatRequest(requestId, [message], { clientId }));
+    },
+    regenerate() {
+      const lastUser = [...store.state.transcript].reverse().find((m) => m.role === "user");
+      if (!lastUser) return;
+      const requestId = newId();
+      store.set(submitted(store.state, requestId));
+      model.send(useChatRequest(requestId, [lastUser], { trigger: TRIGGER.REGENERATE, clientId }));
+    },
+    approve(toolCallId) {
+      store.set(responded(store.state, toolCallId));
+      model.send(toolApproval(toolCallId, true));
+    },
+    deny(toolCallId, reason) {
+      store.set(responded(store.state, toolCallId));
+      model.send(toolApproval(toolCallId, false, reason || undefined));
     },
     stop() {
       const requestId = activeRequestId(store.state);
@@ -109,15 +160,21 @@ const render: Render<Traits> = ({ model, el }) => {
     },
   });
   const draw = (): void =>
-    view.update(store.state, { agentName: model.get("agent_name") ?? "", dbPath: model.get("db_path") ?? "" });
+    view.update(store.state, {
+      agentName: model.get("agent_name") ?? "",
+      dbPath: model.get("db_path") ?? "",
+      pausedAt: model.get("paused_at") ?? "",
+    });
   store.listeners.add(draw);
   model.on("change:agent_name", draw);
   model.on("change:db_path", draw);
+  model.on("change:paused_at", draw);
   draw();
   return () => {
     store.listeners.delete(draw);
     model.off("change:agent_name", draw);
     model.off("change:db_path", draw);
+    model.off("change:paused_at", draw);
     view.destroy();
     detach?.();
   };

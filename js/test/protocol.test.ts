@@ -29,3 +29,14 @@ describe("golden frames", () => {
     expect(frameError(raw)).not.toBeNull();
   });
 });
+
+describe("frame type strings", () => {
+  it("are spelled only in src/protocol.ts", async () => {
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const src = join(__dirname, "..", "src");
+    const literal = new RegExp(Object.values(FRAME).map((t) => `["']${t}["']`).join("|"));
+    const offenders = readdirSync(src).filter((f) => f !== "protocol.ts" && literal.test(readFileSync(join(src, f), "utf8")));
+    expect(offenders).toEqual([]);
+  });
+});

@@ -3,10 +3,14 @@ import { applyChunks, newTurn } from "../src/accumulate";
 import { FRAME, type UseChatResponse } from "../src/protocol";
 import {
   activeRequestId,
+  displayStatus,
   initialState,
   reduce,
+  responded,
+  setStatus,
   setTranscript,
   submitted,
+  usageTotals,
   visibleMessages,
 } from "../src/state";
 import type { UIMessage, UIMessageChunk } from "../src/ui-message";
@@ -121,21 +125,23 @@ describe("reduce", () => {
   const user: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] };
   const assistant: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "Hello", state: "done" }] };
 
-  it("runs a whole turn: submit, stream, done, transcript", () => {
+  it("runs a whole turn: submit, stream, done, transcript; status comes from the kernel", () => {
     let s = deepFreeze(submitted(initialState(), "r1", user));
-    expect(s.status).toBe("submitted");
+    expect(displayStatus(s)).toBe("submitted");
     expect(visibleMessages(s).map((v) => v.message.id)).toEqual(["u1"]);
     expect(activeRequestId(s)).toBe("r1");
 
+    s = deepFreeze(setStatus(s, "streaming"));
     s = deepFreeze(reduce(s, response("r1", [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }])));
     s = deepFreeze(reduce(s, response("r1", [{ type: "text-delta", id: "t", delta: "Hello" }])));
-    expect(s.status).toBe("streaming");
+    expect(displayStatus(s)).toBe("streaming");
     const views = visibleMessages(s);
     expect(views.map((v) => [v.message.id, v.live])).toEqual([["u1", false], ["a1", true]]);
     expect(views[1].message.parts).toEqual([{ type: "text", text: "Hello", state: "streaming" }]);
 
     s = deepFreeze(reduce(s, response("r1", [{ type: "text-end", id: "t" }], { done: true })));
-    expect(s.status).toBe("ready");
+    s = setStatus(s, "ready");
+    expect(displayStatus(s)).toBe("ready");
     expect(s.pendingRequestId).toBeNull();
     expect(visibleMessages(s).map((v) => v.message.id)).toEqual(["u1", "a1"]);
 
@@ -143,6 +149,14 @@ describe("reduce", () => {
     expect(s.live).toEqual([]);
     expect(s.optimistic).toEqual([]);
     expect(visibleMessages(s)).toEqual([{ message: user, live: false }, { message: assistant, live: false }]);
+  });
+
+  it("a skipped turn's empty done frame does not change the kernel's status", () => {
+    let s = setStatus(initialState(), "streaming");
+    s = reduce(s, response("r1", [{ type: "start", messageId: "a1" }]));
+    s = reduce(s, response("r2", [], { done: true }));
+    expect(displayStatus(s)).toBe("streaming");
+    expect(s.live.map((t) => t.requestId)).toEqual(["r1"]);
   });
 
   it("prefers the live message while its turn streams, even if the transcript already has it", () => {
@@ -163,33 +177,68 @@ describe("reduce", () => {
     const twice = reduce(reduce(reduce(s0, live), replayFrame), replayFrame);
     expect(visibleMessages(twice)).toEqual(visibleMessages(once));
     const last = visibleMessages(once).at(-1)!;
-    expect(last.message.id).toBe("a1"); // a continuation extends the last assistant message
+    expect(last.message.id).toBe("msg-a3"); // a continuation with its own id is its own message
     expect(last.message.parts).toEqual([
-      ...assistant.parts,
       { type: "step-start" },
       { type: "text", text: "Continuing after the tool result", state: "streaming" },
       { type: "data-progress", id: "p1", data: { step: 1 } },
     ]);
+    const anonymous = reduce(s0, response("c", [{ type: "text-delta", id: "x", delta: "more" }], { continuation: true }));
+    expect(visibleMessages(anonymous).at(-1)?.message.parts).toEqual([...assistant.parts, { type: "text", text: "more", state: "streaming" }]);
   });
 
-  it("an error chunk sets status and error and shows inline", () => {
+  it("resume: live frames are dropped until this view's replay, then applied once", () => {
+    let s = initialState({ transcript: [user], probeId: "v1", probePending: true });
+    const chunks: UIMessageChunk[] = [{ type: "start", messageId: "a1" }, { type: "text-delta", id: "t", delta: "He" }];
+    s = reduce(s, response("r1", chunks.slice(0, 1)));
+    expect(s.live).toEqual([]);
+    expect(reduce(s, { type: FRAME.STREAM_RESUMING, id: "r1", probeId: "other" })).toBe(s);
+    s = reduce(s, { type: FRAME.STREAM_RESUMING, id: "r1", probeId: "v1" });
+    expect([s.probePending, s.awaitingReplay]).toEqual([false, ["r1"]]);
+    s = reduce(s, response("r1", [{ type: "text-delta", id: "t", delta: "XX" }]));
+    s = reduce(s, response("r1", chunks, { replay: true }));
+    s = reduce(s, response("r1", [{ type: "text-delta", id: "t", delta: "llo" }]));
+    expect(visibleMessages(s).at(-1)?.message.parts).toEqual([{ type: "text", text: "Hello", state: "streaming" }]);
+    const none = reduce(initialState({ probeId: "v2", probePending: true }), { type: FRAME.STREAM_RESUME_NONE, probeId: "v2" });
+    expect(none.probePending).toBe(false);
+  });
+
+  it("a continuation's result for an earlier tool call shows in that message at once", () => {
+    const tool = { type: "tool-rm", toolCallId: "c1", state: "approval-responded", input: { p: 1 }, approval: { id: "a", approved: true } };
+    const earlier: UIMessage = { id: "a1", role: "assistant", parts: [tool as never] };
+    let s = initialState({ transcript: [user, earlier] });
+    s = reduce(s, response("r2", [{ type: "start", messageId: "a2" }, { type: "tool-output-available", toolCallId: "c1", output: "ok" }], { continuation: true }));
+    const views = visibleMessages(s);
+    expect(views[1].message.parts[0]).toMatchObject({ state: "output-available", output: "ok" });
+    expect(s.transcript[1]).toBe(earlier); // the transcript itself is untouched
+  });
+
+  it("message_updated replaces the stored message; responded marks a tool call answered", () => {
+    let s = initialState({ transcript: [user, assistant] });
+    const updated = { ...assistant, parts: [{ type: "text", text: "Changed" }] } as UIMessage;
+    s = reduce(s, { type: FRAME.MESSAGE_UPDATED, message: updated });
+    expect(s.transcript).toEqual([user, updated]);
+    expect(responded(s, "c1").responded).toEqual({ c1: true });
+  });
+
+  it("an error chunk sets the error and shows inline", () => {
     const s = reduce(initialState(), frame<UseChatResponse>("use_chat_response--error"));
-    expect(s.status).toBe("error");
     expect(s.error).toBe("The model provider returned 429 Too Many Requests.");
     expect(visibleMessages(s).at(-1)?.errorText).toBe(s.error);
   });
 
-  it("a bare error frame (no chunks) still marks the panel as failed", () => {
-    const s = reduce(submitted(initialState(), "r", user), response("r", [], { done: true, error: true }));
-    expect([s.status, s.error, s.live]).toEqual(["error", "The turn failed.", []]);
+  it("chat_clear drops transcript, live turns and pending user messages", () => {
+    let s = reduce(submitted(initialState({ transcript: [user] }), "r", user), response("r", [{ type: "start" }]));
+    s = reduce(s, { type: FRAME.CHAT_CLEAR });
+    expect([s.transcript, s.live, s.optimistic, s.pendingRequestId]).toEqual([[], [], [], null]);
+    expect(reduce(s, { type: FRAME.CHAT_REQUEST_CANCEL, id: "r" })).toBe(s);
   });
 
-  it("chat_clear drops live turns and pending user messages; resume frames set status", () => {
-    let s = reduce(submitted(initialState(), "r", user), response("r", [{ type: "start" }]));
-    s = reduce(s, { type: FRAME.CHAT_CLEAR });
-    expect([s.live, s.optimistic, s.status]).toEqual([[], [], "ready"]);
-    expect(reduce(s, { type: FRAME.STREAM_RESUMING, id: "r" }).status).toBe("streaming");
-    expect(reduce(s, { type: FRAME.STREAM_RESUME_NONE })).toBe(s);
-    expect(reduce(s, { type: FRAME.CHAT_REQUEST_CANCEL, id: "r" })).toBe(s);
+  it("sums usage and cost over the transcript", () => {
+    const m = (usage: number, cost?: number): UIMessage => ({
+      id: `m${usage}`, role: "assistant", parts: [], metadata: { usage: { total_tokens: usage }, ...(cost === undefined ? {} : { cost_usd: cost }) },
+    });
+    expect(usageTotals([user, m(10), m(5)])).toEqual({ tokens: 15, cost: null, turns: 2 });
+    expect(usageTotals([m(10, 0.5), m(5, 0.25)])).toEqual({ tokens: 15, cost: 0.75, turns: 2 });
   });
 });

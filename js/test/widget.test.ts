@@ -13,6 +13,8 @@ type Traits = {
   status: string;
   error: string;
   messages: unknown[];
+  client_tools: unknown[];
+  client_tool_runner: string;
 };
 
 const user = { id: "u1", role: "user", parts: [{ type: "text", text: "What is 2 + 40?" }] };
@@ -22,7 +24,7 @@ afterEach(() => {
   document.body.replaceChildren();
 });
 
-async function mount(traits: Partial<Traits> = {}) {
+async function mount(traits: Partial<Traits> = {}, answerResume = true) {
   const model = new FakeModel<Traits>({
     uid: Math.random().toString(16).slice(2),
     agent_name: "calc",
@@ -30,6 +32,8 @@ async function mount(traits: Partial<Traits> = {}) {
     status: "ready",
     error: "",
     messages: [],
+    client_tools: [],
+    client_tool_runner: "",
     ...traits,
   });
   const anyModel = model as unknown as AnyModel<Traits>;
@@ -41,13 +45,15 @@ async function mount(traits: Partial<Traits> = {}) {
   cleanups.push(view, init);
   const $ = <E extends Element = HTMLElement>(sel: string) => el.querySelector<E>(sel);
   const $$ = (sel: string) => Array.from(el.querySelectorAll<HTMLElement>(sel));
-  return { model, el, $, $$ };
+  const probeId = (model.sent[0] as { probeId: string }).probeId;
+  if (answerResume) model.fromKernel({ type: FRAME.STREAM_RESUME_NONE, probeId });
+  return { model, el, $, $$, probeId };
 }
 
 describe("ChatPanel front end", () => {
   it("handshakes from initialize and shows the header", async () => {
     const { model, $ } = await mount();
-    expect(model.sent).toEqual([{ type: FRAME.STREAM_RESUME_REQUEST }]);
+    expect(model.sent).toEqual([{ type: FRAME.STREAM_RESUME_REQUEST, probeId: expect.stringMatching(/^view-/) }]);
     expect(model.listenerCount("msg:custom")).toBe(1);
     expect($(".think-agent-name")?.textContent).toBe("calc");
     expect($(".think-db-path")?.textContent).toBe("/tmp/.think/demo.sqlite");
@@ -63,7 +69,7 @@ describe("ChatPanel front end", () => {
     expect(model.sent).toHaveLength(1); // Shift+Enter is a new line
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     const request = model.sent[1] as { type: string; id: string; messages: { role: string; parts: unknown[] }[] };
-    expect(request).toMatchObject({ type: FRAME.USE_CHAT_REQUEST, trigger: TRIGGER.SUBMIT });
+    expect(request).toMatchObject({ type: FRAME.USE_CHAT_REQUEST, trigger: TRIGGER.SUBMIT, clientId: (model.sent[0] as { probeId: string }).probeId });
     expect(request.messages.at(-1)).toMatchObject({ role: "user", parts: [{ type: "text", text: "What is 2 + 40?" }] });
     expect(input.value).toBe("");
     expect($(".think-panel")?.dataset.status).toBe("submitted");
@@ -103,7 +109,6 @@ describe("ChatPanel front end", () => {
     expect(text.querySelector("img, script")).toBeNull();
     expect(text.querySelector("strong")?.textContent).toBe("bold");
     expect(text.querySelector("a[href^=javascript]")).toBeNull();
-    expect($(".think-panel")?.dataset.status).toBe("streaming");
   });
 
   it("rebuilds from the messages trait and shows errors from traits", async () => {
@@ -134,5 +139,90 @@ describe("ChatPanel front end", () => {
     cleanups.splice(0).forEach((f) => f());
     expect(model.listenerCount("msg:custom")).toBe(0);
     expect(model.listenerCount("change:messages")).toBe(0);
+  });
+
+  it("shows Approve and Deny with the tool name and full input; clicks send tool_approval once", async () => {
+    const input = { path: "notes.txt", recursive: true, note: "x".repeat(300) };
+    const tool = { type: "tool-delete_file", toolCallId: "c1", state: "approval-requested", input, approval: { id: "ap" } };
+    const { model, $ } = await mount({ status: "awaiting-approval", messages: [user, { id: "a1", role: "assistant", parts: [tool] }] });
+    expect($(".think-status")?.textContent).toBe("awaiting approval");
+    const card = $(".think-tool[data-state=approval-requested]")!;
+    expect(card.dataset.toolName).toBe("delete_file");
+    expect((card as HTMLDetailsElement).open).toBe(true);
+    expect(card.querySelector(".think-tool-input")?.textContent).toContain("x".repeat(300));
+    card.querySelector<HTMLInputElement>("input.think-deny-reason")!.value = "keep it";
+    card.querySelector<HTMLButtonElement>("button.think-deny")!.click();
+    expect(model.sent.at(-1)).toEqual({ type: FRAME.TOOL_APPROVAL, toolCallId: "c1", approved: false, reason: "keep it" });
+    expect($<HTMLButtonElement>("button.think-approve")?.disabled).toBe(true);
+  });
+
+  it("approve sends approved: true", async () => {
+    const tool = { type: "tool-rm", toolCallId: "c2", state: "approval-requested", input: {}, approval: { id: "ap" } };
+    const { model, $ } = await mount({ messages: [user, { id: "a1", role: "assistant", parts: [tool] }] });
+    $<HTMLButtonElement>("button.think-approve")!.click();
+    expect(model.sent.at(-1)).toEqual({ type: FRAME.TOOL_APPROVAL, toolCallId: "c2", approved: true });
+  });
+
+  it("the runner view runs pending client tools once each, errors as output-error", async () => {
+    const specs = [
+      { name: "tz", js: "return 'Mars/Olympus';" },
+      { name: "echo", js: "return { got: input.x };" },
+      { name: "boom", js: "throw new TypeError('no selection');" },
+    ];
+    const call = (id: string, name: string, input: unknown) => ({ type: `tool-${name}`, toolCallId: id, state: "input-available", input });
+    const assistant = { id: "a1", role: "assistant", parts: [call("1", "tz", {}), call("2", "echo", { x: 7 }), call("3", "boom", {})] };
+    const { model, probeId } = await mount({ client_tools: specs });
+    model.set("messages", [user, assistant]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(model.sent.filter((m) => (m as { type: string }).type === FRAME.TOOL_RESULT)).toEqual([]); // not the runner
+    model.set("client_tool_runner", probeId);
+    model.set("messages", [user, { ...assistant }]);
+    await vi.waitFor(() => expect(model.sent.filter((m) => (m as { type: string }).type === FRAME.TOOL_RESULT)).toHaveLength(3));
+    const results = model.sent.filter((m) => (m as { type: string }).type === FRAME.TOOL_RESULT);
+    expect(results).toEqual([
+      { type: FRAME.TOOL_RESULT, toolCallId: "1", toolName: "tz", output: "Mars/Olympus", state: "output-available" },
+      { type: FRAME.TOOL_RESULT, toolCallId: "2", toolName: "echo", output: { got: 7 }, state: "output-available" },
+      { type: FRAME.TOOL_RESULT, toolCallId: "3", toolName: "boom", state: "output-error", errorText: "TypeError: no selection" },
+    ]);
+  });
+
+  it("acks its own stream_resuming and ignores live frames until the replay", async () => {
+    const { model, $$, probeId } = await mount({ messages: [user] }, false);
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", chunks: [{ type: "text-delta", id: "t", delta: "dup" }], done: false });
+    model.fromKernel({ type: FRAME.STREAM_RESUMING, id: "r", probeId });
+    expect(model.sent.at(-1)).toEqual({ type: FRAME.STREAM_RESUME_ACK, id: "r", probeId });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", chunks: [{ type: "text-delta", id: "t", delta: "dup" }], done: false, replay: true });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", chunks: [{ type: "text-delta", id: "t", delta: "!" }], done: false });
+    expect($$(".think-message[data-role=assistant] .think-text").map((e) => e.textContent?.trim())).toEqual(["dup!"]);
+  });
+
+  it("code blocks get a copy button; reasoning is collapsed; sub-agents are cards; usage shows", async () => {
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(globalThis.navigator, "clipboard", { value: { writeText }, configurable: true });
+    const assistant = {
+      id: "a1",
+      role: "assistant",
+      metadata: { model: "gpt-x", usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }, cost_usd: 0.0001 },
+      parts: [
+        { type: "reasoning", text: "thinking", state: "done" },
+        { type: "text", text: "Run:\n\n```python\nprint(42)\n```" },
+        { type: "data-subagent", id: "s1", data: { agent: "researcher", request_id: "r", status: "running", text: "Looking", tools: [] } },
+      ],
+    };
+    const { $, $$ } = await mount({ messages: [user, assistant] });
+    expect(($(".think-reasoning") as HTMLDetailsElement).open).toBe(false);
+    $<HTMLButtonElement>(".think-code-copy")!.click();
+    expect(writeText).toHaveBeenCalledWith("print(42)\n");
+    expect($(".think-subagent[data-status=running]")?.textContent).toContain("researcher");
+    expect($(".think-usage")?.textContent).toBe("gpt-x · 15 tokens · $0.000100");
+    expect($(".think-totals")?.textContent).toBe("15 tokens · $0.000100");
+    expect($$("button.think-regenerate")).toHaveLength(1);
+  });
+
+  it("Regenerate sends a regenerate request for the last user message", async () => {
+    const { model, $ } = await mount({ messages: [user, { id: "a1", role: "assistant", parts: [{ type: "text", text: "42" }] }] });
+    $<HTMLButtonElement>("button.think-regenerate")!.click();
+    expect(model.sent.at(-1)).toMatchObject({ type: FRAME.USE_CHAT_REQUEST, trigger: TRIGGER.REGENERATE, messages: [user] });
+    expect($(".think-panel")?.dataset.status).toBe("submitted");
   });
 });

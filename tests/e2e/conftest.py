@@ -2,7 +2,7 @@
 
 Run these tests in their own pytest process (``pytest -m e2e``): a session-scoped
 ``sync_playwright()`` leaves its event loop marked as running, which breaks
-pytest-asyncio tests collected after it (platform-facts §3).
+pytest-asyncio tests collected after it (docs/platform-facts.md §3).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Helpers to run a real JupyterLab / Notebook 7 and drive it with Playwright.
 
-The recipe, flags and waits come from platform-facts §3: an isolated server on
+The recipe, flags and waits come from docs/platform-facts.md §3: an isolated server on
 127.0.0.1 with no token and no outbound calls, Debian chromium through
 ``executable_path``, and ``window.jupyterapp`` exposed so tests can run
 commands without returning their promises.

@@ -1,4 +1,4 @@
-"""A real ipykernel over ZMQ with the test playing the front end (platform-facts §4b).
+"""A real ipykernel over ZMQ with the test playing the front end (docs/platform-facts.md §4b).
 
 :class:`FakeFrontend` runs cells, reads IOPub, and sends comm messages the way
 the chat panel's ``model.send`` would. Everything read from IOPub is kept in

@@ -81,10 +81,11 @@ class TurnEntryPoints:
         return await self._start([], new_id("req"), trigger="continuation", continuation=True, body=body,
                                  signal=signal)
 
-    async def regenerate(self, *, signal: AbortSignal | None = None) -> TurnResult:
+    async def regenerate(self, request_id: str | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
         """Answer the last user message again; the new reply is a sibling branch (the old one is kept,
-        see `get_branches`)."""
-        return await self._start([], new_id("req"), trigger="regenerate", regenerate=True, signal=signal)
+        see `get_branches`). `request_id` lets a caller (the panel) cancel it from the start."""
+        return await self._start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
+                                 signal=signal)
 
     def step(self, message: str | dict) -> Any:
         """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.

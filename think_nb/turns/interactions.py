@@ -73,8 +73,7 @@ class Interactions:
             part.update(state="output-error", errorText=chunk["errorText"])
         else:
             part.update(state="output-available", output=output)
-        self._update_message(message)
-        return self._continue_if_settled(message) if auto_continue else None
+        return self._apply_and_continue(message, auto_continue)
 
     # -- internals ------------------------------------------------------------------------
     def _decide(self, tool_call_id: str, approved: bool, reason: str | None, auto_continue: bool) -> asyncio.Task | None:
@@ -83,8 +82,15 @@ class Interactions:
         if reason:
             approval["reason"] = reason
         part.update(state="approval-responded" if approved else "output-denied", approval=approval)
-        self._update_message(message)
-        return self._continue_if_settled(message) if auto_continue else None
+        return self._apply_and_continue(message, auto_continue)
+
+    def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
+        """Store the changed message, start the continuation (if the batch is complete), then tell
+        the views, so they never see a "ready" gap between the two."""
+        self._store.update(message)
+        task = self._continue_if_settled(message) if auto_continue else None
+        self._notify("on_message_updated", message)
+        return task
 
     def _find_part(self, tool_call_id: str, states: tuple[str, ...]) -> tuple[dict, dict]:
         for message in reversed(self._messages):
