@@ -215,3 +215,41 @@ async def test_turn_log_records_trigger_status_and_duration() -> None:
         ("programmatic", "completed", False), ("programmatic", "error", False), ("continuation", "completed", True)]
     assert all(t["duration_ms"] >= 0 and t["finished_at"] >= t["started_at"] for t in agent.turns())
     assert "APIConnectionError: x" in agent.turns()[1]["error"]
+
+
+async def test_text_streamed_before_a_kernel_kill_is_recovered_from_the_stream_buffer(tmp_path: Path) -> None:
+    db = tmp_path / "killed-stream.sqlite"
+    code = f"""
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+s = S([[S.text("abcdefghij" * 40, chunk_size=2)]], delay=0.02)
+class Streamer(Think):
+    def get_model(self): return s.model
+agent = Streamer("s", db={str(db)!r})
+panel = agent.panel()  # a view: its stream buffer records the chunks in SQLite
+agent.run("go")
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    import sqlite3
+
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        await asyncio.sleep(0.2)
+        try:
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT count(*) FROM stream_chunks").fetchone()[0] >= 3:
+                    break
+        except sqlite3.Error:
+            pass
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    class Streamer(Think):
+        pass
+
+    agent = Streamer("s", db=db)
+    reply = agent.messages[-1]
+    assert reply["role"] == "assistant" and reply["metadata"]["interrupted"] is True
+    text = reply["parts"][-1]["text"]
+    assert len(text) >= 10 and ("abcdefghij" * 40).startswith(text)
+    assert Streamer("s", db=db).messages == agent.messages  # recovered once, stored

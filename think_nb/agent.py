@@ -46,6 +46,7 @@ from think_nb.subagents import SubAgentAPI
 from think_nb.turns.admission import TurnQueue
 from think_nb.turns.entry import TurnEntryPoints
 from think_nb.turns.interactions import Interactions
+from think_nb.turns.recovery import recover_interrupted_streams
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
 from think_nb.turns.repair import default_repair, repaired
 from think_nb.turns.result import StepContext, TurnResult
@@ -83,6 +84,7 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         preload_litellm()
         self._turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self._messages: list[dict] = self._store.branch(limit=self._hydration_limit())
+        recover_interrupted_streams(self)  # a kernel that died mid-stream left chunks in the buffer
         self._listeners: list[Any] = []
         self._queue = TurnQueue()
         self._active: dict[str, asyncio.Task] = {}
