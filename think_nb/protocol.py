@@ -11,9 +11,11 @@ What is *not* a frame: the authoritative transcript. It travels as the synced
 view rebuilds from the kernel.
 
 Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
-``tool_approval``, ``tool_result``, ``stream_resume_request``, ``stream_resume_ack``.
+``tool_approval``, ``tool_result``, ``stream_resume_request``, ``stream_resume_ack``,
+``session_switch``.
 Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
-``stream_resuming``, ``stream_resume_none``, ``chat_clear``.
+``stream_resuming``, ``stream_resume_none``, ``chat_clear``, ``session`` (Think's
+``cf_agent_session``: the context tab's state, ``Session.status()`` plus the session list).
 
 The resume handshake (Think's): a panel model that starts sends
 ``stream_resume_request {probeId}``; the kernel answers ``stream_resuming {id, probeId}``
@@ -37,6 +39,13 @@ __all__ = [
     "CHAT_REQUEST_CANCEL",
     "MESSAGE_UPDATED",
     "STREAM_RESUME_ACK",
+    "SESSION",
+    "SESSION_SWITCH",
+    "SessionBlock",
+    "SessionFrame",
+    "SessionInfo",
+    "SessionSwitch",
+    "session_frame",
     "TOOL_APPROVAL",
     "TOOL_RESULT",
     "KERNEL_FRAME_TYPES",
@@ -82,6 +91,8 @@ MESSAGE_UPDATED: Final = "message_updated"
 USE_CHAT_RESPONSE: Final = "use_chat_response"
 STREAM_RESUMING: Final = "stream_resuming"
 STREAM_RESUME_NONE: Final = "stream_resume_none"
+SESSION: Final = "session"
+SESSION_SWITCH: Final = "session_switch"
 
 SUBMIT_MESSAGE: Final = "submit-message"
 REGENERATE_MESSAGE: Final = "regenerate-message"
@@ -207,19 +218,60 @@ class StreamResumeNone(TypedDict):
     probeId: NotRequired[str]
 
 
+SessionBlock = TypedDict("SessionBlock", {
+    "label": str, "description": str, "kind": str, "writable": bool, "tokens": int,
+    "max_tokens": "int | None", "percent_used": "float | None", "content": str,
+})
+"""One context block as ``ContextBlock.as_dict()`` gives it (the DataFrame's row)."""
+
+
+class SessionInfo(TypedDict):
+    """One session of the agent (``id`` "" is the default session)."""
+
+    id: str
+    name: str
+    active: bool
+
+
+class SessionFrame(TypedDict):
+    """Kernel -> panel: the agent's memory as the context tab shows it (Think's
+    ``cf_agent_session``), sent after a block write, a compaction and a session switch.
+
+    ``Session.status()`` (``phase``, ``tokenEstimate``, ``tokenThreshold``, ``session`` = the
+    active session id, ``blocks``, ``compacted?``, ``error?``) plus ``sessions``.
+    """
+
+    type: Literal["session"]
+    phase: str
+    tokenEstimate: int
+    tokenThreshold: int | None
+    session: str
+    blocks: list[SessionBlock]
+    sessions: NotRequired[list[SessionInfo]]
+    compacted: NotRequired[dict[str, int]]
+    error: NotRequired[str]
+
+
+class SessionSwitch(TypedDict):
+    """Panel -> kernel: make session ``session`` (id or name; "" = default) the active one."""
+
+    type: Literal["session_switch"]
+    session: str
+
+
 PanelFrame = (
     UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
-    | StreamResumeRequest | StreamResumeAck
+    | StreamResumeRequest | StreamResumeAck | SessionSwitch
 )
-KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear
+KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear | SessionFrame
 Frame = PanelFrame | KernelFrame
 
 PANEL_FRAME_TYPES: Final = frozenset({
     USE_CHAT_REQUEST, CHAT_REQUEST_CANCEL, CHAT_CLEAR, TOOL_APPROVAL, TOOL_RESULT,
-    STREAM_RESUME_REQUEST, STREAM_RESUME_ACK,
+    STREAM_RESUME_REQUEST, STREAM_RESUME_ACK, SESSION_SWITCH,
 })
 KERNEL_FRAME_TYPES: Final = frozenset(
-    {USE_CHAT_RESPONSE, MESSAGE_UPDATED, STREAM_RESUMING, STREAM_RESUME_NONE, CHAT_CLEAR}
+    {USE_CHAT_RESPONSE, MESSAGE_UPDATED, STREAM_RESUMING, STREAM_RESUME_NONE, CHAT_CLEAR, SESSION}
 )
 
 
@@ -270,6 +322,14 @@ def message_updated(message: UIMessage) -> MessageUpdated:
 def chat_clear() -> ChatClear:
     """Build a ``chat_clear`` frame."""
     return ChatClear(type=CHAT_CLEAR)
+
+
+def session_frame(state: Mapping[str, Any], sessions: list[SessionInfo] | None = None) -> SessionFrame:
+    """Build a ``session`` frame from ``Session.status()`` (and the agent's sessions)."""
+    frame = cast("SessionFrame", {**state, "type": SESSION})
+    if sessions is not None:
+        frame["sessions"] = sessions
+    return frame
 
 
 # --- parsing --------------------------------------------------------------------------
@@ -378,6 +438,36 @@ def _no_fields(raw: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _block_error(b: object) -> str | None:
+    if not isinstance(b, Mapping) or not _is_str(b.get("label")):
+        return "a block has no string 'label'"
+    if not isinstance(b.get("content", ""), str):
+        return "a block's 'content' is not a string"
+    for key in ("tokens", "max_tokens"):
+        value = b.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"a block's {key!r} is not an integer"
+    return None
+
+
+def _check_session(raw: Mapping[str, Any]) -> str | None:
+    blocks = raw.get("blocks")
+    if not isinstance(blocks, list):
+        return "'blocks' must be a list"
+    if not isinstance(raw.get("session"), str):
+        return "missing string 'session'"
+    sessions = raw.get("sessions", [])
+    if not isinstance(sessions, list) or not all(
+            isinstance(s, Mapping) and isinstance(s.get("id"), str) for s in sessions):
+        return "'sessions' must be a list of objects with a string 'id'"
+    return _optional_str(raw, "phase") or _optional_str(raw, "error") or next(
+        filter(None, map(_block_error, blocks)), None)
+
+
+def _check_session_switch(raw: Mapping[str, Any]) -> str | None:
+    return None if isinstance(raw.get("session"), str) else "missing string 'session'"
+
+
 _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     USE_CHAT_REQUEST: _check_use_chat_request,
     CHAT_REQUEST_CANCEL: _need_id,
@@ -390,6 +480,8 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     MESSAGE_UPDATED: _check_message_updated,
     STREAM_RESUMING: _id_and_probe,
     STREAM_RESUME_NONE: _probe,
+    SESSION: _check_session,
+    SESSION_SWITCH: _check_session_switch,
 }
 
 

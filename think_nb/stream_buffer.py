@@ -8,8 +8,11 @@ listener on the agent (``agent.subscribe``). It
   the first chunk and for settled tool chunks, otherwise every ``SEGMENT_DELTAS`` deltas or
   ``SEGMENT_SECONDS``), so a view created mid-stream replays the turn so far;
 - fans every event out to its panels (``on_chunk``, ``on_turn_end``, ``on_messages``,
-  ``on_message_updated``, ``on_clear``, ``on_status``), recording before fanning out, so a
-  replay always holds everything a panel has been told;
+  ``on_message_updated``, ``on_clear``, ``on_status``, ``on_session``), recording before
+  fanning out, so a replay always holds everything a panel has been told;
+- keeps the agent's memory state for the context tab (:meth:`session_state`: the
+  ``session`` frame, refreshed on ``on_session`` from ``Session.emit_status`` and after
+  every turn);
 - keeps the status every panel shows (submitted, streaming, awaiting-approval,
   awaiting-client-tool, ready, error): a turn that ends while another streams never sets
   ``ready``;
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 import time
 import uuid
 import weakref
@@ -162,6 +166,7 @@ class StreamBuffer:
                 c.execute("DELETE FROM stream_metadata WHERE agent_key = ?", (self._key,))
         self._fan_out("on_clear")
         self.refresh_status()
+        self._refresh_session()
 
     # -- resume ---------------------------------------------------------------------------
     def active(self) -> list[str]:
@@ -220,6 +225,10 @@ class StreamBuffer:
             self.error = ""
         self._fan_out("on_turn_end", request_id, status, error)
         self.refresh_status()
+        try:
+            self._refresh_session()
+        except Exception:  # noqa: BLE001 - memory display must not break the turn's end
+            _log.exception("session refresh failed")
 
     def on_messages(self, messages: list[dict]) -> None:
         """The transcript changed."""
@@ -230,6 +239,48 @@ class StreamBuffer:
         """A stored message changed (a tool result or approval was applied)."""
         self._fan_out("on_message_updated", message)
         self.refresh_status()
+
+    def on_session(self, state: dict) -> None:
+        """The agent's memory changed (``Session.emit_status``): tell every panel."""
+        self._fan_out("on_session", self._session_frame(state))
+
+    def session_state(self) -> dict:
+        """The ``session`` frame of the agent now ({} when the agent has no Session)."""
+        if getattr(self._agent, "configure_session", None) is None:
+            return {}
+        try:
+            session = self._agent.session
+            if not session.has_blocks and "litellm" not in sys.modules:
+                return {}  # counting would import litellm (seconds) just to open a plain chat
+            return self._session_frame(session.status())
+        except Exception:  # noqa: BLE001 - providers are user code; the chat must still open
+            _log.exception("Session.status() failed")
+            return {}
+
+    def switch_session(self, ref: str) -> None:
+        """Make session ``ref`` active (a panel asked); a refusal shows as the panel error."""
+        try:
+            self._agent.switch_session(ref)
+        except Exception as exc:  # noqa: BLE001 - unknown session, or a turn is running
+            _log.warning("session switch to %r refused: %s", ref, exc)
+            self.fail(str(exc))
+
+    def _session_frame(self, state: dict) -> dict:
+        from think_nb import protocol
+        from think_nb.session import sessions
+
+        try:
+            listed = [{"id": s["id"], "name": s["name"], "active": s["active"]}
+                      for s in sessions.list_sessions(self._agent)]
+        except Exception:  # noqa: BLE001 - an agent without a session table
+            listed = None
+        return dict(protocol.session_frame(state, listed))
+
+    def _refresh_session(self) -> None:
+        """After a turn: the token estimate moved; send it if the agent has blocks in use."""
+        session = getattr(self._agent, "_session", None)
+        if session is not None and self._listeners:
+            self.on_session(session.status())
 
     def on_paused(self, request_id: str, hook: str | None) -> None:
         """A step-mode turn paused before `hook` (None: it resumed)."""

@@ -177,6 +177,10 @@ class _Listener:
         """The shared status changed."""
         self._panel._sync_status()
 
+    def on_session(self, frame: dict[str, Any]) -> None:
+        """The agent's memory changed: a ``session`` frame for the context tab."""
+        self._panel._on_session(frame)
+
     def on_runner(self, client_id: str) -> None:
         """Another view now runs client tools."""
         self._panel.client_tool_runner = client_id
@@ -198,7 +202,8 @@ class ChatPanel(anywidget.AnyWidget):
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
     a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
-    ``client_tool_runner`` (the id of the one view that runs client tool calls).
+    ``client_tool_runner`` (the id of the one view that runs client tool calls) and
+    ``session_state`` (the last ``session`` frame: the context tab of a view displayed later).
     """
 
     _esm = ESM_PATH if ESM_PATH.is_file() else _ESM_STUB
@@ -212,6 +217,7 @@ class ChatPanel(anywidget.AnyWidget):
     messages = traitlets.List().tag(sync=True)
     client_tools = traitlets.List().tag(sync=True)
     client_tool_runner = traitlets.Unicode("").tag(sync=True)
+    session_state = traitlets.Dict().tag(sync=True)  # the last `session` frame (context tab)
 
     def __init__(self, agent: AgentLike, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
@@ -232,6 +238,7 @@ class ChatPanel(anywidget.AnyWidget):
             error=hub.error,
             client_tools=_client_tool_specs(agent),
             client_tool_runner=hub.runner,
+            session_state=hub.session_state(),
             **kwargs,
         )
         self._agent = agent
@@ -262,6 +269,11 @@ class ChatPanel(anywidget.AnyWidget):
             self.error = self._hub.error
         if self.status != self._hub.status:
             self.status = self._hub.status
+
+    def _on_session(self, frame: dict[str, Any]) -> None:
+        # The trait serves views displayed later; the frame updates the open ones now.
+        self.session_state = copy.deepcopy(frame)
+        self._send_frame(frame)
 
     def _on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
         self._batcher.end(request_id, error=status == "error")
@@ -309,6 +321,8 @@ class ChatPanel(anywidget.AnyWidget):
             self._handle_resume_request(frame.get("probeId"))
         elif kind == protocol.STREAM_RESUME_ACK:
             self._handle_resume_ack(frame["id"], frame.get("probeId"))
+        elif kind == protocol.SESSION_SWITCH:
+            self._hub.switch_session(frame["session"])
         else:
             _log.warning("ignored %r frame: the kernel does not accept it", kind)
 

@@ -19,6 +19,8 @@ export const FRAME = {
   MESSAGE_UPDATED: "message_updated",
   STREAM_RESUMING: "stream_resuming",
   STREAM_RESUME_NONE: "stream_resume_none",
+  SESSION: "session",
+  SESSION_SWITCH: "session_switch",
 } as const;
 
 export const TRIGGER = { SUBMIT: "submit-message", REGENERATE: "regenerate-message" } as const;
@@ -104,6 +106,45 @@ export interface StreamResumeNone {
   probeId?: string;
 }
 
+/** One context block, as `ContextBlock.as_dict()` gives it. */
+export interface SessionBlock {
+  label: string;
+  description?: string;
+  kind?: string;
+  writable?: boolean;
+  tokens?: number;
+  max_tokens?: number | null;
+  percent_used?: number | null;
+  content?: string;
+}
+/** One session of the agent (`id` "" = the default session). */
+export interface SessionInfo {
+  id: string;
+  name?: string;
+  active?: boolean;
+}
+/** The context tab's state: `Session.status()` plus the agent's sessions. */
+export interface SessionState {
+  phase?: string;
+  tokenEstimate?: number;
+  tokenThreshold?: number | null;
+  /** The active session's id. */
+  session: string;
+  blocks: SessionBlock[];
+  sessions?: SessionInfo[];
+  compacted?: { tokensBefore: number; tokensAfter: number };
+  error?: string;
+}
+/** Kernel → panel: the agent's memory changed (Think's `cf_agent_session`). */
+export interface SessionFrame extends SessionState {
+  type: typeof FRAME.SESSION;
+}
+/** Panel → kernel: make session `session` (id or name; "" = default) the active one. */
+export interface SessionSwitch {
+  type: typeof FRAME.SESSION_SWITCH;
+  session: string;
+}
+
 export type PanelFrame =
   | UseChatRequest
   | ChatRequestCancel
@@ -111,8 +152,9 @@ export type PanelFrame =
   | ToolApproval
   | ToolResult
   | StreamResumeRequest
-  | StreamResumeAck;
-export type KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear;
+  | StreamResumeAck
+  | SessionSwitch;
+export type KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear | SessionFrame;
 export type Frame = PanelFrame | KernelFrame;
 
 type Obj = Record<string, unknown>;
@@ -184,6 +226,26 @@ function checkResponse(raw: Obj): string | null {
   return needId(raw);
 }
 
+function blockError(b: unknown): string | null {
+  if (!isObj(b) || !isId(b.label)) return "a block has no string 'label'";
+  if ("content" in b && typeof b.content !== "string") return "a block's 'content' is not a string";
+  for (const key of ["tokens", "max_tokens"]) {
+    const v = b[key];
+    if (v !== undefined && v !== null && !Number.isInteger(v)) return `a block's '${key}' is not an integer`;
+  }
+  return null;
+}
+
+function checkSession(raw: Obj): string | null {
+  if (!Array.isArray(raw.blocks)) return "'blocks' must be a list";
+  if (typeof raw.session !== "string") return "missing string 'session'";
+  const sessions = raw.sessions ?? [];
+  if (!Array.isArray(sessions) || !sessions.every((s) => isObj(s) && typeof s.id === "string")) {
+    return "'sessions' must be a list of objects with a string 'id'";
+  }
+  return optionalStr(raw, "phase") ?? optionalStr(raw, "error") ?? raw.blocks.map(blockError).find((e) => e !== null) ?? null;
+}
+
 const none = (): null => null;
 const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.USE_CHAT_REQUEST]: checkRequest,
@@ -197,6 +259,8 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.MESSAGE_UPDATED]: (raw) => messageError(raw.message),
   [FRAME.STREAM_RESUMING]: idAndProbe,
   [FRAME.STREAM_RESUME_NONE]: probe,
+  [FRAME.SESSION]: checkSession,
+  [FRAME.SESSION_SWITCH]: (raw) => (typeof raw.session === "string" ? null : "missing string 'session'"),
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */
@@ -251,4 +315,7 @@ export function chatClear(): ChatClear {
 }
 export function streamResumeRequest(probeId?: string): StreamResumeRequest {
   return probeId ? { type: FRAME.STREAM_RESUME_REQUEST, probeId } : { type: FRAME.STREAM_RESUME_REQUEST };
+}
+export function sessionSwitch(session: string): SessionSwitch {
+  return { type: FRAME.SESSION_SWITCH, session };
 }

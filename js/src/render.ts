@@ -1,6 +1,7 @@
 /**
- * The panel's DOM: header (agent name, status line, token/cost totals, SQLite path,
- * Clear), error banner, message list, and composer (textarea, Send, Stop).
+ * The panel's DOM: header (agent name, Chat | Context tabs, status line, token/cost totals,
+ * SQLite path, Clear), error banner, then either the chat (message list and composer:
+ * textarea, Send, Stop) or the context tab (context-tab.ts).
  *
  * `createPanel(el, actions)` builds it once; `update(state, meta)` redraws from a
  * PanelState, reusing the element of every message whose object did not change (the
@@ -11,6 +12,7 @@ import { type MessageContext, messageElement } from "./parts";
 import { type PanelState, type ViewMessage, displayStatus, isBusy, usageTotals, visibleMessages } from "./state";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
+import { createContextTab } from "./context-tab";
 
 export interface PanelActions {
   send(text: string): void;
@@ -19,6 +21,7 @@ export interface PanelActions {
   regenerate(): void;
   approve(toolCallId: string): void;
   deny(toolCallId: string, reason: string): void;
+  switchSession(id: string): void;
 }
 
 const STATUS_LABEL: Record<string, string> = {
@@ -64,7 +67,17 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const totals = h("span", "think-totals");
   const dbPath = h("code", "think-db-path");
   const clear = h("button", "think-clear", "Clear");
-  header.append(name, status, totals, dbPath, clear);
+  const tabs = h("div", "think-tabs");
+  tabs.setAttribute("role", "tablist");
+  const tabButtons = (["chat", "context"] as const).map((tab) => {
+    const b = h("button", "think-tab", tab === "chat" ? "Chat" : "Context");
+    b.dataset.tab = tab;
+    b.setAttribute("role", "tab");
+    b.addEventListener("click", () => showTab(tab));
+    return b;
+  });
+  tabs.append(...tabButtons);
+  header.append(name, tabs, status, totals, dbPath, clear);
   const banner = h("div", "think-error");
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
@@ -74,8 +87,16 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const send = h("button", "think-send", "Send");
   const stop = h("button", "think-stop", "Stop");
   composer.append(input, send, stop);
-  root.append(style, header, banner, list, composer);
+  const context = createContextTab({ switchSession: (id) => actions.switchSession(id) });
+  root.append(style, header, banner, list, composer, context.el);
   el.append(root);
+  function showTab(tab: "chat" | "context"): void {
+    root.dataset.tab = tab;
+    for (const b of tabButtons) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+    list.hidden = composer.hidden = tab !== "chat";
+    context.el.hidden = tab !== "context";
+  }
+  showTab("chat");
 
   let cache = new Map<string, Cached>();
   let busy = false;
@@ -139,6 +160,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       send.disabled = busy;
       stop.hidden = !busy;
       drawMessages(visibleMessages(state), state);
+      context.update(state.memory);
     },
     destroy() {
       root.remove();

@@ -15,7 +15,7 @@
  * has not arrived, live frames are dropped — the replay holds them (no duplicates).
  */
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
-import { FRAME, type Frame, type UseChatResponse } from "./protocol";
+import { FRAME, type Frame, type SessionState, type UseChatResponse } from "./protocol";
 import { type ToolPart, type UIMessage, type UIPart, isToolPart } from "./ui-message";
 
 export const STATUSES = ["ready", "submitted", "streaming", "awaiting-approval", "awaiting-client-tool", "paused", "error"] as const;
@@ -39,6 +39,8 @@ export interface PanelState {
   awaitingReplay: string[];
   /** toolCallIds the user approved or denied here (their buttons are disabled). */
   responded: Record<string, boolean>;
+  /** The agent's memory (context tab), or null when the kernel sent none. */
+  memory: SessionState | null;
 }
 
 /** One message as drawn: live ones carry the streamed tool input and inline error. */
@@ -62,6 +64,7 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     probePending: false,
     awaitingReplay: [],
     responded: {},
+    memory: null,
     ...init,
   };
 }
@@ -83,6 +86,10 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
     case FRAME.MESSAGE_UPDATED: {
       const { message } = frame;
       return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)) };
+    }
+    case FRAME.SESSION: {
+      const { type: _type, ...memory } = frame;
+      return { ...state, memory };
     }
     case FRAME.CHAT_CLEAR:
       return { ...state, transcript: [], live: [], optimistic: [], error: "", pendingRequestId: null, localSubmitted: false, responded: {} };
@@ -233,4 +240,11 @@ export function usageTotals(messages: readonly UIMessage[]): { tokens: number; c
     }
   }
   return { tokens, cost: priced ? cost : null, turns };
+}
+
+/** The `session_state` trait (the last `session` frame, or {} for none) as the memory. */
+export function setMemory(state: PanelState, trait: unknown): PanelState {
+  if (!trait || typeof trait !== "object" || !Array.isArray((trait as SessionState).blocks)) return state;
+  const { type: _type, ...memory } = trait as SessionState & { type?: string };
+  return { ...state, memory };
 }

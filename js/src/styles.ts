@@ -70,4 +70,21 @@ export const CSS = `
 .think-subagent-name { font-weight: 600; }
 .think-usage { margin-top: 4px; font-size: 0.75em; color: var(--think-muted); }
 .think-panel button.think-regenerate { margin-top: 4px; font-size: 0.8em; }
+.think-tabs { display: flex; gap: 2px; }
+.think-panel button.think-tab { font-size: 0.85em; padding: 1px 8px; background: transparent; border-color: transparent; color: var(--think-muted); }
+.think-panel button.think-tab[aria-selected="true"] { color: var(--think-fg); border-color: var(--think-border); background: var(--think-bg2); font-weight: 600; }
+.think-context { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 600px; overflow-y: auto; }
+.think-context-bar { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+.think-session-select { font: inherit; color: var(--think-fg); background: var(--think-bg); border: 1px solid var(--think-border); border-radius: 4px; padding: 1px 4px; }
+.think-context-totals, .think-context-note, .think-context-tokens, .think-context-description { font-size: 0.85em; color: var(--think-muted); }
+.think-context-blocks { display: flex; flex-direction: column; gap: 8px; }
+.think-context-block { border: 1px solid var(--think-border); border-radius: 6px; padding: 6px 8px; }
+.think-context-head { display: flex; gap: 6px; align-items: baseline; }
+.think-context-label { font-family: var(--jp-code-font-family, monospace); font-weight: 600; }
+.think-context-kind { font-size: 0.75em; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }
+.think-context-usage { height: 6px; margin: 6px 0 2px; border-radius: 3px; background: var(--think-bg2); overflow: hidden; }
+.think-context-usage-fill { height: 100%; background: var(--think-brand); transition: width 0.2s; }
+.think-context-usage[data-level="high"] .think-context-usage-fill { background: var(--think-warn); }
+.think-context-content summary { cursor: pointer; font-size: 0.85em; }
+.think-context-text { background: var(--think-bg2); padding: 6px; border-radius: 4px; margin: 4px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; font-family: var(--jp-code-font-family, monospace); font-size: 0.85em; }
 `;

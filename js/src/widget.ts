@@ -17,6 +17,8 @@ import {
   chatClear,
   chatRequestCancel,
   parseFrame,
+  type SessionState,
+  sessionSwitch,
   streamResumeAck,
   streamResumeRequest,
   toolApproval,
@@ -30,6 +32,7 @@ import {
   reduce,
   responded,
   setError,
+  setMemory,
   setStatus,
   setTranscript,
   submitted,
@@ -46,6 +49,7 @@ interface Traits {
   messages: UIMessage[];
   client_tools: ClientToolSpec[];
   client_tool_runner: string;
+  session_state: SessionState | Record<string, never>;
 }
 type Model = AnyModel<Traits>;
 
@@ -61,7 +65,7 @@ class Store {
       probeId,
       probePending: true,
     });
-    this.state = setStatus(base, model.get("status") ?? "ready");
+    this.state = setMemory(setStatus(base, model.get("status") ?? "ready"), model.get("session_state"));
   }
   set(next: PanelState): void {
     if (next === this.state) return;
@@ -157,6 +161,9 @@ const render: Render<Traits> = ({ model, el }) => {
     },
     clear() {
       model.send(chatClear());
+    },
+    switchSession(id) {
+      model.send(sessionSwitch(id));
     },
   });
   const draw = (): void =>

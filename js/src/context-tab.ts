@@ -1,0 +1,133 @@
+/**
+ * The context tab: the agent's memory as the kernel's `session` frames describe it — the
+ * active session (a select that switches), the token estimate against the compaction
+ * threshold, and one card per context block (label, kind, description, tokens / max with a
+ * usage bar, content in a collapsible).
+ *
+ * `blockUsage` and `sessionChoices` are pure; `createContextTab(actions)` builds the DOM and
+ * `update(memory)` redraws it only when the memory object changed (the reducer replaces it
+ * on every `session` frame). The user's switch goes out through `actions`.
+ */
+import type { SessionBlock, SessionInfo, SessionState } from "./protocol";
+
+export interface ContextActions {
+  switchSession(id: string): void;
+}
+
+export interface BlockUsage {
+  tokens: number;
+  max: number | null;
+  /** 0–100 (clamped), or null without a limit. */
+  percent: number | null;
+  text: string;
+}
+
+/** Tokens, limit and percent used of one block (percent from tokens/max when not given). */
+export function blockUsage(block: SessionBlock): BlockUsage {
+  const tokens = block.tokens ?? 0;
+  const max = block.max_tokens ?? null;
+  if (!max) return { tokens, max: null, percent: null, text: `${tokens} tokens` };
+  const raw = block.percent_used ?? Math.round((1000 * tokens) / max) / 10;
+  const percent = Math.max(0, Math.min(100, raw));
+  return { tokens, max, percent, text: `${tokens} / ${max} tokens (${raw}%)` };
+}
+
+/** The options of the session select: `{value, label, selected}`, the active one selected. */
+export function sessionChoices(memory: SessionState): { value: string; label: string; selected: boolean }[] {
+  const listed: SessionInfo[] = memory.sessions?.length ? memory.sessions : [{ id: memory.session, active: true }];
+  return listed.map((s) => ({
+    value: s.id,
+    label: s.name || s.id || "default",
+    selected: s.id === memory.session,
+  }));
+}
+
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  el.className = cls;
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+function blockElement(block: SessionBlock, open: Set<string>): HTMLElement {
+  const card = h("div", "think-context-block");
+  card.dataset.label = block.label;
+  card.dataset.kind = block.kind ?? "";
+  const head = h("div", "think-context-head");
+  head.append(h("span", "think-context-label", block.label), h("span", "think-context-kind", block.kind ?? ""));
+  if (block.writable && block.kind !== "writable") head.append(h("span", "think-context-kind", "writable"));
+  card.append(head);
+  if (block.description) card.append(h("div", "think-context-description", block.description));
+  const usage = blockUsage(block);
+  const bar = h("div", "think-context-usage");
+  const fill = h("div", "think-context-usage-fill");
+  bar.dataset.percent = usage.percent === null ? "" : String(usage.percent);
+  bar.title = usage.text;
+  fill.style.width = `${usage.percent ?? 0}%`;
+  if (usage.percent !== null && usage.percent >= 90) bar.dataset.level = "high";
+  bar.append(fill);
+  bar.hidden = usage.percent === null;
+  card.append(bar, h("div", "think-context-tokens", usage.text));
+  const details = h("details", "think-context-content");
+  details.open = open.has(block.label);
+  details.addEventListener("toggle", () => (details.open ? open.add(block.label) : open.delete(block.label)));
+  const summary = h("summary", "", block.content ? "Content" : "Content (empty)");
+  details.append(summary, h("pre", "think-context-text", block.content ?? ""));
+  card.append(details);
+  return card;
+}
+
+export interface ContextTab {
+  el: HTMLElement;
+  update(memory: SessionState | null): void;
+}
+
+export function createContextTab(actions: ContextActions): ContextTab {
+  const el = h("div", "think-context");
+  const bar = h("div", "think-context-bar");
+  const label = h("label", "think-context-session-label", "Session ");
+  const select = h("select", "think-session-select");
+  label.append(select);
+  const totals = h("span", "think-context-totals");
+  bar.append(label, totals);
+  const note = h("div", "think-context-note");
+  const blocks = h("div", "think-context-blocks");
+  el.append(bar, note, blocks);
+  const open = new Set<string>(); // labels whose content the user expanded
+  let last: SessionState | null | undefined;
+  select.addEventListener("change", () => actions.switchSession(select.value));
+
+  return {
+    el,
+    update(memory) {
+      if (memory === last) return;
+      last = memory;
+      if (!memory) {
+        bar.hidden = true;
+        blocks.replaceChildren();
+        note.textContent = "No session memory yet: it appears after the first turn or the first block write.";
+        return;
+      }
+      bar.hidden = false;
+      select.replaceChildren(
+        ...sessionChoices(memory).map((c) => {
+          const option = h("option", "", c.label);
+          option.value = c.value;
+          option.selected = c.selected;
+          return option;
+        }),
+      );
+      el.dataset.session = memory.session;
+      el.dataset.phase = memory.phase ?? "idle";
+      const threshold = memory.tokenThreshold ? ` / compacts at ${memory.tokenThreshold}` : "";
+      totals.textContent = `${memory.tokenEstimate ?? 0} tokens in context${threshold}${memory.phase === "compacting" ? " · compacting…" : ""}`;
+      const notes = [];
+      if (memory.compacted) notes.push(`Compacted: ${memory.compacted.tokensBefore} → ${memory.compacted.tokensAfter} tokens.`);
+      if (memory.error) notes.push(memory.error);
+      if (!memory.blocks.length) notes.push("No context blocks (configure_session adds them).");
+      note.textContent = notes.join(" ");
+      note.hidden = notes.length === 0;
+      blocks.replaceChildren(...memory.blocks.map((b) => blockElement(b, open)));
+    },
+  };
+}

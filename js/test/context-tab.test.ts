@@ -1,0 +1,102 @@
+// @vitest-environment happy-dom
+import type { AnyModel, Initialize, Render } from "@anywidget/types";
+import { afterEach, describe, expect, it } from "vitest";
+import { blockUsage, createContextTab, sessionChoices } from "../src/context-tab";
+import { FRAME, type SessionFrame, type SessionState } from "../src/protocol";
+import { initialState, reduce, setMemory } from "../src/state";
+import widget from "../src/widget";
+import { FakeModel } from "./fake-model";
+import { frame } from "./frames";
+
+const golden = (): SessionFrame => frame<SessionFrame>("session");
+const cleanups: (() => unknown)[] = [];
+afterEach(() => {
+  cleanups.splice(0).forEach((f) => f());
+  document.body.replaceChildren();
+});
+
+describe("context tab state", () => {
+  it("a session frame replaces the memory; other frames keep it", () => {
+    const s1 = reduce(initialState(), golden());
+    const { type: _t, ...rest } = golden();
+    expect(s1.memory).toEqual(rest);
+    expect(reduce(s1, { type: FRAME.CHAT_CLEAR }).memory).toBe(s1.memory);
+  });
+
+  it("the session_state trait seeds the memory; {} leaves it null", () => {
+    expect(setMemory(initialState(), {}).memory).toBeNull();
+    expect(setMemory(initialState(), golden()).memory?.blocks).toHaveLength(2);
+  });
+
+  it("usage: percent from the kernel, computed and clamped otherwise, none without a limit", () => {
+    expect(blockUsage(golden().blocks[0])).toEqual({ tokens: 9, max: 200, percent: 4.5, text: "9 / 200 tokens (4.5%)" });
+    expect(blockUsage({ label: "x", tokens: 30, max_tokens: 20 }).percent).toBe(100);
+    expect(blockUsage({ label: "x", tokens: 5, max_tokens: 40 }).percent).toBe(12.5);
+    expect(blockUsage(golden().blocks[1])).toMatchObject({ percent: null, text: "5 tokens" });
+  });
+
+  it("session choices name the default session and select the active one", () => {
+    const memory: SessionState = { ...golden(), session: "ses-1a2b" };
+    expect(sessionChoices(memory)).toEqual([
+      { value: "", label: "default", selected: false },
+      { value: "ses-1a2b", label: "experiments", selected: true },
+    ]);
+    expect(sessionChoices({ session: "", blocks: [] })).toEqual([{ value: "", label: "default", selected: true }]);
+  });
+});
+
+describe("context tab DOM", () => {
+  it("draws a card per block with a usage bar and keeps an expanded block open", () => {
+    const switched: string[] = [];
+    const tab = createContextTab({ switchSession: (id) => switched.push(id) });
+    document.body.append(tab.el);
+    tab.update(golden());
+    const card = tab.el.querySelector<HTMLElement>(".think-context-block[data-label=memory]")!;
+    const bar = card.querySelector<HTMLElement>(".think-context-usage")!;
+    expect(bar.dataset.percent).toBe("4.5");
+    expect(bar.querySelector<HTMLElement>(".think-context-usage-fill")!.style.width).toBe("4.5%");
+    expect(card.querySelector(".think-context-text")?.textContent).toBe("The user's name is Ada.");
+    expect(tab.el.querySelector<HTMLElement>(".think-context-block[data-label=rules] .think-context-usage")!.hidden).toBe(true);
+    card.querySelector<HTMLDetailsElement>("details")!.open = true;
+    card.querySelector("details")!.dispatchEvent(new Event("toggle"));
+    const next = golden();
+    next.blocks[0] = { ...next.blocks[0], content: "Ada likes tea.", tokens: 100, percent_used: 50 };
+    tab.update(next);
+    const again = tab.el.querySelector<HTMLElement>(".think-context-block[data-label=memory]")!;
+    expect(again.querySelector<HTMLElement>(".think-context-usage")!.dataset.percent).toBe("50");
+    expect(again.querySelector<HTMLDetailsElement>("details")!.open).toBe(true);
+    const select = tab.el.querySelector<HTMLSelectElement>(".think-session-select")!;
+    expect(Array.from(select.options, (o) => o.textContent)).toEqual(["default", "experiments"]);
+    select.value = "ses-1a2b";
+    select.dispatchEvent(new Event("change"));
+    expect(switched).toEqual(["ses-1a2b"]);
+  });
+});
+
+describe("context tab in the panel", () => {
+  it("the Context tab shows the blocks, updates on a session frame, and switching sends session_switch", async () => {
+    const model = new FakeModel<Record<string, unknown>>({
+      uid: "ctx", agent_name: "calc", db_path: "", status: "ready", error: "", messages: [],
+      client_tools: [], client_tool_runner: "", session_state: {},
+    });
+    const anyModel = model as unknown as AnyModel<Record<string, unknown>>;
+    const signal = new AbortController().signal;
+    const init = (await (widget.initialize as unknown as Initialize<Record<string, unknown>>)({ model: anyModel, signal, experimental: {} as never })) as () => void;
+    const el = document.createElement("div");
+    document.body.append(el);
+    const view = (await (widget.render as unknown as Render<Record<string, unknown>>)({ model: anyModel, el, signal, host: {} as never, experimental: {} as never })) as () => void;
+    cleanups.push(view, init);
+    const context = el.querySelector<HTMLElement>(".think-context")!;
+    expect(context.hidden).toBe(true);
+    el.querySelector<HTMLButtonElement>(".think-tab[data-tab=context]")!.click();
+    expect(context.hidden).toBe(false);
+    expect(el.querySelector<HTMLElement>(".think-messages")!.hidden).toBe(true);
+    expect(context.querySelectorAll(".think-context-block")).toHaveLength(0);
+    model.fromKernel(golden());
+    expect(context.querySelector(".think-context-block[data-label=memory] .think-context-text")?.textContent).toBe("The user's name is Ada.");
+    const select = context.querySelector<HTMLSelectElement>(".think-session-select")!;
+    select.value = "ses-1a2b";
+    select.dispatchEvent(new Event("change"));
+    expect(model.sent.at(-1)).toEqual({ type: FRAME.SESSION_SWITCH, session: "ses-1a2b" });
+  });
+});

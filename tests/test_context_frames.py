@@ -1,0 +1,89 @@
+"""The context tab's kernel side: `session` frames to every panel, the state a new panel starts
+from, and `session_switch` from the panel. A real agent on a scripted model, RecordingComm panels."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from helpers_comm import custom_msgs, from_js
+
+from think_nb import Think, protocol
+from think_nb.testing import ScriptedModel as S
+from think_nb.widget import ChatPanel
+
+
+def make(script: S, name: str = "ctx") -> Think:
+    class Mem(Think):
+        def get_model(self) -> str:
+            return script.model
+
+        def configure_session(self, session: Any) -> Any:
+            return session.with_context("memory", description="Facts learned.", max_tokens=200)
+
+    return Mem(name)
+
+
+def session_frames(panel: ChatPanel) -> list[dict]:
+    return [f for f in custom_msgs(panel) if f["type"] == protocol.SESSION]
+
+
+def memory(frame: dict) -> dict:
+    return next(b for b in frame["blocks"] if b["label"] == "memory")
+
+
+async def test_set_context_by_the_model_sends_the_new_block_to_every_panel(recording_comm: Any) -> None:
+    script = S([[S.tool_call("set_context", {"label": "memory", "content": "The user's name is Ada."})],
+                [S.text("Nice to meet you, Ada.")]])
+    agent = make(script)
+    a, b = ChatPanel(agent), ChatPanel(agent)
+    start = a.session_state
+    assert memory(start) == {"label": "memory", "description": "Facts learned.", "kind": "writable",
+                             "writable": True, "tokens": 0, "max_tokens": 200, "percent_used": 0.0, "content": ""}
+    assert start["sessions"] == [{"id": "", "name": "default", "active": True}]
+
+    await agent.send("I am Ada.")
+
+    for panel in (a, b):
+        frames = session_frames(panel)
+        written = next(f for f in frames if memory(f)["content"])  # the frame the write sent
+        block = memory(written)
+        assert block["content"] == "The user's name is Ada."
+        assert block["tokens"] == agent.session.get_context_block("memory").tokens > 0
+        assert block["percent_used"] == round(100 * block["tokens"] / 200, 1)
+        assert protocol.parse_frame(written) == written
+        assert written["session"] == "" and written["sessions"][0]["active"] is True
+        assert frames[-1]["tokenEstimate"] > 0  # refreshed after the turn
+        assert panel.session_state == frames[-1]  # a view displayed now starts from it
+    # a panel created later starts with the written block
+    assert memory(ChatPanel(agent).session_state)["content"] == "The user's name is Ada."
+
+
+async def test_session_switch_from_the_panel_switches_and_reports(recording_comm: Any) -> None:
+    agent = make(S([[S.text("hi")]]), "ctx-switch")
+    other = agent.create_session("experiments", switch=False)
+    panel = ChatPanel(agent)
+    from_js(panel, {"type": protocol.SESSION_SWITCH, "session": other})
+    assert agent.session_id == other
+    last = session_frames(panel)[-1]
+    assert last["session"] == other
+    assert [s["active"] for s in last["sessions"]] == [False, True]
+    from_js(panel, {"type": protocol.SESSION_SWITCH, "session": ""})
+    assert agent.session_id == "" and session_frames(panel)[-1]["session"] == ""
+
+
+def test_switch_to_an_unknown_session_shows_an_error_and_keeps_the_session(
+    recording_comm: Any, caplog: Any
+) -> None:
+    agent = make(S([[S.text("hi")]]), "ctx-bad")
+    panel = ChatPanel(agent)
+    with caplog.at_level(logging.WARNING):
+        from_js(panel, {"type": protocol.SESSION_SWITCH, "session": "nope"})
+    assert agent.session_id == ""
+    assert "No session 'nope'" in panel.error
+
+
+def test_an_agent_without_a_session_api_gets_no_session_state(recording_comm: Any) -> None:
+    from test_widget import FakeAgent
+
+    assert ChatPanel(FakeAgent()).session_state == {}
