@@ -46,3 +46,29 @@ def test_plain_next_in_cells_then_await_then_run(frontend: FakeFrontend) -> None
     # the kernel is still healthy: background turns and plain cells work after nested stepping
     frontend.execute("task = agent.submit('again')").check()
     assert frontend.execute("print(type(task).__name__)").check().stdout.strip() == "Task"
+
+
+def test_kernel_interrupt_aborts_a_background_turn_and_keeps_the_partial(frontend: FakeFrontend) -> None:
+    frontend.execute(textwrap.dedent(
+        '''
+        slow = S([[S.text("z" * 400, chunk_size=1)], [S.text("fine")]], delay=0.02)
+
+        class Slow(Think):
+            def get_model(self):
+                return slow.model
+
+        slow_agent = Slow("slow")
+        task = slow_agent.submit("go")
+        '''
+    )).check()
+    import time
+
+    time.sleep(1.5)  # the cell has returned; the turn streams in the background
+    frontend.km.interrupt_kernel()
+    time.sleep(1.0)
+    out = frontend.execute(
+        "import asyncio\nresult = await task\n"
+        "print(result.status, 0 < len(slow_agent.messages[-1]['parts'][-1]['text']) < 400)").check()
+    assert out.stdout.strip() == "aborted True"
+    again = frontend.execute("print((await slow_agent.send('after')).status)", timeout=60).check()
+    assert again.stdout.strip() == "completed"  # the agent is usable after the interrupt

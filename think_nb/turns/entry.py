@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from think_nb import interrupts
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
 from think_nb.turns import log as turn_log
@@ -200,6 +201,7 @@ class TurnEntryPoints:
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
         task = loop.create_task(coro, name=f"think-turn-{request_id}")
         self._active[request_id] = task
+        interrupts.watch(self)
         return task
 
     async def _run_submission(self, sub: Submission, *, continuation: bool, regenerate: bool, body: dict | None,
@@ -227,6 +229,7 @@ class TurnEntryPoints:
             result = TurnResult(sub.request_id, "aborted")
         finally:
             self._active.pop(sub.request_id, None)
+            interrupts.unwatch(self)
             remove()
         self._broadcast_turn_end(result)
         self._after_turn()

@@ -1,0 +1,76 @@
+"""Kernel → Interrupt stops running turns, background turns included.
+
+ipykernel ignores SIGINT while it is idle (it handles it only while a cell executes), so a
+turn running as a background task (`%%think`, the panel) would not notice an interrupt. While
+any turn runs, and only in an ipykernel (whose idle SIGINT handling is "ignore"; a plain script
+keeps Python's own Ctrl+C), think_nb installs a handler that aborts every running turn; each keeps its partial reply
+(status `aborted`). The handler is removed when the last turn ends. During a cell's execution
+ipykernel swaps in its own handler and restores ours afterwards, so interrupting a cell works
+as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import weakref
+from typing import Any
+
+_agents: weakref.WeakSet = weakref.WeakSet()
+_state: dict[str, Any] = {"previous": None, "loop": None}
+
+
+def watch(agent: Any) -> None:
+    """A turn of `agent` started: make sure an interrupt will abort it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _agents.add(agent)
+    if _state["previous"] is not None:
+        return
+    kernel = _kernel()
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # an idle kernel
+        signal.signal(signal.SIGINT, _on_interrupt)
+    elif getattr(kernel, "saved_sigint_handler", None) is signal.SIG_IGN:
+        # inside a cell: ipykernel restores `saved_sigint_handler` when the cell ends
+        kernel.saved_sigint_handler = _on_interrupt
+    else:
+        return  # a script keeps Python's own Ctrl+C
+    _state["loop"] = asyncio.get_running_loop()
+    _state["previous"] = signal.SIG_IGN
+
+
+def unwatch(agent: Any) -> None:
+    """A turn of `agent` ended: remove the handler once no turn runs anywhere."""
+    if agent._active:
+        return
+    _agents.discard(agent)
+    if not any(a._active for a in list(_agents)) and _state["previous"] is not None:
+        kernel = _kernel()
+        if getattr(kernel, "saved_sigint_handler", None) is _on_interrupt:
+            kernel.saved_sigint_handler = signal.SIG_IGN
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is _on_interrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _state["previous"] = None
+
+
+def _kernel() -> Any:
+    """The running ipykernel kernel, or None outside one."""
+    import sys
+
+    if "ipykernel" not in sys.modules:
+        return None
+    from ipykernel.kernelbase import Kernel
+
+    return Kernel.instance() if Kernel.initialized() else None
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    loop = _state["loop"]
+    if loop is not None and not loop.is_closed():
+        loop.call_soon_threadsafe(_abort_all)
+
+
+def _abort_all() -> None:
+    for agent in list(_agents):
+        agent.abort_all_requests()
