@@ -196,3 +196,12 @@ async def test_on_chat_response_can_chain_a_follow_up_turn() -> None:
     await agent.wait_until_stable(timeout=5)
     assert texts(agent) == [("user", "go"), ("assistant", "first"), ("user", "more"), ("assistant", "second")]
     assert [(r.status, r.request_id) for r in results] == [("completed", IsStr()), ("completed", IsStr())]
+
+
+async def test_an_unusable_turn_config_names_before_turn() -> None:
+    for bad, detail in (({"max_steps": "x"}, "max_steps must be a positive int, not 'x'"),
+                        ({"tools": {"x": 1}}, "get_tools() returned 1")):
+        agent = scripted_agent(S([[S.text("never")]]), name=f"bad-{detail[:5]}", before_turn=lambda self, ctx, b=bad: b)
+        result = await agent.send("go")
+        assert result.status == "error"
+        assert result.error.startswith("before_turn() returned an unusable TurnConfig: ") and detail in result.error

@@ -183,3 +183,25 @@ def test_client_tool_needs_a_body() -> None:
     with pytest.raises(UserError, match="needs js="):
         client_tool("x", "y", js=" ")
     assert isinstance(Think, type)
+
+
+async def test_a_non_json_client_result_is_converted_not_stuck() -> None:
+    import datetime
+
+    script = S([[S.tool_call("time_zone", {})], [S.text("ok")]])
+    agent = scripted_agent(script, tools=[tz])
+    await agent.send("when?")
+    task = agent.add_tool_output("call_1_0", {"at": datetime.date(2026, 11, 29), "tags": {"x"}})
+    assert (await task).status == "completed"
+    assert agent.messages[1]["parts"][-1]["output"] == {"at": "2026-11-29", "tags": ["x"]}
+
+
+async def test_unknown_branch_ids_are_refused_and_change_nothing() -> None:
+    agent = scripted_agent(S([[S.text("a")]]), name="branches")
+    await agent.send("q")
+    before = agent.messages
+    with pytest.raises(UserError, match="No message 'nope'"):
+        agent.switch_branch("nope")
+    with pytest.raises(UserError, match="No message 'nope'"):
+        agent.get_branches("nope")
+    assert agent.messages == before and scripted_agent(S([]), name="branches").messages == before

@@ -145,3 +145,18 @@ async def test_replay_paces_chunks_by_speed() -> None:
     recorded_ms = agent.recording().chunks[-1][0]
     assert fast * 1000 < recorded_ms  # 4x faster than recorded
     assert fast * 1000 >= recorded_ms / 4 * 0.8
+
+
+def test_a_second_stepper_waits_behind_a_paused_one_and_says_so() -> None:
+    script = S([[S.text("one")], [S.text("two")]])
+    agent = scripted_agent(script, name="two-steppers")
+    first = agent.step("a")
+    assert first.next().hook == "before_turn"
+    second = agent.step("b")
+    queued = second.next()
+    assert queued.hook == "queued" and first.request_id in queued.ctx
+    assert first.run().status == "completed"
+    assert second.next().hook == "before_turn"
+    assert second.run().status == "completed"
+    assert [(m["role"], m["parts"][-1]["text"]) for m in agent.messages] == [
+        ("user", "a"), ("assistant", "one"), ("user", "b"), ("assistant", "two")]

@@ -195,14 +195,22 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
 
     def get_branches(self, message_id: str) -> list[dict]:
         """The alternatives at `message_id`'s position (itself and its siblings, oldest first),
-        e.g. every reply produced by `regenerate()`."""
+        e.g. every reply produced by `regenerate()`. Raises `UserError` for an unknown id."""
+        self._known_message(message_id)
         return self._store.siblings(message_id)
 
     def switch_branch(self, message_id: str) -> None:
-        """Make the branch through `message_id` current (following its newest descendants)."""
+        """Make the branch through `message_id` current (following its newest descendants).
+        Raises `UserError` for an unknown id (nothing changes)."""
+        self._known_message(message_id)
         self._store.set_leaf(self._store.newest_leaf_under(message_id))
         self._messages = self._store.branch(limit=self._hydration_limit())
         self._broadcast_messages()
+
+    def _known_message(self, message_id: str) -> None:
+        if not isinstance(message_id, str) or self._store.get(message_id) is None:
+            raise UserError(f"No message {message_id!r} in this conversation; ids are in agent.messages "
+                            "and agent.get_branches(id).")
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:
         """How a tool part left without a result is repaired before the next model call (Think's

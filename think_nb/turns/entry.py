@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,16 @@ from think_nb.turns.result import TurnResult
 from think_nb.turns.signal import AbortSignal
 
 _log = logging.getLogger("think_nb")
+_thread = threading.local()
+
+
+def script_loop() -> asyncio.AbstractEventLoop:
+    """The event loop synchronous calls (`agent.run`, a stepper's `next`) drive outside a running
+    loop: one per thread, kept, so turns of one agent started from a script share one queue."""
+    loop = getattr(_thread, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread.loop = asyncio.new_event_loop()
+    return loop
 
 Messages = list[dict] | Callable[[list[dict]], Any]
 
@@ -62,7 +73,7 @@ class TurnEntryPoints:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.send(text))
+            return script_loop().run_until_complete(self.send(text))
         raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                         "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
 

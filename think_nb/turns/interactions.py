@@ -21,6 +21,7 @@ from typing import Any
 from think_nb.errors import UserError
 from think_nb.messages import new_id
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
+from think_nb.tools.tool import dump_output
 
 _log = logging.getLogger("think_nb")
 DEFAULT_TOOL_ERROR = "Tool execution denied by user"
@@ -57,6 +58,7 @@ class Interactions:
         Raises `UserError` when no call with that id waits for a result.
         """
         failed = state == "output-error" or error_text is not None
+        output = dump_output(output)  # JSON-compatible before anything changes (sets, datetimes, objects)
         chunk = ({"type": "tool-output-error", "toolCallId": tool_call_id, "errorText": error_text or DEFAULT_TOOL_ERROR}
                  if failed else {"type": "tool-output-available", "toolCallId": tool_call_id, "output": output})
         turn = self._current_turn
@@ -100,8 +102,10 @@ class Interactions:
                         raise UserError(f"Tool call {tool_call_id!r} is {part.get('state')!r}, not waiting "
                                         f"({' or '.join(states)}); nothing was changed.")
                     return message, part
-        waiting = [p["tool_call_id"] for p in self.pending_approvals()]
-        raise UserError(f"No tool call {tool_call_id!r} in this conversation; waiting for approval: {waiting}.")
+        waiting = [p["toolCallId"] for m in self._messages for p in m.get("parts", [])
+                   if is_tool_part(p) and p.get("state") in states]
+        raise UserError(f"No tool call {tool_call_id!r} in this conversation; calls waiting ({' or '.join(states)}): "
+                        f"{waiting}.")
 
     def _update_message(self, message: dict) -> None:
         self._store.update(message)

@@ -23,7 +23,7 @@ from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_m
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns.hooks import TurnConfig, TurnContext, call_hook
+from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.interactions import LAST_CLIENT_TOOLS
 from think_nb.turns.result import StepContext, TurnResult
@@ -123,11 +123,17 @@ class Turn:
 
     def _apply(self, config: TurnConfig, system: str, messages: list[dict],
                tools: dict) -> tuple[str, list[dict], dict, TurnConfig]:
-        if config.model is not None:
-            self.model = resolve_model(config.model)
+        try:
+            if config.model is not None:
+                self.model = resolve_model(config.model)
+            extra = resolve_tools(config.tools)
+            if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
+                raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
+        except Exception as exc:  # noqa: BLE001 - name the hook, not the model or get_tools()
+            raise HookError(f"before_turn() returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
         messages = config.messages if config.messages is not None else messages
-        tools = {**tools, **resolve_tools(config.tools)}
+        tools = {**tools, **extra}
         if config.active_tools is not None:
             tools = {name: t for name, t in tools.items() if name in config.active_tools}
         return system, messages, tools, config

@@ -19,6 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from think_nb.turns.entry import script_loop
 from think_nb.turns.hooks import ToolCallDecision
 from think_nb.turns.result import TurnResult
 
@@ -29,7 +30,8 @@ class HookEvent:
 
     Attributes:
         hook: `before_turn`, `before_tool_call`, `after_tool_call`, `on_step_finish`,
-            `on_chat_response`, or `done` (the turn ended; `result` is set).
+            `on_chat_response`, `done` (the turn ended; `result` is set) or `queued` (the turn
+            waits behind another paused stepper's turn; `ctx` says which).
         step: the step number (0-based) or None.
         tool: the tool name for tool hooks, else None.
         ctx: the hook's context object (`TurnContext`, `ToolCallContext`, ...); edits apply.
@@ -84,8 +86,8 @@ class Stepper:
         try:
             asyncio.get_running_loop()
             self._own_loop = None
-        except RuntimeError:
-            self._own_loop = asyncio.new_event_loop()
+        except RuntimeError:  # a script: the thread's one private loop, shared with agent.run()
+            self._own_loop = script_loop()
         self._task: asyncio.Task = self._drive(self._start(message))
 
     # -- public ---------------------------------------------------------------------------
@@ -145,13 +147,25 @@ class Stepper:
 
     async def _anext(self) -> HookEvent:
         self._resume_current()
-        if not self._queue and not self._task.done():
+        while not self._queue and not self._task.done():
             self._waiter = asyncio.get_running_loop().create_future()
-            await asyncio.wait({self._waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({self._waiter, self._task}, timeout=0.05, return_when=asyncio.FIRST_COMPLETED)
+            blocker = self._blocked_by()
+            if blocker is not None and not self._queue:  # waiting would never end: say so instead
+                return HookEvent("queued", ctx=f"This turn waits behind {blocker.request_id}, which is paused; "
+                                               "resume or finish that stepper first.")
         if self._queue:
             self._current = self._queue.pop(0)
             return self._current
         return HookEvent("done", result=self._task.result())
+
+    def _blocked_by(self) -> Any:
+        """The paused stepper whose turn holds the agent's queue ahead of this one, or None."""
+        active = self.agent._queue.active
+        if active is None or active.request_id == self._request_id:
+            return None
+        other = self.agent._steppers.get(active.request_id)
+        return other if other is not None and (other._queue or other._current is not None) else None
 
     async def _finish(self) -> TurnResult:
         self._resume_current()
