@@ -18,7 +18,7 @@ def _pre(value: Any) -> str:
 
 
 def _row(label: str, body: str) -> str:
-    return f"<tr><th style='text-align:left;vertical-align:top;padding-right:1em'>{label}</th><td>{body}</td></tr>"
+    return f"<tr><th style='text-align:left;vertical-align:top;padding-right:1em'>{label}</th><td style='text-align:left'>{body}</td></tr>"
 
 
 def _messages_table(messages: list[dict]) -> str:
