@@ -13,37 +13,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from agents import calc_setup
 from jlab import run_all, run_cell, save, wait_kernel_idle
 
 pytestmark = pytest.mark.e2e
 
 TURN_TIMEOUT_MS = 90_000  # the first turn imports litellm in the kernel (4-7 s here)
 
-CALC_SETUP = '''
-from think_nb import Think, tool
-from think_nb.testing import ScriptedModel
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers."""
-    return a + b
-
-script = ScriptedModel(
-    [
-        [ScriptedModel.text("Let me add those. "),
-         ScriptedModel.tool_call("add", {"a": 2, "b": 40})],
-        [ScriptedModel.text("The answer is 42.")],
-    ],
-    delay=0.01,
-)
-
-class Calc(Think):
-    def get_model(self):
-        return script.model
-
-    def get_tools(self):
-        return [add]
-'''
+CALC_SETUP = calc_setup("The answer is 42.", 0.01)
 CELLS = ["%load_ext think_nb", CALC_SETUP, "%think Calc"]
 PANEL_CELL = 2
 IDLE = re.compile(r"^(ready|idle)$")  # AI SDK chat status when no turn runs

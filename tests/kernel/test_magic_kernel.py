@@ -6,41 +6,15 @@ agent runs on ``think_nb.testing.ScriptedModel`` (no network).
 
 from __future__ import annotations
 
-import textwrap
 
+from agents import calc_setup
 from harness import WIDGET_VIEW_MIME, FakeFrontend
 
 from think_nb.protocol import STREAM_RESUME_REQUEST, USE_CHAT_RESPONSE
 
 # The turn streams ~27 text chunks (3 characters each) 0.05 s apart, so it lasts
 # over 1 s: long enough to tell "the cell returned" from "the turn finished".
-CALC_SETUP = textwrap.dedent(
-    '''
-    from think_nb import Think, tool
-    from think_nb.testing import ScriptedModel
-
-    @tool
-    def add(a: float, b: float) -> float:
-        """Add two numbers."""
-        return a + b
-
-    script = ScriptedModel(
-        [
-            [ScriptedModel.text("Let me add those. "),
-             ScriptedModel.tool_call("add", {"a": 2, "b": 40})],
-            [ScriptedModel.text("The answer is 42: two plus forty, computed with the add tool.")],
-        ],
-        delay=0.05,
-    )
-
-    class Calc(Think):
-        def get_model(self):
-            return script.model
-
-        def get_tools(self):
-            return [add]
-    '''
-)
+CALC_SETUP = calc_setup("The answer is 42: two plus forty, computed with the add tool.", 0.05)
 
 DONE_TEXT = "The answer is 42: two plus forty, computed with the add tool."
 
