@@ -205,3 +205,26 @@ async def test_unknown_branch_ids_are_refused_and_change_nothing() -> None:
     with pytest.raises(UserError, match="No message 'nope'"):
         agent.get_branches("nope")
     assert agent.messages == before and scripted_agent(S([]), name="branches").messages == before
+
+
+async def test_a_new_message_while_an_approval_waits_says_the_call_did_not_run() -> None:
+    script = S([[S.tool_call("delete_file", {"path": "x"})], [S.text("ok, never mind")]])
+    agent = scripted_agent(script, tools=[delete_file], name="superseded")
+    await agent.send("delete x")
+    await agent.send("actually never mind")
+    assert ran == [] and agent.pending_approvals() == []
+    assert agent.messages[1]["parts"][-1]["errorText"] == (
+        "The user sent a new message instead of approving this call, so it did not run.")
+
+
+async def test_bad_arguments_get_clear_errors() -> None:
+    agent = scripted_agent(S([[S.text("a")]]), name="bad-args")
+    with pytest.raises(UserError, match="sub_agent\\(\\) needs a Think subclass"):
+        agent.sub_agent(int, "x")
+    with pytest.raises(UserError, match="configure\\(\\) needs a JSON value"):
+        agent.configure(float("nan"))
+    await agent.send("go")
+    with pytest.raises(UserError, match="use a number >= 0"):
+        await agent.replay(speed=-1)
+    with pytest.raises(UserError, match="No recorded turn 'req_nope' to replay"):
+        await agent.replay("req_nope")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -187,6 +188,10 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     def configure(self, config: Any) -> None:
         """Persist one JSON-compatible config value for this agent; survives kernel restarts
         (Think's `configure`, stored under `_think_config`)."""
+        try:
+            json.dumps(config, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise UserError(f"configure() needs a JSON value (dicts, lists, strings, finite numbers): {exc}") from None
         self._store.set_state("_think_config", config)
 
     def get_config(self) -> Any:

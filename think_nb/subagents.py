@@ -21,6 +21,7 @@ import time
 import warnings
 from typing import Any
 
+from think_nb.errors import UserError
 from think_nb.messages import new_id, text_of, user_message
 from think_nb.turns.result import TurnResult
 from think_nb.turns.signal import AbortSignal
@@ -62,6 +63,10 @@ class SubAgentAPI:
 
     def sub_agent(self, cls: type, name: str) -> Any:
         """The child agent `cls(name)` of this agent, created once and stored in this agent's file."""
+        from think_nb.agent import Think
+
+        if not (isinstance(cls, type) and issubclass(cls, Think)):
+            raise UserError(f"sub_agent() needs a Think subclass, not {cls!r}.")
         children = self.__dict__.setdefault("_children", {})
         if (cls, name) not in children:
             child = cls(name, db=self.db_path, key=f"{self._store.agent_key}/{cls.__name__}:{name}")

@@ -184,9 +184,13 @@ class TurnEntryPoints:
         Raises `UserError` when there is no recording."""
         from think_nb.turns.replay import play
 
+        if not isinstance(speed, (int, float)) or speed < 0:
+            raise UserError(f"replay(speed={speed!r}): use a number >= 0 (1 = recorded pace, 0 = no waiting).")
         recording = recording or self.recording(request_id)
         if recording is None:
-            raise UserError("No recorded turn to replay: run a turn first, or pass recording=Recording.load(path).")
+            which = f"turn {request_id!r}" if request_id else "turn"
+            raise UserError(f"No recorded {which} to replay (see agent.turns()); run a turn first, or pass "
+                            "recording=Recording.load(path).")
         return await play(self, recording, speed)
 
     def turns(self, limit: int | None = None) -> list[dict]:

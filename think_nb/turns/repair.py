@@ -14,9 +14,14 @@ from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part
 INTERRUPTED_TEXT = "The tool call was interrupted before a result was recorded."
 
 
+SUPERSEDED_TEXT = "The user sent a new message instead of approving this call, so it did not run."
+
+
 def default_repair(part: dict) -> dict:
-    """The default repair: `output-error` with `INTERRUPTED_TEXT`, input kept."""
-    return {**part, "state": "output-error", "errorText": INTERRUPTED_TEXT}
+    """The default repair: `output-error` with `INTERRUPTED_TEXT` (or `SUPERSEDED_TEXT` for a call
+    that was waiting for approval when a new message arrived), input kept."""
+    text = SUPERSEDED_TEXT if part.get("state") == "approval-requested" else INTERRUPTED_TEXT
+    return {**part, "state": "output-error", "errorText": text}
 
 
 def needs_repair(part: dict) -> bool:
