@@ -36,6 +36,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from think_nb.batcher import MERGEABLE, merge_chunk
+
 __all__ = ["STATUSES", "StreamBuffer", "merge_chunk"]
 
 _log = logging.getLogger(__name__)
@@ -47,11 +49,6 @@ KEEP_FINISHED_S = 600.0
 _PROCESS = uuid.uuid4().hex  # owner of the rows this kernel writes
 
 # chunk type -> (key that must match, key whose strings concatenate)
-_MERGEABLE = {
-    "text-delta": ("id", "delta"),
-    "reasoning-delta": ("id", "delta"),
-    "tool-input-delta": ("toolCallId", "inputTextDelta"),
-}
 _FLUSH_AT_ONCE = {
     "tool-input-available", "tool-approval-request", "tool-output-available", "tool-output-error",
     "tool-output-denied", "tool-input-error", "error", "finish",
@@ -59,20 +56,6 @@ _FLUSH_AT_ONCE = {
 _REGISTRY: weakref.WeakKeyDictionary[Any, StreamBuffer] = weakref.WeakKeyDictionary()
 
 
-def merge_chunk(chunks: list[dict], chunk: dict) -> None:
-    """Append ``chunk``, concatenating it into the last one if both are deltas of one part.
-
-    Never mutates a chunk dict: a merge builds a new one (a dict may sit in several lists).
-    """
-    keys = _MERGEABLE.get(chunk.get("type", ""))
-    last = chunks[-1] if chunks else None
-    if keys and last is not None and last.get("type") == chunk["type"]:
-        match, text = keys
-        rest = {k: v for k, v in chunk.items() if k != text}
-        if rest == {k: v for k, v in last.items() if k != text} and match in rest:
-            chunks[-1] = {**last, text: last.get(text, "") + chunk.get(text, "")}
-            return
-    chunks.append(chunk)
 
 
 class _Live:
@@ -204,7 +187,7 @@ class StreamBuffer:
             self._write_meta(request_id, continuation, "streaming")
         merge_chunk(live.unsaved, chunk)
         kind = chunk.get("type", "")
-        live.deltas += kind in _MERGEABLE
+        live.deltas += kind in MERGEABLE
         if first or kind in _FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or (
                 time.monotonic() - live.saved_at >= SEGMENT_SECONDS):
             self._save(request_id, live)

@@ -4,7 +4,7 @@ The panel listens to its agent's :class:`~think_nb.stream_buffer.StreamBuffer` (
 every panel of that agent: the multi-view broadcast, the resume buffer, the status) and
 turns what the agent streams into frames for the front end (``js/src/widget.ts``):
 
-- every UIMessageChunk goes through a :class:`_ChunkBatcher`, which coalesces deltas and
+- every UIMessageChunk goes through a :class:`~think_nb.batcher.ChunkBatcher`, which coalesces deltas and
   sends at most one ``use_chat_response`` frame per ``FLUSH_INTERVAL_S`` (platform-facts
   §7: Jupyter Server drops IOPub traffic above 1000 msg/s, so never a frame per delta);
 - the authoritative transcript is the synced ``messages`` trait, replaced whenever the
@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import threading
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -33,8 +31,9 @@ import anywidget
 import traitlets
 
 from think_nb import protocol
+from think_nb.batcher import ChunkBatcher
 from think_nb.protocol import UIMessage, UIMessageChunk
-from think_nb.stream_buffer import StreamBuffer, merge_chunk
+from think_nb.stream_buffer import StreamBuffer
 
 __all__ = ["FLUSH_INTERVAL_S", "AgentLike", "ChatPanel"]
 
@@ -57,92 +56,6 @@ class AgentLike(Protocol):
     def submit(self, message: UIMessage, request_id: str | None = None, **kw: Any) -> Any: ...  # noqa: D102
     def abort_request(self, request_id: str) -> None: ...  # noqa: D102
     def clear_messages(self) -> None: ...  # noqa: D102
-
-
-class _ChunkBatcher:
-    """Coalesces UIMessageChunks into ``use_chat_response`` frames.
-
-    Chunks wait in a pending batch; consecutive deltas of the same part are merged. The
-    batch is sent when ``interval`` seconds have passed since the last send: by the next
-    chunk that arrives once it is due, or by a ``call_later`` timer (when an asyncio loop
-    runs in the calling thread) if no chunk comes, and always at turn end. Thread-safe.
-    """
-
-    def __init__(self, send: Callable[[dict[str, Any]], None], interval: float) -> None:
-        self._send = send
-        self._interval = interval
-        self._lock = threading.RLock()
-        self._pending: list[UIMessageChunk] = []
-        self._pending_key: tuple[str, bool] | None = None
-        self._continuation: dict[str, bool] = {}
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_loop: asyncio.AbstractEventLoop | None = None
-        self._last_send = float("-inf")  # a quiet panel sends its first chunk at once
-
-    def add(self, request_id: str, chunk: UIMessageChunk, continuation: bool) -> None:
-        """Queue one chunk of turn ``request_id``."""
-        with self._lock:
-            key = (request_id, continuation)
-            if self._pending and self._pending_key != key:
-                self.flush()
-            self._pending_key = key
-            merge_chunk(self._pending, chunk)
-            self._continuation.setdefault(request_id, continuation)
-            self._schedule()
-
-    def end(self, request_id: str, *, error: bool) -> None:
-        """Send what is pending for the turn plus its final ``done`` frame; forget it."""
-        with self._lock:
-            if self._pending_key is not None and self._pending_key[0] != request_id:
-                self.flush()
-            chunks, key = self._take()
-            flag = self._continuation.pop(request_id, False)
-            continuation = key[1] if key else flag
-            self._emit(protocol.use_chat_response(
-                request_id, chunks, done=True, error=error, continuation=continuation
-            ))
-
-    def flush(self) -> None:
-        """Send the pending batch now, if there is one."""
-        with self._lock:
-            chunks, key = self._take()
-            if key is not None and chunks:
-                self._emit(protocol.use_chat_response(key[0], chunks, continuation=key[1]))
-
-    def close(self) -> None:
-        """Cancel the timer; pending chunks are dropped."""
-        with self._lock:
-            self._cancel_timer()
-            self._pending, self._pending_key = [], None
-
-    def _take(self) -> tuple[list[UIMessageChunk], tuple[str, bool] | None]:
-        self._cancel_timer()
-        chunks, key = self._pending, self._pending_key
-        self._pending, self._pending_key = [], None
-        return chunks, key
-
-    def _emit(self, frame: dict[str, Any]) -> None:
-        self._last_send = time.monotonic()
-        self._send(frame)
-
-    def _schedule(self) -> None:
-        delay = max(0.0, self._last_send + self._interval - time.monotonic())
-        if delay == 0.0:  # due: send now, even if a timer waits (a busy stream may starve the loop)
-            self.flush()
-            return
-        if self._timer is not None and not self._timer_loop.is_closed():  # type: ignore[union-attr]
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no loop: the next chunk that is due, or the turn's end, sends the batch
-        self._timer, self._timer_loop = loop.call_later(delay, self.flush), loop
-
-    def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self._timer_loop = None
-
 
 
 class _Listener:
@@ -244,7 +157,7 @@ class ChatPanel(anywidget.AnyWidget):
         self._agent = agent
         self._hub = hub
         self._tasks: set[Any] = set()
-        self._batcher = _ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
+        self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
         self.on_msg(self._on_panel_msg)
         self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
 

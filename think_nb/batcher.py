@@ -1,0 +1,125 @@
+"""Coalescing UIMessageChunks into `use_chat_response` frames (the panel's throughput guard).
+
+Jupyter Server drops IOPub traffic above 1000 messages/s (docs/platform-facts.md §3, §7), so a
+panel never sends a frame per delta: `merge_chunk` joins consecutive deltas of one part, and
+`ChunkBatcher` sends at most one frame per interval. Used by `widget.py` (frames) and
+`stream_buffer.py` (buffer segments). Not the protocol (`protocol.py`) and not the panel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from think_nb import protocol
+from think_nb.protocol import UIMessageChunk
+
+MERGEABLE = {
+    "text-delta": ("id", "delta"),
+    "reasoning-delta": ("id", "delta"),
+    "tool-input-delta": ("toolCallId", "inputTextDelta"),
+}
+
+
+def merge_chunk(chunks: list[dict], chunk: dict) -> None:
+    """Append ``chunk``, concatenating it into the last one if both are deltas of one part.
+
+    Never mutates a chunk dict: a merge builds a new one (a dict may sit in several lists).
+    """
+    keys = MERGEABLE.get(chunk.get("type", ""))
+    last = chunks[-1] if chunks else None
+    if keys and last is not None and last.get("type") == chunk["type"]:
+        match, text = keys
+        rest = {k: v for k, v in chunk.items() if k != text}
+        if rest == {k: v for k, v in last.items() if k != text} and match in rest:
+            chunks[-1] = {**last, text: last.get(text, "") + chunk.get(text, "")}
+            return
+    chunks.append(chunk)
+
+
+class ChunkBatcher:
+    """Coalesces UIMessageChunks into ``use_chat_response`` frames.
+
+    Chunks wait in a pending batch; consecutive deltas of the same part are merged. The
+    batch is sent when ``interval`` seconds have passed since the last send: by the next
+    chunk that arrives once it is due, or by a ``call_later`` timer (when an asyncio loop
+    runs in the calling thread) if no chunk comes, and always at turn end. Thread-safe.
+    """
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], interval: float) -> None:
+        self._send = send
+        self._interval = interval
+        self._lock = threading.RLock()
+        self._pending: list[UIMessageChunk] = []
+        self._pending_key: tuple[str, bool] | None = None
+        self._continuation: dict[str, bool] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
+        self._last_send = float("-inf")  # a quiet panel sends its first chunk at once
+
+    def add(self, request_id: str, chunk: UIMessageChunk, continuation: bool) -> None:
+        """Queue one chunk of turn ``request_id``."""
+        with self._lock:
+            key = (request_id, continuation)
+            if self._pending and self._pending_key != key:
+                self.flush()
+            self._pending_key = key
+            merge_chunk(self._pending, chunk)
+            self._continuation.setdefault(request_id, continuation)
+            self._schedule()
+
+    def end(self, request_id: str, *, error: bool) -> None:
+        """Send what is pending for the turn plus its final ``done`` frame; forget it."""
+        with self._lock:
+            if self._pending_key is not None and self._pending_key[0] != request_id:
+                self.flush()
+            chunks, key = self._take()
+            flag = self._continuation.pop(request_id, False)
+            continuation = key[1] if key else flag
+            self._emit(protocol.use_chat_response(
+                request_id, chunks, done=True, error=error, continuation=continuation
+            ))
+
+    def flush(self) -> None:
+        """Send the pending batch now, if there is one."""
+        with self._lock:
+            chunks, key = self._take()
+            if key is not None and chunks:
+                self._emit(protocol.use_chat_response(key[0], chunks, continuation=key[1]))
+
+    def close(self) -> None:
+        """Cancel the timer; pending chunks are dropped."""
+        with self._lock:
+            self._cancel_timer()
+            self._pending, self._pending_key = [], None
+
+    def _take(self) -> tuple[list[UIMessageChunk], tuple[str, bool] | None]:
+        self._cancel_timer()
+        chunks, key = self._pending, self._pending_key
+        self._pending, self._pending_key = [], None
+        return chunks, key
+
+    def _emit(self, frame: dict[str, Any]) -> None:
+        self._last_send = time.monotonic()
+        self._send(frame)
+
+    def _schedule(self) -> None:
+        delay = max(0.0, self._last_send + self._interval - time.monotonic())
+        if delay == 0.0:  # due: send now, even if a timer waits (a busy stream may starve the loop)
+            self.flush()
+            return
+        if self._timer is not None and not self._timer_loop.is_closed():  # type: ignore[union-attr]
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next chunk that is due, or the turn's end, sends the batch
+        self._timer, self._timer_loop = loop.call_later(delay, self.flush), loop
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_loop = None
