@@ -64,7 +64,7 @@ class Interactions:
         turn = self._current_turn
         if turn is not None and _waiting(turn.acc.find_tool_part(tool_call_id), ("input-available",)):
             turn.acc.apply(chunk)  # in flight: persisted with the turn; the barrier runs when it ends
-            self._broadcast_chunk(turn.request_id, chunk, turn.continuation)
+            turn.publish(chunk)
             if auto_continue:
                 self._continue_after.add(turn.acc.message["id"])
             return None

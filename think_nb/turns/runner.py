@@ -74,12 +74,14 @@ class Turn:
         self.hooks = HookSite(agent, self.tracer, agent._steppers.get(request_id))
 
     async def emit(self, chunk: dict) -> None:
-        """Apply a chunk to the message, broadcast it, and show it to `on_chunk`."""
+        """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`."""
         self.acc.apply(chunk)
+        await self.emit_broadcast(chunk)
+
+    def publish(self, chunk: dict) -> None:
+        """Record a chunk in the trace/recording and send it to every view (no hook: callable from sync code)."""
         self.tracer.chunk(chunk, self.step)
         self.agent._broadcast_chunk(self.request_id, chunk, self.continuation)
-        if self._observe:
-            await call_hook(self.agent, "on_chunk", chunk)
 
     async def run(self) -> TurnResult:
         """Run the turn; never raises for model, tool or hook failures (they end it with `error`)."""
@@ -161,8 +163,9 @@ class Turn:
         return True
 
     async def emit_broadcast(self, chunk: dict) -> None:
-        """Broadcast a chunk that belongs to an earlier message (not this turn's)."""
-        self.agent._broadcast_chunk(self.request_id, chunk, self.continuation)
+        """`publish` a chunk and show it to `on_chunk`, without applying it to this turn's message
+        (used directly for chunks of an earlier message, e.g. an approved tool's output)."""
+        self.publish(chunk)
         if self._observe:
             await call_hook(self.agent, "on_chunk", chunk)
 
