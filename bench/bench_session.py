@@ -27,7 +27,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from think_nb import Think  # noqa: E402
-from think_nb.store import MessageStore, open_database  # noqa: E402
+from think_nb.store import AgentStore, open_database  # noqa: E402
 
 WORDS = ("fox dog cat tundra canid rodent berry river mountain python sqlite notebook kernel panel token "
          "summary memory context session search index query model agent tool result error stream chunk "
@@ -37,24 +37,21 @@ WORDS = ("fox dog cat tundra canid rodent berry river mountain python sqlite not
 def fill(db_path: Path, agent_key: str, n: int, seed: int = 1) -> None:
     """Store a linear conversation of `n` messages (one transaction; triggers index FTS)."""
     rng = random.Random(seed)
-    db = open_database(db_path)
-    MessageStore(db, agent_key, agent_key.split(":")[0], agent_key.split(":")[1])
-    now = time.time()
-    rows, parent = [], None
+    messages = []
     for i in range(n):
-        role = "user" if i % 2 == 0 else "assistant"
         text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40)))
-        msg = {"id": f"m{i}", "role": role, "parts": [{"type": "text", "text": f"{text} number{i}"}]}
-        rows.append((agent_key, msg["id"], parent, role, json.dumps(msg), now + i, now + i))
-        parent = msg["id"]
-    with db.write() as conn:
-        conn.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, 'leaf_id', ?)", (agent_key, json.dumps(parent)))
+        messages.append({"id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant",
+                         "parts": [{"type": "text", "text": f"{text} number{i}"}]})
+    cls, name = agent_key.split(":")
+    AgentStore(open_database(db_path), agent_key, cls, name).messages.extend(messages, None)
 
 
 class Bench(Think):
-    pass
+    hydration_limit = None  # opening measures loading the whole branch
+
+
+class SearchBench(Think):
+    hydration_limit = 4  # the search needs only the store, not the 100k-message branch in memory
 
 
 def median_ms(fn, runs: int) -> tuple[float, float]:
@@ -85,9 +82,7 @@ def main() -> None:
     start = time.perf_counter()
     fill(db_path, "Bench:search", args.search)
     print(f"stored {args.search:,} messages (FTS-indexed by triggers) in {time.perf_counter() - start:.1f} s")
-    agent = Bench.__new__(Bench)  # the search needs only the store, not the 100k-message branch in memory
-    agent.name, agent._listeners, agent._store = "search", [], MessageStore(open_database(db_path), "Bench:search",
-                                                                            "Bench", "search")
+    agent = SearchBench("search", db=db_path, key="Bench:search")
     session = agent.session
     rng = random.Random(7)
     queries = [rng.choice(WORDS) for _ in range(args.runs)] + \
@@ -103,7 +98,7 @@ def main() -> None:
     print(f"search over {args.search:,} messages: median {statistics.median(times):.2f} ms (target <= 10 ms); "
           f"one common word {by_kind[0]:.2f} ms, two-word phrase {by_kind[1]:.2f} ms, rare word {by_kind[2]:.2f} ms")
 
-    store = agent._store
+    store = agent.store.messages
     for label, limit in (("whole branch", None), ("window of 500", 500)):
         tracemalloc.start()
         start = time.perf_counter()

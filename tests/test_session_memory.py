@@ -63,7 +63,7 @@ async def test_search_index_follows_updates_and_clear() -> None:
     agent = make(script)
     await converse(agent, script, [("alpha", "bravo")])
     message = agent.messages[1]
-    agent._store.update({**message, "parts": [{"type": "text", "text": "charlie"}]})
+    agent.store.messages.update({**message, "parts": [{"type": "text", "text": "charlie"}]})
     assert agent.session.search("bravo") == [] and len(agent.session.search("charlie")) == 1
     agent.clear_messages()
     assert agent.session.search("alpha") == []
@@ -180,7 +180,7 @@ async def test_the_synthetic_summary_echoed_back_is_never_persisted() -> None:
     await agent.save_messages([synthetic, user_message("more")])
     script.steps.append([S.text("reply two")])
     await agent.save_messages([synthetic])
-    rows = agent._store.db.read("SELECT id FROM messages WHERE id LIKE 'compaction_%'")
+    rows = agent.store.db.read("SELECT id FROM messages WHERE id LIKE 'compaction_%'")
     assert rows == []
     assert [m["id"] for m in type(agent)("m").messages if m["id"].startswith("compaction_")] == []
     assert sum(1 for m in agent.session.history() if m["id"].startswith("compaction_")) == 1

@@ -35,7 +35,7 @@ def test_file_is_wal_and_migrations_are_recorded_once(tmp_path: Path) -> None:
 
 
 def test_tree_branch_and_sibling(tmp_path: Path) -> None:
-    store = MessageStore(open_database(tmp_path / "t.sqlite"), "A:x", "A", "x")
+    store = MessageStore(open_database(tmp_path / "t.sqlite"), "A:x")
     store.append(msg("u1"), None)
     store.append(msg("a1", "assistant"), "u1")
     store.append(msg("a1b", "assistant"), "u1")  # regenerate: sibling of a1
@@ -57,7 +57,7 @@ def test_agents_are_keyed_by_class_and_name(tmp_path: Path) -> None:
         pass
 
     db = tmp_path / "k.sqlite"
-    A("x", db=db)._store.append(msg("u1"), None)
+    A("x", db=db).store.messages.append(msg("u1"), None)
     assert [m["id"] for m in A("x", db=db).messages] == ["u1"]
     assert A("y", db=db).messages == [] and B("x", db=db).messages == []
 
@@ -89,10 +89,10 @@ def test_only_a_window_of_a_long_history_is_loaded(tmp_path: Path) -> None:
     agent = Long("long", db=tmp_path / "long.sqlite")
     parent = None
     for n in range(300):
-        agent._store.append(msg(f"m{n}", "user" if n % 2 == 0 else "assistant"), parent)
+        agent.store.messages.append(msg(f"m{n}", "user" if n % 2 == 0 else "assistant"), parent)
         parent = f"m{n}"
     reopened = Long("long", db=tmp_path / "long.sqlite")
     assert [m["id"] for m in reopened.messages] == [f"m{n}" for n in range(250, 300)]
-    assert reopened._store.count() == 300  # storage untouched
+    assert reopened.store.messages.count() == 300  # storage untouched
     Long.hydration_limit = 1
     assert len(Long("long", db=tmp_path / "long.sqlite").messages) == 4  # never fewer than 4

@@ -107,7 +107,7 @@ async def test_model_error_mid_stream_persists_the_partial_message() -> None:
     # what on_chat_error sees: litellm's typed exception (not its stream wrapper), and the partial
     # already in SQLite
     agent = agent_for(script, on_chat_error=lambda self, e: errors.append(
-        (type(e).__name__, "upstream exploded" in str(e), self._store.branch()[-1]["parts"][-1].get("text"))))
+        (type(e).__name__, "upstream exploded" in str(e), self.store.messages.branch()[-1]["parts"][-1].get("text"))))
     result = await agent.send("hi")
     assert result.status == "error"
     assert "upstream exploded" in result.error
@@ -149,7 +149,7 @@ async def test_abort_keeps_the_partial_reply() -> None:
     while not agent.messages or agent.messages[-1]["role"] != "user":
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.2)
-    rid = next(iter(agent._active))
+    rid = agent.streaming_turns()[0] if agent.streaming_turns() else next(iter(agent._engine.active))
     agent.abort_request(rid)
     result = await task
     assert result.status == "aborted"

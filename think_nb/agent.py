@@ -38,26 +38,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from think_nb.aio import script_loop
+from think_nb.conversation import Conversation
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
 from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
-from think_nb.store import MessageStore, default_db_path, open_database
-from think_nb.subagents import SubAgentAPI
-from think_nb.turns.admission import TurnQueue
-from think_nb.turns.entry import TurnEntryPoints
-from think_nb.turns.interactions import Interactions
-from think_nb.turns.recovery import recover_interrupted_streams
+from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.turns.engine import Messages, TurnEngine
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
-from think_nb.turns.repair import default_repair, repaired
+from think_nb.turns.recovery import recover_interrupted_streams
+from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
+from think_nb.turns.signal import AbortSignal
 
 log = logging.getLogger("think_nb")
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you are given when they help."
 
 
-class Think(TurnEntryPoints, Interactions, SubAgentAPI):
+class Think:
     """A chat agent whose turns stream AI SDK UIMessageChunks and persist to SQLite.
 
     Args:
@@ -65,6 +65,10 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         db: SQLite file path; default `.think/<notebook-stem>.sqlite` beside the notebook
             (see `think_nb.store.location`). The resolved path is `self.db_path`.
         key: storage key; default `"<ClassName>:<name>"` (sub-agents get one under their parent's).
+
+    Attributes (declared seams; see `think_nb.turns.host.AgentHost`):
+        store: the `AgentStore` (every table of this agent).
+        conversation: the current branch (`Conversation`), the only writer of messages.
     """
 
     max_steps: int = 10
@@ -72,26 +76,32 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     """Messages of the current branch loaded into memory (the newest; never fewer than 4); older
     ones stay in SQLite (search, DataFrames). Think's `hydrationByteBudget`, counted in messages.
     None loads everything."""
+    message_concurrency: Any = "queue"
+    """Overlapping user submissions: "queue" | "latest" | "merge" | "drop" |
+    {"strategy": "debounce", "debounce_ms": 750} (Think's `messageConcurrency`; `turns/admission.py`)."""
+    parent: Think | None = None
+    """The agent that created this one with `sub_agent`, else None."""
 
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         self.name = name
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
-        self._store = MessageStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
-        self._current_turn: Any = None
-        self._continue_after: set[str] = set()  # messages whose client results arrived mid-turn
-        self._client_tool_names: set[str] = set()
-        self._steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
+        self.store = AgentStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
+        recover_interrupted_streams(self.store)  # a kernel that died mid-stream left recorded chunks
+        self.conversation = Conversation(self.store, self.hydration_limit)
+        self._session: Any = None
+        self._session_pending: Any = None
+        self._children: dict[tuple[type, str], Think] = {}
+        self._engine = TurnEngine(self)
         preload_litellm()
-        self._turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
-        self._messages: list[dict] = self._store.branch(limit=self._hydration_limit())
-        recover_interrupted_streams(self)  # a kernel that died mid-stream left chunks in the buffer
-        self._listeners: list[Any] = []
-        self._queue = TurnQueue()
-        self._active: dict[str, asyncio.Task] = {}
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}: {len(self._messages)} messages in {self.db_path}>"
+        return f"<{type(self).__name__} {self.name!r}: {len(self.conversation)} messages in {self.db_path}>"
+
+    @property
+    def key(self) -> str:
+        """The storage key, `"<ClassName>:<name>"` (sub-agents: under their parent's key)."""
+        return self.store.agent_key
 
     # -- overridable -----------------------------------------------------------
     def get_model(self) -> str | ModelConfig:
@@ -139,50 +149,37 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     @property
     def messages(self) -> list[dict]:
         """The current branch of the transcript, oldest first (a live view; do not mutate)."""
-        return list(self._messages)
+        return self.conversation.messages
 
     def get_messages(self) -> list[dict]:
         """A deep copy of the current branch."""
-        return copy.deepcopy(self._messages)
+        return copy.deepcopy(self.conversation.messages)
 
     def clear_messages(self) -> None:
         """Delete this agent's transcript (storage and views), cancel the running turn and skip
         queued ones (Think's `clearMessages`)."""
-        self._queue.invalidate()
-        if self._queue.active is not None:
-            self.abort_request(self._queue.active.request_id)
-        self._store.clear()
-        self._store.set_state("unloaded_tool_calls", None)
-        if getattr(self, "_session", None) is not None:
+        self.store.state.set("unloaded_tool_calls", None)
+        if self._session is not None:
             self._session.reset()  # Think refreshes the prompt and skill state on clear
-        self._messages = []
-        self._broadcast_messages()
+        self._engine.clear()
 
-    # -- turn assembly (used by turns/runner.py) -----------------------------------
-    async def _system_prompt_for_turn(self) -> str:
-        """The system prompt of the next model call (session context blocks, else `get_system_prompt()`)."""
-        from think_nb.turns.runner import maybe_await
+    # -- the AgentHost seam (used by the TurnEngine) ----------------------------------------
+    def overrides(self, hook: str) -> bool:
+        """True when this agent's class defines `hook` (so the engine calls it)."""
+        return getattr(type(self), hook) is not getattr(Think, hook)
 
-        prompt = await (await self._session_ready()).system_prompt()
-        return prompt if prompt is not None else await maybe_await(self.get_system_prompt())
+    async def session_ready(self) -> Any:
+        """The `Session`, after an async `configure_session` has finished."""
+        session = self.session
+        pending, self._session_pending = self._session_pending, None
+        if pending is not None:
+            await pending
+        return session
 
-    async def _tools_for_turn(self) -> dict:
-        """The merged tools of a turn, `{name: Tool}`; later sources win (Think's merge order:
-        `get_tools()` → session tools → client tools)."""
-        from think_nb.tools.toolset import resolve_tools
-        from think_nb.turns.runner import maybe_await
-
-        return {**resolve_tools(await maybe_await(self.get_tools())), **await (await self._session_ready()).tools()}
-
-    async def _history_for_turn(self) -> list[dict]:
-        """The UIMessages the model sees (compaction overlays applied), oldest first."""
-        session = await self._session_ready()
-        if session._threshold is None:
-            return session.history()
-        return await session.prepare_history(await self._system_prompt_for_turn())
-
-    def _hydration_limit(self) -> int | None:
-        return None if self.hydration_limit is None else max(4, int(self.hydration_limit))
+    @property
+    def session_configured(self) -> Any:
+        """The `Session` if it has been created (`agent.session` creates it), else None."""
+        return self._session
 
     # -- config and branches ---------------------------------------------------------------
     def configure(self, config: Any) -> None:
@@ -192,30 +189,23 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
             json.dumps(config, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise UserError(f"configure() needs a JSON value (dicts, lists, strings, finite numbers): {exc}") from None
-        self._store.set_state("_think_config", config)
+        self.store.state.set("_think_config", config)
 
     def get_config(self) -> Any:
         """The value stored by `configure`, or None if never set (Think's `getConfig`)."""
-        return self._store.get_state("_think_config")
+        return self.store.state.get("_think_config")
 
     def get_branches(self, message_id: str) -> list[dict]:
         """The alternatives at `message_id`'s position (itself and its siblings, oldest first),
         e.g. every reply produced by `regenerate()`. Raises `UserError` for an unknown id."""
-        self._known_message(message_id)
-        return self._store.siblings(message_id)
+        self.conversation.known(message_id)
+        return self.conversation.siblings(message_id)
 
     def switch_branch(self, message_id: str) -> None:
         """Make the branch through `message_id` current (following its newest descendants).
         Raises `UserError` for an unknown id (nothing changes)."""
-        self._known_message(message_id)
-        self._store.set_leaf(self._store.newest_leaf_under(message_id))
-        self._messages = self._store.branch(limit=self._hydration_limit())
-        self._broadcast_messages()
-
-    def _known_message(self, message_id: str) -> None:
-        if not isinstance(message_id, str) or self._store.get(message_id) is None:
-            raise UserError(f"No message {message_id!r} in this conversation; ids are in agent.messages "
-                            "and agent.get_branches(id).")
+        self.conversation.switch_branch(message_id)
+        self._engine.messages_changed()
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:
         """How a tool part left without a result is repaired before the next model call (Think's
@@ -223,72 +213,216 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         result was recorded."."""
         return default_repair(part)
 
-    def _repair_interrupted_tools(self) -> None:
-        for n, message in enumerate(self._messages):
-            fixed = repaired(message, self.repair_interrupted_tool_part)
-            if fixed is not None:
-                self._store.update(fixed)
-                self._messages[n] = fixed
-                self._broadcast_messages()
+    # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
+    def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "programmatic",
+               body: dict | None = None, client_tools: list[dict] | None = None) -> asyncio.Future:
+        """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
-    def _rewind_to_last_user_message(self) -> bool:
-        for n in range(len(self._messages) - 1, -1, -1):
-            if self._messages[n]["role"] == "user":
-                self._store.set_leaf(self._messages[n]["id"])
-                self._messages = self._messages[: n + 1]
-                self._broadcast_messages()
-                return True
-        return False
+        `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
+        panel's own client tool schemas `{name, description?, parameters?}` (a panel request without
+        them forgets earlier ones, as Think does).
+        Subject to `message_concurrency` when another turn is running or queued. Needs a running
+        event loop (a notebook cell, a coroutine); raises `UserError` without one. The task's
+        result is a `TurnResult`.
+        """
+        message = user_message(message) if isinstance(message, str) else message
+        if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
+            self.set_client_tools(client_tools)
+        return self._engine.start([message], request_id or new_id("req"), trigger=trigger, user_submit=True,
+                                  body=body)
 
-    # -- persistence (used by turns/) ---------------------------------------------
-    def _append_user_messages(self, messages: list[dict]) -> None:
-        for message in messages:
-            if not isinstance(message, dict) or "role" not in message or "parts" not in message:
-                raise UserError(f"Not a UIMessage: {message!r}; use {{'id', 'role', 'parts': [...]}} "
-                                "or think_nb.messages.user_message(text).")
-            message = {**message, "id": message.get("id") or new_id("msg")}
-            self._store.append(message, self._messages[-1]["id"] if self._messages else None)
-            self._messages.append(message)
-        self._broadcast_messages()
+    async def send(self, text: str) -> TurnResult:
+        """Send one user message and wait for the turn: `result = await agent.send("hi")`."""
+        return await self.submit(text, trigger="programmatic")
 
-    def _save_assistant(self, message: dict) -> None:
-        stored = copy.deepcopy(message)
-        for n, existing in enumerate(self._messages):
-            if existing["id"] == stored["id"]:
-                self._store.update(stored)
-                self._messages[n] = stored
-                return
-        self._store.append(stored, self._messages[-1]["id"] if self._messages else None)
-        self._messages.append(stored)
+    def run(self, text: str) -> TurnResult:
+        """Synchronous `send` for scripts and the terminal (no running event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return script_loop().run_until_complete(self.send(text))
+        raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
+                        "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
 
-    # -- listeners (panels, terminal) -------------------------------------------------
+    async def save_messages(self, messages: Messages, *, signal: AbortSignal | None = None) -> TurnResult:
+        """Append messages (or `fn(current_messages) -> messages`, evaluated when the turn starts)
+        and run a turn (Think's `saveMessages`).
+
+        Returns:
+            `TurnResult`: `completed`; `error` (partial persisted); `aborted` (`signal` aborted or
+            `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
+            nothing to send).
+        """
+        return await self._engine.start(messages, new_id("req"), trigger="programmatic", signal=signal)
+
+    async def continue_last_turn(self, body: dict | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
+        """Run one more model call after the latest assistant message (Think's `continueLastTurn`),
+        persisted as a new assistant message marked `metadata.continuation = True`; `skipped`
+        (request id "") when the last message is not from the assistant."""
+        return await self._engine.start([], new_id("req"), trigger="continuation", continuation=True, body=body,
+                                        signal=signal)
+
+    async def regenerate(self, request_id: str | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
+        """Answer the last user message again; the new reply is a sibling branch (the old one is kept,
+        see `get_branches`). `request_id` lets a caller (the panel) cancel it from the start."""
+        return await self._engine.start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
+                                        signal=signal)
+
+    def step(self, message: str | dict) -> Any:
+        """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.
+
+        Returns a `Stepper`: `stepper.next()` (or `await stepper.next()`) runs to the next pause and
+        returns a `HookEvent`; `stepper.run()` finishes; `stepper.cancel()` aborts.
+        """
+        from think_nb.turns.stepper import Stepper
+
+        return Stepper(self._engine, message)
+
+    def abort_request(self, request_id: str, reason: str | None = None) -> None:
+        """Cancel one turn by request id; its partial message is kept (status `aborted`). No-op for
+        unknown or finished ids."""
+        self._engine.abort_request(request_id, reason)
+
+    def abort_all_requests(self) -> None:
+        """Cancel every running or queued turn of this agent."""
+        self._engine.abort_all()
+
+    @property
+    def is_running(self) -> bool:
+        """True while a turn is running or queued."""
+        return self._engine.is_running
+
+    def has_pending_interaction(self) -> bool:
+        """True when a tool call waits for the user: an `approval-requested` part, or a client
+        tool call without a result (Think's `hasPendingInteraction`)."""
+        return self._engine.has_pending_interaction()
+
+    async def wait_until_stable(self, timeout: float | None = None) -> bool:
+        """Wait until no turn is running or queued and nothing waits for the user (Think's
+        `waitUntilStable`). `timeout` in seconds (None: for ever); returns False on timeout."""
+        return await self._engine.wait_until_stable(timeout)
+
     def subscribe(self, listener: Any) -> Callable[[], None]:
-        """Attach a listener with `on_chunk(request_id, chunk, continuation)`,
-        `on_turn_end(request_id, status, error)` and `on_messages(messages)`; returns `unsubscribe()`."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        """Attach a listener (`on_chunk(request_id, chunk, continuation)`, `on_turn_end(request_id,
+        status, error)`, `on_messages(messages)`, ...; see `think_nb.turns.broadcast`); returns
+        `unsubscribe()`."""
+        return self._engine.subscribe(listener)
 
-    def _notify(self, method: str, *args: Any) -> None:
-        for listener in list(self._listeners):
-            try:
-                handler = getattr(listener, method, None)  # optional methods (on_message_updated)
-                if handler is not None:
-                    handler(*args)
-            except Exception:  # noqa: BLE001 - one broken view must not break the turn
-                log.exception("listener %r failed in %s", listener, method)
+    # -- approvals and client tools (Think's addToolOutput / approval responses) ------------
+    def pending_approvals(self) -> list[dict]:
+        """Calls waiting for approval, oldest first: `{tool_call_id, tool_name, input, message_id,
+        approval_id}`. They are stored, so they survive a kernel restart."""
+        return self._engine.pending_approvals()
 
-    def _broadcast_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
-        self._notify("on_chunk", request_id, chunk, continuation)
+    def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task | None:
+        """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
+        that message still wait, or `auto_continue=False`). Raises `UserError` if nothing waits."""
+        return self._engine.decide(tool_call_id, True, None, auto_continue)
 
-    def _broadcast_turn_end(self, result: TurnResult) -> None:
-        self._notify("on_messages", self.messages)
-        self._notify("on_turn_end", result.request_id, result.status, result.error)
+    def deny(self, tool_call_id: str, reason: str | None = None, *, auto_continue: bool = True) -> asyncio.Task | None:
+        """Deny a pending call: it becomes `output-denied` (with `reason`) and the model is told in a
+        continuation turn. Raises `UserError` if nothing waits."""
+        return self._engine.decide(tool_call_id, False, reason, auto_continue)
 
-    def _broadcast_messages(self) -> None:
-        self._notify("on_messages", self.messages)
+    def add_tool_output(self, tool_call_id: str, output: Any = None, *, error_text: str | None = None,
+                        state: str | None = None, auto_continue: bool = True) -> asyncio.Task | None:
+        """Record a client tool's result (`output`, or `error_text` / `state="output-error"`).
 
-    def _overrides(self, hook: str) -> bool:
-        return getattr(type(self), hook) is not getattr(Think, hook)
+        Returns the continuation turn's task when this result completed the batch, else None.
+        Raises `UserError` when no call with that id waits for a result.
+        """
+        return self._engine.add_tool_output(tool_call_id, output, error_text, state, auto_continue)
+
+    def set_client_tools(self, schemas: list[dict] | None) -> None:
+        """Remember the panel's client tool schemas `{name, description?, parameters?}` for this and
+        later turns (Think persists the last request's `clientTools`; None clears them)."""
+        self._engine.set_client_tools(schemas)
+
+    def client_tool_specs(self) -> list[dict]:
+        """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
+        return self._engine.client_tool_specs()
+
+    def client_tool_names(self) -> set[str]:
+        """Names of the tools the panel runs (as merged by the latest turn), plus Python-declared ones."""
+        return set(self._engine.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
+
+    # -- observing turns ---------------------------------------------------------------------
+    def trace(self, request_id: str | None = None) -> Any:
+        """The hook trace of a turn (default: the latest, also while it runs or is paused in step
+        mode) as a pandas DataFrame: one row per hook call and per group of consecutive same-type
+        chunks, with columns `t_ms` (offset from the turn's start), `kind` (hook | chunks), `hook`
+        (hook name or chunk type), `step`, `tool`, `summary`, `duration_ms`. Empty when no turn
+        was traced."""
+        import pandas as pd
+
+        live = self._engine.live_tracer(request_id)
+        found = (live.request_id, live.rows_out(), live.chunks) if live is not None else \
+            self.store.traces.load(request_id)
+        columns = ["t_ms", "kind", "hook", "step", "tool", "summary", "duration_ms"]
+        frame = pd.DataFrame(found[1] if found else [], columns=columns)
+        frame["step"] = frame["step"].astype("Int64")  # nullable: hooks outside a step have none
+        frame.attrs["request_id"] = found[0] if found else None
+        return frame
+
+    def recording(self, request_id: str | None = None) -> Any:
+        """The recorded chunks of a turn (default: the latest) as a `Recording`; None if none."""
+        from think_nb.turns.replay import Recording
+
+        found = self.store.traces.load(request_id)
+        return Recording(found[0], [(t, c) for t, c in found[2]]) if found else None
+
+    async def replay(self, request_id: str | None = None, *, speed: float = 1.0, recording: Any = None) -> list[dict]:
+        """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
+        pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
+        Raises `UserError` when there is no recording."""
+        from think_nb.turns.replay import play
+
+        if not isinstance(speed, (int, float)) or speed < 0:
+            raise UserError(f"replay(speed={speed!r}): use a number >= 0 (1 = recorded pace, 0 = no waiting).")
+        recording = recording or self.recording(request_id)
+        if recording is None:
+            which = f"turn {request_id!r}" if request_id else "turn"
+            raise UserError(f"No recorded {which} to replay (see agent.turns()); run a turn first, or pass "
+                            "recording=Recording.load(path).")
+        return await play(self._engine, recording, speed)
+
+    def turns(self, limit: int | None = None) -> list[dict]:
+        """The turn log, oldest first: `{request_id, trigger, continuation, status, error,
+        started_at, finished_at (epoch seconds), duration_ms}`."""
+        return self.store.turn_log.read(limit)
+
+    # -- sub-agents (Think's subAgent / chat / cancelChat) ------------------------------------
+    def sub_agent(self, cls: type, name: str) -> Any:
+        """The child agent `cls(name)` of this agent, created once and stored in this agent's file
+        under `"<parent key>/<Child>:<name>"` (its own messages and tools)."""
+        if not (isinstance(cls, type) and issubclass(cls, Think)):
+            raise UserError(f"sub_agent() needs a Think subclass, not {cls!r}.")
+        if (cls, name) not in self._children:
+            child = cls(name, db=self.db_path, key=f"{self.key}/{cls.__name__}:{name}")
+            child.parent = self
+            self._children[(cls, name)] = child
+        return self._children[(cls, name)]
+
+    async def chat(self, message: str | dict | list[dict], callback: Any, *, signal: AbortSignal | None = None,
+                   tools: Any = None) -> TurnResult:
+        """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
+        `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()` or
+        `on_error(message)`. `tools` is ignored with a warning (a child's tools are its own)."""
+        from think_nb import subagents
+
+        return await subagents.chat(self._engine, message, callback, signal=signal, tools=tools)
+
+    def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
+        """Cancel a `chat()` turn by its request id (Think's `cancelChat`)."""
+        self.abort_request(request_id, reason)
+
+    async def delegate(self, child: Think, message: str, *, signal: AbortSignal | None = None) -> str:
+        """Run `child.chat(message)` from inside one of this agent's tools, streaming the child's
+        progress into this agent's running turn as a `data-subagent` part; returns the child's final
+        text. Cancelling this agent's turn cancels the child's."""
+        from think_nb import subagents
+
+        return await subagents.delegate(self._engine, child, message, signal=signal)
 
     # -- session (memory) -------------------------------------------------------------
     # Thin delegation to think_nb.session (blocks, tools, compaction, search, skills, sessions)
@@ -311,21 +445,16 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     @property
     def session(self) -> Any:
         """This agent's `Session` (memory), configured by `configure_session` on first access."""
-        if getattr(self, "_session", None) is None:
+        if self._session is None:
+            import inspect
+
             from think_nb.session import Session
 
-            session = Session(self)
+            session = Session(self, self._engine)
             self._session = session
             configured = self.configure_session(session)
-            self._session_pending = configured if hasattr(configured, "__await__") else None
+            self._session_pending = configured if inspect.isawaitable(configured) else None
         return self._session
-
-    async def _session_ready(self) -> Any:
-        session = self.session
-        pending, self._session_pending = getattr(self, "_session_pending", None), None
-        if pending is not None:
-            await pending
-        return session
 
     def context_blocks(self) -> Any:
         """The context blocks as a DataFrame: label, description, kind, writable, tokens,
@@ -360,7 +489,7 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
 
     async def compact(self) -> dict | None:
         """Compact the current session now (`Session.compact`); returns the overlay or None."""
-        return await (await self._session_ready()).compact()
+        return await (await self.session_ready()).compact()
 
     def sessions(self) -> Any:
         """This agent's sessions as a DataFrame (`think_nb.views.sessions`)."""
@@ -371,28 +500,39 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
     @property
     def session_id(self) -> str:
         """The active session's id ("" = the default session)."""
-        return self._store.session_id
+        return self.store.session_id
 
     def create_session(self, name: str | None = None, *, switch: bool = True) -> str:
         """Create an empty session (and switch to it unless `switch=False`); returns its id."""
         from think_nb.session import sessions
 
-        session_id = sessions.create(self, name)
+        session_id = sessions.create(self.store, name)
         if switch:
-            sessions.switch(self, session_id)
+            self.switch_session(session_id)
         return session_id
 
     def switch_session(self, ref: str) -> str:
-        """Make session `ref` (id or name; "" or "default" = the default) active; returns its id."""
+        """Make session `ref` (id or name; "" or "default" = the default) active: messages, panels and
+        next turns use it. Refused (`UserError`) while a turn runs. Returns its id."""
         from think_nb.session import sessions
 
-        return sessions.switch(self, ref)
+        session_id = sessions.resolve(self.store, ref)
+        if self.is_running:
+            raise UserError("A turn is running; wait for it (await agent.wait_until_stable()) before switching "
+                            "sessions.")
+        self.conversation.open_session(session_id)
+        if self._session is not None:
+            self._session.reset()
+        self._engine.messages_changed()
+        if self._session is not None:
+            self._session.emit_status()
+        return session_id
 
     def rename_session(self, ref: str, name: str) -> None:
         """Rename session `ref` (id or name)."""
         from think_nb.session import sessions
 
-        sessions.rename(self, ref, name)
+        sessions.rename(self.store, ref, name)
 
     def fork_session(self, at_message_id: str | None = None, name: str | None = None, *,
                      switch: bool = False) -> str:
@@ -400,18 +540,42 @@ class Think(TurnEntryPoints, Interactions, SubAgentAPI):
         with new ids (Think's `SessionManager.fork`); returns its id."""
         from think_nb.session import sessions
 
-        session_id = sessions.fork(self, at_message_id, name)
+        session_id = sessions.fork(self.store, at_message_id, name)
         if switch:
-            sessions.switch(self, session_id)
+            self.switch_session(session_id)
         return session_id
 
     def delete_session(self, ref: str) -> None:
-        """Delete session `ref` and its messages (the default session cannot be deleted)."""
+        """Delete session `ref` and its messages (the default session cannot be deleted; deleting
+        the active one switches to the default first)."""
         from think_nb.session import sessions
 
-        sessions.delete(self, ref)
+        session_id = sessions.resolve(self.store, ref)
+        if session_id and self.store.session_id == session_id:
+            self.switch_session("")
+        sessions.delete(self.store, session_id)
+
+    def list_sessions(self) -> list[dict]:
+        """Every session, oldest first: `{id, name, active, messages, parent_session_id,
+        forked_from_message_id, created_at, updated_at}` (`sessions()` is the DataFrame)."""
+        from think_nb.session import sessions
+
+        return sessions.list_sessions(self.store)
 
     # -- views ----------------------------------------------------------------------
+    def streaming_turns(self) -> list[str]:
+        """Request ids of the turns streaming now, oldest first (a view resumes them)."""
+        return self._engine.recorder.active()
+
+    def replay_stream(self, request_id: str) -> tuple[list[dict], bool, bool] | None:
+        """`(chunks so far, continuation, finished)` of a recent turn's recorded stream (Think's
+        resumable stream), or None when it is unknown or older than the buffer keeps."""
+        return self._engine.recorder.replay(request_id)
+
+    def has_listeners(self) -> bool:
+        """True when a panel, terminal or `chat()` caller listens to this agent."""
+        return bool(self._engine.listeners)
+
     def panel(self) -> Any:
         """A new chat panel view of this agent (an anywidget `ChatPanel`); display it in a cell."""
         from think_nb.widget import ChatPanel

@@ -3,7 +3,7 @@
 Jupyter Server drops IOPub traffic above 1000 messages/s (docs/platform-facts.md §3, §7), so a
 panel never sends a frame per delta: `merge_chunk` joins consecutive deltas of one part, and
 `ChunkBatcher` sends at most one frame per interval. Used by `widget.py` (frames) and
-`stream_buffer.py` (buffer segments). Not the protocol (`protocol.py`) and not the panel.
+`turns/recorder.py` (stream segments). Not the protocol (`protocol.py`) and not the panel.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ _state: dict[str, Any] = {"previous": None, "loop": None}
 
 
 def watch(agent: Any) -> None:
-    """A turn of `agent` started: make sure an interrupt will abort it."""
+    """A turn of `agent` (a `TurnEngine`: `active`, `abort_all()`) started: make sure an interrupt
+    will abort it."""
     if threading.current_thread() is not threading.main_thread():
         return
     _agents.add(agent)
@@ -42,10 +43,10 @@ def watch(agent: Any) -> None:
 
 def unwatch(agent: Any) -> None:
     """A turn of `agent` ended: remove the handler once no turn runs anywhere."""
-    if agent._active:
+    if agent.active:
         return
     _agents.discard(agent)
-    if not any(a._active for a in list(_agents)) and _state["previous"] is not None:
+    if not any(a.active for a in list(_agents)) and _state["previous"] is not None:
         kernel = _kernel()
         if getattr(kernel, "saved_sigint_handler", None) is _on_interrupt:
             kernel.saved_sigint_handler = signal.SIG_IGN
@@ -73,4 +74,4 @@ def _on_interrupt(signum: int, frame: Any) -> None:
 
 def _abort_all() -> None:
     for agent in list(_agents):
-        agent.abort_all_requests()
+        agent.abort_all()

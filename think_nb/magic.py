@@ -135,7 +135,7 @@ class ThinkMagics(Magics):
             finally:
                 unsubscribe()
             return
-        if not agent._listeners:
+        if not agent.has_listeners():
             display(agent.panel())
         agent.submit(text, trigger="cell")
 

@@ -1,4 +1,5 @@
-"""Sub-agents and `chat()`: one agent driving another's turn and watching its stream.
+"""Sub-agents and `chat()`: one agent driving another's turn and watching its stream
+(`Think.sub_agent`, `Think.chat`, `Think.cancel_chat` and `Think.delegate` call these).
 
 - `parent.sub_agent(Child, name)` → a `Child` stored in the parent's SQLite file under its own
   key (`"<parent key>/<Child>:<name>"`), with its own messages and tools.
@@ -15,16 +16,18 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from think_nb.errors import UserError
+from think_nb.aio import maybe_await
 from think_nb.messages import new_id, text_of, user_message
 from think_nb.turns.result import TurnResult
 from think_nb.turns.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from think_nb.turns.engine import TurnEngine
 
 FORWARD_INTERVAL_S = 0.1  # data-subagent updates at most every 100 ms
 
@@ -32,9 +35,7 @@ FORWARD_INTERVAL_S = 0.1  # data-subagent updates at most every 100 ms
 async def _call(callback: Any, method: str, *args: Any) -> None:
     fn = getattr(callback, method, None)
     if fn is not None:
-        value = fn(*args)
-        if inspect.isawaitable(value):
-            await value
+        await maybe_await(fn(*args))
 
 
 class _ChatListener:
@@ -56,84 +57,51 @@ class _ChatListener:
         pass
 
 
-class SubAgentAPI:
-    """`sub_agent`, `chat`, `cancel_chat`, `delegate`, mixed into `Think`."""
+async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: Any, *,
+               signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
+    """Run one full turn on `engine` and stream it to `callback` (see the module docstring)."""
+    if tools is not None:
+        warnings.warn("chat(tools=...) is ignored: the agent's tools come from its get_tools().", stacklevel=3)
+    messages = [user_message(message)] if isinstance(message, str) else (
+        [message] if isinstance(message, dict) else list(message))
+    request_id = new_id("req")
+    listener = _ChatListener(request_id)
+    unsubscribe = engine.subscribe(listener)
+    try:
+        await _call(callback, "on_start", {"request_id": request_id})
+        task = engine.start(messages, request_id, trigger="chat", signal=signal)
+        while (chunk := await listener.queue.get()) is not None:
+            await _call(callback, "on_event", json.dumps(chunk))
+        result = await task
+    finally:
+        unsubscribe()
+    if result.status == "completed":
+        await _call(callback, "on_done")
+    else:
+        await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
+    return result
 
-    parent: Any = None
 
-    def sub_agent(self, cls: type, name: str) -> Any:
-        """The child agent `cls(name)` of this agent, created once and stored in this agent's file."""
-        from think_nb.agent import Think
-
-        if not (isinstance(cls, type) and issubclass(cls, Think)):
-            raise UserError(f"sub_agent() needs a Think subclass, not {cls!r}.")
-        children = self.__dict__.setdefault("_children", {})
-        if (cls, name) not in children:
-            child = cls(name, db=self.db_path, key=f"{self._store.agent_key}/{cls.__name__}:{name}")
-            child.parent = self
-            children[(cls, name)] = child
-        return children[(cls, name)]
-
-    async def chat(self, message: str | dict | list[dict], callback: Any, *, signal: AbortSignal | None = None,
-                   tools: Any = None) -> TurnResult:
-        """Run one full turn and stream it to `callback` (see the module docstring).
-
-        Args:
-            message: text, a UIMessage, or a list of UIMessages.
-            callback: object with optional `on_start`, `on_event`, `on_done`, `on_error`, `on_interrupted`.
-            signal: an `AbortSignal` that cancels the turn.
-            tools: ignored with a warning: a child's tools come from its own `get_tools()` (as Think).
-
-        Returns:
-            The `TurnResult` (also reported through the callback).
-        """
-        if tools is not None:
-            warnings.warn("chat(tools=...) is ignored: the agent's tools come from its get_tools().", stacklevel=2)
-        messages = [user_message(message)] if isinstance(message, str) else (
-            [message] if isinstance(message, dict) else list(message))
-        request_id = new_id("req")
-        listener = _ChatListener(request_id)
-        unsubscribe = self.subscribe(listener)
-        try:
-            await _call(callback, "on_start", {"request_id": request_id})
-            task = self._start(messages, request_id, trigger="chat", signal=signal)
-            while (chunk := await listener.queue.get()) is not None:
-                await _call(callback, "on_event", json.dumps(chunk))
-            result = await task
-        finally:
-            unsubscribe()
-        if result.status == "completed":
-            await _call(callback, "on_done")
-        else:
-            await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
-        return result
-
-    def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
-        """Cancel a `chat()` turn by its request id (Think's `cancelChat`)."""
-        self.abort_request(request_id, reason)
-
-    async def delegate(self, child: Any, message: str, *, signal: AbortSignal | None = None) -> str:
-        """Run `child.chat(message)` from inside one of this agent's tools, streaming the child's
-        progress into this agent's running turn as a `data-subagent` part; returns the child's final
-        text. Cancelling this agent's turn cancels the child's."""
-        forward = _Forwarder(self, child)
-        try:
-            result = await child.chat(message, forward, signal=signal)
-        except asyncio.CancelledError:
-            if forward.request_id:
-                child.cancel_chat(forward.request_id, "parent cancelled")
-            raise
-        await forward.publish(result.status, force=True)
-        if result.status != "completed":
-            raise RuntimeError(f"Sub-agent {child._store.agent_key!r} ended {result.status}: {result.error}")
-        return text_of(result.message or {})
+async def delegate(engine: TurnEngine, child: Any, message: str, *, signal: AbortSignal | None = None) -> str:
+    """`child.chat(message)` from inside a tool of `engine`'s agent, mirrored into its running turn."""
+    forward = _Forwarder(engine, child)
+    try:
+        result = await child.chat(message, forward, signal=signal)
+    except asyncio.CancelledError:
+        if forward.request_id:
+            child.cancel_chat(forward.request_id, "parent cancelled")
+        raise
+    await forward.publish(result.status, force=True)
+    if result.status != "completed":
+        raise RuntimeError(f"Sub-agent {child.key!r} ended {result.status}: {result.error}")
+    return text_of(result.message or {})
 
 
 class _Forwarder:
     """A `chat()` callback that mirrors a child's stream into the parent's current turn."""
 
-    def __init__(self, parent: Any, child: Any) -> None:
-        self.parent, self.child = parent, child
+    def __init__(self, engine: TurnEngine, child: Any) -> None:
+        self.engine, self.child = engine, child
         self.request_id = ""
         self.text = ""
         self.tools: list[str] = []
@@ -151,11 +119,11 @@ class _Forwarder:
         await self.publish("streaming")
 
     async def publish(self, status: str, force: bool = False) -> None:
-        turn = getattr(self.parent, "_current_turn", None)
+        turn = self.engine.current_turn
         now = time.monotonic()
         if turn is None or (not force and now - self._last < FORWARD_INTERVAL_S):
             return
         self._last = now
         await turn.emit({"type": "data-subagent", "id": self.request_id, "data": {
-            "agent": self.child._store.agent_key, "request_id": self.request_id, "status": status,
+            "agent": self.child.key, "request_id": self.request_id, "status": status,
             "text": self.text, "tools": list(self.tools)}})

@@ -95,7 +95,7 @@ def sessions(agent: Think) -> pd.DataFrame:
     every branch), parent_session_id / forked_from_message_id (forks), created_at, updated_at."""
     from think_nb.session.sessions import list_sessions
 
-    df = pd.DataFrame(list_sessions(agent), columns=SESSION_COLUMNS)
+    df = pd.DataFrame(list_sessions(agent.store), columns=SESSION_COLUMNS)
     for col in ("created_at", "updated_at"):
         df[col] = pd.to_datetime(df[col], unit="s", utc=True)
     return _nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))
@@ -117,9 +117,7 @@ def _nulls_as_none(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _stored_rows(agent: Think) -> dict[str, tuple[Any, Any]]:
-    store = agent._store
-    return {i: (p, c) for i, p, c in store.db.read(
-        "SELECT id, parent_id, created_at FROM messages WHERE agent_key = ?", (store.key,))}
+    return agent.store.messages.tree_rows()
 
 
 def _is_tool(part: dict) -> bool:

@@ -1,8 +1,9 @@
 """ChatPanel: the anywidget chat panel of one agent, and the kernel side of its frames.
 
-The panel listens to its agent's :class:`~think_nb.stream_buffer.StreamBuffer` (shared by
-every panel of that agent: the multi-view broadcast, the resume buffer, the status) and
-turns what the agent streams into frames for the front end (``js/src/widget.ts``):
+The panel listens to its agent's :class:`~think_nb.hub.ViewHub` (shared by every panel of
+that agent: the multi-view broadcast and the status; the resume buffer is the engine's
+recorded stream) and turns what the agent streams into frames for the front end
+(``js/src/widget.ts``):
 
 - every UIMessageChunk goes through a :class:`~think_nb.batcher.ChunkBatcher`, which coalesces deltas and
   sends at most one ``use_chat_response`` frame per ``FLUSH_INTERVAL_S`` (platform-facts
@@ -25,7 +26,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
@@ -33,9 +34,12 @@ import traitlets
 from think_nb import protocol
 from think_nb.batcher import ChunkBatcher
 from think_nb.protocol import UIMessage, UIMessageChunk
-from think_nb.stream_buffer import StreamBuffer
 
-__all__ = ["FLUSH_INTERVAL_S", "AgentLike", "ChatPanel"]
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+from think_nb.hub import ViewHub
+
+__all__ = ["FLUSH_INTERVAL_S", "ChatPanel"]
 
 _log = logging.getLogger(__name__)
 
@@ -44,23 +48,11 @@ _ESM_STUB = "export default {};"  # stands in at import time when the bundle is 
 FLUSH_INTERVAL_S = 0.04
 """Longest time a chunk waits in the kernel before it is sent (≤ 25 frames/s per panel)."""
 
-class AgentLike(Protocol):
-    """What ChatPanel needs from an agent (``think_nb.Think`` implements it)."""
-
-    name: str
-    db_path: Path
-
-    @property
-    def messages(self) -> list[UIMessage]: ...  # noqa: D102
-    def subscribe(self, listener: Any) -> Callable[[], None]: ...  # noqa: D102
-    def submit(self, message: UIMessage, request_id: str | None = None, **kw: Any) -> Any: ...  # noqa: D102
-    def abort_request(self, request_id: str) -> None: ...  # noqa: D102
-    def clear_messages(self) -> None: ...  # noqa: D102
 
 
 class _Listener:
-    """What the panel hands to its agent's StreamBuffer (the listener interface, plus
-    the buffer's own ``on_clear``, ``on_status`` and ``on_runner``)."""
+    """What the panel hands to its agent's ViewHub (the agent's listener events plus the
+    hub's own ``on_status`` and ``on_runner``)."""
 
     def __init__(self, panel: ChatPanel) -> None:
         self._panel = panel
@@ -103,7 +95,7 @@ class ChatPanel(anywidget.AnyWidget):
     """The chat panel of one agent; display it in a notebook cell.
 
     Args:
-        agent: the agent to show and drive (see :class:`AgentLike` for what is used).
+        agent: the `think_nb.Think` agent to show and drive.
 
     Raises:
         FileNotFoundError: the front end bundle ``think_nb/static/widget.js`` was not
@@ -111,7 +103,7 @@ class ChatPanel(anywidget.AnyWidget):
 
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
     ``agent_name``, ``db_path``, ``status`` (one of
-    :data:`think_nb.stream_buffer.STATUSES`, shared by every panel of the agent),
+    :data:`think_nb.protocol.STATUSES`, shared by every panel of the agent),
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
     a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
@@ -132,7 +124,7 @@ class ChatPanel(anywidget.AnyWidget):
     client_tool_runner = traitlets.Unicode("").tag(sync=True)
     session_state = traitlets.Dict().tag(sync=True)  # the last `session` frame (context tab)
 
-    def __init__(self, agent: AgentLike, **kwargs: Any) -> None:
+    def __init__(self, agent: Think, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
             raise FileNotFoundError(
                 f"The chat panel's front end is not built: {ESM_PATH} is missing. "
@@ -141,7 +133,7 @@ class ChatPanel(anywidget.AnyWidget):
             )
         if type(self)._esm == _ESM_STUB:
             self._esm = ESM_PATH.read_text()  # built after this module was imported
-        hub = StreamBuffer.for_agent(agent)
+        hub = ViewHub.for_agent(agent)
         super().__init__(
             uid=uuid.uuid4().hex,
             agent_name=str(agent.name),
@@ -247,7 +239,7 @@ class ChatPanel(anywidget.AnyWidget):
         try:
             if frame["trigger"] == protocol.REGENERATE_MESSAGE:
                 # streams under the panel's request id, so Stop cancels it from the start
-                task = asyncio.ensure_future(self._agent.regenerate(request_id))  # type: ignore[attr-defined]
+                task = asyncio.ensure_future(self._agent.regenerate(request_id))
             else:
                 task = self._agent.submit(frame["messages"][-1], request_id=request_id, trigger="panel",
                                           client_tools=list(tools) if tools else None)
@@ -259,9 +251,8 @@ class ChatPanel(anywidget.AnyWidget):
             self._hub.forget_submitted(request_id)
             self._hub.fail(str(exc))
             return
-        if task is not None and hasattr(task, "add_done_callback"):
-            self._tasks.add(task)  # a strong reference until the turn ends
-            task.add_done_callback(self._tasks.discard)
+        self._tasks.add(task)  # a strong reference until the turn ends
+        task.add_done_callback(self._tasks.discard)
 
     def _handle_approval(self, frame: protocol.ToolApproval) -> None:
         call_id = frame["toolCallId"]
@@ -283,12 +274,9 @@ class ChatPanel(anywidget.AnyWidget):
         except Exception as exc:  # noqa: BLE001 - unknown / settled / out-of-order tool call
             _log.warning("ignored %s(%r): %s", method, tool_call_id, exc)
             return
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-            task = asyncio.ensure_future(result)
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        elif result is False:
-            _log.warning("ignored %s(%r): the agent refused it", method, tool_call_id)
+        if isinstance(result, asyncio.Future):  # the continuation turn it started
+            self._tasks.add(result)
+            result.add_done_callback(self._tasks.discard)
 
     def _handle_resume_request(self, probe_id: str | None) -> None:
         if probe_id:
@@ -312,13 +300,10 @@ class ChatPanel(anywidget.AnyWidget):
         ))
 
 
-def _client_tool_specs(agent: Any) -> list[dict[str, Any]]:
+def _client_tool_specs(agent: Think) -> list[dict[str, Any]]:
     """The agent's browser-run tools ``[{name, description, parameters, js}]`` (or [])."""
-    specs = getattr(agent, "client_tool_specs", None)
-    if not callable(specs):
-        return []
     try:
-        return copy.deepcopy([dict(s) for s in specs()])
+        return copy.deepcopy([dict(s) for s in agent.client_tool_specs()])
     except Exception:  # noqa: BLE001 - specs come from user code (get_tools)
         _log.exception("client_tool_specs() failed")
         return []

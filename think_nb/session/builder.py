@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from think_nb.aio import call as _call, close_unawaited as _close
 from think_nb.errors import UserError
 from think_nb.session import compaction, skills as skills_mod
 from think_nb.session.blocks import ContextBlock, render_prompt
@@ -49,6 +50,7 @@ from think_nb.store.messages import SYNTHETIC_PREFIX
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
+    from think_nb.turns.engine import TurnEngine
     from think_nb.tools.tool import Tool
 
 log = logging.getLogger("think_nb")
@@ -65,11 +67,6 @@ class _Spec:
     provider: Any
 
 
-async def _call(fn: Callable, *args: Any) -> Any:
-    value = fn(*args)
-    return await value if inspect.isawaitable(value) else value
-
-
 class Session:
     """The memory of one agent: context blocks, the prompt made from them, the memory tools,
     compaction and search. Get it as `agent.session`; configure it in `configure_session`.
@@ -79,8 +76,11 @@ class Session:
         phase: "idle" or "compacting" (shown by the panel's context tab).
     """
 
-    def __init__(self, agent: Think) -> None:
+    def __init__(self, agent: Think, engine: TurnEngine) -> None:
         self.agent = agent
+        self.store = agent.store
+        self.conversation = agent.conversation
+        self._engine = engine
         self.phase = "idle"
         self._specs: dict[str, _Spec] = {}
         self._freeze = False
@@ -148,7 +148,7 @@ class Session:
         if label in self._specs or label in (PROMPT_KEY, skills_mod.CATALOG_LABEL):
             raise UserError(f"Context block {label!r} already exists (or is reserved).")
         if provider is None:
-            provider = SqliteBlockProvider(self.agent._store.db, self.agent._store.agent_key, label)
+            provider = SqliteBlockProvider(self.store.blocks, label)
         self._specs[label] = _Spec(label, description or "", max_tokens, provider)
 
     def remove_context(self, label: str) -> None:
@@ -157,7 +157,7 @@ class Session:
 
     def searchable(self, label: str, limit: int = 10) -> SqliteSearchProvider:
         """A ready-made SQLite FTS5 search provider for `with_context(label, provider=...)`."""
-        return SqliteSearchProvider(self.agent._store.db, self.agent._store.agent_key, label, limit)
+        return SqliteSearchProvider(self.store.search_rows(label), limit)
 
     @property
     def has_blocks(self) -> bool:
@@ -251,27 +251,28 @@ class Session:
         sees the content again after this turn.
         """
         self._spec(label)
-        ids = [p["toolCallId"] for m in self.agent._messages for p in m.get("parts", [])
+        ids = [p["toolCallId"] for m in self.conversation for p in m.get("parts", [])
                if p.get("type") == "tool-load_context" and p.get("input") == {"label": label, "key": key}]
-        store = self.agent._store
-        store.set_state(UNLOADED, sorted(set(store.get_state(UNLOADED, []) or []) | set(ids)))
+        state = self.store.state
+        state.set(UNLOADED, sorted(set(state.get(UNLOADED, []) or []) | set(ids)))
         self._rewrite_unloaded()
         self._skill_state.get("loaded", set()).discard((label, key))
 
     def _rewrite_unloaded(self) -> None:
-        unloaded = set(self.agent._store.get_state(UNLOADED, []) or [])
+        unloaded = set(self.store.state.get(UNLOADED, []) or [])
         if not unloaded:
             return
-        for n, message in enumerate(self.agent._messages):
+
+        def rewrite(message: dict) -> dict | None:
             changed = False
             for part in message.get("parts", []):
                 if part.get("toolCallId") in unloaded and part.get("state") == "output-available":
                     marker = f"[skill unloaded: {(part.get('input') or {}).get('key')}]"
                     if part.get("output") != marker:
                         part["output"], changed = marker, True
-            if changed:
-                self.agent._store.update(message)
-                self.agent._messages[n] = message
+            return message if changed else None
+
+        self.conversation.rewrite(rewrite)
 
     async def search_keyed(self, label: str, query: str) -> list[tuple[str, str]]:
         """`search(query)` of a search block: `[(key, content)]`, best first."""
@@ -284,11 +285,11 @@ class Session:
         `get_system_prompt()` is used). Frozen/cached per the settings above."""
         if not self.has_blocks:
             return None
-        key = self.agent._store.key
+        key = self.store.messages.key
         if self._freeze and key in self._frozen:
             return self._frozen[key]
         if self._cached:
-            stored = SqliteBlockProvider(self.agent._store.db, self.agent._store.agent_key, f"{PROMPT_KEY}:{key}").get()
+            stored = self.store.blocks.get(f"{PROMPT_KEY}:{key}")
             if stored:
                 self._frozen[key] = stored
                 return stored
@@ -296,16 +297,15 @@ class Session:
         if self._freeze:
             self._frozen[key] = prompt
         if self._cached:
-            SqliteBlockProvider(self.agent._store.db, self.agent._store.agent_key, f"{PROMPT_KEY}:{key}").set(prompt)
+            self.store.blocks.set(f"{PROMPT_KEY}:{key}", prompt)
         return prompt
 
     def refresh_system_prompt(self) -> None:
         """Drop the frozen (and cached) prompt; the next turn renders it again."""
-        key = self.agent._store.key
+        key = self.store.messages.key
         self._frozen.pop(key, None)
         if self._cached:
-            self.agent._store.db.execute("DELETE FROM context_blocks WHERE agent_key = ? AND label = ?",
-                                         (self.agent._store.agent_key, f"{PROMPT_KEY}:{key}"))
+            self.store.blocks.delete(f"{PROMPT_KEY}:{key}")
 
     # -- tools -----------------------------------------------------------------------------
     async def tools(self) -> dict[str, Tool]:
@@ -320,9 +320,14 @@ class Session:
         return tools
 
     # -- history and compaction ----------------------------------------------------------
+    @property
+    def compacts(self) -> bool:
+        """True when `compact_after` set a threshold (history is then checked before each turn)."""
+        return self._threshold is not None
+
     def overlays(self) -> list[compaction.Overlay]:
         """The current session's compaction overlays, oldest first."""
-        return compaction.load_overlays(self.agent._store.db, self.agent._store.key)
+        return compaction.load_overlays(self.store.compactions())
 
     def history(self, messages: list[dict] | None = None) -> list[dict]:
         """`messages` (default: the agent's branch) as the model reads them: overlays applied,
@@ -366,7 +371,7 @@ class Session:
         not on the branch.
         """
         agent = self.agent
-        raw = agent._store.branch(leaf_id=leaf_id) if leaf_id else agent.messages
+        raw = self.store.messages.branch(leaf_id=leaf_id) if leaf_id else agent.messages
         overlays = self.overlays()
         history = compaction.apply_overlays(raw, overlays)
         previous = compaction.active_overlay(raw, overlays)
@@ -389,7 +394,7 @@ class Session:
                 raise UserError(f"Compaction returned range {start!r}..{end!r}, which is not on the branch.")
             if previous is not None and ids.index(previous.from_id) < ids.index(start):
                 start = previous.from_id
-            overlay = compaction.store_overlay(agent._store.db, agent._store.key, result["summary"], start, end,
+            overlay = compaction.store_overlay(self.store.compactions(), result["summary"], start, end,
                                                tokens_before)
             self.refresh_system_prompt()
             after = self.token_estimate()
@@ -415,8 +420,9 @@ class Session:
         """
         from think_nb.session.sessions import conversation_keys
 
-        keys = conversation_keys(self.agent) if all_sessions else {self.agent._store.key: self.agent._store.session_id}
-        hits = search_messages(self.agent._store.db, list(keys), query, limit, all_words)
+        store = self.store
+        keys = conversation_keys(store) if all_sessions else {store.messages.key: store.session_id}
+        hits = search_messages(store.db, list(keys), query, limit, all_words)
         for hit in hits:
             hit["session"] = keys[hit.pop("conversation_key")]
         return hits
@@ -426,7 +432,7 @@ class Session:
         """`{phase, tokenEstimate, tokenThreshold, blocks, compacted?, error?}` (Think's
         `cf_agent_session` payload plus the blocks)."""
         state = {"phase": self.phase, "tokenEstimate": self.token_estimate(), "tokenThreshold": self._threshold,
-                 "session": self.agent._store.session_id, "blocks": [b.as_dict() for b in self.blocks()]}
+                 "session": self.store.session_id, "blocks": [b.as_dict() for b in self.blocks()]}
         if self._last_compaction:
             state["compacted"] = {"tokensBefore": self._last_compaction["tokens_before"],
                                   "tokensAfter": self._last_compaction["tokens_after"]}
@@ -436,25 +442,19 @@ class Session:
 
     def emit_status(self, error: str | None = None) -> None:
         """Send `status()` to every listener of the agent that has `on_session(state)` (panels)."""
-        listeners = [fn for fn in (getattr(l, "on_session", None) for l in list(self.agent._listeners)) if fn]
-        if not listeners:
-            return
-        state = self.status(error)
-        for fn in listeners:
-            try:
-                fn(state)
-            except Exception:  # noqa: BLE001 - one broken view must not break a write
-                log.exception("on_session listener failed")
+        if self._engine.listeners.wants("on_session"):
+            self._engine.notify("on_session", self.status(error))
 
     # -- internals -------------------------------------------------------------------------
     def model_name(self) -> str | None:
-        """The agent's litellm model string (for token counts), or None when `get_model` is async."""
+        """The agent's litellm model string (for token counts); for an async `get_model`, the model
+        of the last turn (None before the first)."""
         from think_nb.models.resolve import ModelConfig
 
         value = self.agent.get_model()
-        if inspect.isawaitable(value):
+        if inspect.isawaitable(value):  # cannot run here: the model of the last turn, if any
             _close(value)
-            return None
+            return self._engine.resolved_model
         return value.model if isinstance(value, ModelConfig) else str(value)
 
     async def _model_config(self) -> Any:
@@ -502,11 +502,6 @@ class Session:
 
 async def _await(value: Any) -> Any:
     return await value
-
-
-def _close(value: Any) -> None:
-    if inspect.iscoroutine(value):
-        value.close()
 
 
 __all__ = ["Session", "SYNTHETIC_PREFIX"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from think_nb.session.tokens import count_tokens, message_text
-from think_nb.store.db import Database
+from think_nb.store.compactions import CompactionRows
 from think_nb.store.messages import SYNTHETIC_PREFIX
 
 SUMMARY_SYSTEM = ("You summarise conversations between a user and an AI assistant so the assistant can "
@@ -72,22 +72,15 @@ class CompactionContext:
     previous_summary: str | None = None
 
 
-def load_overlays(db: Database, conversation_key: str) -> list[Overlay]:
+def load_overlays(rows: CompactionRows) -> list[Overlay]:
     """Every overlay of a conversation, oldest first."""
-    rows = db.read("SELECT id, summary, from_id, to_id, tokens_before, created_at FROM compactions "
-                   "WHERE conversation_key = ? ORDER BY created_at, id", (conversation_key,))
-    return [Overlay(*row) for row in rows]
+    return [Overlay(*row) for row in rows.load()]
 
 
-def store_overlay(db: Database, conversation_key: str, summary: str, from_id: str, to_id: str,
+def store_overlay(rows: CompactionRows, summary: str, from_id: str, to_id: str,
                   tokens_before: int | None) -> Overlay:
     """Insert an overlay row and return it."""
-    now = time.time()
-    with db.write() as conn:
-        cursor = conn.execute("INSERT INTO compactions (conversation_key, summary, from_id, to_id, tokens_before, "
-                              "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                              (conversation_key, summary, from_id, to_id, tokens_before, now))
-    return Overlay(cursor.lastrowid, summary, from_id, to_id, tokens_before, now)
+    return Overlay(*rows.insert(summary, from_id, to_id, tokens_before))
 
 
 def apply_overlays(messages: list[dict], overlays: list[Overlay]) -> list[dict]:

@@ -16,10 +16,9 @@ A block without a provider is writable and stored in SQLite (`SqliteBlockProvide
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
-from think_nb.store.db import Database
+from think_nb.store.blocks import BlockRows, SearchRows
 
 KINDS = ("readonly", "writable", "skill", "search")
 
@@ -36,55 +35,43 @@ def provider_kind(provider: Any) -> str:
 
 
 class SqliteBlockProvider:
-    """The default writable provider: one row of `context_blocks` per (agent, label).
+    """The default writable provider: one `context_blocks` row per (agent, label) (`BlockRows`).
 
     Writes are durable at once and shared by every session of the agent (Think: "writes persist
     across sessions").
     """
 
-    def __init__(self, db: Database, agent_key: str, label: str) -> None:
-        self.db, self.agent_key, self.label = db, agent_key, label
+    def __init__(self, rows: BlockRows, label: str) -> None:
+        self.rows, self.label = rows, label
 
     def get(self) -> str:
-        rows = self.db.read("SELECT content FROM context_blocks WHERE agent_key = ? AND label = ?",
-                            (self.agent_key, self.label))
-        return rows[0][0] if rows else ""
+        return self.rows.get(self.label) or ""
 
     def set(self, content: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO context_blocks VALUES (?, ?, ?, ?)",
-                        (self.agent_key, self.label, content, time.time()))
+        self.rows.set(self.label, content)
 
 
 class SqliteSearchProvider:
     """A searchable block over `search_entries` + FTS5 (Think's `AgentSearchProvider`).
 
     `search(query)` quotes each word and requires all of them (implicit AND), best bm25 rank
-    first, at most `limit` entries; a query with no words returns [].
+    first, at most `limit` entries; a query with no words returns []. Get one with
+    `session.searchable(label)`.
     """
 
-    def __init__(self, db: Database, agent_key: str, label: str, limit: int = 10) -> None:
-        self.db, self.agent_key, self.label, self.limit = db, agent_key, label, limit
+    def __init__(self, rows: SearchRows, limit: int = 10) -> None:
+        self.rows, self.limit = rows, limit
 
     def get(self) -> str:
-        rows = self.db.read("SELECT count(*) FROM search_entries WHERE agent_key = ? AND label = ?",
-                            (self.agent_key, self.label))
-        return f"{rows[0][0]} entries; search them with search_context." if rows[0][0] else ""
+        count = self.rows.count()
+        return f"{count} entries; search them with search_context." if count else ""
 
     def set(self, key: str, content: str) -> None:
-        now = time.time()
-        self.db.execute("INSERT INTO search_entries (agent_key, label, key, content, created_at, updated_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, label, key) DO UPDATE SET "
-                        "content = excluded.content, updated_at = excluded.updated_at",
-                        (self.agent_key, self.label, key, content, now, now))
+        self.rows.set(key, content)
 
     def search(self, query: str) -> list[tuple[str, str]]:
         match = and_query(query)
-        if not match:
-            return []
-        return [(k, c) for k, c in self.db.read(
-            "SELECT e.key, e.content FROM search_entries_fts f JOIN search_entries e ON e.seq = f.rowid "
-            "WHERE search_entries_fts MATCH ? AND e.agent_key = ? AND e.label = ? ORDER BY f.rank LIMIT ?",
-            (match, self.agent_key, self.label, self.limit))]
+        return self.rows.match(match, self.limit) if match else []
 
 
 def and_query(query: str) -> str:

@@ -17,20 +17,10 @@ import sqlite3
 
 from think_nb.session.providers import and_query, phrase_query
 from think_nb.store.db import Database
+from think_nb.store.messages import fts_rows
 
 RANK_WINDOW = 2000
 """bm25 ranks at most this many matches: the most recent ones of the searched conversations."""
-
-_SQL = """
-SELECT m.id, m.role, m.agent_key, m.created_at, snippet(messages_fts, 0, '[', ']', '…', 12), f.rank, m.content
-FROM messages_fts f JOIN messages m ON m.seq = f.rowid
-WHERE messages_fts MATCH :match AND m.agent_key IN ({keys}) AND f.rowid >= coalesce((
-    SELECT min(seq) FROM (SELECT w.rowid AS seq FROM messages_fts w JOIN messages wm ON wm.seq = w.rowid
-                          WHERE messages_fts MATCH :match AND wm.agent_key IN ({keys})
-                          ORDER BY w.rowid DESC LIMIT :window)), 0)
-ORDER BY f.rank LIMIT :limit
-"""
-
 
 def search_messages(db: Database, conversation_keys: list[str], query: str, limit: int = 20,
                     all_words: bool = False) -> list[dict]:
@@ -48,10 +38,8 @@ def search_messages(db: Database, conversation_keys: list[str], query: str, limi
     match = and_query(query) if all_words else phrase_query(query)
     if not match or not conversation_keys:
         return []
-    keys = ", ".join(f":k{n}" for n in range(len(conversation_keys)))
-    params = {"match": match, "limit": int(limit), "window": RANK_WINDOW, **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
     try:
-        rows = db.read(_SQL.format(keys=keys), params)
+        rows = fts_rows(db, conversation_keys, match, limit, RANK_WINDOW)
     except sqlite3.OperationalError:  # a query FTS5 cannot parse
         return []
     return [{"id": i, "role": role, "conversation_key": key, "created_at": created, "snippet": snippet,

@@ -1,13 +1,18 @@
 """Storage: one SQLite file per notebook (WAL, busy timeout, named append-only migrations).
 
+Every table is owned here; no SQL lives outside this package.
+
 - `location.py`: where the file lives (`.think/<notebook-stem>.sqlite` beside the notebook).
 - `db.py`: the shared connection per file, opened and migrated once per process.
 - `migrations.py`: the schema, as named migrations recorded in `_think_nb_migrations`.
-- `messages.py`: an agent's UIMessages as a tree (parent id), its current branch, its state.
+- `agent.py`: `AgentStore`, the repositories of one agent:
+  `messages.py` (UIMessages as a tree, FTS), `state.py`, `turn_log.py`, `traces.py`,
+  `streams.py` (the resumable stream), `sessions.py`, `blocks.py`, `compactions.py`.
 """
 
+from think_nb.store.agent import AgentStore
 from think_nb.store.db import Database, open_database
 from think_nb.store.location import default_db_path
 from think_nb.store.messages import MessageStore
 
-__all__ = ["Database", "MessageStore", "default_db_path", "open_database"]
+__all__ = ["AgentStore", "Database", "MessageStore", "default_db_path", "open_database"]

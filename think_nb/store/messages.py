@@ -21,6 +21,7 @@ import logging
 import time
 
 from think_nb.store.db import Database
+from think_nb.store.state import AgentState
 
 LEAF = "leaf_id"
 ACTIVE_SESSION = "active_session"
@@ -42,7 +43,7 @@ SELECT content FROM chain ORDER BY depth DESC
 
 
 class MessageStore:
-    """Messages of one session and small state values of one agent (`agent_key` = "<class>:<name>").
+    """Messages of one session of one agent (`agent_key` = "<class>:<name>").
 
     Args:
         session_id: the session to open ("" = the default session); None opens the agent's
@@ -52,30 +53,20 @@ class MessageStore:
         key: the conversation key the session's rows are stored under.
     """
 
-    def __init__(self, db: Database, agent_key: str, class_name: str, name: str,
-                 session_id: str | None = None) -> None:
+    def __init__(self, db: Database, agent_key: str, session_id: str | None = None) -> None:
         self.db = db
         self.agent_key = agent_key
-        db.execute("INSERT OR IGNORE INTO agents VALUES (?, ?, ?, ?)", (agent_key, class_name, name, time.time()))
+        self._state = AgentState(db, agent_key)
         if session_id is None:
-            session_id = str(self.get_state(ACTIVE_SESSION, "") or "")
+            session_id = str(self._state.get(ACTIVE_SESSION, "") or "")
         self.session_id = session_id
         self.key = conversation_key(agent_key, session_id)
         self._leaf_key = LEAF if not session_id else f"{LEAF}#{session_id}"
 
-    # -- state ----------------------------------------------------------------
-    def get_state(self, key: str, default: object = None) -> object:
-        rows = self.db.read("SELECT value FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, key))
-        return json.loads(rows[0][0]) if rows and rows[0][0] is not None else default
-
-    def set_state(self, key: str, value: object) -> None:
-        self.db.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
-                        (self.agent_key, key, json.dumps(value)))
-
     # -- messages -------------------------------------------------------------
     @property
     def leaf_id(self) -> str | None:
-        return self.get_state(self._leaf_key)  # type: ignore[return-value]
+        return self._state.get(self._leaf_key)
 
     def branch(self, limit: int | None = None, leaf_id: str | None = None) -> list[dict]:
         """The current branch (or the path to `leaf_id`), root first.
@@ -115,6 +106,19 @@ class MessageStore:
             conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
                          (self.agent_key, self._leaf_key, json.dumps(message["id"])))
 
+    def extend(self, messages: list[dict], parent_id: str | None) -> None:
+        """Store `messages` as a chain under `parent_id` in one transaction; the last becomes the leaf."""
+        now = time.time()
+        rows, parent = [], parent_id
+        for message in messages:
+            rows.append((self.key, message["id"], parent, message["role"], json.dumps(message), now, now))
+            parent = message["id"]
+        with self.db.write() as conn:
+            conn.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
+                         (self.agent_key, self._leaf_key, json.dumps(parent)))
+
     def update(self, message: dict) -> bool:
         """Replace a stored message's content; returns False when the id is unknown."""
         cursor = self.db.execute("UPDATE messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
@@ -143,7 +147,7 @@ class MessageStore:
             current = rows[0][0]
 
     def set_leaf(self, message_id: str | None) -> None:
-        self.set_state(self._leaf_key, message_id)
+        self._state.set(self._leaf_key, message_id)
 
     def clear(self) -> None:
         """Delete every message of this session, and its compaction overlays (Think's `clearMessages`)."""
@@ -152,7 +156,33 @@ class MessageStore:
             conn.execute("DELETE FROM compactions WHERE conversation_key = ?", (self.key,))
             conn.execute("DELETE FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, self._leaf_key))
 
+    def tree_rows(self) -> dict[str, tuple[str | None, float]]:
+        """`{id: (parent_id, created_at)}` of every stored message of this session (every branch)."""
+        return {i: (p, c) for i, p, c in self.db.read(
+            "SELECT id, parent_id, created_at FROM messages WHERE agent_key = ?", (self.key,))}
+
 
 def conversation_key(agent_key: str, session_id: str) -> str:
     """The `messages.agent_key` value of a session's rows ("" = the default session)."""
     return agent_key if not session_id else f"{agent_key}#{session_id}"
+
+
+_FTS_SQL = """
+SELECT m.id, m.role, m.agent_key, m.created_at, snippet(messages_fts, 0, '[', ']', '…', 12), f.rank, m.content
+FROM messages_fts f JOIN messages m ON m.seq = f.rowid
+WHERE messages_fts MATCH :match AND m.agent_key IN ({keys}) AND f.rowid >= coalesce((
+    SELECT min(seq) FROM (SELECT w.rowid AS seq FROM messages_fts w JOIN messages wm ON wm.seq = w.rowid
+                          WHERE messages_fts MATCH :match AND wm.agent_key IN ({keys})
+                          ORDER BY w.rowid DESC LIMIT :window)), 0)
+ORDER BY f.rank LIMIT :limit
+"""
+
+
+def fts_rows(db: Database, conversation_keys: list[str], match: str, limit: int, window: int) -> list[tuple]:
+    """Full-text matches over messages of the given conversations, best bm25 rank first:
+    `(id, role, conversation_key, created_at, snippet, rank, content_json)`. bm25 ranks only the
+    newest `window` matches. Raises `sqlite3.OperationalError` for a query FTS5 cannot parse."""
+    keys = ", ".join(f":k{n}" for n in range(len(conversation_keys)))
+    params = {"match": match, "limit": int(limit), "window": window,
+              **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
+    return db.read(_FTS_SQL.format(keys=keys), params)

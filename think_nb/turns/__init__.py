@@ -1,9 +1,16 @@
-"""Turns: admission, the step loop over the model, tool execution and the turn's outcome.
+"""Turns: the engine that runs an agent's turns, entry → admission → assemble → steps →
+persist → respond.
 
-- `result.py`: `TurnResult` (Think's `{requestId, status, error}`) and the step context.
-- `admission.py`: one queue per agent; turns run one at a time, in order.
-- `runner.py`: one turn: assemble, stream steps, run tools, persist, report.
+- `engine.py`: `TurnEngine`, one per agent: entry points, queue, running tasks, approvals and
+  client results, listeners; talks to the agent through `host.py`'s `AgentHost` protocol.
+- `admission.py`: one queue per agent, `message_concurrency`, clear's generation.
+- `assemble.py`: prompt, merged tools and history for a turn.
+- `runner.py`: one turn: `before_turn`, stream steps, run tools, persist, report.
 - `tool_calls.py`: running the model's tool calls (errors become `output-error` parts).
+- `hooksite.py`: the one place hooks fire (traced, paused in step mode). `hooks.py`: contexts.
+- `recorder.py`: the resumable stream, recorded for every turn. `recovery.py`: after a dead kernel.
+- `broadcast.py`: listeners (views, terminal, `chat()`). `stepper.py`: step mode.
+- `trace.py` / `replay.py`: hook traces, recordings, offline replay. `result.py`: `TurnResult`.
 """
 
 from think_nb.turns.result import StepContext, TurnResult

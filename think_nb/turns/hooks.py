@@ -7,10 +7,10 @@ that raises ends the turn with status `error` and a message naming the hook (`Ho
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from think_nb.aio import maybe_await
 from think_nb.errors import ThinkError
 
 
@@ -21,8 +21,7 @@ class HookError(ThinkError):
 async def call_hook(agent: Any, name: str, *args: Any) -> Any:
     """Call hook `name` on `agent` (sync or async), wrapping any exception in `HookError`."""
     try:
-        value = getattr(agent, name)(*args)
-        return await value if inspect.isawaitable(value) else value
+        return await maybe_await(getattr(agent, name)(*args))
     except Exception as exc:  # noqa: BLE001 - reported as the turn's error
         raise HookError(f"{name}() raised {type(exc).__name__}: {exc}") from exc
 

@@ -2,8 +2,10 @@
 
 `HookSite.fire(name, ctx)` records a trace row, waits while a `Stepper` holds the turn at this
 hook (the user may edit `ctx` meanwhile, or decide a tool call), then calls the agent's hook if
-it overrides it. Contexts are built for every hook point, overridden or not, so the trace and
-the stepper always show the whole anatomy of a turn.
+it overrides it. Every hook of `think_nb.turns.host.HOOKS` fires here, `on_chunk` and
+`on_chat_error` included. Contexts are built for every hook point, overridden or not, so the
+trace and the stepper always show the whole anatomy of a turn. `on_chunk` (once per chunk) is
+never a pause and is traced on its chunk group's row, not as a row of its own.
 """
 
 from __future__ import annotations
@@ -25,13 +27,18 @@ class HookSite:
     async def fire(self, name: str, ctx: Any, *, step: int | None = None, tool: str | None = None) -> Any:
         """Pause (step mode), call the hook if overridden, trace it; returns the hook's value (or the
         decision the user took while paused)."""
+        if name == "on_chunk":
+            started = self.tracer.now_ms()
+            value = await call_hook(self.agent, name, ctx)
+            self.tracer.observed(started)
+            return value
         decided = None
         if self.stepper is not None:
             decided = await self.stepper._pause(name, ctx, step, tool)
         started = self.tracer.now_ms()
         if decided is not None:
             value = decided
-        elif self.agent._overrides(name):
+        elif self.agent.overrides(name):
             value = await call_hook(self.agent, name, ctx)
         else:
             value = None

@@ -75,8 +75,9 @@ def _append_delta(step: list, delta: str) -> None:
         step.append(ScriptedModel.deltas([delta]))
 
 
-async def play(agent: Any, recording: Recording, speed: float = 1.0) -> list[dict]:
-    """Emit the recorded chunks to the agent's views with the recorded timing / `speed`."""
+async def play(engine: Any, recording: Recording, speed: float = 1.0) -> list[dict]:
+    """Emit the recorded chunks to an agent's listeners (its `TurnEngine`'s) with the recorded
+    timing / `speed`; nothing is recorded or stored."""
     from think_nb.messages import new_id
 
     request_id = new_id("replay")
@@ -85,7 +86,7 @@ async def play(agent: Any, recording: Recording, speed: float = 1.0) -> list[dic
         if speed > 0 and t_ms > previous:
             await asyncio.sleep((t_ms - previous) / 1000 / speed)
         previous = t_ms
-        agent._broadcast_chunk(request_id, chunk, False)
-    agent._notify("on_messages", agent.messages)
-    agent._notify("on_turn_end", request_id, "completed", None)
+        engine.notify("on_chunk", request_id, chunk, False)
+    engine.messages_changed()
+    engine.notify("on_turn_end", request_id, "completed", None)
     return [chunk for _, chunk in recording.chunks]

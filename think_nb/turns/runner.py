@@ -11,9 +11,9 @@ in a "streaming" state.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import TYPE_CHECKING, Any
 
+from think_nb.aio import maybe_await
 from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
@@ -21,17 +21,16 @@ from think_nb.models.errors import describe_error
 from think_nb.models.litellm_env import get_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
-from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
+from think_nb.turns import assemble
+from think_nb.turns.hooks import HookError, TurnConfig, TurnContext
 from think_nb.turns.hooksite import HookSite
-from think_nb.turns.interactions import LAST_CLIENT_TOOLS
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.tool_calls import StepTools
 from think_nb.turns.trace import Tracer
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from think_nb.turns.engine import TurnEngine
 
 FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "tool-calls",
                   "length": "length", "content_filter": "content-filter"}
@@ -39,16 +38,11 @@ CONTINUE_TEXT = "Continue your previous response from exactly where it left off.
 """Think's continue checkpoint: sent (never stored) when a continuation's messages end with the assistant."""
 
 
-async def maybe_await(value: Any) -> Any:
-    """Overridable methods may be sync or async."""
-    return await value if inspect.isawaitable(value) else value
-
-
 class Turn:
-    """Runs one admitted turn for `agent` (the caller holds the agent's queue lock).
+    """Runs one admitted turn (the caller, `TurnEngine`, holds the agent's queue lock).
 
     Args:
-        agent: the agent.
+        engine: the agent's `TurnEngine` (its `host` is the agent).
         request_id: the turn's request id.
         continuation: continue the last assistant message (a new message marked
             `metadata.continuation = True`).
@@ -57,9 +51,10 @@ class Turn:
         generation: the queue generation the turn was admitted in; after a clear nothing is persisted.
     """
 
-    def __init__(self, agent: Think, request_id: str, *, continuation: bool = False, body: dict | None = None,
+    def __init__(self, engine: TurnEngine, request_id: str, *, continuation: bool = False, body: dict | None = None,
                  trigger: str = "programmatic", generation: int | None = None) -> None:
-        self.agent = agent
+        self.engine = engine
+        self.host = engine.host
         self.generation = generation
         self.request_id = request_id
         self.continuation = continuation
@@ -68,10 +63,10 @@ class Turn:
         self.acc = MessageAccumulator(new_id("msg"))
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.model: ModelConfig | None = None
-        self._observe = agent._overrides("on_chunk")
+        self._observe = self.host.overrides("on_chunk")
         self.step = 0
         self.tracer = Tracer(request_id)
-        self.hooks = HookSite(agent, self.tracer, agent._steppers.get(request_id))
+        self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id))
 
     async def emit(self, chunk: dict) -> None:
         """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`."""
@@ -81,11 +76,11 @@ class Turn:
     def publish(self, chunk: dict) -> None:
         """Record a chunk in the trace/recording and send it to every view (no hook: callable from sync code)."""
         self.tracer.chunk(chunk, self.step)
-        self.agent._broadcast_chunk(self.request_id, chunk, self.continuation)
+        self.engine.publish_chunk(self.request_id, chunk, self.continuation)
 
     async def run(self) -> TurnResult:
         """Run the turn; never raises for model, tool or hook failures (they end it with `error`)."""
-        self.agent._current_turn = self
+        self.engine.current_turn = self
         try:
             await self._run_steps()
             status, error = "completed", None
@@ -100,7 +95,7 @@ class Turn:
             error = await self._report_error(exc)
             status = "error"
         finally:
-            self.agent._current_turn = None
+            self.engine.current_turn = None
         if error is not None:  # kept with the message, so a reloaded view still shows it
             self.acc.message.setdefault("metadata", {})["error"] = error
         message = self._persist() if self.acc.parts else None
@@ -108,12 +103,14 @@ class Turn:
 
     # -- assembly -----------------------------------------------------------------------
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
-        agent = self.agent
-        self.model = resolve_model(await maybe_await(agent.get_model()))
-        system = await agent._system_prompt_for_turn()
-        tools = {**await agent._tools_for_turn(), **from_schemas(agent._store.get_state(LAST_CLIENT_TOOLS))}
-        agent._client_tool_names = {name for name, t in tools.items() if t.client}
-        messages = to_model_messages(await agent._history_for_turn())
+        host, engine = self.host, self.engine
+        self.model = resolve_model(await maybe_await(host.get_model()))
+        engine.resolved_model = self.model.model
+        system = await assemble.system_prompt(host)
+        tools = await assemble.tools(host)
+        engine.resolved_tools = tools
+        engine.client_tool_names = {name for name, t in tools.items() if t.client}
+        messages = to_model_messages(await assemble.history(host))
         if self.continuation and messages and messages[-1]["role"] == "assistant":
             messages.append({"role": "user", "content": CONTINUE_TEXT})
         ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
@@ -144,7 +141,7 @@ class Turn:
     async def _run_approved_tools(self, tools: dict) -> bool:
         """Run the calls approved since the last turn; their results land in the message that asked
         (a cross-message update: `on_message_updated`). Returns True when any ran."""
-        history = self.agent.messages
+        history = self.engine.conversation.messages
         last = history[-1] if history and history[-1]["role"] == "assistant" else None
         approved = [p for p in (last or {}).get("parts", [])
                     if p.get("state") == "approval-responded" and (p.get("approval") or {}).get("approved")]
@@ -159,7 +156,7 @@ class Turn:
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
         await asyncio.gather(*(runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
                                               tools.get(tool_name_of(p))) for p in approved))
-        self.agent._replace_message(earlier.message)
+        self.engine.replace_message(earlier.message)
         return True
 
     async def emit_broadcast(self, chunk: dict) -> None:
@@ -167,14 +164,14 @@ class Turn:
         (used directly for chunks of an earlier message, e.g. an approved tool's output)."""
         self.publish(chunk)
         if self._observe:
-            await call_hook(self.agent, "on_chunk", chunk)
+            await self.hooks.fire("on_chunk", chunk, step=self.step)
 
     async def _run_steps(self) -> None:
         system, base_messages, tools, config = await self._prepare()
         if await self._run_approved_tools(tools) and config.messages is None:
-            base_messages = to_model_messages(await self.agent._history_for_turn())
+            base_messages = to_model_messages(await assemble.history(self.host))
         options = config.litellm_options()
-        max_steps = config.max_steps if config.max_steps is not None else self.agent.max_steps
+        max_steps = config.max_steps if config.max_steps is not None else self.host.max_steps
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
         if self.continuation:
             start["messageMetadata"] = {"continuation": True}
@@ -219,14 +216,14 @@ class Turn:
     # -- endings ----------------------------------------------------------------------------
     async def _report_error(self, exc: Exception) -> str:
         text = describe_error(exc, self.model.model if self.model else None)
-        if self.agent._overrides("on_chat_error"):
-            try:
-                original = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
-                replaced = await maybe_await(self.agent.on_chat_error(original))
-            except Exception as hook_exc:  # noqa: BLE001
-                replaced = f"{text} (on_chat_error() also raised {type(hook_exc).__name__}: {hook_exc})"
-            if replaced is not None:
-                text = str(replaced)
+        original = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
+        try:
+            replaced = await self.hooks.fire("on_chat_error", original, step=self.step)
+        except HookError as hook_exc:
+            cause = hook_exc.__cause__ or hook_exc
+            replaced = f"{text} (on_chat_error() also raised {type(cause).__name__}: {cause})"
+        if replaced is not None:
+            text = str(replaced)
         await self._safe_emit({"type": "error", "errorText": text})
         return text
 
@@ -238,12 +235,10 @@ class Turn:
 
     def _persist(self) -> dict:
         message = self.acc.message
-        if self.generation is not None and self.generation != self.agent._queue.generation:
-            return message  # the conversation was cleared under this turn: keep nothing
         for part in message["parts"]:
             if part.get("state") == "streaming":
                 part["state"] = "done"
-        self.agent._save_assistant(message)
+        self.engine.save_assistant(message, self.generation)  # nothing after a clear under this turn
         return message
 
 

@@ -7,7 +7,7 @@
     stepper.run()                                 # finish without pausing (or stepper.cancel())
 
 Pauses: `before_turn`, each `before_tool_call`, each `after_tool_call`, each `on_step_finish`,
-and `on_chat_response`. While paused, the turn waits on the kernel's event loop; a synchronous
+`on_chat_error` (a failed turn) and `on_chat_response`. While paused, the turn waits on the kernel's event loop; a synchronous
 `next()` drives that loop until the next pause (nest_asyncio2, which ipykernel ≥ 7.4 ships, is
 applied lazily to the running loop; outside a kernel the stepper owns a private loop). The
 panel shows "paused at <hook>". The stored transcript records what really happened.
@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from think_nb.turns.entry import script_loop
+from think_nb.aio import script_loop
 from think_nb.turns.hooks import ToolCallDecision
 from think_nb.turns.result import TurnResult
 
@@ -78,8 +78,8 @@ class HookEvent:
 class Stepper:
     """Drives one turn pause by pause (see the module docstring). Create with `agent.step(message)`."""
 
-    def __init__(self, agent: Any, message: Any) -> None:
-        self.agent = agent
+    def __init__(self, engine: Any, message: Any) -> None:
+        self.engine = engine
         self.events: list[HookEvent] = []
         self._auto = False
         self._current: HookEvent | None = None
@@ -110,7 +110,7 @@ class Stepper:
 
     def cancel(self) -> TurnResult:
         """Abort the turn (status `aborted`; the partial reply is kept)."""
-        self.agent.abort_request(self._request_id)
+        self.engine.abort_request(self._request_id)
         return self.run()
 
     # -- called by the turn (HookSite) ----------------------------------------------------------
@@ -122,11 +122,11 @@ class Stepper:
         self._queue.append(event)  # concurrent tool calls may pause together: one at a time to the user
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
-        self.agent._notify("on_paused", self._request_id, hook)
+        self.engine.notify("on_paused", self._request_id, hook)
         try:
             await event._resume
         finally:
-            self.agent._notify("on_paused", self._request_id, None)
+            self.engine.notify("on_paused", self._request_id, None)
         return event.decision
 
     # -- internals -------------------------------------------------------------------------------
@@ -136,9 +136,9 @@ class Stepper:
         self._queue: list[HookEvent] = []
         self._waiter: asyncio.Future | None = None
         self._request_id = new_id("req")
-        self.agent._steppers[self._request_id] = self
+        self.engine.steppers[self._request_id] = self
         message = user_message(message) if isinstance(message, str) else message
-        return self.agent._start([message], self._request_id, trigger="step")
+        return self.engine.start([message], self._request_id, trigger="step")
 
     def _resume_current(self) -> None:
         if self._current is not None and not self._current._resume.done():
@@ -161,10 +161,10 @@ class Stepper:
 
     def _blocked_by(self) -> Any:
         """The paused stepper whose turn holds the agent's queue ahead of this one, or None."""
-        active = self.agent._queue.active
+        active = self.engine.queue.active
         if active is None or active.request_id == self._request_id:
             return None
-        other = self.agent._steppers.get(active.request_id)
+        other = self.engine.steppers.get(active.request_id)
         return other if other is not None and (other._queue or other._current is not None) else None
 
     async def _finish(self) -> TurnResult:

@@ -11,12 +11,12 @@ sees every outcome with its duration in milliseconds.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from think_nb.aio import maybe_await
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
 from think_nb.tools.tool import Tool, dump_output
@@ -28,11 +28,7 @@ Emit = Callable[[dict], Awaitable[None]]
 async def needs_approval(tool: Tool, arguments: dict) -> bool:
     """Evaluate a tool's `needs_approval` (bool, or predicate on the input, sync or async)."""
     flag = tool.needs_approval
-    if callable(flag):
-        flag = flag(arguments)
-        if inspect.isawaitable(flag):
-            flag = await flag
-    return bool(flag)
+    return bool(await maybe_await(flag(arguments)) if callable(flag) else flag)
 
 
 @dataclass

@@ -4,7 +4,7 @@ Every turn records (1) one row per hook call and per group of consecutive same-t
 `{t_ms, kind: "hook" | "chunks", hook, step, tool, summary, duration_ms}`, and (2) every
 UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
 stored with the turn in SQLite (table `turn_traces`) and bounded: at most `MAX_ROWS` rows and
-`MAX_CHUNKS` chunks per turn, and the latest `KEEP_TURNS` turns per agent.
+`MAX_CHUNKS` chunks per turn, and the latest `store.traces.KEEP_TURNS` turns per agent.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import json
 import time
 from typing import Any
 
-from think_nb.store.db import Database
+from think_nb.store.traces import TraceStore
 
 MAX_ROWS = 2_000
 MAX_CHUNKS = 50_000
-KEEP_TURNS = 100
 SUMMARY_CHARS = 160
 
 
@@ -53,6 +52,16 @@ class Tracer:
         self._add({"t_ms": started_ms, "kind": "hook", "hook": hook, "step": step, "tool": tool,
                    "summary": summary, "duration_ms": round(self.now_ms() - started_ms, 3)})
 
+    def observed(self, started_ms: float) -> None:
+        """`on_chunk` ran for the latest chunk: count it on that chunk group's row."""
+        last = self.rows[-1] if self.rows else None
+        if last is None or last["kind"] != "chunks":
+            return
+        last["observed"] = last.get("observed", 0) + 1
+        last["observed_ms"] = round(last.get("observed_ms", 0.0) + self.now_ms() - started_ms, 3)
+        last["summary"] = last["summary"].split(" · on_chunk", 1)[0] + \
+            f" · on_chunk ×{last['observed']} ({last['observed_ms']} ms)"
+
     def chunk(self, chunk: dict, step: int | None) -> None:
         t = self.now_ms()
         if len(self.chunks) < MAX_CHUNKS:
@@ -70,6 +79,8 @@ class Tracer:
             last["text"] = (last["text"] + text)[:SUMMARY_CHARS]
             last["duration_ms"] = round(t - last["t_ms"], 3)
             last["summary"] = f"{kind} ×{last['count']}" + (f": {last['text']}" if last["text"] else "")
+            if last.get("observed"):
+                last["summary"] += f" · on_chunk ×{last['observed']} ({last['observed_ms']} ms)"
             return
         tool = self._tool_names.get(call, call) if call else None
         self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": tool, "call": call,
@@ -84,25 +95,11 @@ class Tracer:
         else:
             self.truncated = True
 
-    def save(self, db: Database, agent_key: str) -> None:
-        rows = [{k: v for k, v in r.items() if k not in ("count", "text", "call")} for r in self.rows]
-        with db.write() as conn:
-            conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
-                         "VALUES (?, ?, ?, ?, ?)", (agent_key, self.request_id, json.dumps(rows, default=str),
-                                                    json.dumps(self.chunks, default=str), time.time()))
-            conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq NOT IN (SELECT seq FROM turn_traces "
-                         "WHERE agent_key = ? ORDER BY seq DESC LIMIT ?)", (agent_key, agent_key, KEEP_TURNS))
+    def rows_out(self) -> list[dict]:
+        """The trace rows as stored and shown (bookkeeping keys dropped)."""
+        return [{k: v for k, v in r.items() if k not in ("count", "text", "call", "observed", "observed_ms")}
+                for r in self.rows]
 
-
-def load(db: Database, agent_key: str, request_id: str | None) -> tuple[str, list[dict], list] | None:
-    """(request_id, rows, chunks) of a traced turn (the latest when `request_id` is None), or None."""
-    if request_id is None:
-        found = db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? ORDER BY seq DESC "
-                        "LIMIT 1", (agent_key,))
-    else:
-        found = db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? AND request_id = ?",
-                        (agent_key, request_id))
-    if not found:
-        return None
-    rid, rows, chunks = found[0]
-    return rid, json.loads(rows), json.loads(chunks or "[]")
+    def save(self, traces: TraceStore) -> None:
+        """Store the rows and the recording (`think_nb.store.traces`)."""
+        traces.save(self.request_id, self.rows_out(), self.chunks)

@@ -1,0 +1,40 @@
+"""Small asyncio helpers shared by the engine, the session and the panel.
+
+Every overridable method and hook may be sync or async (as in Think); `maybe_await` is the one
+place that knows how to call both.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+
+async def maybe_await(value: Any) -> Any:
+    """`await value` when it is awaitable, else `value` itself."""
+    return await value if inspect.isawaitable(value) else value
+
+
+async def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a sync or async function and return its result."""
+    return await maybe_await(fn(*args, **kwargs))
+
+
+def close_unawaited(value: Any) -> None:
+    """Close a coroutine a sync caller cannot await (avoids "never awaited" warnings)."""
+    if inspect.iscoroutine(value):
+        value.close()
+
+
+_thread = __import__("threading").local()
+
+
+def script_loop() -> Any:
+    """The event loop synchronous calls (`agent.run`, a stepper's `next`) drive outside a running
+    loop: one per thread, kept, so turns of one agent started from a script share one queue."""
+    import asyncio
+
+    loop = getattr(_thread, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread.loop = asyncio.new_event_loop()
+    return loop

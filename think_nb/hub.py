@@ -1,0 +1,248 @@
+"""`ViewHub`: what every chat panel of one agent shares — fan-out, status, client-tool runner.
+
+One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener on the agent
+(`agent.subscribe`). It
+
+- fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
+  `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`);
+- keeps the status every panel shows (`think_nb.protocol.STATUSES`: submitted, streaming,
+  awaiting-approval, awaiting-client-tool, paused, error, ready); a turn that ends while
+  another streams never sets `ready`;
+- keeps the agent's memory state for the context tab (`session_state()`);
+- names the view that runs client tools (`runner`): the view that most recently attached
+  (sent `stream_resume_request`) or sent a message, so each client call runs once.
+
+It records nothing: the engine records every turn's stream (`think_nb.turns.recorder`) and a
+view that opens mid-stream replays it through `agent.replay_stream(request_id)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from think_nb import protocol
+
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+
+__all__ = ["ViewHub"]
+
+_log = logging.getLogger(__name__)
+_REGISTRY: weakref.WeakKeyDictionary[Any, ViewHub] = weakref.WeakKeyDictionary()
+
+
+class ViewHub:
+    """Per-agent fan-out and status for its panels (see the module docstring)."""
+
+    @classmethod
+    def for_agent(cls, agent: Think) -> ViewHub:
+        """The agent's hub, created (and subscribed) on first use."""
+        hub = _REGISTRY.get(agent)
+        if hub is None:
+            hub = _REGISTRY[agent] = cls(agent)
+        return hub
+
+    def __init__(self, agent: Think) -> None:
+        self._agent = agent
+        self._streaming: set[str] = set()
+        self._submitted: set[str] = set()
+        self._panel_tools: set[str] = set()
+        self._listeners: list[Any] = []
+        self.error = ""
+        self.runner = ""
+        self.status = "ready"
+        self.paused_at = ""  # the hook a step-mode turn waits at ("" when not paused)
+        self._refresh_pending = False
+        self._unsubscribe = agent.subscribe(self)
+
+    # -- panels -------------------------------------------------------------------------------
+    def subscribe(self, listener: Any) -> Callable[[], None]:
+        """Attach a panel; returns `unsubscribe()`."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _fan_out(self, method: str, *args: Any) -> None:
+        for listener in list(self._listeners):
+            handler = getattr(listener, method, None)
+            if handler is None:
+                continue
+            try:
+                handler(*args)
+            except Exception:  # noqa: BLE001 - one broken panel must not break the others
+                _log.exception("panel %r failed in %s", listener, method)
+
+    def set_runner(self, client_id: str) -> None:
+        """Make view `client_id` the one that runs client tools."""
+        if client_id and client_id != self.runner:
+            self.runner = client_id
+            self._fan_out("on_runner", client_id)
+
+    def note_submitted(self, request_id: str, panel_tools: list[dict] | None = None) -> None:
+        """A panel sent request `request_id` (status `submitted` until it streams or ends)."""
+        self._submitted.add(request_id)
+        self._panel_tools = {t["name"] for t in panel_tools or [] if isinstance(t, dict) and "name" in t}
+        self.error = ""
+        self.refresh_status()
+
+    def forget_submitted(self, request_id: str) -> None:
+        """Request `request_id` will not stream under its own id (refused)."""
+        self._submitted.discard(request_id)
+        self.refresh_status()
+
+    def fail(self, error: str) -> None:
+        """Record a panel-side failure (e.g. the agent refused a request)."""
+        self.error = error
+        self.refresh_status()
+
+    def clear(self) -> None:
+        """Clear the agent's transcript (every panel hears `on_clear` from the agent)."""
+        self._agent.clear_messages()
+
+    def switch_session(self, ref: str) -> None:
+        """Make session `ref` active (a panel asked); a refusal shows as the panel error."""
+        try:
+            self._agent.switch_session(ref)
+        except Exception as exc:  # noqa: BLE001 - unknown session, or a turn is running
+            _log.warning("session switch to %r refused: %s", ref, exc)
+            self.fail(str(exc))
+
+    # -- resume -------------------------------------------------------------------------------
+    def active(self) -> list[str]:
+        """Request ids of the turns streaming now, oldest first."""
+        return self._agent.streaming_turns()
+
+    def replay(self, request_id: str) -> tuple[list[dict], bool, bool] | None:
+        """`(chunks so far, continuation, finished)` of a turn, or None if unknown."""
+        return self._agent.replay_stream(request_id)
+
+    # -- agent listener -----------------------------------------------------------------------
+    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+        first = request_id not in self._streaming
+        if first:
+            self._streaming.add(request_id)
+            self._submitted.discard(request_id)
+            self.error = ""
+        self._fan_out("on_chunk", request_id, chunk, continuation)
+        if first:
+            self.refresh_status()
+
+    def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
+        self._streaming.discard(request_id)
+        self._submitted.discard(request_id)
+        if status == "error":
+            self.error = error or "The turn failed."
+        elif status in ("completed", "aborted") and not self._streaming:
+            self.error = ""
+        self._fan_out("on_turn_end", request_id, status, error)
+        self.refresh_status()
+        try:
+            self._refresh_session()
+        except Exception:  # noqa: BLE001 - memory display must not break the turn's end
+            _log.exception("session refresh failed")
+
+    def on_messages(self, messages: list[dict]) -> None:
+        self._fan_out("on_messages", messages)
+        self.refresh_status()
+
+    def on_message_updated(self, message: dict) -> None:
+        self._fan_out("on_message_updated", message)
+        self.refresh_status()
+
+    def on_clear(self) -> None:
+        self._submitted.clear()
+        self._streaming.clear()
+        self.error = ""
+        self._fan_out("on_clear")
+        self.refresh_status()
+        self._refresh_session()
+
+    def on_session(self, state: dict) -> None:
+        """The agent's memory changed (`Session.emit_status`): tell every panel."""
+        self._fan_out("on_session", self._session_frame(state))
+
+    def on_paused(self, request_id: str, hook: str | None) -> None:
+        """A step-mode turn paused before `hook` (None: it resumed)."""
+        self.paused_at = hook or ""
+        self._refresh_now()
+        self._fan_out("on_status", self.status)
+
+    # -- memory (context tab) -----------------------------------------------------------------
+    def session_state(self) -> dict:
+        """The `session` frame of the agent now ({} when the agent has no blocks in use)."""
+        try:
+            session = self._agent.session
+            if not session.has_blocks and "litellm" not in sys.modules:
+                return {}  # counting would import litellm (seconds) just to open a plain chat
+            return self._session_frame(session.status())
+        except Exception:  # noqa: BLE001 - providers are user code; the chat must still open
+            _log.exception("Session.status() failed")
+            return {}
+
+    def _session_frame(self, state: dict) -> dict:
+        listed = [{"id": s["id"], "name": s["name"], "active": s["active"]} for s in self._agent.list_sessions()]
+        return dict(protocol.session_frame(state, listed))
+
+    def _refresh_session(self) -> None:
+        """After a turn: the token estimate moved; send it if the agent has a Session in use."""
+        session = self._agent.session_configured
+        if session is not None and self._listeners:
+            self.on_session(session.status())
+
+    # -- status -------------------------------------------------------------------------------
+    def refresh_status(self) -> None:
+        """Recompute the shared status; tell the panels if it changed.
+
+        Inside a running loop this happens on the next iteration, once: an approval or a
+        tool result starts its continuation turn right after telling the listeners, and
+        the status must go on to `submitted`, not flicker through `ready`.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._refresh_now()
+            return
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            loop.call_soon(self._refresh_now)
+
+    def _refresh_now(self) -> None:
+        self._refresh_pending = False
+        status = self._compute_status()
+        if status != self.status:
+            self.status = status
+            self._fan_out("on_status", status)
+
+    def _compute_status(self) -> str:
+        if self.paused_at:
+            return "paused"
+        if self._streaming:
+            return "streaming"
+        if self._submitted or self._agent.is_running:
+            return "submitted"
+        if self.error:
+            return "error"
+        return self._waiting_for_user() or "ready"
+
+    def client_tool_names(self) -> set[str]:
+        """Names of the tools the panel runs (Python-declared and panel-registered)."""
+        try:
+            names = self._agent.client_tool_names()
+        except Exception:  # noqa: BLE001 - specs come from user code (get_tools)
+            _log.exception("client_tool_names() failed")
+            names = set()
+        return names | self._panel_tools
+
+    def _waiting_for_user(self) -> str | None:
+        messages = self._agent.messages
+        states = [(p.get("state"), p.get("type", "")) for m in messages[-3:] for p in m.get("parts", [])]
+        if any(state == "approval-requested" for state, _ in states):
+            return "awaiting-approval"
+        client = {f"tool-{n}" for n in self.client_tool_names()}
+        if any(state == "input-available" and kind in client for state, kind in states):
+            return "awaiting-client-tool"
+        return None

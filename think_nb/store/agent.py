@@ -1,0 +1,77 @@
+"""`AgentStore`: every table of one agent, behind one object (the only way code reaches SQLite).
+
+    store = AgentStore(open_database(path), "Calc:calc", "Calc", "calc")
+    store.messages        MessageStore of the active session (tree, leaf, FTS)
+    store.state           AgentState: small JSON values (config, client tools, leaf pointers)
+    store.turn_log        TurnLog: one row per turn
+    store.traces          TraceStore: hook traces and recordings
+    store.streams         StreamStore: the resumable stream (chunks of turns in flight)
+    store.sessions        SessionStore: session rows
+    store.blocks          BlockRows: context blocks without a provider, cached prompts
+    store.search_rows(label), store.compactions(), store.session_messages(id)
+
+Switching the active session is `store.open_session(id)`; nothing else reassigns `messages`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from think_nb.store.blocks import BlockRows, SearchRows
+from think_nb.store.compactions import CompactionRows
+from think_nb.store.db import Database
+from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
+from think_nb.store.sessions import SessionStore
+from think_nb.store.state import AgentState
+from think_nb.store.streams import StreamStore
+from think_nb.store.traces import TraceStore
+from think_nb.store.turn_log import TurnLog
+
+
+class AgentStore:
+    """The repositories of one agent (see the module docstring).
+
+    Args:
+        db: the open `Database`.
+        agent_key: "<class>:<name>" (sub-agents: "<parent key>/<class>:<name>").
+        class_name, name: recorded in the `agents` table.
+    """
+
+    def __init__(self, db: Database, agent_key: str, class_name: str, name: str) -> None:
+        self.db = db
+        self.agent_key = agent_key
+        db.execute("INSERT OR IGNORE INTO agents VALUES (?, ?, ?, ?)", (agent_key, class_name, name, time.time()))
+        self.state = AgentState(db, agent_key)
+        self.turn_log = TurnLog(db, agent_key)
+        self.traces = TraceStore(db, agent_key)
+        self.streams = StreamStore(db, agent_key)
+        self.sessions = SessionStore(db, agent_key)
+        self.blocks = BlockRows(db, agent_key)
+        self.messages = MessageStore(db, agent_key)
+
+    @property
+    def session_id(self) -> str:
+        """The active session's id ("" = the default session)."""
+        return self.messages.session_id
+
+    def session_messages(self, session_id: str) -> MessageStore:
+        """The messages of session `session_id` (not necessarily the active one)."""
+        return MessageStore(self.db, self.agent_key, session_id)
+
+    def open_session(self, session_id: str) -> MessageStore:
+        """Make `session_id` the active session (persisted) and return its messages."""
+        self.state.set(ACTIVE_SESSION, session_id)
+        self.messages = MessageStore(self.db, self.agent_key, session_id)
+        return self.messages
+
+    def search_rows(self, label: str) -> SearchRows:
+        """The entries of searchable block `label`."""
+        return SearchRows(self.db, self.agent_key, label)
+
+    def compactions(self, session_id: str | None = None) -> CompactionRows:
+        """The compaction overlays of a session (default: the active one)."""
+        sid = self.session_id if session_id is None else session_id
+        return CompactionRows(self.db, conversation_key(self.agent_key, sid))
+
+    def conversation_key(self, session_id: str) -> str:
+        return conversation_key(self.agent_key, session_id)

@@ -1,0 +1,79 @@
+"""The resumable stream (tables `stream_metadata` + `stream_chunks`; Think's
+`cf_ai_chat_stream_metadata` / `cf_ai_chat_stream_chunks`).
+
+Each turn being streamed has a metadata row (continuation flag, status, owning process) and
+segments: JSON lists of coalesced UIMessageChunks, appended in order. A view created
+mid-stream replays the segments; an agent created after its kernel died finds rows still
+`streaming` that another process owned and recovers the partial reply from them
+(`think_nb.turns.recovery`). Status: streaming | completed | error | aborted | skipped |
+interrupted. The writer is the engine (`think_nb.turns.recorder`), never a view.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+from think_nb.store.db import Database
+
+PROCESS = uuid.uuid4().hex
+"""Owner id of the rows this process writes (rows of a dead process are `interrupted`)."""
+
+
+class StreamStore:
+    """The stream rows of one agent."""
+
+    def __init__(self, db: Database, agent_key: str) -> None:
+        self.db, self.agent_key = db, agent_key
+
+    def set_status(self, request_id: str, continuation: bool, status: str) -> None:
+        """Create or update a turn's metadata row (owned by this process)."""
+        now = time.time()
+        self.db.execute("INSERT INTO stream_metadata VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, request_id) "
+                        "DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at",
+                        (self.agent_key, request_id, int(continuation), status, PROCESS, now, now))
+
+    def append(self, request_id: str, segment: list[dict]) -> None:
+        """Append one segment (a list of chunks) in one transaction."""
+        self.db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) VALUES (?, ?, ?, ?)",
+                        (self.agent_key, request_id, json.dumps(segment), time.time()))
+
+    def meta(self, request_id: str) -> tuple[bool, str] | None:
+        """`(continuation, status)` of a stored turn, or None."""
+        rows = self.db.read("SELECT continuation, status FROM stream_metadata WHERE agent_key = ? AND request_id = ?",
+                            (self.agent_key, request_id))
+        return (bool(rows[0][0]), rows[0][1]) if rows else None
+
+    def segments(self, request_id: str) -> list[list[dict]]:
+        """The stored segments of a turn, in order."""
+        return [json.loads(s) for (s,) in self.db.read(
+            "SELECT chunks FROM stream_chunks WHERE agent_key = ? AND request_id = ? ORDER BY seq",
+            (self.agent_key, request_id))]
+
+    def orphaned(self) -> list[str]:
+        """Turns still `streaming` that another (dead) process wrote, oldest first."""
+        return [r for (r,) in self.db.read("SELECT request_id FROM stream_metadata WHERE agent_key = ? AND "
+                                           "status = 'streaming' AND owner != ? ORDER BY created_at",
+                                           (self.agent_key, PROCESS))]
+
+    def mark(self, request_id: str, status: str) -> None:
+        """Set a turn's status, whoever owned it."""
+        self.db.execute("UPDATE stream_metadata SET status = ?, updated_at = ? WHERE agent_key = ? AND request_id = ?",
+                        (status, time.time(), self.agent_key, request_id))
+
+    def drop_finished(self, older_than_s: float) -> None:
+        """Delete the rows of turns that finished more than `older_than_s` seconds ago."""
+        cutoff = time.time() - older_than_s
+        with self.db.write() as c:
+            old = [r for (r,) in c.execute("SELECT request_id FROM stream_metadata WHERE agent_key = ? AND "
+                                           "status != 'streaming' AND updated_at < ?", (self.agent_key, cutoff))]
+            for rid in old:
+                c.execute("DELETE FROM stream_chunks WHERE agent_key = ? AND request_id = ?", (self.agent_key, rid))
+                c.execute("DELETE FROM stream_metadata WHERE agent_key = ? AND request_id = ?", (self.agent_key, rid))
+
+    def clear(self) -> None:
+        """Delete every stream row of the agent (`clear_messages`)."""
+        with self.db.write() as c:
+            c.execute("DELETE FROM stream_chunks WHERE agent_key = ?", (self.agent_key,))
+            c.execute("DELETE FROM stream_metadata WHERE agent_key = ?", (self.agent_key,))

@@ -1,0 +1,40 @@
+"""Stored hook traces and recordings of turns (table `turn_traces`), the latest `KEEP_TURNS`
+per agent. What a trace holds is `think_nb.turns.trace`'s business; this module stores it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from think_nb.store.db import Database
+
+KEEP_TURNS = 100
+
+
+class TraceStore:
+    """The traces of one agent's turns."""
+
+    def __init__(self, db: Database, agent_key: str) -> None:
+        self.db, self.agent_key = db, agent_key
+
+    def save(self, request_id: str, rows: list[dict], chunks: list) -> None:
+        """Store (or replace) a turn's trace rows and `[(t_ms, chunk)]` recording; keep the newest turns."""
+        with self.db.write() as conn:
+            conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (self.agent_key, request_id, json.dumps(rows, default=str),
+                                                    json.dumps(chunks, default=str), time.time()))
+            conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq NOT IN (SELECT seq FROM turn_traces "
+                         "WHERE agent_key = ? ORDER BY seq DESC LIMIT ?)", (self.agent_key, self.agent_key, KEEP_TURNS))
+
+    def load(self, request_id: str | None = None) -> tuple[str, list[dict], list] | None:
+        """`(request_id, rows, chunks)` of a stored turn (the latest when `request_id` is None), or None."""
+        if request_id is None:
+            found = self.db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? "
+                                 "ORDER BY seq DESC LIMIT 1", (self.agent_key,))
+        else:
+            found = self.db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? AND "
+                                 "request_id = ?", (self.agent_key, request_id))
+        if not found:
+            return None
+        rid, rows, chunks = found[0]
+        return rid, json.loads(rows), json.loads(chunks or "[]")

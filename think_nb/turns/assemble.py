@@ -1,0 +1,36 @@
+"""Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
+blocks, else `get_system_prompt()`), the merged tools (`get_tools()` → session tools → client
+tools; later sources win) and the history the model reads (compaction overlays applied,
+compacting first when the session's threshold is exceeded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from think_nb.aio import maybe_await
+from think_nb.tools.client import from_schemas
+from think_nb.tools.toolset import resolve_tools
+from think_nb.turns.host import AgentHost
+
+LAST_CLIENT_TOOLS = "lastClientTools"
+"""agent_state key of the panel-registered client tool schemas of the last request (Think's name)."""
+
+
+async def system_prompt(host: AgentHost) -> str:
+    """The system prompt of the next model call."""
+    prompt = await (await host.session_ready()).system_prompt()
+    return prompt if prompt is not None else await maybe_await(host.get_system_prompt())
+
+
+async def tools(host: AgentHost) -> dict[str, Any]:
+    """The merged tools of a turn, `{name: Tool}`."""
+    merged = {**resolve_tools(await maybe_await(host.get_tools())), **await (await host.session_ready()).tools()}
+    return {**merged, **from_schemas(host.store.state.get(LAST_CLIENT_TOOLS))}
+
+
+async def history(host: AgentHost) -> list[dict]:
+    """The UIMessages the model sees, oldest first."""
+    session = await host.session_ready()
+    if not session.compacts:
+        return session.history()
+    return await session.prepare_history(await system_prompt(host))

@@ -1,0 +1,368 @@
+"""`TurnEngine`: one per agent; owns every turn's life from entry to report.
+
+    entry (submit, save_messages, continue_last_turn, regenerate, step, chat, approve/deny,
+           add_tool_output)
+      → admission (`TurnQueue`: one queue per agent, `message_concurrency`, clear's generation)
+      → assemble (`assemble.py`: prompt, tools, history; `before_turn`)
+      → steps (`runner.Turn`: model call → chunks → tools, `tool_calls.StepTools`)
+      → persist (`Conversation`; the stream is recorded by `StreamRecorder` as it goes)
+      → respond (listeners, turn log, `on_chat_response`, trace)
+
+State the engine owns: the queue, the running tasks, the turn being streamed, steppers, the
+calls whose client results arrived mid-turn, the live tracers, the recorder, the listeners.
+It talks to the agent only through `AgentHost` (`host.py`). `Think` keeps the public surface
+and delegates here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from think_nb import interrupts
+from think_nb.aio import close_unawaited, maybe_await
+from think_nb.errors import UserError
+from think_nb.messages import new_id
+from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
+from think_nb.tools.tool import dump_output
+from think_nb.turns import assemble
+from think_nb.turns.admission import Submission, TurnQueue
+from think_nb.turns.broadcast import Listeners
+from think_nb.turns.host import AgentHost
+from think_nb.turns.recorder import StreamRecorder
+from think_nb.turns.repair import repaired
+from think_nb.turns.result import TurnResult
+from think_nb.turns.signal import AbortSignal
+
+log = logging.getLogger("think_nb")
+DEFAULT_TOOL_ERROR = "Tool execution denied by user"
+Messages = list[dict] | Callable[[list[dict]], Any]
+
+
+class TurnEngine:
+    """Runs the turns of one agent (see the module docstring)."""
+
+    def __init__(self, host: AgentHost) -> None:
+        self.host = host
+        self.conversation = host.conversation
+        self.store = host.store
+        self.listeners = Listeners()
+        self.recorder = StreamRecorder(host.store.streams)
+        self.queue = TurnQueue()
+        self.active: dict[str, asyncio.Task] = {}
+        self.steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
+        self.turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
+        self.current_turn: Any = None
+        self.continue_after: set[str] = set()  # messages whose client results arrived mid-turn
+        self.client_tool_names: set[str] = set()
+        self.resolved_model: str | None = None  # the last turn's model, for sync readers
+        self.resolved_tools: dict[str, Any] | None = None  # the last turn's tools, for sync readers
+
+    # -- listeners --------------------------------------------------------------------------
+    def subscribe(self, listener: Any) -> Callable[[], None]:
+        """Attach a listener (see `broadcast.py`); returns `unsubscribe()`."""
+        return self.listeners.add(listener)
+
+    def notify(self, event: str, *args: Any) -> None:
+        self.listeners.notify(event, *args)
+
+    def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+        """Record a chunk in the stream, then broadcast it (a view never hears of an unrecorded chunk)."""
+        self.recorder.record(request_id, chunk, continuation)
+        self.listeners.notify("on_chunk", request_id, chunk, continuation)
+
+    def messages_changed(self) -> None:
+        self.listeners.notify("on_messages", self.conversation.messages)
+
+    def _turn_ended(self, result: TurnResult) -> None:
+        self.recorder.end(result.request_id, result.status)
+        self.listeners.notify("on_messages", self.conversation.messages)
+        self.listeners.notify("on_turn_end", result.request_id, result.status, result.error)
+
+    # -- entry ------------------------------------------------------------------------------
+    def start(self, messages: Messages, request_id: str, *, trigger: str, user_submit: bool = False,
+              continuation: bool = False, regenerate: bool = False, body: dict | None = None,
+              signal: AbortSignal | None = None) -> asyncio.Future:
+        """Admit a turn and run it as a task on the running loop; returns the task (or a finished
+        future with a `skipped` result when admission drops it). Raises `UserError` without a loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise UserError("Starting a turn needs a running event loop: use `await agent.send(...)` in a "
+                            "notebook cell, or `agent.run(...)` in a script.") from None
+        sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation)
+        if not self.queue.admit(sub, self.host.message_concurrency):
+            future = loop.create_future()
+            future.set_result(TurnResult(request_id, "skipped"))
+            self._turn_ended(future.result())
+            return future
+        coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
+        task = loop.create_task(coro, name=f"think-turn-{request_id}")
+        self.active[request_id] = task
+        interrupts.watch(self)
+        return task
+
+    def abort_request(self, request_id: str, reason: str | None = None) -> None:
+        task = self.active.get(request_id)
+        if task is not None:
+            task.cancel(reason)
+
+    def abort_all(self) -> None:
+        for task in list(self.active.values()):
+            task.cancel()
+
+    @property
+    def is_running(self) -> bool:
+        return bool(self.active)
+
+    def has_pending_interaction(self) -> bool:
+        """True when a tool call waits for the user (approval, or a client tool's result)."""
+        for message in self.conversation:
+            for part in message.get("parts", []):
+                state = part.get("state")
+                if state == "approval-requested":
+                    return True
+                if state == "input-available" and part.get("type", "")[len("tool-"):] in self.client_tool_names:
+                    return True
+        return False
+
+    async def wait_until_stable(self, timeout: float | None = None) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self.active or self.has_pending_interaction():
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            if self.active:
+                await asyncio.wait(list(self.active.values()), timeout=remaining)
+            else:
+                await asyncio.sleep(min(0.05, remaining) if remaining is not None else 0.05)
+        return True
+
+    def clear(self) -> None:
+        """Cancel the running turn, skip queued ones, delete the transcript and its stream rows."""
+        self.queue.invalidate()
+        if self.queue.active is not None:
+            self.abort_request(self.queue.active.request_id)
+        self.conversation.clear()
+        self.recorder.clear()
+        self.listeners.notify("on_clear")
+        self.messages_changed()
+
+    # -- running ----------------------------------------------------------------------------
+    async def _run_submission(self, sub: Submission, *, continuation: bool, regenerate: bool, body: dict | None,
+                              signal: AbortSignal | None) -> TurnResult:
+        if signal is not None and signal.aborted:  # pre-aborted: no inference at all
+            _discard(self.queue.waiting, sub)
+            self.active.pop(sub.request_id, None)
+            result = TurnResult(sub.request_id, "aborted")
+            self._turn_ended(result)
+            return result
+        remove = signal.add_listener(lambda: self.abort_request(sub.request_id)) if signal else (lambda: None)
+        try:
+            if sub.debounce_s:
+                await asyncio.sleep(sub.debounce_s)
+            async with self.queue.lock():
+                self.queue.active = sub
+                _discard(self.queue.waiting, sub)
+                try:
+                    result = await self._admitted(sub, continuation, regenerate, body, signal)
+                finally:
+                    self.queue.active = None
+        except asyncio.CancelledError:
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            _discard(self.queue.waiting, sub)
+            result = TurnResult(sub.request_id, "aborted")
+        finally:
+            self.active.pop(sub.request_id, None)
+            interrupts.unwatch(self)
+            remove()
+        self._turn_ended(result)
+        self._after_turn()
+        turn = self.turns_run.pop(sub.request_id, None)
+        if turn is not None:
+            await self._finish_turn(turn, result)
+        return result
+
+    async def _admitted(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
+                        signal: AbortSignal | None) -> TurnResult:
+        from think_nb.turns.runner import Turn
+
+        conversation = self.conversation
+        if self.queue.stale(sub):
+            return TurnResult(sub.request_id, "skipped")
+        if signal is not None and signal.aborted:  # aborted while queued
+            return TurnResult(sub.request_id, "aborted")
+        if continuation and (conversation.last is None or conversation.last["role"] != "assistant"):
+            return TurnResult("", "skipped", continuation=True)
+        if regenerate:
+            if not conversation.rewind_to_last_user():
+                return TurnResult(sub.request_id, "skipped")
+            self.messages_changed()
+        import copy
+
+        messages = sub.messages(copy.deepcopy(conversation.messages)) if callable(sub.messages) else sub.messages
+        new = sub.carried + list(await maybe_await(messages) or [])
+        if not new and not (continuation or regenerate):
+            return TurnResult(sub.request_id, "skipped")
+        self.repair_interrupted_tools()
+        self._append_user_messages(new)
+        started = self.store.turn_log.start(sub.request_id, sub.trigger, continuation)
+        turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
+                    generation=sub.generation)
+        self.turns_run[sub.request_id] = turn
+        result = await turn.run()
+        self.store.turn_log.finish(sub.request_id, result.status, result.error, started)
+        return result
+
+    async def _finish_turn(self, turn: Any, result: TurnResult) -> None:
+        """After the queue is released: `on_chat_response` (errors logged, as Think), then store the
+        turn's trace and recording."""
+        try:
+            await turn.hooks.fire("on_chat_response", result)
+        except Exception:  # noqa: BLE001 - Think logs hook errors after the turn
+            log.exception("on_chat_response raised")
+        finally:
+            self.steppers.pop(turn.request_id, None)
+            turn.tracer.save(self.store.traces)
+
+    def live_tracer(self, request_id: str | None = None) -> Any:
+        """The tracer of a turn that has not finished reporting (the newest when `request_id` is
+        None), or None: `agent.trace()` reads it while a turn runs or is paused in step mode."""
+        if request_id is not None:
+            turn = self.turns_run.get(request_id)
+            return turn.tracer if turn is not None else None
+        return next(reversed(self.turns_run.values())).tracer if self.turns_run else None
+
+    # -- persistence ------------------------------------------------------------------------
+    def _append_user_messages(self, messages: list[dict]) -> None:
+        for message in messages:
+            if not isinstance(message, dict) or "role" not in message or "parts" not in message:
+                raise UserError(f"Not a UIMessage: {message!r}; use {{'id', 'role', 'parts': [...]}} "
+                                "or think_nb.messages.user_message(text).")
+            self.conversation.append(message)
+        self.messages_changed()
+
+    def save_assistant(self, message: dict, generation: int | None) -> None:
+        """Persist a turn's assistant message, unless the conversation was cleared under the turn."""
+        if generation is not None and generation != self.queue.generation:
+            return
+        self.conversation.save(message)
+
+    def repair_interrupted_tools(self) -> None:
+        """Settle tool parts left without a result (Think's `repairInterruptedToolPart`)."""
+        if self.conversation.rewrite(lambda m: repaired(m, self.host.repair_interrupted_tool_part)):
+            self.messages_changed()
+
+    def replace_message(self, message: dict) -> None:
+        """Store a new version of a message of the branch and tell the views."""
+        self.conversation.replace(message)
+        self.listeners.notify("on_message_updated", message)
+
+    # -- interactions: approvals and client tools ---------------------------------------------
+    def pending_approvals(self) -> list[dict]:
+        return [{"tool_call_id": p["toolCallId"], "tool_name": tool_name_of(p), "input": p.get("input"),
+                 "message_id": m["id"], "approval_id": (p.get("approval") or {}).get("id")}
+                for m in self.conversation for p in m.get("parts", [])
+                if is_tool_part(p) and p.get("state") == "approval-requested"]
+
+    def decide(self, tool_call_id: str, approved: bool, reason: str | None, auto_continue: bool) -> asyncio.Task | None:
+        """`approve` / `deny`: the only way a gated call moves on."""
+        message, part = self._find_part(tool_call_id, ("approval-requested",))
+        approval = {**(part.get("approval") or {}), "approved": approved}
+        if reason:
+            approval["reason"] = reason
+        part.update(state="approval-responded" if approved else "output-denied", approval=approval)
+        return self._apply_and_continue(message, auto_continue)
+
+    def add_tool_output(self, tool_call_id: str, output: Any, error_text: str | None, state: str | None,
+                        auto_continue: bool) -> asyncio.Task | None:
+        failed = state == "output-error" or error_text is not None
+        output = dump_output(output)  # JSON-compatible before anything changes (sets, datetimes, objects)
+        chunk = ({"type": "tool-output-error", "toolCallId": tool_call_id, "errorText": error_text or DEFAULT_TOOL_ERROR}
+                 if failed else {"type": "tool-output-available", "toolCallId": tool_call_id, "output": output})
+        turn = self.current_turn
+        if turn is not None and _waiting(turn.acc.find_tool_part(tool_call_id), ("input-available",)):
+            turn.acc.apply(chunk)  # in flight: persisted with the turn; the barrier runs when it ends
+            turn.publish(chunk)
+            if auto_continue:
+                self.continue_after.add(turn.acc.message["id"])
+            return None
+        # only calls waiting for a client result: a tool that needs approval never gets an output
+        # from a frame (Think also accepts approval states here; think_nb does not)
+        message, part = self._find_part(tool_call_id, ("input-available",))
+        if failed:
+            part.update(state="output-error", errorText=chunk["errorText"])
+        else:
+            part.update(state="output-available", output=output)
+        return self._apply_and_continue(message, auto_continue)
+
+    def set_client_tools(self, schemas: list[dict] | None) -> None:
+        self.store.state.set(assemble.LAST_CLIENT_TOOLS, list(schemas) if schemas else None)
+
+    def client_tool_specs(self) -> list[dict]:
+        """Python-declared client tools as `{name, description, parameters, js}` (for the panel).
+        An async `get_tools()` cannot run here: the tools of the last turn are used (none before)."""
+        from think_nb.tools.toolset import resolve_tools
+
+        tools = self.host.get_tools()
+        if asyncio.iscoroutine(tools):
+            close_unawaited(tools)
+            resolved = self.resolved_tools or {}
+        else:
+            resolved = resolve_tools(tools)
+        return [{"name": t.name, "description": t.description, "parameters": t.parameters, "js": t.js}
+                for t in resolved.values() if t.client and t.js]
+
+    def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
+        """Store the changed message, start the continuation (if the batch is complete), then tell
+        the views, so they never see a "ready" gap between the two."""
+        self.store.messages.update(message)
+        task = self._continue_if_settled(message) if auto_continue else None
+        self.listeners.notify("on_message_updated", message)
+        return task
+
+    def _find_part(self, tool_call_id: str, states: tuple[str, ...]) -> tuple[dict, dict]:
+        for message in reversed(self.conversation.messages):
+            for part in message.get("parts", []):
+                if is_tool_part(part) and part.get("toolCallId") == tool_call_id:
+                    if part.get("state") not in states:
+                        raise UserError(f"Tool call {tool_call_id!r} is {part.get('state')!r}, not waiting "
+                                        f"({' or '.join(states)}); nothing was changed.")
+                    return message, part
+        waiting = [p["toolCallId"] for m in self.conversation for p in m.get("parts", [])
+                   if is_tool_part(p) and p.get("state") in states]
+        raise UserError(f"No tool call {tool_call_id!r} in this conversation; calls waiting ({' or '.join(states)}): "
+                        f"{waiting}.")
+
+    def _continue_if_settled(self, message: dict) -> asyncio.Task | None:
+        """Think's batch barrier: continue once no call of `message` waits for the user."""
+        last = self.conversation.last
+        if last is not None and last["id"] != message["id"]:
+            return None  # the conversation moved on; the next turn will see the result
+        if any(_waiting(p, ("approval-requested", "input-available")) for p in message.get("parts", [])):
+            return None
+        self.continue_after.discard(message["id"])
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        return self.start([], new_id("req"), trigger="continuation", continuation=True)  # type: ignore[return-value]
+
+    def _after_turn(self) -> None:
+        """A turn ended: results that arrived while it streamed may complete a batch now."""
+        last = self.conversation.last
+        if last is not None and last["id"] in self.continue_after:
+            self._continue_if_settled(last)
+
+
+def _discard(items: list, item: Any) -> None:
+    if item in items:
+        items.remove(item)
+
+
+def _waiting(part: dict | None, states: tuple[str, ...]) -> bool:
+    return part is not None and is_tool_part(part) and part.get("state") in states and \
+        part.get("state") not in SETTLED_TOOL_STATES
