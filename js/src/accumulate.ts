@@ -20,6 +20,7 @@ import {
   type UIMessage,
   type UIMessageChunk,
   type UIPart,
+  TERMINAL_TOOL_STATES,
   isToolPart,
 } from "./ui-message";
 
@@ -173,13 +174,11 @@ function ensureTool(d: Draft, c: UIMessageChunk): number {
  */
 function advanceTool(d: Draft, i: number, state: ToolState, fields: Obj): void {
   if (i < 0) return;
-  const part = d.message.parts[i] as ToolPart & { preliminary?: boolean };
-  const rank = RANK[state];
-  const old = RANK[part.state] ?? 0;
-  if (rank === old && rank === 4 && part.preliminary === true) {
+  const part = d.message.parts[i] as ToolPart;
+  if (TERMINAL_TOOL_STATES.has(state) && part.state === "output-available" && part.preliminary === true) {
     const { preliminary: _preliminary, output: _output, ...rest } = part;
     d.message.parts[i] = { ...rest, ...fields, state } as ToolPart;
-  } else if (rank > old) {
+  } else if (RANK[state] > (RANK[part.state] ?? 0)) {
     d.message.parts[i] = { ...part, ...fields, state } as ToolPart;
   }
 }
@@ -211,10 +210,14 @@ function streamInput(d: Draft, c: UIMessageChunk): void {
   }
 }
 
+/** The input fields a `tool-input-available` / `tool-input-error` chunk sets. */
+function input(c: UIMessageChunk): Obj {
+  return { input: c.input ?? null, ...callExtras(c) };
+}
+
 function applyToolChunk(d: Draft, c: UIMessageChunk): void {
   if (crossMessage(d, c)) return;
   const known = toolIndex(d, str(c.toolCallId));
-  const input = { input: c.input ?? null, ...callExtras(c) };
   switch (c.type) {
     case "tool-input-start":
       ensureTool(d, c);
@@ -222,9 +225,9 @@ function applyToolChunk(d: Draft, c: UIMessageChunk): void {
     case "tool-input-delta":
       return streamInput(d, c);
     case "tool-input-available":
-      return advanceTool(d, ensureTool(d, c), "input-available", input);
+      return advanceTool(d, ensureTool(d, c), "input-available", input(c));
     case "tool-input-error":
-      return advanceTool(d, ensureTool(d, c), "output-error", { ...input, errorText: str(c.errorText) });
+      return advanceTool(d, ensureTool(d, c), "output-error", { ...input(c), errorText: str(c.errorText) });
     case "tool-approval-request":
       return advanceTool(d, known, "approval-requested", { approval: approval(c) });
     case "tool-output-available":

@@ -96,7 +96,7 @@ class MessageAccumulator:
 
     def __init__(self, message_id: str, base: dict | None = None) -> None:
         self.message: dict = copy.deepcopy(base) if base else {"id": message_id, "role": "assistant", "parts": []}
-        self._continuing = base is not None
+        self._continuing = bool(base)
         self._open: dict[str, dict] = {}  # "text:<id>" / "reasoning:<id>" → the open part
 
     @property
@@ -198,11 +198,10 @@ class MessageAccumulator:
         """
         if part is None:
             return
-        rank, old = TOOL_STATE_RANK[state], TOOL_STATE_RANK.get(part["state"], 0)
-        if rank == old == 4 and part.get("preliminary") is True:
+        if state in SETTLED_TOOL_STATES and _is_preliminary(part):
             del part["preliminary"]
             part.pop("output", None)
-        elif rank <= old:
+        elif TOOL_STATE_RANK[state] <= TOOL_STATE_RANK.get(part["state"], 0):
             return
         part.update(fields, state=state)
 
@@ -238,6 +237,11 @@ class MessageAccumulator:
 
     def _known_tool(self, chunk: dict) -> dict | None:
         return self.find_tool_part(_text(chunk, "toolCallId"))
+
+
+def _is_preliminary(part: dict) -> bool:
+    """An `output-available` part whose output a later one replaces (`preliminary: true`)."""
+    return part["state"] == "output-available" and part.get("preliminary") is True
 
 
 def _call_extras(chunk: dict) -> dict:
