@@ -38,13 +38,14 @@ def test_text_reasoning_and_tool_parts_in_stream_order() -> None:
     }
 
 
-def test_streaming_tool_input_is_parsed_as_it_arrives() -> None:
+def test_streamed_tool_input_text_never_becomes_the_parts_input() -> None:
+    """Think keeps a partial JSON string off the stored part; `input` comes with `tool-input-available`."""
     acc = MessageAccumulator("m1")
     acc.apply({"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"})
-    acc.apply({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a": 1'})
-    assert acc.parts[0]["input"] is None  # partial JSON keeps the last parsable input
-    acc.apply({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": "}"})
-    assert acc.parts[0] == {"type": "tool-add", "toolCallId": "c1", "state": "input-streaming", "input": {"a": 1}}
+    acc.apply({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a": 1}'})
+    assert acc.parts == [{"type": "tool-add", "toolCallId": "c1", "state": "input-streaming"}]
+    acc.apply({"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {"a": 1}})
+    assert acc.parts == [{"type": "tool-add", "toolCallId": "c1", "state": "input-available", "input": {"a": 1}}]
 
 
 def test_settled_tool_parts_never_regress_and_chunks_are_idempotent() -> None:
@@ -70,9 +71,7 @@ def test_delta_without_start_opens_a_part_and_data_parts_update_in_place() -> No
     assert message["parts"] == [
         {"type": "text", "text": "x", "state": "streaming"},
         {"type": "data-progress", "id": "p", "data": {"n": 2}},
-        {"type": "tool-unknown", "toolCallId": "c2", "state": "approval-requested", "input": None,
-         "approval": {"id": "a1"}},
-    ]
+    ]  # an approval request for a call the message does not hold changes nothing
 
 
 def test_continuation_appends_to_a_copy_of_the_base_message() -> None:
@@ -83,3 +82,24 @@ def test_continuation_appends_to_a_copy_of_the_base_message() -> None:
     assert acc.message == {"id": "a1", "role": "assistant", "parts": [
         {"type": "text", "text": "Hi", "state": "done"}, {"type": "text", "text": "!", "state": "streaming"}]}
     assert base["parts"] == [{"type": "text", "text": "Hi", "state": "done"}]
+
+
+def test_an_approved_call_is_not_reopened_by_a_replayed_approval_request() -> None:
+    base = {"id": "a1", "role": "assistant", "parts": [
+        {"type": "tool-rm", "toolCallId": "c1", "state": "approval-responded", "input": {},
+         "approval": {"id": "ap", "approved": True}}]}
+    acc = MessageAccumulator("ignored", base=base)
+    acc.apply({"type": "tool-approval-request", "approvalId": "ap", "toolCallId": "c1"})
+    assert acc.parts[0]["state"] == "approval-responded"
+    acc.apply({"type": "tool-output-available", "toolCallId": "c1", "output": "removed"})
+    assert acc.parts[0] == {"type": "tool-rm", "toolCallId": "c1", "state": "output-available", "input": {},
+                            "approval": {"id": "ap", "approved": True}, "output": "removed"}
+
+
+def test_metadata_merges_into_a_new_dict_the_chunks_do_not_share() -> None:
+    start = {"type": "start", "messageMetadata": {"usage": {"input": 1}}}
+    acc = MessageAccumulator("m1")
+    acc.apply(start)
+    acc.apply({"type": "finish", "messageMetadata": {"usage": {"output": 2}}})
+    assert acc.message["metadata"] == {"usage": {"input": 1, "output": 2}}
+    assert start["messageMetadata"] == {"usage": {"input": 1}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,51 @@ def test_no_frame_type_literal_outside_protocol_module() -> None:
         if p.name != "protocol.py" and pattern.search(p.read_text())
     ]
     assert offenders == []
+
+
+# --- the shared spec (think_nb/protocol_spec.json) ----------------------------------------
+
+SPEC_FILE = Path(protocol.__file__).with_name("protocol_spec.json")
+FRAME_TYPEDDICTS = (
+    protocol.UseChatRequest, protocol.ChatRequestCancel, protocol.ChatClear, protocol.ToolApproval,
+    protocol.ToolResult, protocol.StreamResumeRequest, protocol.StreamResumeAck, protocol.SessionSwitch,
+    protocol.UseChatResponse, protocol.MessageUpdated, protocol.StreamResuming, protocol.StreamResumeNone,
+    protocol.SessionFrame,
+)
+
+
+def spec_file() -> dict:
+    return json.loads(SPEC_FILE.read_text())
+
+
+def test_frame_constants_are_the_specs_frame_types() -> None:
+    frames = spec_file()["frames"]
+    assert {name: getattr(protocol, name) for name in frames} == frames
+    assert protocol.PANEL_FRAME_TYPES == {frames[n] for n in spec_file()["panel_frames"]}
+    assert protocol.KERNEL_FRAME_TYPES == {frames[n] for n in spec_file()["kernel_frames"]}
+    assert protocol.PANEL_FRAME_TYPES | protocol.KERNEL_FRAME_TYPES == set(frames.values())
+
+
+def test_every_frame_typeddict_names_a_spec_frame_type() -> None:
+    """The `type: Literal[...]` of each frame TypedDict (static typing) matches the spec."""
+    literals = [typing.get_args(typing.get_type_hints(td)["type"]) for td in FRAME_TYPEDDICTS]
+    assert all(len(args) == 1 for args in literals)
+    assert sorted(args[0] for args in literals) == sorted(spec_file()["frames"].values())
+
+
+def test_statuses_come_from_the_spec_and_the_stream_buffer_uses_them() -> None:
+    from think_nb import stream_buffer
+
+    assert protocol.STATUSES == tuple(spec_file()["statuses"])
+    assert tuple(stream_buffer.STATUSES) == protocol.STATUSES
+
+
+def test_the_chat_panels_synced_traits_are_the_specs_traits() -> None:
+    import anywidget
+
+    from think_nb.widget import ChatPanel
+
+    own = set(ChatPanel.class_traits(sync=True)) - set(anywidget.AnyWidget.class_traits(sync=True))
+    assert own == set(protocol.TRAITS)
+    assert protocol.TRAITS == tuple(spec_file()["traits"].values())
+

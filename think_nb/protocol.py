@@ -2,9 +2,15 @@
 
 A *frame* is one anywidget custom message (``widget.send`` / ``model.send``). Frames
 carry the same meaning as Think's ``cf_agent_*`` WebSocket frames, without the prefix.
-This module is the only place in Python where a frame type is spelled out: everything
-else uses the constants below. ``js/src/protocol.ts`` mirrors it, and both sides are
-checked against the golden frames in ``tests/fixtures/frames/``.
+
+The names both sides share are spelled once, in ``protocol_spec.json`` (shipped in the
+package; the panel's ``js/src/spec.ts`` imports the same file): the frame types (the
+constants below, plus ``PANEL_FRAME_TYPES`` / ``KERNEL_FRAME_TYPES``), the panel
+``STATUSES`` and the synced ``TRAITS`` of :class:`think_nb.widget.ChatPanel`. Everything
+else in Python uses the constants of this module. ``js/src/protocol.ts`` mirrors the frame
+shapes, and both sides are checked against the golden frames in ``tests/fixtures/frames/``.
+The ``Literal`` frame types of the TypedDicts below are checked against the spec by
+``tests/test_protocol.py``.
 
 What is *not* a frame: the authoritative transcript. It travels as the synced
 ``messages`` trait of :class:`think_nb.widget.ChatPanel`, so a re-displayed or reloaded
@@ -30,11 +36,16 @@ checks their outer shape (``id``/``role``/``parts`` and ``type``).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
+from importlib import resources
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
+    "SPEC",
+    "STATUSES",
+    "TRAITS",
     "CHAT_CLEAR",
     "CHAT_REQUEST_CANCEL",
     "MESSAGE_UPDATED",
@@ -80,19 +91,35 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-USE_CHAT_REQUEST: Final = "use_chat_request"
-CHAT_REQUEST_CANCEL: Final = "chat_request_cancel"
-CHAT_CLEAR: Final = "chat_clear"
-STREAM_RESUME_REQUEST: Final = "stream_resume_request"
-STREAM_RESUME_ACK: Final = "stream_resume_ack"
-TOOL_APPROVAL: Final = "tool_approval"
-TOOL_RESULT: Final = "tool_result"
-MESSAGE_UPDATED: Final = "message_updated"
-USE_CHAT_RESPONSE: Final = "use_chat_response"
-STREAM_RESUMING: Final = "stream_resuming"
-STREAM_RESUME_NONE: Final = "stream_resume_none"
-SESSION: Final = "session"
-SESSION_SWITCH: Final = "session_switch"
+
+def _load_spec() -> dict[str, Any]:
+    """The shared names (``protocol_spec.json``, next to this module)."""
+    return cast("dict[str, Any]", json.loads(
+        resources.files(__package__ or "think_nb").joinpath("protocol_spec.json").read_text("utf-8")))
+
+
+SPEC: Final[Mapping[str, Any]] = _load_spec()
+"""``protocol_spec.json``: frames, panel_frames, kernel_frames, statuses, traits."""
+_FRAMES: Final[Mapping[str, str]] = SPEC["frames"]
+
+USE_CHAT_REQUEST: Final[str] = _FRAMES["USE_CHAT_REQUEST"]
+CHAT_REQUEST_CANCEL: Final[str] = _FRAMES["CHAT_REQUEST_CANCEL"]
+CHAT_CLEAR: Final[str] = _FRAMES["CHAT_CLEAR"]
+STREAM_RESUME_REQUEST: Final[str] = _FRAMES["STREAM_RESUME_REQUEST"]
+STREAM_RESUME_ACK: Final[str] = _FRAMES["STREAM_RESUME_ACK"]
+TOOL_APPROVAL: Final[str] = _FRAMES["TOOL_APPROVAL"]
+TOOL_RESULT: Final[str] = _FRAMES["TOOL_RESULT"]
+MESSAGE_UPDATED: Final[str] = _FRAMES["MESSAGE_UPDATED"]
+USE_CHAT_RESPONSE: Final[str] = _FRAMES["USE_CHAT_RESPONSE"]
+STREAM_RESUMING: Final[str] = _FRAMES["STREAM_RESUMING"]
+STREAM_RESUME_NONE: Final[str] = _FRAMES["STREAM_RESUME_NONE"]
+SESSION: Final[str] = _FRAMES["SESSION"]
+SESSION_SWITCH: Final[str] = _FRAMES["SESSION_SWITCH"]
+
+STATUSES: Final[tuple[str, ...]] = tuple(SPEC["statuses"])
+"""What every panel of an agent shows: ready, submitted, streaming, awaiting-approval, ..."""
+TRAITS: Final[tuple[str, ...]] = tuple(SPEC["traits"].values())
+"""The names of the ChatPanel widget's synced traits (``tag(sync=True)``)."""
 
 SUBMIT_MESSAGE: Final = "submit-message"
 REGENERATE_MESSAGE: Final = "regenerate-message"
@@ -266,13 +293,8 @@ PanelFrame = (
 KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear | SessionFrame
 Frame = PanelFrame | KernelFrame
 
-PANEL_FRAME_TYPES: Final = frozenset({
-    USE_CHAT_REQUEST, CHAT_REQUEST_CANCEL, CHAT_CLEAR, TOOL_APPROVAL, TOOL_RESULT,
-    STREAM_RESUME_REQUEST, STREAM_RESUME_ACK, SESSION_SWITCH,
-})
-KERNEL_FRAME_TYPES: Final = frozenset(
-    {USE_CHAT_RESPONSE, MESSAGE_UPDATED, STREAM_RESUMING, STREAM_RESUME_NONE, CHAT_CLEAR, SESSION}
-)
+PANEL_FRAME_TYPES: Final = frozenset(_FRAMES[name] for name in SPEC["panel_frames"])
+KERNEL_FRAME_TYPES: Final = frozenset(_FRAMES[name] for name in SPEC["kernel_frames"])
 
 
 # --- builders (kernel -> panel) -------------------------------------------------------

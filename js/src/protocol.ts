@@ -2,26 +2,14 @@
  * Frames: the messages between the kernel and the chat panel (anywidget custom messages).
  *
  * Mirrors think_nb/protocol.py; both are checked against tests/fixtures/frames/*.json.
- * This module is the only place in the front end where a frame type is spelled out.
+ * The frame types themselves are spelled once, in think_nb/protocol_spec.json (see
+ * spec.ts); everything in the front end uses `FRAME`.
  * The transcript is not a frame: it is the synced `messages` trait.
  */
+import { FRAME } from "./spec";
 import type { UIMessage, UIMessageChunk } from "./ui-message";
 
-export const FRAME = {
-  USE_CHAT_REQUEST: "use_chat_request",
-  CHAT_REQUEST_CANCEL: "chat_request_cancel",
-  CHAT_CLEAR: "chat_clear",
-  TOOL_APPROVAL: "tool_approval",
-  TOOL_RESULT: "tool_result",
-  STREAM_RESUME_REQUEST: "stream_resume_request",
-  STREAM_RESUME_ACK: "stream_resume_ack",
-  USE_CHAT_RESPONSE: "use_chat_response",
-  MESSAGE_UPDATED: "message_updated",
-  STREAM_RESUMING: "stream_resuming",
-  STREAM_RESUME_NONE: "stream_resume_none",
-  SESSION: "session",
-  SESSION_SWITCH: "session_switch",
-} as const;
+export { FRAME };
 
 export const TRIGGER = { SUBMIT: "submit-message", REGENERATE: "regenerate-message" } as const;
 export type Trigger = (typeof TRIGGER)[keyof typeof TRIGGER];

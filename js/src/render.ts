@@ -9,7 +9,7 @@
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
 import { type MessageContext, messageElement } from "./parts";
-import { type PanelState, type ViewMessage, displayStatus, isBusy, usageTotals, visibleMessages } from "./state";
+import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, usageTotals, visibleMessages } from "./state";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
 import { createContextTab } from "./context-tab";
@@ -24,7 +24,8 @@ export interface PanelActions {
   switchSession(id: string): void;
 }
 
-const STATUS_LABEL: Record<string, string> = {
+/** How a status reads in the status line, where it is not the status itself. */
+export const STATUS_LABEL: Partial<Record<Status, string>> = {
   "awaiting-approval": "awaiting approval",
   "awaiting-client-tool": "awaiting client tool",
 };

@@ -16,10 +16,10 @@
  */
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
 import { FRAME, type Frame, type SessionState, type UseChatResponse } from "./protocol";
+import { STATUSES, type Status } from "./spec";
 import { type ToolPart, type UIMessage, type UIPart, isToolPart } from "./ui-message";
 
-export const STATUSES = ["ready", "submitted", "streaming", "awaiting-approval", "awaiting-client-tool", "paused", "error"] as const;
-export type Status = (typeof STATUSES)[number];
+export type { Status };
 
 export interface PanelState {
   transcript: UIMessage[];
@@ -142,7 +142,7 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
 
 /** The kernel's status trait changed; it answers this view's pending request too. */
 export function setStatus(state: PanelState, status: string): PanelState {
-  const valid = (STATUSES as readonly string[]).includes(status);
+  const valid = (STATUSES as readonly string[]).includes(status); // the spec's statuses only
   if (!valid || status === state.status) return state;
   return { ...state, status: status as Status, localSubmitted: false };
 }

@@ -46,7 +46,12 @@ export interface ToolPart {
   input?: unknown;
   output?: unknown;
   errorText?: string;
-  approval?: { id: string; approved?: boolean; reason?: string };
+  approval?: { id: string; approved?: boolean; reason?: string; descriptor?: unknown };
+  /** The output so far; a later output replaces it. */
+  preliminary?: boolean;
+  title?: string;
+  providerExecuted?: boolean;
+  callProviderMetadata?: unknown;
 }
 
 export interface OtherPart {

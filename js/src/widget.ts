@@ -39,7 +39,8 @@ import {
 } from "./state";
 import type { UIMessage } from "./ui-message";
 
-interface Traits {
+/** The ChatPanel's synced traits (names: protocol_spec.json `traits`, checked by test/spec.test.ts). */
+export interface Traits {
   uid: string;
   agent_name: string;
   db_path: string;
@@ -52,6 +53,12 @@ interface Traits {
   session_state: SessionState | Record<string, never>;
 }
 type Model = AnyModel<Traits>;
+
+/** Listen to changes of trait `name` (typed: only a trait of `Traits`); returns the unsubscribe. */
+function onChange(model: Model, name: keyof Traits, callback: () => void): () => void {
+  model.on(`change:${name}`, callback);
+  return () => model.off(`change:${name}`, callback);
+}
 
 /** One panel model's state, the views that draw it, and the client tool calls it ran. */
 class Store {
@@ -110,19 +117,17 @@ function attach(model: Model): () => void {
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
   const onError = (): void => store.set(setError(store.state, model.get("error") ?? ""));
   model.on("msg:custom", onFrame);
-  model.on("change:messages", onMessages);
-  model.on("change:status", onStatus);
-  model.on("change:error", onError);
-  model.on("change:client_tool_runner", runClientTools);
-  model.on("change:client_tools", runClientTools);
+  const unsubscribe = [
+    onChange(model, "messages", onMessages),
+    onChange(model, "status", onStatus),
+    onChange(model, "error", onError),
+    onChange(model, "client_tool_runner", runClientTools),
+    onChange(model, "client_tools", runClientTools),
+  ];
   model.send(streamResumeRequest(probeId));
   return () => {
-    model.off("change:client_tool_runner", runClientTools);
-    model.off("change:client_tools", runClientTools);
+    for (const off of unsubscribe) off();
     model.off("msg:custom", onFrame);
-    model.off("change:messages", onMessages);
-    model.off("change:status", onStatus);
-    model.off("change:error", onError);
     if (STORES.get(uid) === store) STORES.delete(uid);
   };
 }
@@ -173,15 +178,11 @@ const render: Render<Traits> = ({ model, el }) => {
       pausedAt: model.get("paused_at") ?? "",
     });
   store.listeners.add(draw);
-  model.on("change:agent_name", draw);
-  model.on("change:db_path", draw);
-  model.on("change:paused_at", draw);
+  const unsubscribe = (["agent_name", "db_path", "paused_at"] as const).map((name) => onChange(model, name, draw));
   draw();
   return () => {
     store.listeners.delete(draw);
-    model.off("change:agent_name", draw);
-    model.off("change:db_path", draw);
-    model.off("change:paused_at", draw);
+    for (const off of unsubscribe) off();
     view.destroy();
     detach?.();
   };

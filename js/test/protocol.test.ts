@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import ts from "typescript";
 import { describe, expect, it, vi } from "vitest";
 import { FRAME, frameError, parseFrame } from "../src/protocol";
 import { loadFrames } from "./frames";
@@ -31,12 +34,25 @@ describe("golden frames", () => {
 });
 
 describe("frame type strings", () => {
-  it("are spelled only in src/protocol.ts", async () => {
-    const { readdirSync, readFileSync } = await import("node:fs");
-    const { join } = await import("node:path");
+  /** The string literals (and literal types) of a source file, as the compiler reads them. */
+  function stringLiterals(path: string): string[] {
+    const source = ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest);
+    const out: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) out.push(node.text);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return out;
+  }
+
+  it("are spelled only in src/spec.ts (the literal types of protocol_spec.json)", () => {
     const src = join(__dirname, "..", "src");
-    const literal = new RegExp(Object.values(FRAME).map((t) => `["']${t}["']`).join("|"));
-    const offenders = readdirSync(src).filter((f) => f !== "protocol.ts" && literal.test(readFileSync(join(src, f), "utf8")));
+    const types = new Set<string>(Object.values(FRAME));
+    const offenders = readdirSync(src).filter(
+      (f) => f !== "spec.ts" && stringLiterals(join(src, f)).some((s) => types.has(s)),
+    );
     expect(offenders).toEqual([]);
+    expect(stringLiterals(join(src, "spec.ts")).filter((s) => types.has(s)).sort()).toEqual([...types].sort());
   });
 });

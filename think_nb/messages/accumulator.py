@@ -1,20 +1,57 @@
-"""Chunk → message accumulation: builds one assistant UIMessage from a UIMessageChunk stream.
+"""The chunk accumulator: folds a stream of UIMessageChunks into one assistant UIMessage.
 
-Mirrors Think's `message-builder.ts applyChunkToParts` / `stream-accumulator.ts`: text and
-reasoning `*-start` push a part in state `streaming`, deltas append, `*-end` marks it `done`;
-`start-step` pushes `{type: "step-start"}`; tool chunks are idempotent per `toolCallId` and a
-settled tool part (output-available / output-error / output-denied) never regresses;
-`finish` and `message-metadata` merge metadata; `finish-step` and `abort` add nothing.
-The panel's reducer (js/src/state.ts) applies the same rules.
+The rules are the AI SDK's (`processUIMessageStream`) with Think's tolerance for replayed
+and resumed streams (`agents/chat/message-builder.ts`). The panel applies the same rules in
+js/src/accumulate.ts; both are checked against the golden chunk fixtures in
+tests/fixtures/chunks/ (one expected UIMessage per chunk stream).
+
+- `start` sets the message id from `messageId` (not when continuing a `base` message);
+  `start`, `finish` and `message-metadata` merge `messageMetadata` into the message's
+  metadata, deeply (nested objects merge, any other value replaces), like the AI SDK's
+  `mergeObjects`.
+- `start-step` appends `{type: "step-start"}`; `finish-step` closes every open text and
+  reasoning part.
+- `text-*` and `reasoning-*` are matched by their `id`: `*-start` appends
+  `{type, text: "", state: "streaming"}` and opens it under that id, `*-delta` appends to the
+  open part of that id (a delta with no open part opens one: a resumed stream), `*-end`
+  marks it `done` and closes it (an end with no open part changes nothing). A chunk's
+  `providerMetadata` replaces the part's.
+- `source-url`, `source-document` and `file` append a part with the chunk's fields.
+- `data-<name>` appends `{type, id?, data}`; when a part of that type with that `id` exists,
+  its `data` is replaced in place instead. `transient: true` data is never kept.
+- Tool chunks keep one part per `toolCallId` (see `_advance` for the state order). Only
+  `tool-input-start`, `tool-input-available` and `tool-input-error` create it: a
+  `tool-<toolName>` part, or a `dynamic-tool` part carrying `toolName` when `dynamic` is
+  true. The streamed input text of `tool-input-delta` never becomes the part's `input`
+  (Think keeps a partial string off the stored part; the panel shows it aside).
+- `error`, `abort` and unknown chunk types change nothing.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+from collections.abc import Callable
 from typing import Any
 
 SETTLED_TOOL_STATES = frozenset({"output-available", "output-error", "output-denied"})
+
+TOOL_STATE_RANK = {
+    "input-streaming": 0,
+    "input-available": 1,
+    "approval-requested": 2,
+    "approval-responded": 3,
+    "output-available": 4,
+    "output-error": 4,
+    "output-denied": 4,
+}
+"""Tool part states in order: a part only ever moves to a higher rank."""
+
+SOURCE_FIELDS = {
+    "source-url": ("sourceId", "url", "title", "providerMetadata"),
+    "source-document": ("sourceId", "mediaType", "title", "filename", "providerMetadata"),
+    "file": ("mediaType", "url", "providerMetadata"),
+}
+"""The chunk fields each source/file part copies (fields the chunk lacks are left out)."""
 
 
 def is_tool_part(part: dict) -> bool:
@@ -28,17 +65,39 @@ def tool_name_of(part: dict) -> str:
     return part["toolName"] if part.get("type") == "dynamic-tool" else part["type"][len("tool-"):]
 
 
+def merge_metadata(base: dict, overrides: dict) -> dict:
+    """`base` updated with `overrides`, merging nested dicts (the AI SDK's `mergeObjects`)."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        old = merged.get(key)
+        merged[key] = merge_metadata(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+    return merged
+
+
+def _text(chunk: dict, key: str) -> str:
+    """The string field `key` of `chunk`, or "" when it is missing or not a string."""
+    value = chunk.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _present(chunk: dict, fields: tuple[str, ...]) -> dict:
+    """The fields of `chunk` that are set (not missing, not null)."""
+    return {f: chunk[f] for f in fields if chunk.get(f) is not None}
+
+
 class MessageAccumulator:
     """Accumulates UIMessageChunks (dicts) into `self.message`, an assistant UIMessage.
 
     Args:
         message_id: id of the new message; a `start` chunk with `messageId` overrides it.
-        base: an existing assistant message to continue (continuation turns append to a copy).
+        base: an existing assistant message to continue (continuation turns append to a copy;
+            its id is kept).
     """
 
     def __init__(self, message_id: str, base: dict | None = None) -> None:
         self.message: dict = copy.deepcopy(base) if base else {"id": message_id, "role": "assistant", "parts": []}
-        self._raw_input: dict[str, str] = {}
+        self._continuing = bool(base)
+        self._open: dict[str, dict] = {}  # "text:<id>" / "reasoning:<id>" → the open part
 
     @property
     def parts(self) -> list[dict]:
@@ -53,32 +112,64 @@ class MessageAccumulator:
         elif kind.startswith("data-"):
             self._data(chunk)
 
-    # -- text and reasoning -------------------------------------------------
-    def _start_stream_part(self, kind: str, chunk: dict) -> None:
+    # -- message-level ----------------------------------------------------------------
+    def _start(self, chunk: dict) -> None:
+        if _text(chunk, "messageId") and not self._continuing:
+            self.message["id"] = chunk["messageId"]
+        self._merge_metadata(chunk)
+
+    def _merge_metadata(self, chunk: dict) -> None:
+        metadata = chunk.get("messageMetadata")
+        if isinstance(metadata, dict):
+            self.message["metadata"] = merge_metadata(self.message.get("metadata") or {}, metadata)
+
+    def _step_start(self, chunk: dict) -> None:
+        self.parts.append({"type": "step-start"})
+
+    def _step_finish(self, chunk: dict) -> None:
+        self._open.clear()
+
+    # -- text and reasoning -------------------------------------------------------------
+    def _open_part(self, kind: str, chunk: dict) -> dict:
         part: dict[str, Any] = {"type": kind, "text": "", "state": "streaming"}
-        if chunk.get("providerMetadata"):
-            part["providerMetadata"] = chunk["providerMetadata"]
+        part.update(_present(chunk, ("providerMetadata",)))
         self.parts.append(part)
+        self._open[f"{kind}:{_text(chunk, 'id')}"] = part
+        return part
 
     def _delta(self, kind: str, chunk: dict) -> None:
-        part = self._last_streaming(kind)
-        if part is None:
-            self._start_stream_part(kind, chunk)
-            part = self.parts[-1]
-        part["text"] += chunk.get("delta", "")
+        part = self._open.get(f"{kind}:{_text(chunk, 'id')}") or self._open_part(kind, chunk)
+        part["text"] += _text(chunk, "delta")
+        part.update(_present(chunk, ("providerMetadata",)))
 
     def _end(self, kind: str, chunk: dict) -> None:
-        part = self._last_streaming(kind)
+        part = self._open.pop(f"{kind}:{_text(chunk, 'id')}", None)
         if part is not None:
             part["state"] = "done"
+            part.update(_present(chunk, ("providerMetadata",)))
 
-    def _last_streaming(self, kind: str) -> dict | None:
-        for part in reversed(self.parts):
-            if part["type"] == kind:
-                return part if part.get("state") == "streaming" else None
-        return None
+    # -- sources, files and data ----------------------------------------------------------
+    def _source(self, chunk: dict) -> None:
+        kind = chunk["type"]
+        self.parts.append({"type": kind, **_present(chunk, SOURCE_FIELDS[kind])})
 
-    # -- tools ----------------------------------------------------------------
+    def _data(self, chunk: dict) -> None:
+        if chunk.get("transient") is True:
+            return
+        data = {"data": chunk["data"]} if "data" in chunk else {}
+        existing = self._data_part(chunk["type"], chunk.get("id"))
+        if existing is not None:
+            existing.pop("data", None)
+            existing.update(data)
+            return
+        self.parts.append({"type": chunk["type"], **_present(chunk, ("id",)), **data})
+
+    def _data_part(self, kind: str, part_id: Any) -> dict | None:
+        if part_id is None:
+            return None
+        return next((p for p in self.parts if p["type"] == kind and p.get("id") == part_id), None)
+
+    # -- tools ------------------------------------------------------------------------------
     def find_tool_part(self, tool_call_id: str) -> dict | None:
         """The tool part with this `toolCallId`, or None."""
         for part in self.parts:
@@ -87,106 +178,111 @@ class MessageAccumulator:
         return None
 
     def _tool_part(self, chunk: dict) -> dict:
-        part = self.find_tool_part(chunk["toolCallId"])
+        """The chunk's tool part, created (`input-streaming`) when the call is new."""
+        part = self.find_tool_part(_text(chunk, "toolCallId"))
         if part is None:
-            part = {"type": f"tool-{chunk.get('toolName', 'unknown')}", "toolCallId": chunk["toolCallId"],
-                    "state": "input-streaming", "input": None}
+            name = _text(chunk, "toolName") or "unknown"
+            part = ({"type": "dynamic-tool", "toolName": name} if chunk.get("dynamic") is True
+                    else {"type": f"tool-{name}"})
+            part.update(toolCallId=_text(chunk, "toolCallId"), state="input-streaming")
+            part.update(_call_extras(chunk))
             self.parts.append(part)
         return part
+
+    def _advance(self, part: dict | None, state: str, fields: dict) -> None:
+        """Move `part` forward to `state` with `fields`; a move that is not forward is ignored.
+
+        States only rise in `TOOL_STATE_RANK`, so a replayed chunk never regresses a part;
+        the one exception is a preliminary output, which any later output replaces (its
+        `output` and `preliminary` go with it).
+        """
+        if part is None:
+            return
+        if state in SETTLED_TOOL_STATES and _is_preliminary(part):
+            del part["preliminary"]
+            part.pop("output", None)
+        elif TOOL_STATE_RANK[state] <= TOOL_STATE_RANK.get(part["state"], 0):
+            return
+        part.update(fields, state=state)
 
     def _tool_input_start(self, chunk: dict) -> None:
         self._tool_part(chunk)
 
-    def _tool_input_delta(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] != "input-streaming":
-            return
-        raw = self._raw_input.get(chunk["toolCallId"], "") + chunk.get("inputTextDelta", "")
-        self._raw_input[chunk["toolCallId"]] = raw
-        try:
-            part["input"] = json.loads(raw)
-        except ValueError:
-            pass  # partial JSON: keep the last parsable input
-
     def _tool_input_available(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] in ("input-streaming", "input-available"):
-            part["state"] = "input-available"
-            part["input"] = chunk.get("input")
+        fields = {"input": chunk.get("input"), **_call_extras(chunk)}
+        self._advance(self._tool_part(chunk), "input-available", fields)
 
     def _tool_input_error(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] not in SETTLED_TOOL_STATES:
-            part.update(state="output-error", input=chunk.get("input"), errorText=chunk.get("errorText", ""))
+        fields = {"input": chunk.get("input"), "errorText": _text(chunk, "errorText"), **_call_extras(chunk)}
+        self._advance(self._tool_part(chunk), "output-error", fields)
 
     def _tool_approval_request(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] not in SETTLED_TOOL_STATES:
-            part.update(state="approval-requested", approval={"id": chunk.get("approvalId")})
+        approval = {"id": _text(chunk, "approvalId")}
+        if chunk.get("approvalDescriptor") is not None:
+            approval["descriptor"] = chunk["approvalDescriptor"]
+        self._advance(self._known_tool(chunk), "approval-requested", {"approval": approval})
 
     def _tool_output_available(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] not in SETTLED_TOOL_STATES:
-            part.update(state="output-available", output=chunk.get("output"))
-            if chunk.get("preliminary"):
-                part["preliminary"] = True
+        fields = {"output": chunk.get("output"), **_present(chunk, ("providerExecuted",))}
+        if chunk.get("preliminary") is True:
+            fields["preliminary"] = True
+        self._advance(self._known_tool(chunk), "output-available", fields)
 
     def _tool_output_error(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] not in SETTLED_TOOL_STATES:
-            part.update(state="output-error", errorText=chunk.get("errorText", ""))
+        fields = {"errorText": _text(chunk, "errorText"), **_present(chunk, ("providerExecuted",))}
+        self._advance(self._known_tool(chunk), "output-error", fields)
 
     def _tool_output_denied(self, chunk: dict) -> None:
-        part = self._tool_part(chunk)
-        if part["state"] not in SETTLED_TOOL_STATES:
-            part["state"] = "output-denied"
+        self._advance(self._known_tool(chunk), "output-denied", {})
 
-    # -- message-level ----------------------------------------------------------
-    def _start(self, chunk: dict) -> None:
-        if chunk.get("messageId") and not self.parts:
-            self.message["id"] = chunk["messageId"]
-        self._merge_metadata(chunk.get("messageMetadata"))
-
-    def _step_start(self, chunk: dict) -> None:
-        self.parts.append({"type": "step-start"})
-
-    def _finish(self, chunk: dict) -> None:
-        self._merge_metadata(chunk.get("messageMetadata"))
-
-    def _merge_metadata(self, metadata: dict | None) -> None:
-        if metadata:
-            self.message.setdefault("metadata", {}).update(metadata)
-
-    def _data(self, chunk: dict) -> None:
-        if chunk.get("transient"):
-            return
-        part = {"type": chunk["type"], "data": chunk.get("data")}
-        if chunk.get("id") is not None:
-            part["id"] = chunk["id"]
-            for existing in self.parts:
-                if existing["type"] == chunk["type"] and existing.get("id") == chunk["id"]:
-                    existing["data"] = chunk.get("data")
-                    return
-        self.parts.append(part)
+    def _known_tool(self, chunk: dict) -> dict | None:
+        return self.find_tool_part(_text(chunk, "toolCallId"))
 
 
-_HANDLERS = {
+def _is_preliminary(part: dict) -> bool:
+    """An `output-available` part whose output a later one replaces (`preliminary: true`)."""
+    return part["state"] == "output-available" and part.get("preliminary") is True
+
+
+def _call_extras(chunk: dict) -> dict:
+    """What a `tool-input-*` chunk adds to its part besides state and input."""
+    extras = _present(chunk, ("title", "providerExecuted"))
+    if chunk.get("providerMetadata") is not None:
+        extras["callProviderMetadata"] = chunk["providerMetadata"]
+    return extras
+
+
+def _stream(kind: str, action: Callable[[MessageAccumulator, str, dict], Any]) -> Callable:
+    return lambda acc, chunk: action(acc, kind, chunk)
+
+
+def _ignore(acc: MessageAccumulator, chunk: dict) -> None:
+    """`tool-input-delta`, `error`, `abort`: nothing in the message changes."""
+
+
+_HANDLERS: dict[str, Callable[[MessageAccumulator, dict], Any]] = {
     "start": MessageAccumulator._start,
+    "finish": MessageAccumulator._merge_metadata,
+    "message-metadata": MessageAccumulator._merge_metadata,
     "start-step": MessageAccumulator._step_start,
-    "text-start": lambda acc, c: acc._start_stream_part("text", c),
-    "text-delta": lambda acc, c: acc._delta("text", c),
-    "text-end": lambda acc, c: acc._end("text", c),
-    "reasoning-start": lambda acc, c: acc._start_stream_part("reasoning", c),
-    "reasoning-delta": lambda acc, c: acc._delta("reasoning", c),
-    "reasoning-end": lambda acc, c: acc._end("reasoning", c),
+    "finish-step": MessageAccumulator._step_finish,
+    "text-start": _stream("text", MessageAccumulator._open_part),
+    "text-delta": _stream("text", MessageAccumulator._delta),
+    "text-end": _stream("text", MessageAccumulator._end),
+    "reasoning-start": _stream("reasoning", MessageAccumulator._open_part),
+    "reasoning-delta": _stream("reasoning", MessageAccumulator._delta),
+    "reasoning-end": _stream("reasoning", MessageAccumulator._end),
+    "source-url": MessageAccumulator._source,
+    "source-document": MessageAccumulator._source,
+    "file": MessageAccumulator._source,
     "tool-input-start": MessageAccumulator._tool_input_start,
-    "tool-input-delta": MessageAccumulator._tool_input_delta,
+    "tool-input-delta": _ignore,
     "tool-input-available": MessageAccumulator._tool_input_available,
     "tool-input-error": MessageAccumulator._tool_input_error,
     "tool-approval-request": MessageAccumulator._tool_approval_request,
     "tool-output-available": MessageAccumulator._tool_output_available,
     "tool-output-error": MessageAccumulator._tool_output_error,
     "tool-output-denied": MessageAccumulator._tool_output_denied,
-    "finish": MessageAccumulator._finish,
-    "message-metadata": lambda acc, c: acc._merge_metadata(c.get("messageMetadata")),
+    "error": _ignore,
+    "abort": _ignore,
 }
