@@ -116,11 +116,21 @@ def test_every_frame_typeddict_names_a_spec_frame_type() -> None:
     assert sorted(args[0] for args in literals) == sorted(spec_file()["frames"].values())
 
 
-def test_statuses_come_from_the_spec_and_the_stream_buffer_uses_them() -> None:
-    from think_nb import stream_buffer
+def test_statuses_come_from_the_spec_and_the_view_hub_uses_only_them() -> None:
+    import ast
+    import inspect
+    import textwrap
+
+    from think_nb.hub import ViewHub
 
     assert protocol.STATUSES == tuple(spec_file()["statuses"])
-    assert tuple(stream_buffer.STATUSES) == protocol.STATUSES
+    returned: set[str] = set()
+    for method in (ViewHub._compute_status, ViewHub._waiting_for_user):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+        for ret in (n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None):
+            returned |= {c.value for c in ast.walk(ret.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    assert {"ready", "streaming", "paused", "awaiting-approval"} <= returned  # the walk found the literals
+    assert returned <= set(protocol.STATUSES), returned - set(protocol.STATUSES)
 
 
 def test_the_chat_panels_synced_traits_are_the_specs_traits() -> None:
