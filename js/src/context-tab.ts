@@ -72,6 +72,9 @@ function blockElement(block: SessionBlock, open: Set<string>): HTMLElement {
   details.open = open.has(block.label);
   details.addEventListener("toggle", () => (details.open ? open.add(block.label) : open.delete(block.label)));
   const summary = h("summary", "", block.content ? "Content" : "Content (empty)");
+  // "toggle" fires a task after the click: a re-render in between (a `session` frame) would
+  // rebuild this card closed. Record the user's choice synchronously on the click itself.
+  summary.addEventListener("click", () => (details.open ? open.delete(block.label) : open.add(block.label)));
   details.append(summary, h("pre", "think-context-text", block.content ?? ""));
   card.append(details);
   return card;
