@@ -178,6 +178,7 @@ DB_CASES: list[tuple[str, Callable[[Path], Path], str]] = [
     ("corrupt SQLite page", _corrupt_page, "is a damaged SQLite file ("),
     ("corrupt SQLite schema", _corrupt_schema, "is a damaged SQLite file (database disk image is malformed)"),
     ("/dev/null", lambda d: Path("/dev/null"), "is a character device, not a file"),
+    ("file name too long", lambda d: d / ("x" * 300 + ".sqlite"), "cannot be used (File name too long)"),
     ("another app's messages table", _foreign_messages, "belongs to another application (it holds messages;"),
     ("another app's tables", _foreign_other_tables, "belongs to another application (it holds orders, orders_user, users;"),
     ("another app's WAL file", _foreign_wal_mode, "belongs to another application (it holds agents;"),

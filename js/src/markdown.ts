@@ -66,10 +66,10 @@ function mediaUrl(el: Element): string {
   );
 }
 
-/** Only http(s) links (relative ones resolve to the page's own http(s) origin). */
-function isWebUrl(url: string, doc: Document): boolean {
+/** Only http(s) links (relative ones resolve against the page, an http(s) origin). */
+function isWebUrl(url: string): boolean {
   try {
-    return /^https?:$/.test(new URL(url, doc.baseURI).protocol);
+    return /^https?:$/.test(new URL(url, document.baseURI).protocol);
   } catch {
     return false;
   }
@@ -82,7 +82,7 @@ function replaceWithLink(el: Element, kind: "image" | "video" | "audio"): void {
   const name = el.getAttribute("alt")?.trim() || el.getAttribute("title")?.trim() || url || kind;
   const label = `${kind === "image" ? "🖼" : "▶"} ${name}`;
   let replacement: Element | Text;
-  if (el.parentElement?.closest("a") || !isWebUrl(url, doc)) {
+  if (el.parentElement?.closest("a") || !isWebUrl(url)) {
     replacement = doc.createTextNode(label);
   } else {
     const a = doc.createElement("a");

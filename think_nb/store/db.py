@@ -44,9 +44,17 @@ class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
         check_db_path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
         self._lock = threading.RLock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"db={str(path)!r}: its folder cannot be created ({exc.strerror}); "
+                            "pass a path in a folder you can write to.") from exc
+        try:
+            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
+        except sqlite3.OperationalError as exc:
+            raise UserError(f"db={str(path)!r} could not be opened ({_one_line(exc)}); "
+                            "pass a path to a file you can read and write.") from exc
         try:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -114,13 +122,14 @@ def check_db_path(path: Path) -> None:
     shown = f"db={str(path)!r}"
     try:
         st = path.stat()
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:  # a/b where a is a file
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectoryError: a/b where a is a file
         st = None
     except PermissionError:
-        raise UserError(f"{shown} cannot be read (permission denied on a folder on the way); "
+        raise UserError(f"{shown} cannot be reached (permission denied on a folder on the way); "
                         "pass a path you can read and write.") from None
+    except OSError as exc:  # a name too long, a loop of symlinks, ...
+        raise UserError(f"{shown} cannot be used ({exc.strerror}); pass a plain file path, "
+                        "e.g. db='demo.sqlite'.") from None
     if st is None:
         _check_new_file(path, shown)
         return
@@ -131,9 +140,12 @@ def check_db_path(path: Path) -> None:
                 else "a named pipe" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
                 else "not a regular file")
         raise UserError(f"{shown} is {kind}, not a file; pass a path for a SQLite file, e.g. db='demo.sqlite'.")
-    if not os.access(path, os.R_OK | os.W_OK):
+    if not os.access(path, os.R_OK):
+        raise UserError(f"{shown} cannot be read (permission denied); make it readable (chmod u+rw) "
+                        "or pass another path.")
+    if not os.access(path, os.W_OK):
         raise UserError(f"{shown} is read-only (think_nb writes every turn to it); "
-                        "make it writable (chmod u+rw) or pass another path.")
+                        "make it writable (chmod u+w) or pass another path.")
     if not os.access(path.parent, os.W_OK | os.X_OK):
         raise UserError(f"{shown} is in the read-only folder {str(path.parent)!r} (SQLite creates its -wal and -shm "
                         "files beside it); make the folder writable or pass a path in a writable folder.")
@@ -150,6 +162,9 @@ def _check_new_file(path: Path, shown: str) -> None:
             break
         except (FileNotFoundError, NotADirectoryError):
             ancestor = ancestor.parent
+        except OSError as exc:
+            raise UserError(f"{shown} cannot be created: {str(ancestor)!r} cannot be reached ({exc.strerror}); "
+                            "pass a path in a folder you can write to.") from None
     if not stat.S_ISDIR(st.st_mode):
         raise UserError(f"{shown} cannot be created: {str(ancestor)!r} is a file, not a folder; "
                         "pass a path whose folders are directories.")

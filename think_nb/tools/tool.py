@@ -145,14 +145,14 @@ def from_function(fn: Callable, *, name: str | None = None, description: str | N
     if not valid_tool_name(tool_name):
         problems.append(f"name={tool_name!r} must match {TOOL_NAME.pattern} (letters, digits, _ and -, at most 64); "
                         "pass name='...'")
-    if problems:
-        raise UserError(f"{label}: " + "; ".join(problems) + ".")
+    model, schema = None, {}
     try:
         model = pydantic.create_model(f"{tool_name}_input", **fields)
         schema = model.model_json_schema()
-    except Exception as exc:  # noqa: BLE001 - each field passed alone; report what pydantic says, on one line
-        raise UserError(f"{label}: its input has no JSON schema ({_one_line(exc).split('. ')[0]}); "
-                        "use JSON-compatible parameter types.") from exc
+    except Exception as exc:  # noqa: BLE001 - find the parameters at fault, only on this (rare) path
+        problems.extend(_schema_problems(fields) or [f"its input has no JSON schema ({_one_line(exc).split('. ')[0]})"])
+    if problems:
+        raise UserError(f"{label}: " + "; ".join(problems) + ".")
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
@@ -175,13 +175,16 @@ def _fields(fn: Callable, descriptions: dict[str, str | None]) -> tuple[dict, li
             problems.append(f"parameter {param.name!r} has no type hint; the model needs one (e.g. `{param.name}: str`)")
             continue
         annotation = hints[param.name]
-        if not _has_json_schema(annotation):
-            problems.append(f"parameter {param.name!r} has type {_type_name(annotation)}, which has no JSON schema "
-                            "the model could fill; use str, int, float, bool, list, dict, a pydantic model or a dataclass")
-            continue
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, pydantic.Field(default, description=descriptions.get(param.name)))
     return fields, problems
+
+
+def _schema_problems(fields: dict[str, tuple[Any, Any]]) -> list[str]:
+    """One problem per parameter whose type pydantic cannot validate or describe as JSON schema."""
+    return [f"parameter {name!r} has type {_type_name(annotation)}, which has no JSON schema the model could "
+            "fill; use str, int, float, bool, list, dict, a pydantic model or a dataclass"
+            for name, (annotation, _) in fields.items() if not _has_json_schema(annotation)]
 
 
 def _has_json_schema(annotation: Any) -> bool:
