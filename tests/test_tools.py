@@ -80,10 +80,10 @@ def test_every_problem_is_listed_in_one_error() -> None:
 
     with pytest.raises(UserError) as info:
         tool(bad, name="bad name!")
-    lines = str(info.value).splitlines()
-    assert lines[1:] == ["- parameter 'args': *args/**kwargs cannot be described to a model",
-                         "- parameter 'kwargs': *args/**kwargs cannot be described to a model",
-                         "- tool name 'bad name!' must match ^[a-zA-Z0-9_-]{1,64}$; pass name=..."]
+    assert str(info.value) == (
+        "tool 'bad name!': parameter 'args': *args/**kwargs cannot be described to a model; "
+        "parameter 'kwargs': *args/**kwargs cannot be described to a model; "
+        "name='bad name!' must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -, at most 64); pass name='...'.")
 
 
 def test_resolve_tools_accepts_lists_dicts_and_functions() -> None:

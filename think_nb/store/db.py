@@ -3,21 +3,39 @@
 WAL mode (readers never block the writer, and a killed kernel leaves a file that opens),
 a 5 s busy timeout for a second process on the same file, and migrations applied on open.
 Access is serialised by a lock, so worker threads (sync tools, the CLI) may use it too.
+
+Before anything is written, `open_database` checks the path (`check_db_path`): a directory,
+a device, a path under a file, a read-only file or folder, a file that is not SQLite, a
+damaged SQLite file, or another application's SQLite file (tables, none of them think_nb's)
+is refused with a one-line `UserError` naming `db=` and the fix; the file is left as it was
+(the checks read it through an `immutable` connection, which writes nothing, not even the
+-wal/-shm files beside it).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+from think_nb.errors import UserError
 from think_nb.store.migrations import migrate
 
 _open: dict[Path, Database] = {}
 _open_lock = threading.Lock()
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+MARKER_TABLE = "_think_nb_migrations"  # every think_nb file has it (migrations.py creates it first)
+_ENVIRONMENT_FAILURES = ("readonly", "read-only", "unable to open", "disk", "locked", "I/O")
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
 
 
 class Database:
@@ -25,13 +43,33 @@ class Database:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        check_db_path(path)
         self._lock = threading.RLock()
-        with self._lock:
-            migrate(self._conn)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"db={str(path)!r}: its folder cannot be created ({exc.strerror}); "
+                            "pass a path in a folder you can write to.") from exc
+        try:
+            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
+        except sqlite3.OperationalError as exc:
+            raise UserError(f"db={str(path)!r} could not be opened ({_one_line(exc)}); "
+                            "pass a path to a file you can read and write.") from exc
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            with self._lock:
+                migrate(self._conn)
+        except sqlite3.OperationalError as exc:
+            self._conn.close()
+            if not any(w in str(exc) for w in _ENVIRONMENT_FAILURES):
+                raise
+            # what the checks cannot foresee: a full disk, a lock held too long, a read-only mount
+            raise UserError(f"db={str(path)!r} could not be opened for writing ({_one_line(exc)}); "
+                            "pass a path on a writable disk that no other program holds locked.") from exc
+        except BaseException:
+            self._conn.close()
+            raise
 
     def read(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
         with self._lock:
@@ -60,10 +98,113 @@ class Database:
             _open.pop(self.path, None)
 
 
-def open_database(path: str | Path) -> Database:
-    """The process-wide `Database` for `path` (created, WAL-enabled and migrated on first use)."""
+def open_database(path: str | os.PathLike[str]) -> Database:
+    """The process-wide `Database` for `path` (created, WAL-enabled and migrated on first use).
+
+    Raises:
+        UserError: `path` cannot hold think_nb's data (see `check_db_path`); nothing was written.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise UserError(f"db={path!r} must be a path (str or pathlib.Path) to a SQLite file, e.g. db='demo.sqlite'.")
     resolved = Path(path).expanduser().resolve()
     with _open_lock:
         if resolved not in _open:
             _open[resolved] = Database(resolved)
         return _open[resolved]
+
+
+def check_db_path(path: Path) -> None:
+    """Refuse, before anything is written, a path think_nb cannot or must not use as its SQLite file.
+
+    Raises:
+        UserError: one line naming `db=` and the fix.
+    """
+    shown = f"db={str(path)!r}"
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectoryError: a/b where a is a file
+        st = None
+    except PermissionError:
+        raise UserError(f"{shown} cannot be reached (permission denied on a folder on the way); "
+                        "pass a path you can read and write.") from None
+    except OSError as exc:  # a name too long, a loop of symlinks, ...
+        raise UserError(f"{shown} cannot be used ({exc.strerror}); pass a plain file path, "
+                        "e.g. db='demo.sqlite'.") from None
+    if st is None:
+        _check_new_file(path, shown)
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{shown} is a directory; pass a file path, e.g. db={str(path / 'think.sqlite')!r}.")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
+                else "a named pipe" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file")
+        raise UserError(f"{shown} is {kind}, not a file; pass a path for a SQLite file, e.g. db='demo.sqlite'.")
+    if not os.access(path, os.R_OK):
+        raise UserError(f"{shown} cannot be read (permission denied); make it readable (chmod u+rw) "
+                        "or pass another path.")
+    if not os.access(path, os.W_OK):
+        raise UserError(f"{shown} is read-only (think_nb writes every turn to it); "
+                        "make it writable (chmod u+w) or pass another path.")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise UserError(f"{shown} is in the read-only folder {str(path.parent)!r} (SQLite creates its -wal and -shm "
+                        "files beside it); make the folder writable or pass a path in a writable folder.")
+    if st.st_size:
+        _check_sqlite_file(path, shown, st.st_size)
+
+
+def _check_new_file(path: Path, shown: str) -> None:
+    """The file does not exist: its nearest existing ancestor must be a writable folder."""
+    ancestor = path.parent
+    while True:
+        try:
+            st = ancestor.stat()
+            break
+        except (FileNotFoundError, NotADirectoryError):
+            ancestor = ancestor.parent
+        except OSError as exc:
+            raise UserError(f"{shown} cannot be created: {str(ancestor)!r} cannot be reached ({exc.strerror}); "
+                            "pass a path in a folder you can write to.") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{shown} cannot be created: {str(ancestor)!r} is a file, not a folder; "
+                        "pass a path whose folders are directories.")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UserError(f"{shown} cannot be created: the folder {str(ancestor)!r} is read-only; "
+                        "pass a path in a writable folder.")
+
+
+def _check_sqlite_file(path: Path, shown: str, size: int) -> None:
+    """An existing, non-empty file: it must be an undamaged SQLite file that is think_nb's (or has no tables)."""
+    with path.open("rb") as f:
+        header = f.read(100)
+    if not header.startswith(SQLITE_HEADER):
+        raise UserError(f"{shown} is not a SQLite file (it does not start with the SQLite header); "
+                        "pass a new path or a think_nb .sqlite file.")
+    damaged = f"{shown} is a damaged SQLite file ({{}}); move it aside (or restore a backup) and pass a new path."
+    if len(header) < 100:
+        raise UserError(damaged.format(f"truncated: {size} bytes, shorter than its own header"))
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages, counter, valid_for = (int.from_bytes(header[i:i + 4], "big") for i in (28, 24, 92))
+    wal = path.with_name(path.name + "-wal")
+    live_wal = wal.exists() and wal.stat().st_size > 0
+    # Without a WAL to replay, the header's page count (when valid) is what the file must hold.
+    if not live_wal and counter == valid_for and pages and size < pages * page_size:
+        raise UserError(damaged.format(f"truncated: {size} of {pages * page_size} bytes"))
+    # `immutable=1` reads the file and writes nothing beside it; with a WAL to replay (think_nb's own
+    # file after a crash) a read-only connection is needed to see the committed state.
+    uri = path.as_uri() + ("?mode=ro" if live_wal else "?immutable=1")
+    try:
+        with closing(sqlite3.connect(uri, uri=True)) as conn:
+            names = sorted(name for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"))
+            if names and MARKER_TABLE not in names:
+                tables = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+                raise UserError(f"{shown} belongs to another application (it holds {tables}; none made by think_nb) "
+                                "and think_nb will not change it; pass a new path, e.g. "
+                                f"db={str(path.with_name(path.stem + '.think.sqlite'))!r}.")
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(1)")]
+    except sqlite3.DatabaseError as exc:
+        raise UserError(damaged.format(_one_line(exc))) from None
+    if problems != ["ok"]:
+        raise UserError(damaged.format(_one_line(problems[0]) if problems else "quick_check failed"))

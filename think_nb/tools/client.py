@@ -16,8 +16,12 @@ Tools the panel registers itself arrive as schemas `{name, description?, paramet
 
 from __future__ import annotations
 
+import logging
+
 from think_nb.errors import UserError
-from think_nb.tools.tool import Tool
+from think_nb.tools.tool import Tool, valid_tool_name
+
+log = logging.getLogger(__name__)
 
 EMPTY_OBJECT = {"type": "object", "properties": {}}
 
@@ -32,7 +36,7 @@ def client_tool(name: str, description: str, parameters: dict | None = None, *, 
         js: body of an async JavaScript function of `input`.
 
     Raises:
-        UserError: when `js` is empty or `parameters` is not an object schema.
+        UserError: when `name` is not a valid tool name, `js` is empty or `parameters` is not an object schema.
     """
     if not js or not js.strip():
         raise UserError(f"client_tool({name!r}) needs js=..., the body of an async function of `input`.")
@@ -47,6 +51,9 @@ def from_schemas(schemas: list[dict] | None) -> dict[str, Tool]:
     tools = {}
     for schema in schemas or []:
         if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
+            continue
+        if not valid_tool_name(schema["name"]):
+            log.warning("ignoring the panel's client tool %r: not a valid tool name", schema["name"])
             continue
         tools[schema["name"]] = Tool(schema["name"], schema.get("description") or schema["name"],
                                      schema.get("parameters") or EMPTY_OBJECT, None, client=True)

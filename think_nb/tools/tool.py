@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,14 @@ class Tool:
     client: bool = False
     js: str | None = None
 
+    def __post_init__(self) -> None:
+        if not valid_tool_name(self.name):
+            raise UserError(f"tool name {self.name!r} is not allowed: names must match {TOOL_NAME.pattern} "
+                            "(letters, digits, _ and -, at most 64); pass another name.")
+        if not (isinstance(self.needs_approval, bool) or callable(self.needs_approval)):
+            raise UserError(f"tool {self.name!r}: needs_approval={self.needs_approval!r} must be True, False or "
+                            "a function of the input dict.")
+
     def schema(self) -> dict:
         """The OpenAI/litellm tool declaration `{type: "function", function: {name, description, parameters}}`."""
         return {"type": "function",
@@ -71,6 +80,18 @@ class Tool:
         return await result if inspect.isawaitable(result) else result
 
 
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def valid_tool_name(name: object) -> bool:
+    """Whether `name` is a tool name every provider accepts (`^[a-zA-Z0-9_-]{1,64}$`)."""
+    return isinstance(name, str) and TOOL_NAME.fullmatch(name) is not None
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
 class ToolInputError(ValueError):
     """The model's input does not match the tool's schema; the text goes back to the model."""
 
@@ -94,7 +115,7 @@ def tool(function: Callable | None = None, *, name: str | None = None, descripti
         A `Tool` (or, without `function`, a decorator that makes one).
 
     Raises:
-        UserError: listing every problem (missing type hints, `*args`, bad name), one per line.
+        UserError: at decoration time, in one line naming each bad parameter or `name=` (see `from_function`).
     """
     def make(fn: Callable) -> Tool:
         return from_function(fn, name=name, description=description, needs_approval=needs_approval)
@@ -103,17 +124,35 @@ def tool(function: Callable | None = None, *, name: str | None = None, descripti
 
 def from_function(fn: Callable, *, name: str | None = None, description: str | None = None,
                   needs_approval: bool | Callable[[dict], Any] = False) -> Tool:
-    """Build a `Tool` from a function (see `tool`)."""
+    """Build a `Tool` from a function (see `tool`).
+
+    Raises:
+        UserError: in one line, every problem found (each naming its parameter or `name=`): a
+            bad name, a generator function, a parameter without a type hint or of a type
+            pydantic cannot describe as JSON schema, `*args`/`**kwargs`.
+    """
+    if not callable(fn):
+        raise UserError(f"@tool needs a function, got {fn!r}; decorate a def or pass function=...")
+    tool_name = name if name is not None else getattr(fn, "__name__", "")
+    label = f"tool {tool_name!r}" if isinstance(tool_name, str) and tool_name else f"tool from {fn!r}"
+    if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+        kind = "an async generator" if inspect.isasyncgenfunction(fn) else "a generator"
+        raise UserError(f"{label}: the function is {kind} (it yields), and streaming tools are not supported yet; "
+                        "return the whole result instead of yielding it.")
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     params = {p.arg_name: p.description for p in doc.params}
     fields, problems = _fields(fn, params)
-    tool_name = name or getattr(fn, "__name__", "")
-    if not tool_name.replace("_", "").replace("-", "").isalnum() or len(tool_name) > 64:
-        problems.append(f"tool name {tool_name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$; pass name=...")
+    if not valid_tool_name(tool_name):
+        problems.append(f"name={tool_name!r} must match {TOOL_NAME.pattern} (letters, digits, _ and -, at most 64); "
+                        "pass name='...'")
+    model, schema = None, {}
+    try:
+        model = pydantic.create_model(f"{tool_name}_input", **fields)
+        schema = model.model_json_schema()
+    except Exception as exc:  # noqa: BLE001 - find the parameters at fault, only on this (rare) path
+        problems.extend(_schema_problems(fields) or [f"its input has no JSON schema ({_one_line(exc).split('. ')[0]})"])
     if problems:
-        raise UserError(f"Cannot make a tool from {fn!r}:\n" + "\n".join(f"- {p}" for p in problems))
-    model = pydantic.create_model(f"{tool_name}_input", **fields)
-    schema = model.model_json_schema()
+        raise UserError(f"{label}: " + "; ".join(problems) + ".")
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
@@ -127,7 +166,7 @@ def _fields(fn: Callable, descriptions: dict[str, str | None]) -> tuple[dict, li
     try:
         hints = inspect.get_annotations(fn, eval_str=True)
     except Exception as exc:  # noqa: BLE001 - unresolvable string annotations
-        hints, problems = {}, [f"type hints could not be resolved: {exc}"]
+        hints, problems = {}, [f"type hints could not be resolved ({_one_line(exc)}); import the types they name"]
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             problems.append(f"parameter {param.name!r}: *args/**kwargs cannot be described to a model")
@@ -139,6 +178,26 @@ def _fields(fn: Callable, descriptions: dict[str, str | None]) -> tuple[dict, li
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, pydantic.Field(default, description=descriptions.get(param.name)))
     return fields, problems
+
+
+def _schema_problems(fields: dict[str, tuple[Any, Any]]) -> list[str]:
+    """One problem per parameter whose type pydantic cannot validate or describe as JSON schema."""
+    return [f"parameter {name!r} has type {_type_name(annotation)}, which has no JSON schema the model could "
+            "fill; use str, int, float, bool, list, dict, a pydantic model or a dataclass"
+            for name, (annotation, _) in fields.items() if not _has_json_schema(annotation)]
+
+
+def _has_json_schema(annotation: Any) -> bool:
+    """Whether pydantic can validate `annotation` and describe it as JSON schema."""
+    try:
+        pydantic.TypeAdapter(annotation).json_schema()
+    except Exception:  # noqa: BLE001 - PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, ...
+        return False
+    return True
+
+
+def _type_name(annotation: Any) -> str:
+    return annotation.__qualname__ if isinstance(annotation, type) else _one_line(repr(annotation))
 
 
 def dump_output(output: Any) -> Any:

@@ -11,11 +11,17 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.tools.tool import Tool, from_function
+from think_nb.tools.tool import TOOL_NAME, Tool, from_function, valid_tool_name
 
 
 def resolve_tools(tools: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, Tool]:
-    """Return `{name: Tool}`; raises `UserError` for entries that are neither callables nor Tools."""
+    """Return `{name: Tool}`.
+
+    Raises:
+        UserError: (one line) for an entry that is neither a callable nor a Tool, a dict key that is
+            not a valid tool name, or a function `from_function` refuses (generators, parameters
+            without a JSON schema, ...).
+    """
     if not tools:
         return {}
     items = tools.items() if isinstance(tools, Mapping) else ((None, t) for t in tools)
@@ -27,6 +33,9 @@ def resolve_tools(tools: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, 
 
 
 def _as_tool(item: Any, key: str | None) -> Tool:
+    if key is not None and not valid_tool_name(key):
+        raise UserError(f"get_tools() key {key!r} is not a valid tool name: names must match {TOOL_NAME.pattern} "
+                        "(letters, digits, _ and -, at most 64); rename it.")
     if isinstance(item, Tool):
         if key and key != item.name:
             return dataclasses.replace(item, name=key)
