@@ -34,6 +34,7 @@ import asyncio
 import copy
 import json
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,10 @@ class Think:
     """The agent that created this one with `sub_agent`, else None."""
 
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise UserError(f"name={name!r}: an agent's name is a non-empty string, e.g. Calc('calc').")
+        if db is not None and not isinstance(db, (str, os.PathLike)):
+            raise UserError(f"db={db!r}: pass a file path (str or pathlib.Path) for the SQLite file, or leave it out.")
         self.name = name
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
