@@ -83,7 +83,14 @@ def test_switch_to_an_unknown_session_shows_an_error_and_keeps_the_session(
     assert "No session 'nope'" in panel.error
 
 
-def test_an_agent_without_a_session_api_gets_no_session_state(recording_comm: Any) -> None:
-    from test_widget import FakeAgent
+def test_a_session_configuration_that_fails_still_opens_the_panel_without_session_state(
+    recording_comm: Any, caplog: Any
+) -> None:
+    class Broken(Think):
+        def configure_session(self, session: Any) -> Any:
+            raise RuntimeError("the memory provider is down")
 
-    assert ChatPanel(FakeAgent()).session_state == {}
+    with caplog.at_level(logging.ERROR, logger="think_nb.hub"):
+        panel = ChatPanel(Broken("broken"))
+    assert panel.session_state == {}
+    assert "the memory provider is down" in caplog.text

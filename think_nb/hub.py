@@ -68,11 +68,8 @@ class ViewHub:
 
     def _fan_out(self, method: str, *args: Any) -> None:
         for listener in list(self._listeners):
-            handler = getattr(listener, method, None)
-            if handler is None:
-                continue
             try:
-                handler(*args)
+                getattr(listener, method)(*args)
             except Exception:  # noqa: BLE001 - one broken panel must not break the others
                 _log.exception("panel %r failed in %s", listener, method)
 

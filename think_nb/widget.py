@@ -33,6 +33,7 @@ import traitlets
 
 from think_nb import protocol
 from think_nb.batcher import ChunkBatcher
+from think_nb.errors import UserError
 from think_nb.protocol import UIMessage, UIMessageChunk
 
 if TYPE_CHECKING:
@@ -257,26 +258,27 @@ class ChatPanel(anywidget.AnyWidget):
     def _handle_approval(self, frame: protocol.ToolApproval) -> None:
         call_id = frame["toolCallId"]
         if frame["approved"]:
-            self._call_agent("approve", call_id)
+            self._call_agent(self._agent.approve, call_id)
         else:
-            self._call_agent("deny", call_id, reason=frame.get("reason"))
+            self._call_agent(self._agent.deny, call_id, reason=frame.get("reason"))
 
     def _handle_tool_result(self, frame: protocol.ToolResult) -> None:
         failed = frame.get("state") == protocol.OUTPUT_ERROR
         error_text = (frame.get("errorText") or "The client tool failed.") if failed else None
-        self._call_agent("add_tool_output", frame["toolCallId"], output=frame.get("output"),
+        self._call_agent(self._agent.add_tool_output, frame["toolCallId"], output=frame.get("output"),
                          error_text=error_text)
 
-    def _call_agent(self, method: str, tool_call_id: str, **kw: Any) -> None:
-        """Call ``agent.<method>(tool_call_id, **kw)``; a refusal is logged, never raised."""
+    def _call_agent(self, method: Callable[..., asyncio.Task | None], tool_call_id: str, **kw: Any) -> None:
+        """Call ``method(tool_call_id, **kw)`` (approve / deny / add_tool_output); the agent's
+        refusal (unknown, settled or out-of-order tool call) is logged, never raised."""
         try:
-            result = getattr(self._agent, method)(tool_call_id, **kw)
-        except Exception as exc:  # noqa: BLE001 - unknown / settled / out-of-order tool call
-            _log.warning("ignored %s(%r): %s", method, tool_call_id, exc)
+            task = method(tool_call_id, **kw)
+        except UserError as exc:
+            _log.warning("ignored %s(%r): %s", method.__name__, tool_call_id, exc)
             return
-        if isinstance(result, asyncio.Future):  # the continuation turn it started
-            self._tasks.add(result)
-            result.add_done_callback(self._tasks.discard)
+        if task is not None:  # the continuation turn it started
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def _handle_resume_request(self, probe_id: str | None) -> None:
         if probe_id:

@@ -7,6 +7,8 @@ deltas or `SEGMENT_SECONDS`, and when the turn ends. `record` runs before a chun
 so a replay holds everything a view has been told up to the last flush. A view created
 mid-stream replays a turn with `replay(request_id)` (the unsaved tail is flushed first).
 Rows of finished turns are kept `KEEP_FINISHED_S`, so a view that acks late still gets them.
+`clear()` deletes every row; a turn still running through the clear (it is being cancelled) records
+nothing more, so its last chunks (`abort`) do not bring rows of a cleared conversation back.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class StreamRecorder:
     def __init__(self, streams: StreamStore) -> None:
         self.streams = streams
         self._live: dict[str, _Live] = {}
+        self._cleared: set[str] = set()  # turns that were live when the conversation was cleared
 
     def active(self) -> list[str]:
         """Request ids of the turns streaming now, oldest first."""
@@ -51,6 +54,8 @@ class StreamRecorder:
 
     def record(self, request_id: str, chunk: dict, continuation: bool) -> bool:
         """Record one chunk; returns True when it is the turn's first."""
+        if request_id in self._cleared:
+            return False
         live = self._live.get(request_id)
         first = live is None
         if live is None:
@@ -66,6 +71,7 @@ class StreamRecorder:
 
     def end(self, request_id: str, status: str) -> None:
         """The turn ended: write what is left and its final status."""
+        self._cleared.discard(request_id)
         live = self._live.pop(request_id, None)
         if live is None:
             return
@@ -89,6 +95,7 @@ class StreamRecorder:
 
     def clear(self) -> None:
         """Forget every turn's rows (the conversation was cleared)."""
+        self._cleared.update(self._live)
         self._live.clear()
         self.streams.clear()
 

@@ -1,0 +1,114 @@
+"""Helpers for the panel tests (test_widget.py, test_panel_flows.py), which drive real `Think`
+agents on `ScriptedModel`s through the frames a front end sends (helpers_comm.from_js) and read
+the frames the panel sent back (helpers_comm.custom_msgs)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from helpers_comm import custom_msgs
+
+from think_nb import protocol, tool
+from think_nb.batcher import merge_chunk
+
+
+def user_msg(text: str, id: str = "u1") -> dict:
+    return {"id": id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+USER = user_msg("What is 2 + 40?")
+
+
+def chat_request(request_id: str, message: dict = USER, **extra: Any) -> dict:
+    """The `use_chat_request` frame a panel sends for a new user message."""
+    return {"type": protocol.USE_CHAT_REQUEST, "id": request_id, "messages": [message],
+            "trigger": protocol.SUBMIT_MESSAGE, **extra}
+
+
+def responses(panel: Any, request_id: str | None = None) -> list[dict]:
+    """The `use_chat_response` frames the panel sent (of one turn if `request_id` is given)."""
+    return [m for m in custom_msgs(panel) if m["type"] == protocol.USE_CHAT_RESPONSE
+            and (request_id is None or m["id"] == request_id)]
+
+
+def chunks_of(frames: list[dict]) -> list[dict]:
+    return [c for f in frames for c in f["chunks"]]
+
+
+def streamed_text(frames: list[dict]) -> str:
+    return "".join(c["delta"] for c in chunks_of(frames) if c["type"] == "text-delta")
+
+
+def chunk_types(frames: list[dict]) -> list[str]:
+    """Chunk types across frames, a run of one type counted once (deltas split by flushes)."""
+    types = [c["type"] for c in chunks_of(frames)]
+    return [t for i, t in enumerate(types) if i == 0 or types[i - 1] != t]
+
+
+def merged(chunks: list[dict]) -> list[dict]:
+    """`chunks` with consecutive deltas of one part joined (what a replay or a batch holds)."""
+    out: list[dict] = []
+    for chunk in chunks:
+        merge_chunk(out, chunk)
+    return out
+
+
+def statuses(panel: Any) -> list[str]:
+    """Every value the panel's `status` trait was synced to, in order."""
+    from helpers_comm import state_updates
+
+    return [s["status"] for s in state_updates(panel) if "status" in s]
+
+
+async def until(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> None:
+    """Poll `predicate` (every 2 ms) until it is true; fail after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.002)
+
+
+class Probe:
+    """An agent listener that keeps every chunk of every turn as the engine broadcast it."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[str, list[dict]] = {}
+        self.first_at: float | None = None  # time.monotonic() of the first chunk
+
+    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+        if self.first_at is None:
+            self.first_at = time.monotonic()
+        self.chunks.setdefault(request_id, []).append(chunk)
+
+
+class Holds:
+    """A tool `hold` whose every call waits until the test releases it: it keeps a turn running
+    (streaming, with what streamed so far recorded) at a known point while the test acts."""
+
+    def __init__(self) -> None:
+        self.events: list[asyncio.Event] = []
+        self.released = 0
+
+        @tool
+        async def hold() -> str:
+            """Wait until released."""
+            event = asyncio.Event()
+            self.events.append(event)
+            await event.wait()
+            return "released"
+
+        self.tool = hold
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting now."""
+        return len(self.events) - self.released
+
+    def release(self) -> None:
+        self.events[self.released].set()
+        self.released += 1
