@@ -12,9 +12,9 @@ import logging
 from typing import Any
 
 import pytest
+
 from helpers_comm import custom_msgs, from_js
 from test_widget import USER, FakeAgent, close_text, open_text, responses
-
 from think_nb import protocol
 from think_nb.store import MessageStore, open_database
 from think_nb.stream_buffer import StreamBuffer

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_comm import custom_msgs, from_js, open_state, state_updates
 
+from helpers_comm import custom_msgs, from_js, open_state, state_updates
 from think_nb import protocol, widget
 from think_nb.widget import ChatPanel
 

@@ -37,30 +37,29 @@ from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 __all__ = [
     "CHAT_CLEAR",
     "CHAT_REQUEST_CANCEL",
+    "KERNEL_FRAME_TYPES",
     "MESSAGE_UPDATED",
-    "STREAM_RESUME_ACK",
+    "PANEL_FRAME_TYPES",
     "SESSION",
     "SESSION_SWITCH",
-    "SessionBlock",
-    "SessionFrame",
-    "SessionInfo",
-    "SessionSwitch",
-    "session_frame",
-    "TOOL_APPROVAL",
-    "TOOL_RESULT",
-    "KERNEL_FRAME_TYPES",
-    "PANEL_FRAME_TYPES",
+    "STREAM_RESUME_ACK",
     "STREAM_RESUME_NONE",
     "STREAM_RESUME_REQUEST",
     "STREAM_RESUMING",
+    "TOOL_APPROVAL",
+    "TOOL_RESULT",
     "USE_CHAT_REQUEST",
     "USE_CHAT_RESPONSE",
     "ChatClear",
     "ChatRequestCancel",
     "Frame",
     "KernelFrame",
-    "PanelFrame",
     "MessageUpdated",
+    "PanelFrame",
+    "SessionBlock",
+    "SessionFrame",
+    "SessionInfo",
+    "SessionSwitch",
     "StreamResumeAck",
     "StreamResumeNone",
     "StreamResumeRequest",
@@ -73,6 +72,7 @@ __all__ = [
     "frame_error",
     "message_updated",
     "parse_frame",
+    "session_frame",
     "stream_resume_none",
     "stream_resuming",
     "use_chat_response",
@@ -218,11 +218,17 @@ class StreamResumeNone(TypedDict):
     probeId: NotRequired[str]
 
 
-SessionBlock = TypedDict("SessionBlock", {
-    "label": str, "description": str, "kind": str, "writable": bool, "tokens": int,
-    "max_tokens": "int | None", "percent_used": "float | None", "content": str,
-})
-"""One context block as ``ContextBlock.as_dict()`` gives it (the DataFrame's row)."""
+class SessionBlock(TypedDict):
+    """One context block as ``ContextBlock.as_dict()`` gives it (the DataFrame's row)."""
+
+    label: str
+    description: str
+    kind: str
+    writable: bool
+    tokens: int
+    max_tokens: int | None
+    percent_used: float | None
+    content: str
 
 
 class SessionInfo(TypedDict):

@@ -12,7 +12,6 @@ import json
 import textwrap
 
 from harness import FakeFrontend
-
 from think_nb import protocol
 
 SETUP = textwrap.dedent(

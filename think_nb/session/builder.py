@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from think_nb.errors import UserError
-from think_nb.session import compaction, skills as skills_mod
+from think_nb.session import compaction
+from think_nb.session import skills as skills_mod
 from think_nb.session.blocks import ContextBlock, render_prompt
 from think_nb.session.providers import SqliteBlockProvider, SqliteSearchProvider, provider_kind
 from think_nb.session.search import search_messages
@@ -254,12 +255,17 @@ class Session:
         ids = [p["toolCallId"] for m in self.agent._messages for p in m.get("parts", [])
                if p.get("type") == "tool-load_context" and p.get("input") == {"label": label, "key": key}]
         store = self.agent._store
-        store.set_state(UNLOADED, sorted(set(store.get_state(UNLOADED, []) or []) | set(ids)))
+        store.set_state(UNLOADED, sorted(self._unloaded_ids() | set(ids)))
         self._rewrite_unloaded()
         self._skill_state.get("loaded", set()).discard((label, key))
 
+    def _unloaded_ids(self) -> set[str]:
+        """The tool call ids `unload_context` hid (agent state, a JSON list)."""
+        stored = self.agent._store.get_state(UNLOADED, [])
+        return {str(i) for i in stored} if isinstance(stored, list) else set()
+
     def _rewrite_unloaded(self) -> None:
-        unloaded = set(self.agent._store.get_state(UNLOADED, []) or [])
+        unloaded = self._unloaded_ids()
         if not unloaded:
             return
         for n, message in enumerate(self.agent._messages):
@@ -443,7 +449,7 @@ class Session:
         for fn in listeners:
             try:
                 fn(state)
-            except Exception:  # noqa: BLE001 - one broken view must not break a write
+            except Exception:
                 log.exception("on_session listener failed")
 
     # -- internals -------------------------------------------------------------------------
@@ -509,4 +515,4 @@ def _close(value: Any) -> None:
         value.close()
 
 
-__all__ = ["Session", "SYNTHETIC_PREFIX"]
+__all__ = ["SYNTHETIC_PREFIX", "Session"]

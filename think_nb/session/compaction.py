@@ -87,7 +87,9 @@ def store_overlay(db: Database, conversation_key: str, summary: str, from_id: st
         cursor = conn.execute("INSERT INTO compactions (conversation_key, summary, from_id, to_id, tokens_before, "
                               "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                               (conversation_key, summary, from_id, to_id, tokens_before, now))
-    return Overlay(cursor.lastrowid, summary, from_id, to_id, tokens_before, now)
+    row_id = cursor.lastrowid
+    assert row_id is not None, "sqlite sets lastrowid after an INSERT"
+    return Overlay(row_id, summary, from_id, to_id, tokens_before, now)
 
 
 def apply_overlays(messages: list[dict], overlays: list[Overlay]) -> list[dict]:

@@ -107,7 +107,7 @@ def from_function(fn: Callable, *, name: str | None = None, description: str | N
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     params = {p.arg_name: p.description for p in doc.params}
     fields, problems = _fields(fn, params)
-    tool_name = name or getattr(fn, "__name__", "")
+    tool_name = name or str(getattr(fn, "__name__", ""))
     if not tool_name.replace("_", "").replace("-", "").isalnum() or len(tool_name) > 64:
         problems.append(f"tool name {tool_name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$; pass name=...")
     if problems:
