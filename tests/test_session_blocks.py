@@ -3,6 +3,8 @@ real turns on scripted models: what the model received is asserted from `Scripte
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dirty_equals import IsStr
 
 from think_nb import Think
@@ -34,7 +36,7 @@ class AsyncWritable:
 class Catalog:
     """A skill provider: catalogue plus load(key)."""
 
-    docs = {"pandas": "Use df.groupby(...).agg(...).", "sql": "Prefer window functions."}
+    docs: ClassVar[dict[str, str]] = {"pandas": "Use df.groupby(...).agg(...).", "sql": "Prefer window functions."}
 
     def get(self) -> str:
         return "\n".join(f"- {k}" for k in self.docs)

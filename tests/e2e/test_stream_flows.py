@@ -21,7 +21,7 @@ WORDS = "".join(f"w{i} " for i in range(300))  # ~1,500 characters
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_stop_mid_stream_keeps_the_partial_reply(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, f'agent = bot([[S.text({WORDS!r}, chunk_size=2)]], delay=0.02)\nagent.panel()')
+    _, panel = open_panel(notebook, f'agent = bot([[S.text({WORDS!r}, chunk_size=2)]], delay=0.02)\nagent.panel()')
     send(panel, "Count slowly")
     expect(last_text(panel)).to_contain_text("w20 ", timeout=TURN_MS)
     panel.locator("button.think-stop").click()
@@ -45,7 +45,7 @@ def test_clear_empties_every_view(notebook, app: str) -> None:
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_regenerate_replaces_the_reply_with_a_sibling(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
                                        'agent.panel()')
     send(panel, "Answer me")
     expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)

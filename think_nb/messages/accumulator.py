@@ -10,6 +10,7 @@ The panel's reducer (js/src/state.ts) applies the same rules.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from typing import Any
@@ -103,10 +104,8 @@ class MessageAccumulator:
             return
         raw = self._raw_input.get(chunk["toolCallId"], "") + chunk.get("inputTextDelta", "")
         self._raw_input[chunk["toolCallId"]] = raw
-        try:
+        with contextlib.suppress(ValueError):  # partial JSON: keep the last parsable input
             part["input"] = json.loads(raw)
-        except ValueError:
-            pass  # partial JSON: keep the last parsable input
 
     def _tool_input_available(self, chunk: dict) -> None:
         part = self._tool_part(chunk)

@@ -442,7 +442,7 @@ class Session:
 
     def emit_status(self, error: str | None = None) -> None:
         """Send `status()` to every listener of the agent that has `on_session(state)` (panels)."""
-        listeners = [fn for fn in (getattr(l, "on_session", None) for l in list(self.agent._listeners)) if fn]
+        listeners = [fn for fn in (getattr(x, "on_session", None) for x in list(self.agent._listeners)) if fn]
         if not listeners:
             return
         state = self.status(error)
