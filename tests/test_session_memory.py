@@ -198,7 +198,8 @@ async def test_skills_catalogue_activation_and_resources(tmp_path) -> None:
                  S.tool_call("activate_skill", {"name": "nope"})],
                 [S.text("done")]])
     agent = make(script, get_skills=lambda self: [SkillDirectory(tmp_path / "skills"),
-                                                  Skill("csv-cleaning", "shadowed", "x"), Skill("sql", "SQL tips", "y")])
+                                                  Skill("csv-cleaning", "shadowed", "x"),
+                                                  Skill("sql", "SQL tips", "y")])
     await agent.send("clean my csv")
     system = script.requests[0]["messages"][0]["content"]
     assert system.endswith("SKILLS (Skills you can activate) [readonly]\n" + "═" * 46 + "\n"
@@ -240,7 +241,8 @@ async def test_sessions_create_switch_rename_fork_delete() -> None:
     df = agent.sessions()
     assert list(df.columns) == ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
                                 "created_at", "updated_at"]
-    assert df[["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id"]].to_dict("records") == [
+    columns = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id"]
+    assert df[columns].to_dict("records") == [
         {"id": "", "name": "default", "active": False, "messages": 4, "parent_session_id": None,
          "forked_from_message_id": None},
         {"id": work, "name": "job", "active": False, "messages": 2, "parent_session_id": None,

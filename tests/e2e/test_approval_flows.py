@@ -65,9 +65,9 @@ def test_predicate_approval_asks_only_for_absolute_paths(notebook, app: str) -> 
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_client_tools_run_in_the_browser_in_parallel_and_one_fails(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("time_zone", {}), S.tool_call("page_title", {"tz": "x"}), '
-                                       'S.tool_call("selection", {})], [S.text("Got the browser facts.")]])\n'
-                                       'agent.panel()')
+    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("time_zone", {}), '
+                                       'S.tool_call("page_title", {"tz": "x"}), S.tool_call("selection", {})], '
+                                       '[S.text("Got the browser facts.")]])\nagent.panel()')
     send(panel, "Where am I?")
     expect(last_text(panel)).to_have_text("Got the browser facts.", timeout=TURN_MS)
     tz = panel.locator(".think-tool[data-tool-name=time_zone]")

@@ -49,7 +49,8 @@ def search_messages(db: Database, conversation_keys: list[str], query: str, limi
     if not match or not conversation_keys:
         return []
     keys = ", ".join(f":k{n}" for n in range(len(conversation_keys)))
-    params = {"match": match, "limit": int(limit), "window": RANK_WINDOW, **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
+    params = {"match": match, "limit": int(limit), "window": RANK_WINDOW,
+              **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
     try:
         rows = db.read(_SQL.format(keys=keys), params)
     except sqlite3.OperationalError:  # a query FTS5 cannot parse
