@@ -30,10 +30,11 @@ def scripted_agent(script: ScriptedModel, tools: list | None = None, name: str =
     return cls(name)
 
 
-async def eventually(condition: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
+async def eventually(condition: Callable[[], object], timeout: float = 60.0, what: str = "") -> None:
     """Wait until `condition()` is true, checking every few milliseconds (other tasks run in
     between); fail after `timeout` seconds. For what no event or future announces: text that
-    has streamed, a file another process writes."""
+    has streamed, a file another process writes. The timeout only bounds a failure: the
+    process's first turn imports litellm first (6 s here, more on a loaded machine)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
