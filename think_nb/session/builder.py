@@ -449,7 +449,7 @@ class Session:
         for fn in listeners:
             try:
                 fn(state)
-            except Exception:
+            except Exception:  # one broken view must not break a write (logged, so not blind)
                 log.exception("on_session listener failed")
 
     # -- internals -------------------------------------------------------------------------
