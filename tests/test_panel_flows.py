@@ -7,12 +7,12 @@ SQLite store so the stream buffer is the one users get.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
 import pytest
 
+from agents import eventually
 from helpers_comm import custom_msgs, from_js
 from test_widget import USER, FakeAgent, close_text, open_text, responses
 from think_nb import protocol
@@ -207,7 +207,7 @@ async def test_regenerate_calls_the_agent_and_ends_the_panel_request(
     from_js(a, {"type": protocol.USE_CHAT_REQUEST, "id": "rg", "messages": [USER],
                 "trigger": protocol.REGENERATE_MESSAGE})
     await next(iter(a._tasks))
-    await asyncio.sleep(0)  # the status is recomputed on the next loop iteration
+    await eventually(lambda: a.status == "ready", what="the status is recomputed (on a later loop iteration)")
     assert agent.calls == [("regenerate", "rg")]
     assert responses(a)[-1] == protocol.use_chat_response("rg", [], done=True)
     assert a.status == "ready"
@@ -252,6 +252,6 @@ async def test_step_mode_pause_shows_in_every_panel(recording_comm: Any, tmp_pat
     assert event.hook == "before_turn"
     assert (a.status, a.paused_at, b.status, b.paused_at) == ("paused", "before_turn", "paused", "before_turn")
     assert stepper.run().status == "completed"
-    await asyncio.sleep(0)
+    await eventually(lambda: a.status == "ready", what="the panels see the turn end")
     assert (a.status, a.paused_at) == ("ready", "")
     assert [m["role"] for m in a.messages] == ["user", "assistant"]
