@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -26,12 +25,16 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from think_nb import Think  # noqa: E402
-from think_nb.store import AgentStore, open_database  # noqa: E402
+from think_nb import Think
+from think_nb.store import AgentStore, open_database
 
-WORDS = ("fox dog cat tundra canid rodent berry river mountain python sqlite notebook kernel panel token "
-         "summary memory context session search index query model agent tool result error stream chunk "
-         "apple banana cherry delta echo foxtrot golf hotel india juliet kilo lima mike november oscar").split()
+WORDS = [
+    "fox", "dog", "cat", "tundra", "canid", "rodent", "berry", "river", "mountain", "python", "sqlite",
+    "notebook", "kernel", "panel", "token", "summary", "memory", "context", "session", "search", "index",
+    "query", "model", "agent", "tool", "result", "error", "stream", "chunk", "apple", "banana", "cherry",
+    "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november",
+    "oscar",
+]
 
 
 def fill(db_path: Path, agent_key: str, n: int, seed: int = 1) -> None:

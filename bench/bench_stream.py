@@ -21,12 +21,12 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import comm  # noqa: E402
-from comm.base_comm import BaseComm  # noqa: E402
+import comm
+from comm.base_comm import BaseComm
 
-from think_nb import Think  # noqa: E402
-from think_nb.models.litellm_env import get_litellm  # noqa: E402
-from think_nb.testing import ScriptedModel  # noqa: E402
+from think_nb import Think
+from think_nb.models.litellm_env import get_litellm
+from think_nb.testing import ScriptedModel
 
 
 class CountingComm(BaseComm):
@@ -34,7 +34,7 @@ class CountingComm(BaseComm):
 
     frames = 0
 
-    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):  # noqa: ANN001, ANN003
+    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
         CountingComm.frames += 1
 
 

@@ -18,7 +18,7 @@ override (sync or `async`):
 
 | hook | when | may return |
 |---|---|---|
-| `before_turn(ctx)` | once, before the first model call | a `TurnConfig`: model, prompt, messages, tools for this turn |
+| `before_turn(ctx)` | once, before the first model call | a `TurnConfig`: model, prompt, messages, tools of the turn |
 | `on_chunk(chunk)` | every streamed piece of the reply | (observation only) |
 | `before_tool_call(ctx)` | before each tool runs | `ToolCallDecision.allow / block / substitute` |
 | `after_tool_call(ctx)` | after each tool call, with its output or error and time | |
@@ -213,7 +213,7 @@ transcript records what happened (the `add` call's output is 41):"""),
     new_code_cell('''print(step_script.requests[0]["messages"][0])
 print([m for m in step_script.requests[1]["messages"] if m["role"] == "tool"])
 calc.tool_calls_df()[["tool_name", "input", "output"]]'''),
-    new_markdown_cell("""`stepper.cancel()` aborts a stepped turn instead (status `aborted`, the partial reply kept):"""),
+    new_markdown_cell("`stepper.cancel()` aborts a stepped turn instead (status `aborted`, the partial reply kept):"),
     new_code_cell('''step_script.steps.append([S.text("never sent")])
 stepper = calc.step("One more?")
 print(stepper.next())

@@ -89,7 +89,7 @@ ada.tool_calls_df()[["tool_name", "input", "output"]]'''),
     new_code_cell('''set_context = script.requests[0]["tools"][0]["function"]
 print(set_context["description"])
 set_context["parameters"]["properties"]["label"]'''),
-    new_code_cell("ada.context_blocks()[[\"label\", \"kind\", \"tokens\", \"max_tokens\", \"percent_used\", \"content\"]]"),
+    new_code_cell('ada.context_blocks()[["label", "kind", "tokens", "max_tokens", "percent_used", "content"]]'),
     new_markdown_cell("""The write is stored at once. In think_nb the prompt is rendered at the start of **every** turn,
 so the very next turn's system prompt contains it (Think freezes the prompt instead, for hosted
 models' prompt caches: `session.freeze_prompt()` gives you that behaviour). Next turn:"""),

@@ -184,7 +184,9 @@ class Writer(Think):
         print(f"on_chat_response: {result.status}, {result.request_id}")
         text = result.message["parts"][-1].get("text", "") if result.message else ""
         if result.status == "completed" and text.startswith("DRAFT"):
-            await self.save_messages(lambda messages: [user_message(f"Review your draft ({len(messages)} messages so far).")])
+            def review(messages):
+                return [user_message(f"Review your draft ({len(messages)} messages so far).")]
+            await self.save_messages(review)
 
 
 writer = lead.sub_agent(Writer, "w1")

@@ -1,4 +1,8 @@
-"""Small helpers shared by the turn-engine tests: scripted agents and transcript matchers."""
+"""Small helpers shared by the turn-engine tests: scripted agents, transcript matchers, and
+`eventually` to wait for a condition instead of a fixed sleep."""
+
+import asyncio
+from collections.abc import Callable
 
 from dirty_equals import IsStr
 
@@ -24,6 +28,24 @@ def scripted_agent(script: ScriptedModel, tools: list | None = None, name: str =
     cls = type("Scripted", (base,), {"get_model": lambda self: script.model,
                                      "get_tools": lambda self: tools if tools is not None else [add, mul], **attrs})
     return cls(name)
+
+
+async def eventually(condition: Callable[[], object], timeout: float = 60.0, what: str = "") -> None:
+    """Wait until `condition()` is true, checking every few milliseconds (other tasks run in
+    between); fail after `timeout` seconds. For what no event or future announces: text that
+    has streamed, a file another process writes. The timeout only bounds a failure: the
+    process's first turn imports litellm first (6 s here, more on a loaded machine)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"not true after {timeout} s: {what or condition}")
+        await asyncio.sleep(0.005)
+
+
+def streamed(chunks: list) -> Callable[[object, dict], None]:
+    """An `on_chunk` hook that records each chunk's type in `chunks`."""
+    return lambda self, chunk: chunks.append(chunk["type"])
 
 
 def user(text: str) -> dict:

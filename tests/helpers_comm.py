@@ -21,7 +21,7 @@ class RecordingComm(BaseComm):
         self.sent: list[tuple[str, dict | None, list | None]] = []
         super().__init__(*args, **kwargs)
 
-    def publish_msg(  # noqa: D102 - BaseComm's contract
+    def publish_msg(  # BaseComm's contract
         self,
         msg_type: str,
         data: dict | None = None,

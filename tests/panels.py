@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 from helpers_comm import custom_msgs
-
 from think_nb import protocol, tool
 from think_nb.batcher import merge_chunk
 

@@ -2,17 +2,18 @@
 
 import asyncio
 
-from agents import scripted_agent, texts
+from agents import eventually, scripted_agent, streamed, texts
 from think_nb.testing import ScriptedModel as S
 
 
 async def three_overlapping(policy, delay: float = 0.01):
     script = S([[S.text("reply-1", chunk_size=1)], [S.text("reply-2")], [S.text("reply-3")]], delay=delay)
     responses = []
-    agent = scripted_agent(script, name=str(policy), message_concurrency=policy,
+    chunks: list[str] = []
+    agent = scripted_agent(script, name=str(policy), message_concurrency=policy, on_chunk=streamed(chunks),
                            on_chat_response=lambda self, r: responses.append(r.status))
     tasks = [agent.submit("m1")]
-    await asyncio.sleep(0.02)  # m1 is streaming when m2 and m3 arrive
+    await eventually(lambda: "text-delta" in chunks, what="m1 streams")  # when m2 and m3 arrive
     tasks += [agent.submit("m2"), agent.submit("m3")]
     results = await asyncio.gather(*tasks)
     await agent.wait_until_stable(timeout=5)
@@ -20,7 +21,7 @@ async def three_overlapping(policy, delay: float = 0.01):
 
 
 async def test_queue_runs_every_submission_in_order() -> None:
-    agent, script, statuses, responses = await three_overlapping("queue")
+    agent, _, statuses, responses = await three_overlapping("queue")
     assert statuses == responses == ["completed"] * 3
     assert texts(agent) == [("user", "m1"), ("assistant", "reply-1"), ("user", "m2"), ("assistant", "reply-2"),
                             ("user", "m3"), ("assistant", "reply-3")]
@@ -37,7 +38,7 @@ async def test_latest_and_merge_answer_all_overlapping_messages_in_one_turn() ->
 
 
 async def test_drop_rejects_overlapping_submissions_without_storing_them() -> None:
-    agent, script, statuses, responses = await three_overlapping("drop")
+    agent, _, statuses, responses = await three_overlapping("drop")
     assert statuses == ["completed", "skipped", "skipped"]
     assert responses == ["completed"]
     assert texts(agent) == [("user", "m1"), ("assistant", "reply-1")]
@@ -50,7 +51,7 @@ async def test_debounce_waits_after_the_last_overlapping_submission() -> None:
     first = agent.submit("m1")
     await asyncio.sleep(0)
     second = agent.submit("m2")
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.1)  # a gap shorter than debounce_ms between the overlapping submissions
     third = agent.submit("m3")
     sent_third = loop.time()
     results = await asyncio.gather(first, second, third)
@@ -70,9 +71,10 @@ async def test_programmatic_turns_are_never_merged_or_dropped() -> None:
 
 async def test_clear_skips_queued_turns() -> None:
     script = S([[S.text("x" * 50, chunk_size=1)], [S.text("never")]], delay=0.01)
-    agent = scripted_agent(script)
+    chunks: list[str] = []
+    agent = scripted_agent(script, on_chunk=streamed(chunks))
     first, second = agent.submit("a"), agent.submit("b")
-    await asyncio.sleep(0.1)
+    await eventually(lambda: "text-delta" in chunks, what="the first turn streams")
     agent.clear_messages()
     assert [r.status for r in await asyncio.gather(first, second)] == ["aborted", "skipped"]
     assert agent.messages == [] and len(script.requests) == 1

@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 from helpers_comm import custom_msgs, from_js
-
 from think_nb import Think, protocol
 from think_nb.testing import ScriptedModel as S
 from think_nb.widget import ChatPanel

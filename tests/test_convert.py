@@ -12,7 +12,7 @@ def test_steps_become_assistant_and_tool_messages() -> None:
         {"type": "step-start"},
         {"type": "text", "text": "It is 2.", "state": "done"},
     ]}
-    assert to_model_messages([user_message("1+1?", id="u")] + [assistant], "Be brief.") == [
+    assert to_model_messages([user_message("1+1?", id="u"), assistant], "Be brief.") == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "1+1?"},
         {"role": "assistant", "content": "Adding.", "tool_calls": [

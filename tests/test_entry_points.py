@@ -1,16 +1,14 @@
 """Programmatic turns: save_messages, continue_last_turn, regenerate, abort, stability, config, repair."""
 
 import asyncio
-import os
-import signal
+import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from dirty_equals import IsStr
 
-from agents import scripted_agent, texts, user
+from agents import eventually, scripted_agent, streamed, texts, user
 from think_nb import AbortController, Think, tool
 from think_nb.testing import ScriptedModel as S
 
@@ -36,10 +34,11 @@ async def test_save_messages_statuses() -> None:
 
 async def test_signal_aborts_mid_stream_and_keeps_the_partial() -> None:
     script = S([[S.text("abcdefghijklmnopqrstuvwxyz" * 4, chunk_size=1)]], delay=0.01)
-    agent = scripted_agent(script)
+    chunks: list[str] = []
+    agent = scripted_agent(script, on_chunk=streamed(chunks))
     controller = AbortController()
     task = asyncio.ensure_future(agent.save_messages([msg("go")], signal=controller.signal))
-    await asyncio.sleep(0.3)
+    await eventually(lambda: chunks.count("text-delta") >= 5, what="5 deltas streamed")
     controller.abort("enough")
     result = await task
     assert result.status == "aborted"
@@ -118,9 +117,10 @@ async def test_regenerate_adds_a_sibling_branch_and_keeps_the_old_reply() -> Non
 
 async def test_abort_all_requests_and_wait_until_stable() -> None:
     script = S([[S.text("x" * 100, chunk_size=1)], [S.text("y")]], delay=0.01)
-    agent = scripted_agent(script)
+    chunks: list[str] = []
+    agent = scripted_agent(script, on_chunk=streamed(chunks))
     first, second = agent.submit("a"), agent.submit("b")
-    await asyncio.sleep(0.2)
+    await eventually(lambda: "text-delta" in chunks, what="the first turn streams")
     agent.abort_all_requests()
     assert [r.status for r in await asyncio.gather(first, second)] == ["aborted", "aborted"]
     assert await agent.wait_until_stable(timeout=1) is True
@@ -143,7 +143,7 @@ async def test_pending_approval_counts_as_pending_interaction() -> None:
     assert await agent.wait_until_stable(timeout=0.2) is False
 
 
-async def test_config_survives_a_new_process(tmp_path: Path) -> None:
+def test_config_survives_a_new_process(tmp_path: Path) -> None:
     db = tmp_path / "cfg.sqlite"
     code = ("from think_nb import Think\nclass A(Think): pass\n"
             f"a = A('x', db={str(db)!r})\nprint(a.get_config())\na.configure({{'tone': 'dry', 'n': 3}})\n")
@@ -177,12 +177,10 @@ class Worker(Think):
     def get_tools(self): return [slow]
 Worker("w", db={str(db)!r}).run("go")
 """
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    deadline = time.time() + 60
-    while not marker.exists() and time.time() < deadline:
-        await asyncio.sleep(0.1)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+    await eventually(marker.exists, timeout=60, what="the tool started in the child process")
+    proc.kill()
+    await proc.wait()
 
     script = S([[S.text("Recovered.")]])
 
@@ -229,20 +227,18 @@ agent = Streamer("s", db={str(db)!r})
 panel = agent.panel()  # a view: its stream buffer records the chunks in SQLite
 agent.run("go")
 """
-    proc = subprocess.Popen([sys.executable, "-c", code])
-    import sqlite3
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
 
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        await asyncio.sleep(0.2)
+    def buffered_segments() -> int:
         try:
             with sqlite3.connect(db) as conn:
-                if conn.execute("SELECT count(*) FROM stream_chunks").fetchone()[0] >= 3:
-                    break
-        except sqlite3.Error:
-            pass
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+                return conn.execute("SELECT count(*) FROM stream_chunks").fetchone()[0]
+        except sqlite3.Error:  # not created yet
+            return 0
+
+    await eventually(lambda: buffered_segments() >= 3, timeout=60, what="3 buffered stream segments")
+    proc.kill()
+    await proc.wait()
 
     class Streamer(Think):
         pass

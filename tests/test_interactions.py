@@ -131,7 +131,8 @@ async def test_client_tool_round_trip_with_two_parallel_calls_and_a_failure() ->
     script = S([[S.tool_call("time_zone", {}), S.tool_call("selection", {})], [S.text("You are in Paris time.")]])
     agent = scripted_agent(script, tools=[tz, sel])
     assert agent.client_tool_specs() == [
-        {"name": "time_zone", "description": "The user's time zone.", "parameters": {"type": "object", "properties": {}},
+        {"name": "time_zone", "description": "The user's time zone.",
+         "parameters": {"type": "object", "properties": {}},
          "js": "return Intl.DateTimeFormat().resolvedOptions().timeZone;"},
         {"name": "selection", "description": "The page selection.", "parameters": {"type": "object", "properties": {}},
          "js": "return String(window.getSelection());"}]
@@ -172,8 +173,9 @@ async def test_a_client_result_arriving_mid_turn_continues_once_the_turn_ends() 
 async def test_panel_registered_client_tools_are_offered_and_remembered() -> None:
     script = S([[S.text("a")], [S.text("b")]])
     agent = scripted_agent(script, tools=[])
-    await agent.submit("hi", client_tools=[{"name": "copy", "description": "Copy to clipboard",
-                                            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}])
+    copy = {"name": "copy", "description": "Copy to clipboard",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
+    await agent.submit("hi", client_tools=[copy])
     assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["copy"]
     await agent.continue_last_turn()  # continuations reuse the last request's client tools
     assert [t["function"]["name"] for t in script.requests[1]["tools"]] == ["copy"]

@@ -37,8 +37,8 @@ def test_unknown_agent_and_bad_option_get_one_line_naming_the_fix(ip, capsys) ->
     ip.run_line_magic("think", "Nope")
     ip.run_line_magic("think", "default --colour red")
     assert capsys.readouterr().out.splitlines() == [
-        "think: No agent named 'Nope' in this notebook: define `class Nope(Think): ...` (or `Nope = Think(...)`) "
-        "first, or use `%think default`.",
+        ("think: No agent named 'Nope' in this notebook: define `class Nope(Think): ...` (or `Nope = Think(...)`) "
+         "first, or use `%think default`."),
         "think: unrecognized arguments: --colour red. See `%think --help`."]
 
 

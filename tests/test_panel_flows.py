@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 import pytest
+
 from agents import scripted_agent
 from helpers_comm import custom_msgs, from_js
 from panels import (
@@ -27,7 +28,6 @@ from panels import (
     until,
     user_msg,
 )
-
 from think_nb import client_tool, protocol, tool
 from think_nb.testing import ScriptedModel as S
 from think_nb.widget import ChatPanel

@@ -104,9 +104,9 @@ def spec_file() -> dict:
 def test_frame_constants_are_the_specs_frame_types() -> None:
     frames = spec_file()["frames"]
     assert {name: getattr(protocol, name) for name in frames} == frames
-    assert protocol.PANEL_FRAME_TYPES == {frames[n] for n in spec_file()["panel_frames"]}
-    assert protocol.KERNEL_FRAME_TYPES == {frames[n] for n in spec_file()["kernel_frames"]}
-    assert protocol.PANEL_FRAME_TYPES | protocol.KERNEL_FRAME_TYPES == set(frames.values())
+    assert {frames[n] for n in spec_file()["panel_frames"]} == protocol.PANEL_FRAME_TYPES
+    assert {frames[n] for n in spec_file()["kernel_frames"]} == protocol.KERNEL_FRAME_TYPES
+    assert set(frames.values()) == protocol.PANEL_FRAME_TYPES | protocol.KERNEL_FRAME_TYPES
 
 
 def test_every_frame_typeddict_names_a_spec_frame_type() -> None:
@@ -123,12 +123,13 @@ def test_statuses_come_from_the_spec_and_the_view_hub_uses_only_them() -> None:
 
     from think_nb.hub import ViewHub
 
-    assert protocol.STATUSES == tuple(spec_file()["statuses"])
+    assert tuple(spec_file()["statuses"]) == protocol.STATUSES
     returned: set[str] = set()
     for method in (ViewHub._compute_status, ViewHub._waiting_for_user):
         tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
         for ret in (n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None):
-            returned |= {c.value for c in ast.walk(ret.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            returned |= {c.value for c in ast.walk(ret.value)
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str)}
     assert {"ready", "streaming", "paused", "awaiting-approval"} <= returned  # the walk found the literals
     assert returned <= set(protocol.STATUSES), returned - set(protocol.STATUSES)
 
@@ -140,5 +141,5 @@ def test_the_chat_panels_synced_traits_are_the_specs_traits() -> None:
 
     own = set(ChatPanel.class_traits(sync=True)) - set(anywidget.AnyWidget.class_traits(sync=True))
     assert own == set(protocol.TRAITS)
-    assert protocol.TRAITS == tuple(spec_file()["traits"].values())
+    assert tuple(spec_file()["traits"].values()) == protocol.TRAITS
 

@@ -3,6 +3,8 @@ real turns on scripted models: what the model received is asserted from `Scripte
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dirty_equals import IsStr
 
 from think_nb import Think
@@ -34,7 +36,7 @@ class AsyncWritable:
 class Catalog:
     """A skill provider: catalogue plus load(key)."""
 
-    docs = {"pandas": "Use df.groupby(...).agg(...).", "sql": "Prefer window functions."}
+    docs: ClassVar[dict[str, str]] = {"pandas": "Use df.groupby(...).agg(...).", "sql": "Prefer window functions."}
 
     def get(self) -> str:
         return "\n".join(f"- {k}" for k in self.docs)
@@ -108,7 +110,8 @@ async def test_set_context_replace_append_and_the_next_turn_sees_it_live() -> No
     await agent.send("I like tea and live in Oslo.")
     tokens = agent.session.get_context_block("memory").tokens
     assert tool_output(agent, "set_context", 0) == "Written to memory. Usage: 8% (4/50 tokens)"
-    assert tool_output(agent, "set_context", 1) == f"Written to memory. Usage: {100 * tokens / 50:g}% ({tokens}/50 tokens)"
+    assert tool_output(agent, "set_context", 1) == (
+        f"Written to memory. Usage: {100 * tokens / 50:g}% ({tokens}/50 tokens)")
     # within the turn the prompt does not change; the next turn's prompt has the new content
     assert system_of(script.requests[2]) == system_of(script.requests[0])
     await agent.send("Hi")
@@ -159,7 +162,8 @@ async def test_load_unload_and_search_context() -> None:
         [S.text("done")],
         [S.text("next")],
     ])
-    agent = make(script, lambda self, s: s.with_context("docs", provider=Catalog()).with_context("facts", provider=Finder()))
+    agent = make(script, lambda self, s: s.with_context("docs", provider=Catalog())
+                                          .with_context("facts", provider=Finder()))
     await agent.send("look things up")
     assert tool_output(agent, "load_context", 1) == "Not found: nope"
     assert tool_output(agent, "search_context", 0) == "[capital-fr]\nParis is the capital of France."

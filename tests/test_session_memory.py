@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 from dirty_equals import IsStr
 
@@ -76,7 +75,7 @@ async def test_history_search_tool_searches_every_session() -> None:
     agent.create_session("second")
     script.steps += [[S.tool_call("session_search", {"query": "dog called"})], [S.text("Rex.")]]
     await agent.send("What is my dog called?")
-    output = [p for p in agent.messages[1]["parts"] if p["type"] == "tool-session_search"][0]["output"]
+    output = next(p for p in agent.messages[1]["parts"] if p["type"] == "tool-session_search")["output"]
     assert output.startswith("[ user msg_") or "My dog is called Rex" in output
     assert "My dog is called Rex" in output and "What is my dog called?" in output
 
@@ -113,8 +112,8 @@ async def test_compaction_summarises_with_the_agents_model_keeps_originals_and_o
     # overlay applied when the history is read: head, synthetic summary, tail
     history = agent.session.history()
     end = [m["id"] for m in originals].index(result["to_message_id"])
-    assert history == originals[:3] + [{"id": "compaction_1", "role": "assistant",
-                                        "parts": [{"type": "text", "text": "## Topic\nTopics 0-3."}]}] + originals[end + 1:]
+    summary = {"id": "compaction_1", "role": "assistant", "parts": [{"type": "text", "text": "## Topic\nTopics 0-3."}]}
+    assert history == [*originals[:3], summary, *originals[end + 1:]]
     assert len(originals) - end - 1 >= 2
     # and the next turn's model request carries it
     script.steps.append([S.text("ok")])
@@ -199,7 +198,8 @@ async def test_skills_catalogue_activation_and_resources(tmp_path) -> None:
                  S.tool_call("activate_skill", {"name": "nope"})],
                 [S.text("done")]])
     agent = make(script, get_skills=lambda self: [SkillDirectory(tmp_path / "skills"),
-                                                  Skill("csv-cleaning", "shadowed", "x"), Skill("sql", "SQL tips", "y")])
+                                                  Skill("csv-cleaning", "shadowed", "x"),
+                                                  Skill("sql", "SQL tips", "y")])
     await agent.send("clean my csv")
     system = script.requests[0]["messages"][0]["content"]
     assert system.endswith("SKILLS (Skills you can activate) [readonly]\n" + "═" * 46 + "\n"
@@ -207,8 +207,8 @@ async def test_skills_catalogue_activation_and_resources(tmp_path) -> None:
                            "proceeding.\n- csv-cleaning: Clean messy CSV files.\n- sql: SQL tips")
     assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["activate_skill", "read_skill_resource"]
     outputs = [p.get("output") for p in agent.messages[1]["parts"] if p["type"].startswith("tool-")]
-    assert outputs == ["# Skill: csv-cleaning\n\nUse pandas.read_csv(on_bad_lines='skip').\n\n"
-                       "Resources (read_skill_resource):\n- example.py",
+    assert outputs == [("# Skill: csv-cleaning\n\nUse pandas.read_csv(on_bad_lines='skip').\n\n"
+                        "Resources (read_skill_resource):\n- example.py"),
                        "import pandas as pd\n", "Error: no skill named 'nope'. Available: csv-cleaning, sql."]
 
 
@@ -241,7 +241,8 @@ async def test_sessions_create_switch_rename_fork_delete() -> None:
     df = agent.sessions()
     assert list(df.columns) == ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
                                 "created_at", "updated_at"]
-    assert df[["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id"]].to_dict("records") == [
+    columns = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id"]
+    assert df[columns].to_dict("records") == [
         {"id": "", "name": "default", "active": False, "messages": 4, "parent_session_id": None,
          "forked_from_message_id": None},
         {"id": work, "name": "job", "active": False, "messages": 2, "parent_session_id": None,

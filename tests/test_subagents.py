@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from agents import scripted_agent, texts
+from agents import eventually, scripted_agent, texts
 from think_nb import Think
 from think_nb.testing import ScriptedModel as S
 
@@ -55,7 +55,7 @@ async def test_cancel_chat_mid_stream_and_unknown_ids_are_a_no_op() -> None:
     callback = Callback()
     agent.cancel_chat("req_unknown", "nothing")  # no-op
     task = asyncio.ensure_future(agent.chat("go", callback))
-    await asyncio.sleep(0.2)
+    await eventually(lambda: ("event", "text-delta") in callback.calls, what="the chat streams")
     agent.cancel_chat(callback.calls[0][1]["request_id"], "stop")
     result = await task
     assert result.status == "aborted"
@@ -73,8 +73,8 @@ class Researcher(Think):
         return "You research."
 
 
-def lead_class(parent_script: S, child_name: str) -> type:
-    """A parent agent whose `research` tool delegates to the `Researcher` sub-agent `child_name`."""
+def lead_class(parent_script: S, child_name: str, child: type = Researcher) -> type:
+    """A parent agent whose `research` tool delegates to the `child` sub-agent `child_name`."""
 
     class Lead(Think):
         def get_model(self):
@@ -85,7 +85,7 @@ def lead_class(parent_script: S, child_name: str) -> type:
 
         async def research(self, question: str) -> str:
             """Ask the research sub-agent."""
-            return await self.delegate(self.sub_agent(Researcher, child_name), question)
+            return await self.delegate(self.sub_agent(child, child_name), question)
 
     return Lead
 
@@ -115,12 +115,18 @@ async def test_cancelling_the_parent_cancels_the_child() -> None:
     Researcher.script = S([[S.text("y" * 200, chunk_size=1)]], delay=0.01)
     parent_script = S([[S.tool_call("research", {"question": "long"})]])
 
-    lead = lead_class(parent_script, "r2")("lead2")
+    chunks: list[str] = []
+
+    class Streaming(Researcher):
+        def on_chunk(self, chunk: dict) -> None:
+            chunks.append(chunk["type"])
+
+    lead = lead_class(parent_script, "r2", Streaming)("lead2")
     task = lead.submit("go")
-    await asyncio.sleep(0.4)
+    await eventually(lambda: "text-delta" in chunks, what="the child streams")
     lead.abort_all_requests()
     assert (await task).status == "aborted"
-    child = lead.sub_agent(Researcher, "r2")
+    child = lead.sub_agent(Streaming, "r2")
     await child.wait_until_stable(timeout=2)
     assert child.turns()[-1]["status"] == "aborted"
     assert 0 < len(texts(child)[-1][1]) < 200

@@ -75,7 +75,7 @@ def test_invalid_input_names_the_field() -> None:
 
 
 def test_every_problem_is_listed_in_one_error() -> None:
-    def bad(*args, **kwargs):  # noqa: ANN002, ANN003
+    def bad(*args, **kwargs):  # deliberately untyped: the tool is refused
         """Bad."""
 
     with pytest.raises(UserError) as info:
@@ -99,7 +99,7 @@ def test_resolve_tools_accepts_lists_dicts_and_functions() -> None:
 
 
 def test_a_parameter_without_a_type_hint_is_refused() -> None:
-    def nohints(a, b: int):  # noqa: ANN001, ANN202
+    def nohints(a, b: int):  # deliberately without a hint on `a`
         """Add."""
 
     with pytest.raises(UserError, match="parameter 'a' has no type hint; the model needs one"):

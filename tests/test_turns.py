@@ -5,6 +5,7 @@ import asyncio
 import pytest
 from dirty_equals import IsPartialDict, IsStr
 
+from agents import eventually, streamed
 from think_nb import Think, tool
 from think_nb.testing import ScriptedModel
 
@@ -144,12 +145,11 @@ async def test_on_step_finish_gets_text_calls_results_and_usage() -> None:
 
 async def test_abort_keeps_the_partial_reply() -> None:
     script = S([[S.text("x" * 200, chunk_size=1)]], delay=0.005)
-    agent = agent_for(script)
+    chunks: list[str] = []
+    agent = agent_for(script, on_chunk=streamed(chunks))
     task = agent.submit("long")
-    while not agent.messages or agent.messages[-1]["role"] != "user":
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
-    rid = agent.streaming_turns()[0] if agent.streaming_turns() else next(iter(agent._engine.active))
+    await eventually(lambda: chunks.count("text-delta") >= 10, what="10 deltas streamed")
+    rid = agent.streaming_turns()[0]
     agent.abort_request(rid)
     result = await task
     assert result.status == "aborted"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from agents import scripted_agent
 from helpers_comm import custom_msgs, from_js, open_state, state_updates
 from panels import (
@@ -30,7 +31,6 @@ from panels import (
     until,
     user_msg,
 )
-
 from think_nb import protocol, widget
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording

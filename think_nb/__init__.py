@@ -25,7 +25,7 @@ def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
     raise AttributeError(name)
 
 
-def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's own signature
+def load_ipython_extension(ipython) -> None:  # IPython's own signature
     """`%load_ext think_nb`: registers `%think` / `%%think` (litellm is not imported here)."""
     from think_nb.magic import register
 

@@ -12,10 +12,9 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from think_nb import protocol
-from think_nb.protocol import UIMessageChunk
+from think_nb.protocol import UIMessageChunk, UseChatResponse
 
 MERGEABLE = {
     "text-delta": ("id", "delta"),
@@ -49,7 +48,7 @@ class ChunkBatcher:
     runs in the calling thread) if no chunk comes, and always at turn end. Thread-safe.
     """
 
-    def __init__(self, send: Callable[[dict[str, Any]], None], interval: float) -> None:
+    def __init__(self, send: Callable[[UseChatResponse], None], interval: float) -> None:
         self._send = send
         self._interval = interval
         self._lock = threading.RLock()
@@ -102,7 +101,7 @@ class ChunkBatcher:
         self._pending, self._pending_key = [], None
         return chunks, key
 
-    def _emit(self, frame: dict[str, Any]) -> None:
+    def _emit(self, frame: UseChatResponse) -> None:
         self._last_send = time.monotonic()
         self._send(frame)
 

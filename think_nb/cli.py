@@ -9,9 +9,9 @@ unless `--name` names an earlier one.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import datetime
 import os
+import sqlite3
 import sys
 from pathlib import Path
 

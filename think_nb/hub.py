@@ -181,7 +181,8 @@ class ViewHub:
             return {}
 
     def _session_frame(self, state: dict) -> dict:
-        listed = [{"id": s["id"], "name": s["name"], "active": s["active"]} for s in self._agent.list_sessions()]
+        listed = [protocol.SessionInfo(id=s["id"], name=s["name"], active=s["active"])
+                  for s in self._agent.list_sessions()]
         return dict(protocol.session_frame(state, listed))
 
     def _refresh_session(self) -> None:

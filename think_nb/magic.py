@@ -18,8 +18,8 @@ import argparse
 import asyncio
 import shlex
 import sqlite3
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -104,7 +104,8 @@ class ThinkMagics(Magics):
 
     def resolve_agent(self, ref: str, name: str, db: str | None) -> Think:
         """The agent for `ref` (class or instance name in the user namespace, or `default`)."""
-        value = Think if ref == "default" else self.shell.user_ns.get(ref)
+        user_ns = self.shell.user_ns if self.shell is not None else {}
+        value = Think if ref == "default" else user_ns.get(ref)
         if isinstance(value, Think):
             return value
         if value is not None and not (isinstance(value, type) and issubclass(value, Think)):

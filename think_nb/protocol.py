@@ -43,35 +43,34 @@ from importlib import resources
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
 __all__ = [
-    "SPEC",
-    "STATUSES",
-    "TRAITS",
     "CHAT_CLEAR",
     "CHAT_REQUEST_CANCEL",
+    "KERNEL_FRAME_TYPES",
     "MESSAGE_UPDATED",
-    "STREAM_RESUME_ACK",
+    "PANEL_FRAME_TYPES",
     "SESSION",
     "SESSION_SWITCH",
-    "SessionBlock",
-    "SessionFrame",
-    "SessionInfo",
-    "SessionSwitch",
-    "session_frame",
-    "TOOL_APPROVAL",
-    "TOOL_RESULT",
-    "KERNEL_FRAME_TYPES",
-    "PANEL_FRAME_TYPES",
+    "SPEC",
+    "STATUSES",
+    "STREAM_RESUME_ACK",
     "STREAM_RESUME_NONE",
     "STREAM_RESUME_REQUEST",
     "STREAM_RESUMING",
+    "TOOL_APPROVAL",
+    "TOOL_RESULT",
+    "TRAITS",
     "USE_CHAT_REQUEST",
     "USE_CHAT_RESPONSE",
     "ChatClear",
     "ChatRequestCancel",
     "Frame",
     "KernelFrame",
-    "PanelFrame",
     "MessageUpdated",
+    "PanelFrame",
+    "SessionBlock",
+    "SessionFrame",
+    "SessionInfo",
+    "SessionSwitch",
     "StreamResumeAck",
     "StreamResumeNone",
     "StreamResumeRequest",
@@ -84,6 +83,7 @@ __all__ = [
     "frame_error",
     "message_updated",
     "parse_frame",
+    "session_frame",
     "stream_resume_none",
     "stream_resuming",
     "use_chat_response",
@@ -245,11 +245,17 @@ class StreamResumeNone(TypedDict):
     probeId: NotRequired[str]
 
 
-SessionBlock = TypedDict("SessionBlock", {
-    "label": str, "description": str, "kind": str, "writable": bool, "tokens": int,
-    "max_tokens": "int | None", "percent_used": "float | None", "content": str,
-})
-"""One context block as ``ContextBlock.as_dict()`` gives it (the DataFrame's row)."""
+class SessionBlock(TypedDict):
+    """One context block as ``ContextBlock.as_dict()`` gives it (the DataFrame's row)."""
+
+    label: str
+    description: str
+    kind: str
+    writable: bool
+    tokens: int
+    max_tokens: int | None
+    percent_used: float | None
+    content: str
 
 
 class SessionInfo(TypedDict):
@@ -310,7 +316,7 @@ def use_chat_response(
     replay: bool = False,
 ) -> UseChatResponse:
     """Build a ``use_chat_response`` frame; false flags are left out."""
-    frame = UseChatResponse(type=USE_CHAT_RESPONSE, id=request_id, chunks=chunks, done=done)
+    frame = UseChatResponse(type="use_chat_response", id=request_id, chunks=chunks, done=done)
     if error:
         frame["error"] = True
     if continuation:
@@ -322,7 +328,7 @@ def use_chat_response(
 
 def stream_resuming(request_id: str, probe_id: str | None = None) -> StreamResuming:
     """Build a ``stream_resuming`` frame for turn ``request_id`` (answering ``probe_id``)."""
-    frame = StreamResuming(type=STREAM_RESUMING, id=request_id)
+    frame = StreamResuming(type="stream_resuming", id=request_id)
     if probe_id:
         frame["probeId"] = probe_id
     return frame
@@ -330,7 +336,7 @@ def stream_resuming(request_id: str, probe_id: str | None = None) -> StreamResum
 
 def stream_resume_none(probe_id: str | None = None) -> StreamResumeNone:
     """Build a ``stream_resume_none`` frame (answering ``probe_id``)."""
-    frame = StreamResumeNone(type=STREAM_RESUME_NONE)
+    frame = StreamResumeNone(type="stream_resume_none")
     if probe_id:
         frame["probeId"] = probe_id
     return frame
@@ -338,12 +344,12 @@ def stream_resume_none(probe_id: str | None = None) -> StreamResumeNone:
 
 def message_updated(message: UIMessage) -> MessageUpdated:
     """Build a ``message_updated`` frame."""
-    return MessageUpdated(type=MESSAGE_UPDATED, message=message)
+    return MessageUpdated(type="message_updated", message=message)
 
 
 def chat_clear() -> ChatClear:
     """Build a ``chat_clear`` frame."""
-    return ChatClear(type=CHAT_CLEAR)
+    return ChatClear(type="chat_clear")
 
 
 def session_frame(state: Mapping[str, Any], sessions: list[SessionInfo] | None = None) -> SessionFrame:

@@ -145,7 +145,11 @@ def _make_handler() -> Any:
     class ScriptedHandler(CustomLLM):
         """litellm custom provider that plays `ScriptedModel` scripts."""
 
-        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        # litellm declares astreaming a coroutine returning an iterator, but iterates what the
+        # call returns (main.py hands it to CustomStreamWrapper): an async generator is right.
+        async def astreaming(  # type: ignore[override]
+            self, model: str, messages: list, *args: Any, **kwargs: Any
+        ) -> AsyncIterator[Any]:
             script = _lookup(model)
             items = script.next_step(messages, kwargs.get("optional_params") or {})
             for chunk in _generic_chunks(items, len(script.requests)):

@@ -6,7 +6,6 @@ Column sets are fixed, so an empty agent gives an empty frame with the same colu
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -39,7 +38,7 @@ def messages(agent: Think) -> pd.DataFrame:
     (count), tool_calls (count), created_at (UTC timestamp), model and total_tokens (assistant
     messages' metadata; else None / NaN)."""
     rows = _stored_rows(agent)
-    out = []
+    out: list[dict[str, Any]] = []
     for message in agent.messages:
         parent, created = rows.get(message["id"], (None, None))
         usage = (message.get("metadata") or {}).get("usage") or {}
@@ -57,14 +56,13 @@ def messages(agent: Think) -> pd.DataFrame:
 def tool_calls(agent: Think) -> pd.DataFrame:
     """Every tool call on the current branch, in order: message_id, tool_call_id, tool_name,
     state (AI SDK tool part state), input (dict), output (as returned) and error_text."""
-    out = []
+    out: list[dict[str, Any]] = []
     for message in agent.messages:
-        for part in message.get("parts", []):
-            if _is_tool(part):
-                out.append({"message_id": message["id"], "tool_call_id": part.get("toolCallId"),
-                            "tool_name": part.get("toolName") or part["type"].removeprefix("tool-"),
-                            "state": part.get("state"), "input": part.get("input"), "output": part.get("output"),
-                            "error_text": part.get("errorText")})
+        out.extend({"message_id": message["id"], "tool_call_id": part.get("toolCallId"),
+                    "tool_name": part.get("toolName") or part["type"].removeprefix("tool-"),
+                    "state": part.get("state"), "input": part.get("input"), "output": part.get("output"),
+                    "error_text": part.get("errorText")}
+                   for part in message.get("parts", []) if _is_tool(part))
     return _nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS))
 
 

@@ -83,7 +83,7 @@ class _Listener:
         """The shared status changed."""
         self._panel._sync_status()
 
-    def on_session(self, frame: dict[str, Any]) -> None:
+    def on_session(self, frame: protocol.SessionFrame) -> None:
         """The agent's memory changed: a ``session`` frame for the context tab."""
         self._panel._on_session(frame)
 
@@ -120,8 +120,8 @@ class ChatPanel(anywidget.AnyWidget):
     status = traitlets.Unicode("ready").tag(sync=True)
     paused_at = traitlets.Unicode("").tag(sync=True)  # step mode: the hook the turn waits at
     error = traitlets.Unicode("").tag(sync=True)
-    messages = traitlets.List().tag(sync=True)
-    client_tools = traitlets.List().tag(sync=True)
+    messages: traitlets.List[UIMessage] = traitlets.List().tag(sync=True)
+    client_tools: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     client_tool_runner = traitlets.Unicode("").tag(sync=True)
     session_state = traitlets.Dict().tag(sync=True)  # the last `session` frame (context tab)
 
@@ -165,7 +165,7 @@ class ChatPanel(anywidget.AnyWidget):
 
     # --- agent -> panel ---------------------------------------------------------------
 
-    def _send_frame(self, frame: dict[str, Any]) -> None:
+    def _send_frame(self, frame: protocol.KernelFrame) -> None:
         self.send(frame)
 
     def _sync_status(self) -> None:
@@ -176,9 +176,9 @@ class ChatPanel(anywidget.AnyWidget):
         if self.status != self._hub.status:
             self.status = self._hub.status
 
-    def _on_session(self, frame: dict[str, Any]) -> None:
+    def _on_session(self, frame: protocol.SessionFrame) -> None:
         # The trait serves views displayed later; the frame updates the open ones now.
-        self.session_state = copy.deepcopy(frame)
+        self.session_state = copy.deepcopy(dict(frame))
         self._send_frame(frame)
 
     def _on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
@@ -205,7 +205,7 @@ class ChatPanel(anywidget.AnyWidget):
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
         try:
             self._dispatch(content)
-        except Exception:
+        except Exception:  # noqa: BLE001 - logged; ipywidgets would swallow it silently
             _log.exception("panel frame %.200r failed", content)
 
     def _dispatch(self, content: Any) -> None:
@@ -235,16 +235,17 @@ class ChatPanel(anywidget.AnyWidget):
     def _handle_chat_request(self, frame: protocol.UseChatRequest) -> None:
         request_id = frame["id"]
         self._hub.set_runner(frame.get("clientId", ""))
-        tools = frame.get("clientTools")
-        self._hub.note_submitted(request_id, list(tools or []))
+        tools = [dict(t) for t in frame.get("clientTools") or []]
+        self._hub.note_submitted(request_id, tools)
+        task: asyncio.Future[Any]
         try:
             if frame["trigger"] == protocol.REGENERATE_MESSAGE:
                 # streams under the panel's request id, so Stop cancels it from the start
                 task = asyncio.ensure_future(self._agent.regenerate(request_id))
             else:
                 task = self._agent.submit(frame["messages"][-1], request_id=request_id, trigger="panel",
-                                          client_tools=list(tools) if tools else None)
-        except Exception as exc:  # the agent refused: tell the panel, keep the kernel alive
+                                          client_tools=tools or None)
+        except Exception as exc:  # noqa: BLE001 - the agent refused: tell the panel, keep the kernel alive
             _log.exception("the agent refused request %s", request_id)
             self._send_frame(protocol.use_chat_response(
                 request_id, [{"type": "error", "errorText": str(exc)}], done=True, error=True

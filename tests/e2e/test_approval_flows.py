@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_approve_runs_the_tool_in_the_original_message(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("delete_file", {"path": "notes.txt"})], '
+    _, panel = open_panel(notebook, 'agent = bot([[S.tool_call("delete_file", {"path": "notes.txt"})], '
                                        '[S.text("Deleted notes.txt.")]])\nagent.panel()')
     send(panel, "Delete notes.txt")
     expect_status(panel, "awaiting-approval")
@@ -32,7 +32,7 @@ def test_approve_runs_the_tool_in_the_original_message(notebook, app: str) -> No
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_deny_sends_output_denied_and_the_model_answers(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("delete_file", {"path": "a.txt"})], '
+    _, panel = open_panel(notebook, 'agent = bot([[S.tool_call("delete_file", {"path": "a.txt"})], '
                                        '[S.text("Understood, I left a.txt alone.")]])\nagent.panel()')
     send(panel, "Delete a.txt")
     card = panel.locator(".think-tool[data-tool-name=delete_file]")
@@ -47,7 +47,7 @@ def test_deny_sends_output_denied_and_the_model_answers(notebook, app: str) -> N
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_predicate_approval_asks_only_for_absolute_paths(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("remove", {"path": "tmp.txt"}, id="c-rel"), '
+    _, panel = open_panel(notebook, 'agent = bot([[S.tool_call("remove", {"path": "tmp.txt"}, id="c-rel"), '
                                        'S.tool_call("remove", {"path": "/etc/hosts"}, id="c-abs")], '
                                        '[S.text("Both removed.")]])\nagent.panel()')
     send(panel, "Remove tmp.txt and /etc/hosts")
@@ -65,9 +65,9 @@ def test_predicate_approval_asks_only_for_absolute_paths(notebook, app: str) -> 
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_client_tools_run_in_the_browser_in_parallel_and_one_fails(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("time_zone", {}), S.tool_call("page_title", {"tz": "x"}), '
-                                       'S.tool_call("selection", {})], [S.text("Got the browser facts.")]])\n'
-                                       'agent.panel()')
+    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("time_zone", {}), '
+                                       'S.tool_call("page_title", {"tz": "x"}), S.tool_call("selection", {})], '
+                                       '[S.text("Got the browser facts.")]])\nagent.panel()')
     send(panel, "Where am I?")
     expect(last_text(panel)).to_have_text("Got the browser facts.", timeout=TURN_MS)
     tz = panel.locator(".think-tool[data-tool-name=time_zone]")

@@ -4,7 +4,10 @@ and usage at once (a `session` frame), without a re-run or a reload."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from jlab import REPO_ROOT
@@ -31,6 +34,32 @@ agent.panel()
 '''
 
 
+# The memory block's usage bar, read in one page-side call: [data-percent, share of the bar the
+# fill covers on screen] when they agree within `tolerance` points, else false. False too while
+# the bar is not laid out: a hidden tab, or a bar being replaced (the tab redraws its blocks on
+# every `session` frame, and another one comes when the turn ends); or while the fill's width
+# still moves (a CSS transition). Reading the layout once, at a moment of its own, raced that.
+BAR_WIDTHS = """(tolerance) => {
+    const bar = document.querySelector('.think-panel .think-context-block[data-label="memory"] .think-context-usage');
+    const fill = bar?.querySelector('.think-context-usage-fill');
+    const whole = bar?.getBoundingClientRect().width;
+    if (!fill || !whole) return false;
+    const percent = parseFloat(bar.dataset.percent);
+    const shown = (100 * fill.getBoundingClientRect().width) / whole;
+    return Math.abs(shown - percent) < tolerance ? [percent, shown] : false;
+}"""
+
+
+def bar_widths(page: Any, tolerance: float = 1.5) -> tuple[float, float]:
+    """(data-percent, percent of the bar the fill covers), waiting until the layout shows the data."""
+    try:
+        percent, shown = page.wait_for_function(BAR_WIDTHS, arg=tolerance, timeout=10_000).json_value()
+    except PlaywrightTimeoutError:
+        raise AssertionError("the usage bar's fill never matched its data-percent; [percent, shown] = "
+                             f"{page.evaluate(BAR_WIDTHS, 1e9)}") from None
+    return percent, shown
+
+
 @pytest.mark.parametrize("app", ["lab"])
 def test_context_tab_updates_live_when_the_model_writes_a_block(notebook, app: str) -> None:
     page, panel = open_panel(notebook, AGENT)
@@ -51,11 +80,8 @@ def test_context_tab_updates_live_when_the_model_writes_a_block(notebook, app: s
 
     expect(block.locator(".think-context-text")).to_have_text(FACT, timeout=TURN_MS)
     expect(usage).not_to_have_attribute("data-percent", "0")
-    percent = float(usage.get_attribute("data-percent") or "0")
+    percent, _ = bar_widths(page)  # the fill's on-screen width matches data-percent
     assert 0 < percent < 100
-    fill = usage.locator(".think-context-usage-fill")
-    width = fill.evaluate("e => e.getBoundingClientRect().width / e.parentElement.getBoundingClientRect().width")
-    assert abs(width * 100 - percent) < 1.5, (width, percent)
     expect(block.locator(".think-context-tokens")).to_contain_text("/ 200 tokens")
     block.locator("details summary").click()
     expect(block.locator(".think-context-text")).to_be_visible()

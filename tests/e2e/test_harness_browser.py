@@ -15,7 +15,9 @@ class Probe(anywidget.AnyWidget):
     _esm = """
     export default { render({ model, el }) {
       const d = document.createElement("div"); d.className = "probe-root";
-      const draw = () => { d.dataset.count = String(model.get("count")); d.textContent = "count " + model.get("count"); };
+      const draw = () => {
+        d.dataset.count = String(model.get("count")); d.textContent = "count " + model.get("count");
+      };
       model.on("change:count", draw); draw(); el.appendChild(d);
     } }"""
     count = traitlets.Int(0).tag(sync=True)

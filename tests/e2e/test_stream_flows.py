@@ -6,7 +6,10 @@ One flow per test, JupyterLab unless the flow differs in Notebook 7 (resume).
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from jlab import REPO_ROOT, save, wait_kernel_idle
@@ -21,7 +24,7 @@ WORDS = "".join(f"w{i} " for i in range(300))  # ~1,500 characters
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_stop_mid_stream_keeps_the_partial_reply(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, f'agent = bot([[S.text({WORDS!r}, chunk_size=2)]], delay=0.02)\nagent.panel()')
+    _, panel = open_panel(notebook, f'agent = bot([[S.text({WORDS!r}, chunk_size=2)]], delay=0.02)\nagent.panel()')
     send(panel, "Count slowly")
     expect(last_text(panel)).to_contain_text("w20 ", timeout=TURN_MS)
     panel.locator("button.think-stop").click()
@@ -45,7 +48,7 @@ def test_clear_empties_every_view(notebook, app: str) -> None:
 
 @pytest.mark.parametrize("app", ["lab"])
 def test_regenerate_replaces_the_reply_with_a_sibling(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
                                        'agent.panel()')
     send(panel, "Answer me")
     expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)
@@ -150,12 +153,24 @@ def test_light_and_dark_theme_screenshots(notebook, app: str) -> None:
     panel.screenshot(path=str(RESULTS_DIR / "panel-light.png"))
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    page.wait_for_timeout(500)  # let the theme's stylesheet settle before the screenshot (not an assertion)
+    # The theme's stylesheet loads after the flag flips: wait until the panel's colours use it.
+    with contextlib.suppress(PlaywrightTimeoutError):  # else the assertion below shows the colours
+        page.wait_for_function(PANEL_IS_DARK, timeout=30_000)
     panel.screenshot(path=str(RESULTS_DIR / "panel-dark.png"))
-    bg, fg = page.evaluate("""() => { const s = getComputedStyle(document.querySelector('.think-panel'));
-        return [s.backgroundColor, s.color]; }""")
+    bg, fg = page.evaluate(PANEL_COLOURS)
     assert _luminance(bg) < 0.3 < _luminance(fg), (bg, fg)
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+
+
+PANEL_COLOURS = """() => { const s = getComputedStyle(document.querySelector('.think-panel'));
+    return [s.backgroundColor, s.color]; }"""
+# The panel's background is dark and its text light: the assertion's test, in the page.
+PANEL_IS_DARK = """() => {
+    const lum = (css) => { const [r, g, b] = css.match(/[\\d.]+/g).map(Number);
+                           return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255; };
+    const s = getComputedStyle(document.querySelector('.think-panel'));
+    return lum(s.backgroundColor) < 0.3 && lum(s.color) > 0.3;
+}"""
 
 
 def _luminance(css: str) -> float:

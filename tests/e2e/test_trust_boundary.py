@@ -48,7 +48,7 @@ def counting_server() -> Iterator[CountingServer]:
     state: dict[str, CountingServer] = {}
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             counter = state["server"]
             counter.hits.append(self.path)
             if self.path.startswith("/control"):

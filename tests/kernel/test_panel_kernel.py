@@ -12,7 +12,6 @@ import json
 import textwrap
 
 from harness import FakeFrontend
-
 from think_nb import protocol
 
 SETUP = textwrap.dedent(
@@ -67,8 +66,9 @@ def tool_parts(fe: FakeFrontend, agent: str) -> list[dict]:
 
 
 def send_user(fe: FakeFrontend, comm_id: str, rid: str, text: str) -> None:
+    message = {"id": f"u-{rid}", "role": "user", "parts": [{"type": "text", "text": text}]}
     fe.send_custom(comm_id, {"type": protocol.USE_CHAT_REQUEST, "id": rid, "trigger": protocol.SUBMIT_MESSAGE,
-                             "messages": [{"id": f"u-{rid}", "role": "user", "parts": [{"type": "text", "text": text}]}]})
+                             "messages": [message]})
 
 
 def test_approval_state_machine_ignores_bad_frames(frontend: FakeFrontend) -> None:
@@ -86,7 +86,8 @@ def test_approval_state_machine_ignores_bad_frames(frontend: FakeFrontend) -> No
 
     bad = [
         {"type": protocol.TOOL_APPROVAL, "toolCallId": "call-unknown", "approved": True},  # unknown call
-        {"type": protocol.TOOL_RESULT, "toolCallId": "call-del", "toolName": "delete_file", "output": "x"},  # wrong kind
+        # wrong kind
+        {"type": protocol.TOOL_RESULT, "toolCallId": "call-del", "toolName": "delete_file", "output": "x"},
         {"type": protocol.TOOL_APPROVAL, "toolCallId": "call-del", "approved": "yes"},  # malformed
         {"type": protocol.STREAM_RESUME_ACK, "id": "no-such-turn"},  # ack without a turn
         {"type": "cf_agent_tool_approval", "toolCallId": "call-del", "approved": True},  # unknown type
@@ -106,7 +107,8 @@ def test_approval_state_machine_ignores_bad_frames(frontend: FakeFrontend) -> No
     wait_status(fe, comm, "ready", start)
     assert fe.execute("print(runs)").check().stdout.strip() == "['notes.txt']"  # ran exactly once
     [part] = tool_parts(fe, "agent")
-    assert (part["state"], part["output"], part["approval"]["approved"]) == ("output-available", "deleted notes.txt", True)
+    assert (part["state"], part["output"], part["approval"]["approved"]) == (
+        "output-available", "deleted notes.txt", True)
     fe.send_custom(comm, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call-del", "approved": False})  # too late
     assert fe.execute("print(runs, len(agent.pending_approvals()))").check().stdout.strip() == "['notes.txt'] 0"
 
@@ -136,17 +138,20 @@ def test_two_parallel_client_tools_wait_for_both_results(frontend: FakeFrontend)
     fe = frontend
     comm = open_panel(fe, textwrap.dedent('''
         agent3, panel3 = agent_for("client", [
-            [ScriptedModel.tool_call("time_zone", {}, id="call-tz"), ScriptedModel.tool_call("selection", {}, id="call-sel")],
+            [ScriptedModel.tool_call("time_zone", {}, id="call-tz"),
+             ScriptedModel.tool_call("selection", {}, id="call-sel")],
             [ScriptedModel.text("You are in UTC; nothing is selected.")],
         ])'''))
     specs = json.loads(fe.execute("print(json.dumps(panel3.client_tools))").check().stdout)
-    assert {s["name"]: s["js"] for s in specs} == {"time_zone": "return 'UTC';", "selection": "throw new Error('none');"}
+    assert {s["name"]: s["js"] for s in specs} == {"time_zone": "return 'UTC';",
+                                                    "selection": "throw new Error('none');"}
     start = len(fe.log)
     send_user(fe, comm, "r3", "where am I?")
     wait_status(fe, comm, "awaiting-client-tool", start)
     start = len(fe.log)
-    fe.send_custom(comm, {"type": protocol.TOOL_RESULT, "toolCallId": "call-tz", "toolName": "time_zone", "output": "UTC"})
-    fe.send_custom(comm, {"type": protocol.TOOL_RESULT, "toolCallId": "call-tz", "toolName": "time_zone", "output": "X"})
+    tz_result = {"type": protocol.TOOL_RESULT, "toolCallId": "call-tz", "toolName": "time_zone"}
+    fe.send_custom(comm, {**tz_result, "output": "UTC"})
+    fe.send_custom(comm, {**tz_result, "output": "X"})
     fe.wait_for(fe.is_custom(comm, lambda f: f["type"] == protocol.MESSAGE_UPDATED), since=start)
     states = {p["toolCallId"]: p["state"] for p in tool_parts(fe, "agent3")}
     assert states == {"call-tz": "output-available", "call-sel": "input-available"}  # the barrier holds

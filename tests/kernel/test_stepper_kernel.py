@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
 from harness import FakeFrontend
 
@@ -48,6 +49,11 @@ def test_plain_next_in_cells_then_await_then_run(frontend: FakeFrontend) -> None
     assert frontend.execute("print(type(task).__name__)").check().stdout.strip() == "Task"
 
 
+def printed(text: str) -> Callable[[dict], bool]:
+    """An IOPub predicate: a stream message (a background task's print) containing `text`."""
+    return lambda m: m["msg_type"] == "stream" and text in m["content"]["text"]
+
+
 def test_kernel_interrupt_aborts_a_background_turn_and_keeps_the_partial(frontend: FakeFrontend) -> None:
     frontend.execute(textwrap.dedent(
         '''
@@ -57,18 +63,25 @@ def test_kernel_interrupt_aborts_a_background_turn_and_keeps_the_partial(fronten
             def get_model(self):
                 return slow.model
 
+            def on_chunk(self, chunk):
+                if chunk["type"] == "text-delta" and not getattr(self, "said_streaming", False):
+                    self.said_streaming = True
+                    print("streaming", flush=True)
+
+            def on_chat_response(self, response):
+                print("turn ended:", response.status, flush=True)
+
         slow_agent = Slow("slow")
         task = slow_agent.submit("go")
         '''
     )).check()
-    import time
-
-    time.sleep(1.5)  # the cell has returned; the turn streams in the background
+    # The cell has returned; the turn streams in the background and says so on IOPub.
+    frontend.wait_for(printed("streaming"), timeout=60)
     frontend.km.interrupt_kernel()
-    time.sleep(1.0)
+    frontend.wait_for(printed("turn ended: aborted"), timeout=30)
     out = frontend.execute(
         "import asyncio\nresult = await task\n"
         "print(result.status, 0 < len(slow_agent.messages[-1]['parts'][-1]['text']) < 400)").check()
     assert out.stdout.strip() == "aborted True"
     again = frontend.execute("print((await slow_agent.send('after')).status)", timeout=60).check()
-    assert again.stdout.strip() == "completed"  # the agent is usable after the interrupt
+    assert again.stdout.splitlines() == ["turn ended: completed", "completed"]  # usable after the interrupt

@@ -9,7 +9,7 @@ from think_nb.messages.accumulator import MessageAccumulator
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
 
-__all__ = ["MessageAccumulator", "new_id", "to_model_messages", "text_of", "user_message"]
+__all__ = ["MessageAccumulator", "new_id", "text_of", "to_model_messages", "user_message"]
 
 
 def user_message(text: str, *, id: str | None = None) -> dict:

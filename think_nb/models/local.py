@@ -225,7 +225,11 @@ def _make_handler() -> Any:
     class LocalModelHandler(CustomLLM):
         """litellm custom provider `think-local`: the embedded SmolLM2 model."""
 
-        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        # litellm declares astreaming a coroutine returning an iterator, but iterates what the
+        # call returns (main.py hands it to CustomStreamWrapper): an async generator is right.
+        async def astreaming(  # type: ignore[override]
+            self, model: str, messages: list, *args: Any, **kwargs: Any
+        ) -> AsyncIterator[Any]:
             async for chunk in generate(messages, kwargs.get("optional_params") or {}):
                 yield chunk
 

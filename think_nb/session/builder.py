@@ -38,9 +38,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import call as _call, close_unawaited as _close
+from think_nb.aio import call as _call
+from think_nb.aio import close_unawaited as _close
 from think_nb.errors import UserError
-from think_nb.session import compaction, skills as skills_mod
+from think_nb.session import compaction
+from think_nb.session import skills as skills_mod
 from think_nb.session.blocks import ContextBlock, render_prompt
 from think_nb.session.providers import SqliteBlockProvider, SqliteSearchProvider, provider_kind
 from think_nb.session.search import search_messages
@@ -50,8 +52,8 @@ from think_nb.store.messages import SYNTHETIC_PREFIX
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
-    from think_nb.turns.engine import TurnEngine
     from think_nb.tools.tool import Tool
+    from think_nb.turns.engine import TurnEngine
 
 log = logging.getLogger("think_nb")
 
@@ -254,12 +256,17 @@ class Session:
         ids = [p["toolCallId"] for m in self.conversation for p in m.get("parts", [])
                if p.get("type") == "tool-load_context" and p.get("input") == {"label": label, "key": key}]
         state = self.store.state
-        state.set(UNLOADED, sorted(set(state.get(UNLOADED, []) or []) | set(ids)))
+        state.set(UNLOADED, sorted(self._unloaded_ids() | set(ids)))
         self._rewrite_unloaded()
         self._skill_state.get("loaded", set()).discard((label, key))
 
+    def _unloaded_ids(self) -> set[str]:
+        """The tool call ids `unload_context` hid (agent state, a JSON list)."""
+        stored = self.store.state.get(UNLOADED, [])
+        return {str(i) for i in stored} if isinstance(stored, list) else set()
+
     def _rewrite_unloaded(self) -> None:
-        unloaded = set(self.store.state.get(UNLOADED, []) or [])
+        unloaded = self._unloaded_ids()
         if not unloaded:
             return
 
@@ -504,4 +511,4 @@ async def _await(value: Any) -> Any:
     return await value
 
 
-__all__ = ["Session", "SYNTHETIC_PREFIX"]
+__all__ = ["SYNTHETIC_PREFIX", "Session"]

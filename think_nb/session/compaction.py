@@ -22,7 +22,6 @@ Mirrors Think (`session/session.ts compact`, `utils/compaction-helpers.ts`):
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any

@@ -2,12 +2,12 @@
 
 A provider is duck-typed, as in Think (`session/context.ts`); every method may be sync or async:
 
-| kind       | methods                                             | the model may           |
-|------------|-----------------------------------------------------|-------------------------|
-| `readonly` | `get() -> str`                                      | read it (in the prompt) |
-| `writable` | `get()`, `set(content)`                             | `set_context`           |
-| `skill`    | `get()` = catalogue, `load(key)`, opt. `set(key, content, description=None)` | `load_context` / `unload_context` |
-| `search`   | `get()` (optional), `search(query) -> [(key, content)]`, opt. `set(key, content)` | `search_context` |
+- `readonly`: `get() -> str`. The model reads it (in the prompt).
+- `writable`: `get()`, `set(content)`. The model may `set_context`.
+- `skill`: `get()` = catalogue, `load(key)`, optionally `set(key, content, description=None)`.
+  The model may `load_context` / `unload_context`.
+- `search`: `get()` (optional), `search(query) -> [(key, content)]`, optionally `set(key, content)`.
+  The model may `search_context`.
 
 A block without a provider is writable and stored in SQLite (`SqliteBlockProvider`);
 `SqliteSearchProvider` is a ready-made search provider over SQLite's FTS5.

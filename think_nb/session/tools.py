@@ -1,12 +1,16 @@
 """The model's memory tools, generated from the session's blocks (Think's `session.tools()`).
 
-| tool              | offered when              | input                                              | output |
-|-------------------|---------------------------|----------------------------------------------------|--------|
-| `set_context`     | a block is writable       | `{label, content, action?: "replace"\\|"append", metadata?: {title?, description?}}` | `Written to <label>. Usage: <pct>% (<tokens>/<max> tokens)`; keyed blocks: `Indexed "<key>" in <label>.` |
-| `load_context`    | a skill block exists      | `{label, key}`                                     | the content, or `Not found: <key>` |
-| `unload_context`  | a skill block exists      | `{label, key}`                                     | `Unloaded "<key>" from <label>.` (the stored `load_context` output becomes `[skill unloaded: <key>]`) |
-| `search_context`  | a search block exists     | `{label, query}`                                   | top 10 `[key]\\ncontent`, or `No results found.` |
-| `session_search`  | `with_searchable_history()` | `{query}`                                        | matching messages of every session of the agent |
+- `set_context`, offered when a block is writable.
+  Input `{label, content, action?: "replace" | "append", metadata?: {title?, description?}}`.
+  Output `Written to <label>. Usage: <pct>% (<tokens>/<max> tokens)`; keyed blocks: `Indexed "<key>" in <label>.`
+- `load_context`, offered when a skill block exists. Input `{label, key}`.
+  Output: the content, or `Not found: <key>`.
+- `unload_context`, offered when a skill block exists. Input `{label, key}`.
+  Output `Unloaded "<key>" from <label>.` (the stored `load_context` output becomes `[skill unloaded: <key>]`).
+- `search_context`, offered when a search block exists. Input `{label, query}`.
+  Output: the top 10 as `[key]\\ncontent`, or `No results found.`
+- `session_search`, offered by `with_searchable_history()`. Input `{query}`.
+  Output: the matching messages of every session of the agent.
 
 `label` is an enum of the eligible labels; `metadata` is offered only when keyed (skill or
 search) writable blocks exist. Failures are returned as `Error: …` text, never raised, so the

@@ -62,7 +62,8 @@ def m002_turns(db: sqlite3.Connection) -> None:
 
 # -- session memory (think_nb.session) -------------------------------------------------------------
 _MESSAGE_TEXT_SQL = ("coalesce((SELECT group_concat(json_extract(p.value, '$.text'), char(10)) "
-                     "FROM json_each({row}.content, '$.parts') AS p WHERE json_extract(p.value, '$.type') = 'text'), '')")
+                     "FROM json_each({row}.content, '$.parts') AS p "
+                     "WHERE json_extract(p.value, '$.type') = 'text'), '')")
 
 
 @migration

@@ -46,10 +46,14 @@ def client_tool(name: str, description: str, parameters: dict | None = None, *, 
     return Tool(name, description, schema, None, client=True, js=js)
 
 
-def from_schemas(schemas: list[dict] | None) -> dict[str, Tool]:
-    """Panel-registered client tools (`{name, description?, parameters?}`) as `{name: Tool}`."""
+def from_schemas(schemas: object) -> dict[str, Tool]:
+    """Panel-registered client tools (`{name, description?, parameters?}`) as `{name: Tool}`.
+
+    `schemas` is untrusted JSON (from the panel, or as stored in agent state): anything but a
+    list of such objects is skipped.
+    """
     tools = {}
-    for schema in schemas or []:
+    for schema in schemas if isinstance(schemas, list) else []:
         if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
             continue
         if not valid_tool_name(schema["name"]):

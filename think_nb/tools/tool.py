@@ -172,7 +172,8 @@ def _fields(fn: Callable, descriptions: dict[str, str | None]) -> tuple[dict, li
             problems.append(f"parameter {param.name!r}: *args/**kwargs cannot be described to a model")
             continue
         if param.name not in hints:
-            problems.append(f"parameter {param.name!r} has no type hint; the model needs one (e.g. `{param.name}: str`)")
+            problems.append(f"parameter {param.name!r} has no type hint; the model needs one "
+                            f"(e.g. `{param.name}: str`)")
             continue
         annotation = hints[param.name]
         default = ... if param.default is param.empty else param.default

@@ -42,4 +42,5 @@ def _as_tool(item: Any, key: str | None) -> Tool:
         return item
     if isinstance(item, Callable):  # type: ignore[arg-type]
         return from_function(item, name=key)
-    raise UserError(f"get_tools() returned {item!r}; return functions or @tool objects (a list or a dict name -> tool).")
+    raise UserError(f"get_tools() returned {item!r}; return functions or @tool objects "
+                    "(a list or a dict name -> tool).")

@@ -52,5 +52,5 @@ class Listeners:
                 continue
             try:
                 handler(*args)
-            except Exception:  # noqa: BLE001 - one broken view must not break the turn
+            except Exception:
                 log.exception("listener %r failed in %s", listener, event)

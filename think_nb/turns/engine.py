@@ -105,13 +105,18 @@ class TurnEngine:
         return task
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
+        """Abort one turn: its flag is set first (nothing it streams after this is kept, even if
+        the awaited code swallows the cancellation), then its task is cancelled."""
+        turn = self.turns_run.get(request_id)
+        if turn is not None:
+            turn.abort()
         task = self.active.get(request_id)
         if task is not None:
             task.cancel(reason)
 
     def abort_all(self) -> None:
-        for task in list(self.active.values()):
-            task.cancel()
+        for request_id in list(self.active):
+            self.abort_request(request_id)
 
     @property
     def is_running(self) -> bool:
@@ -171,10 +176,16 @@ class TurnEngine:
                     result = await self._admitted(sub, continuation, regenerate, body, signal)
                 finally:
                     self.queue.active = None
-        except asyncio.CancelledError:
-            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
             _discard(self.queue.waiting, sub)
             result = TurnResult(sub.request_id, "aborted")
+        except BaseException as exc:
+            log.exception("turn %s failed outside the model/tool/hook path", sub.request_id)
+            _discard(self.queue.waiting, sub)
+            result = TurnResult(sub.request_id, "error", f"{type(exc).__name__}: {exc}")
         finally:
             self.active.pop(sub.request_id, None)
             interrupts.unwatch(self)
@@ -213,16 +224,26 @@ class TurnEngine:
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
                     generation=sub.generation)
         self.turns_run[sub.request_id] = turn
-        result = await turn.run()
-        self.store.turn_log.finish(sub.request_id, result.status, result.error, started)
-        return result
+        outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
+        try:
+            result = await turn.run()
+            outcome = (result.status, result.error)
+            return result
+        except BaseException as exc:
+            outcome = ("error", f"{type(exc).__name__}: {exc}")
+            raise
+        finally:  # the turn log never stays `running` for a turn that ended
+            try:
+                self.store.turn_log.finish(sub.request_id, outcome[0], outcome[1], started)
+            except Exception:
+                log.exception("could not settle turn %s in the turn log", sub.request_id)
 
     async def _finish_turn(self, turn: Any, result: TurnResult) -> None:
         """After the queue is released: `on_chat_response` (errors logged, as Think), then store the
         turn's trace and recording."""
         try:
             await turn.hooks.fire("on_chat_response", result)
-        except Exception:  # noqa: BLE001 - Think logs hook errors after the turn
+        except Exception:
             log.exception("on_chat_response raised")
         finally:
             self.steppers.pop(turn.request_id, None)
@@ -281,7 +302,8 @@ class TurnEngine:
                         auto_continue: bool) -> asyncio.Task | None:
         failed = state == "output-error" or error_text is not None
         output = dump_output(output)  # JSON-compatible before anything changes (sets, datetimes, objects)
-        chunk = ({"type": "tool-output-error", "toolCallId": tool_call_id, "errorText": error_text or DEFAULT_TOOL_ERROR}
+        chunk = ({"type": "tool-output-error", "toolCallId": tool_call_id,
+                  "errorText": error_text or DEFAULT_TOOL_ERROR}
                  if failed else {"type": "tool-output-available", "toolCallId": tool_call_id, "output": output})
         turn = self.current_turn
         if turn is not None and _waiting(turn.acc.find_tool_part(tool_call_id), ("input-available",)):

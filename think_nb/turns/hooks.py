@@ -7,8 +7,9 @@ that raises ends the turn with status `error` and a message naming the hook (`Ho
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from think_nb.aio import maybe_await
 from think_nb.errors import ThinkError
@@ -19,10 +20,13 @@ class HookError(ThinkError):
 
 
 async def call_hook(agent: Any, name: str, *args: Any) -> Any:
-    """Call hook `name` on `agent` (sync or async), wrapping any exception in `HookError`."""
+    """Call hook `name` on `agent` (sync or async), wrapping anything it raises in `HookError` (any
+    `BaseException`, `SystemExit` included; `CancelledError` and `KeyboardInterrupt` pass: they abort)."""
     try:
         return await maybe_await(getattr(agent, name)(*args))
-    except Exception as exc:  # noqa: BLE001 - reported as the turn's error
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise  # an abort (or the kernel's interrupt) ends the turn as `aborted`
+    except BaseException as exc:
         raise HookError(f"{name}() raised {type(exc).__name__}: {exc}") from exc
 
 
@@ -85,9 +89,10 @@ class TurnConfig:
     frequency_penalty: float | None = None
     options: dict = field(default_factory=dict)
 
-    _LITELLM = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens", "seed": "seed",
-                "stop_sequences": "stop", "presence_penalty": "presence_penalty",
-                "frequency_penalty": "frequency_penalty", "tool_choice": "tool_choice"}
+    _LITELLM: ClassVar[dict[str, str]] = {
+        "temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens", "seed": "seed",
+        "stop_sequences": "stop", "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
+        "tool_choice": "tool_choice"}
 
     def litellm_options(self) -> dict:
         """The sampling options as `litellm.acompletion` keyword arguments (unset ones left out)."""

@@ -10,6 +10,7 @@ never a pause and is traced on its chunk group's row, not as a row of its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from think_nb.turns.hooks import call_hook
@@ -19,14 +20,21 @@ from think_nb.turns.trace import Tracer, summarize
 class HookSite:
     """Fires the hooks of one turn (see the module docstring)."""
 
-    def __init__(self, agent: Any, tracer: Tracer, stepper: Any = None) -> None:
+    def __init__(self, agent: Any, tracer: Tracer, stepper: Any = None,
+                 check_aborted: Callable[[], None] = lambda: None) -> None:
         self.agent = agent
         self.tracer = tracer
         self.stepper = stepper
+        self.check_aborted = check_aborted
 
     async def fire(self, name: str, ctx: Any, *, step: int | None = None, tool: str | None = None) -> Any:
         """Pause (step mode), call the hook if overridden, trace it; returns the hook's value (or the
-        decision the user took while paused)."""
+        decision the user took while paused). Raises `CancelledError` once the turn was aborted,
+        before and after the hook, whatever the hook did with the cancellation (not for
+        `on_chat_error` / `on_chat_response`, which report how the turn ended)."""
+        reports_ending = name in ("on_chat_error", "on_chat_response")
+        if not reports_ending:
+            self.check_aborted()
         if name == "on_chunk":
             started = self.tracer.now_ms()
             value = await call_hook(self.agent, name, ctx)
@@ -44,4 +52,6 @@ class HookSite:
             value = None
         result = f" → {summarize(value)}" if value is not None else ""
         self.tracer.hook(name, step, tool, summarize(ctx) + result, started)
+        if not reports_ending:
+            self.check_aborted()
         return value

@@ -9,6 +9,8 @@ parts, persisted and broadcast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part
 
 INTERRUPTED_TEXT = "The tool call was interrupted before a result was recorded."
@@ -28,7 +30,7 @@ def needs_repair(part: dict) -> bool:
     return is_tool_part(part) and part.get("state") not in SETTLED_TOOL_STATES | {"approval-responded"}
 
 
-def repaired(message: dict, repair: callable) -> dict | None:
+def repaired(message: dict, repair: Callable[[dict], dict]) -> dict | None:
     """A repaired copy of `message`, or None when nothing needed repair."""
     if message.get("role") != "assistant" or not any(needs_repair(p) for p in message.get("parts", [])):
         return None

@@ -11,6 +11,7 @@ in a "streaming" state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from think_nb.aio import maybe_await
@@ -25,7 +26,7 @@ from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext
 from think_nb.turns.hooksite import HookSite
-from think_nb.turns.result import StepContext, TurnResult
+from think_nb.turns.result import StepContext, TurnResult, TurnStatus
 from think_nb.turns.tool_calls import StepTools
 from think_nb.turns.trace import Tracer
 
@@ -66,10 +67,22 @@ class Turn:
         self._observe = self.host.overrides("on_chunk")
         self.step = 0
         self.tracer = Tracer(request_id)
-        self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id))
+        self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
+        self.aborted = False
+
+    def abort(self) -> None:
+        """Mark the turn aborted (`abort_request`). From now on nothing it produces is applied,
+        recorded or broadcast, whether or not the code it awaits lets the cancellation through."""
+        self.aborted = True
+
+    def check_aborted(self) -> None:
+        """Raise `CancelledError` when the turn was aborted (at every chunk and hook the engine controls)."""
+        if self.aborted:
+            raise asyncio.CancelledError("the turn was aborted")
 
     async def emit(self, chunk: dict) -> None:
         """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`."""
+        self.check_aborted()
         self.acc.apply(chunk)
         await self.emit_broadcast(chunk)
 
@@ -79,23 +92,36 @@ class Turn:
         self.engine.publish_chunk(self.request_id, chunk, self.continuation)
 
     async def run(self) -> TurnResult:
-        """Run the turn; never raises for model, tool or hook failures (they end it with `error`)."""
+        """Run the turn; never raises for model, tool or hook failures (they end it with `error`).
+
+        Outcomes: `completed`; `aborted` (`abort_request`, a cancelled task, or the kernel's
+        interrupt — `KeyboardInterrupt` — while the turn runs: exactly one `abort` chunk, nothing
+        after it); `error` (anything else raised, `BaseException`s from user code such as
+        `SystemExit` included: an `error` chunk, `on_chat_error` called once).
+        """
         self.engine.current_turn = self
+        status: TurnStatus
+        error: str | None = None
         try:
             await self._run_steps()
-            status, error = "completed", None
-        except asyncio.CancelledError:
+            status = "aborted" if self.aborted else "completed"  # an abort the awaited code swallowed
+        except (asyncio.CancelledError, KeyboardInterrupt):
             _uncancel()
-            await self._safe_emit({"type": "abort", "reason": "cancelled"})
-            self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
-            status, error = "aborted", None
-        except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error chunk
-            if self.acc.parts:
-                self._persist()  # Think: the partial is persisted before on_chat_error fires
-            error = await self._report_error(exc)
-            status = "error"
+            status = "aborted"
+        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. from user code end the turn, not the kernel
+            if self.aborted:
+                status = "aborted"
+            else:
+                if self.acc.parts:
+                    self._persist()  # Think: the partial is persisted before on_chat_error fires
+                error = await self._report_error(exc)
+                status = "error"
         finally:
             self.engine.current_turn = None
+        if status == "aborted":
+            self.aborted = True
+            self.publish({"type": "abort", "reason": "cancelled"})  # the one abort outcome; never applied
+            self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
         if error is not None:  # kept with the message, so a reloaded view still shows it
             self.acc.message.setdefault("metadata", {})["error"] = error
         message = self._persist() if self.acc.parts else None
@@ -128,7 +154,7 @@ class Turn:
             extra = resolve_tools(config.tools)
             if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
                 raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
-        except Exception as exc:  # noqa: BLE001 - name the hook, not the model or get_tools()
+        except Exception as exc:
             raise HookError(f"before_turn() returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
         messages = config.messages if config.messages is not None else messages
@@ -147,6 +173,7 @@ class Turn:
                     if p.get("state") == "approval-responded" and (p.get("approval") or {}).get("approved")]
         if not approved:
             return False
+        assert last is not None  # `approved` is empty otherwise
         earlier = MessageAccumulator(last["id"], base=last)
 
         async def emit(chunk: dict) -> None:
@@ -182,6 +209,7 @@ class Turn:
             await self.emit({"type": "start-step"})
             sys_msg = [{"role": "system", "content": system}] if system else []
             model_messages = sys_msg + base_messages + to_model_messages([self.acc.message])
+            assert self.model is not None  # resolved by _prepare
             outcome = await stream_step(self.model, model_messages, [t.schema() for t in tools.values()],
                                         self.emit, **options)
             self._add_usage(outcome)
@@ -206,7 +234,7 @@ class Turn:
             self.usage[key] += (outcome.usage or {}).get(key, 0) or 0
 
     def _metadata(self) -> dict:
-        metadata = {"model": self.model.model if self.model else None, "usage": dict(self.usage),
+        metadata: dict[str, Any] = {"model": self.model.model if self.model else None, "usage": dict(self.usage),
                     "requestId": self.request_id}
         cost = _cost_usd(metadata["model"], self.usage)
         if cost is not None:
@@ -214,7 +242,7 @@ class Turn:
         return metadata
 
     # -- endings ----------------------------------------------------------------------------
-    async def _report_error(self, exc: Exception) -> str:
+    async def _report_error(self, exc: BaseException) -> str:
         text = describe_error(exc, self.model.model if self.model else None)
         original = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
         try:
@@ -228,10 +256,8 @@ class Turn:
         return text
 
     async def _safe_emit(self, chunk: dict) -> None:
-        try:
+        with contextlib.suppress(Exception, asyncio.CancelledError):  # a failing on_chunk must not hide the outcome
             await self.emit(chunk)
-        except Exception:  # noqa: BLE001 - a failing on_chunk must not hide the real outcome
-            pass
 
     def _persist(self) -> dict:
         message = self.acc.message

@@ -7,7 +7,8 @@
     stepper.run()                                 # finish without pausing (or stepper.cancel())
 
 Pauses: `before_turn`, each `before_tool_call`, each `after_tool_call`, each `on_step_finish`,
-`on_chat_error` (a failed turn) and `on_chat_response`. While paused, the turn waits on the kernel's event loop; a synchronous
+`on_chat_error` (a failed turn) and `on_chat_response`. While paused, the turn waits on the
+kernel's event loop; a synchronous
 `next()` drives that loop until the next pause (nest_asyncio2, which ipykernel ≥ 7.4 ships, is
 applied lazily to the running loop; outside a kernel the stepper owns a private loop). The
 panel shows "paused at <hook>". The stored transcript records what really happened.
@@ -55,6 +56,11 @@ class HookEvent:
         """At `before_tool_call`: do not run the tool; `reason` becomes its output."""
         self._expect("before_tool_call")
         self.decision = ToolCallDecision.block(reason)
+
+    def _release(self) -> None:
+        """Let the paused turn go on (no-op when it already did)."""
+        if self._resume is not None and not self._resume.done():
+            self._resume.set_result(None)
 
     def _expect(self, hook: str) -> None:
         if self.hook != hook:
@@ -117,14 +123,15 @@ class Stepper:
     async def _pause(self, hook: str, ctx: Any, step: int | None, tool: str | None) -> Any:
         if self._auto:
             return None
-        event = HookEvent(hook, step, tool, ctx, _resume=asyncio.get_running_loop().create_future())
+        resume = asyncio.get_running_loop().create_future()
+        event = HookEvent(hook, step, tool, ctx, _resume=resume)
         self.events.append(event)
         self._queue.append(event)  # concurrent tool calls may pause together: one at a time to the user
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
         self.engine.notify("on_paused", self._request_id, hook)
         try:
-            await event._resume
+            await resume
         finally:
             self.engine.notify("on_paused", self._request_id, None)
         return event.decision
@@ -141,8 +148,8 @@ class Stepper:
         return self.engine.start([message], self._request_id, trigger="step")
 
     def _resume_current(self) -> None:
-        if self._current is not None and not self._current._resume.done():
-            self._current._resume.set_result(None)
+        if self._current is not None:
+            self._current._release()
         self._current = None
 
     async def _anext(self) -> HookEvent:
@@ -170,8 +177,7 @@ class Stepper:
     async def _finish(self) -> TurnResult:
         self._resume_current()
         for event in self._queue:
-            if not event._resume.done():
-                event._resume.set_result(None)
+            event._release()
         self._queue.clear()
         return await self._task
 

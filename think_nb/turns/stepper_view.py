@@ -18,7 +18,8 @@ def _pre(value: Any) -> str:
 
 
 def _row(label: str, body: str) -> str:
-    return f"<tr><th style='text-align:left;vertical-align:top;padding-right:1em'>{label}</th><td style='text-align:left'>{body}</td></tr>"
+    return (f"<tr><th style='text-align:left;vertical-align:top;padding-right:1em'>{label}</th>"
+            f"<td style='text-align:left'>{body}</td></tr>")
 
 
 def _messages_table(messages: list[dict]) -> str:
@@ -44,8 +45,8 @@ def render_event(event: Any) -> str:
         rows += [_row("tool", html.escape(ctx.tool_name)), _row("input", _pre(ctx.input)),
                  _row("call id", html.escape(ctx.tool_call_id))]
     elif event.hook == "after_tool_call":
-        outcome = _pre(ctx.output) if ctx.success else f"<span style='color:var(--jp-error-color1,red)'>" \
-                                                      f"{html.escape(str(ctx.error))}</span>"
+        error = f"<span style='color:var(--jp-error-color1,red)'>{html.escape(str(ctx.error))}</span>"
+        outcome = _pre(ctx.output) if ctx.success else error
         rows += [_row("tool", html.escape(ctx.tool_name)), _row("input", _pre(ctx.input)),
                  _row("output" if ctx.success else "error", outcome), _row("time", f"{ctx.duration_ms:.1f} ms")]
     elif event.hook == "on_step_finish":
@@ -57,6 +58,7 @@ def render_event(event: Any) -> str:
     else:
         result = event.result
         rows += [_row("status", html.escape(result.status)), _row("error", html.escape(result.error or ""))]
-    hint = "" if event.hook == "done" else "<div style='opacity:.7'>edit <code>event.ctx</code>, then <code>stepper.next()</code> or <code>stepper.run()</code></div>"
+    hint = "" if event.hook == "done" else ("<div style='opacity:.7'>edit <code>event.ctx</code>, then "
+                                            "<code>stepper.next()</code> or <code>stepper.run()</code></div>")
     return (f"<div class='think-step-event'><div>{title} {html.escape(' · '.join(w for w in where if w))}</div>"
             f"<table>{''.join(rows)}</table>{hint}</div>")

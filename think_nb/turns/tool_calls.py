@@ -19,14 +19,14 @@ from typing import Any
 from think_nb.aio import maybe_await
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
-from think_nb.tools.tool import Tool, dump_output
+from think_nb.tools.tool import Tool, ToolInputError, dump_output
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 
 Emit = Callable[[dict], Awaitable[None]]
 
 
 async def needs_approval(tool: Tool, arguments: dict) -> bool:
-    """Evaluate a tool's `needs_approval` (bool, or predicate on the input, sync or async)."""
+    """Evaluate a tool's `needs_approval` (bool, or predicate on the validated input, sync or async)."""
     flag = tool.needs_approval
     return bool(await maybe_await(flag(arguments)) if callable(flag) else flag)
 
@@ -56,9 +56,23 @@ class StepTools:
         arguments = call.input or {}
         if tool is not None and tool.client:  # runs in the panel; its result comes back as tool_result
             return None
-        if tool is not None and await needs_approval(tool, arguments):
-            await self.emit({"type": "tool-approval-request", "approvalId": new_id("approval"), "toolCallId": call.id})
-            return None
+        if tool is not None and tool.needs_approval:
+            try:
+                validated = tool.validate(arguments)  # the predicate sees what the tool would run with
+            except ToolInputError:
+                return await self.execute(call.id, call.name, arguments, tool)  # an output-error; nothing runs
+            try:
+                gated = await needs_approval(tool, validated)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a failing predicate fails the call, never opens it
+                error = f"needs_approval({call.name!r}) raised {type(exc).__name__}: {exc}; the tool did not run."
+                await self.emit({"type": "tool-output-error", "toolCallId": call.id, "errorText": error})
+                return {**base, "errorText": error}
+            if gated:
+                await self.emit({"type": "tool-approval-request", "approvalId": new_id("approval"),
+                                 "toolCallId": call.id})
+                return None
         return await self.execute(call.id, call.name, arguments, tool)
 
     async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None) -> dict:
@@ -91,7 +105,7 @@ class StepTools:
                 available = ", ".join(sorted(self.tools)) or "none"
                 raise LookupError(f"There is no tool named {name!r}; available tools: {available}.")
             return True, dump_output(await tool.invoke(arguments)), None
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any tool failure goes back to the model
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise  # an abort, or the kernel's interrupt: the turn ends `aborted`
+        except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
             return False, None, f"{type(exc).__name__}: {exc}"
