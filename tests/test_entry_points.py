@@ -199,7 +199,7 @@ Worker("w", db={str(db)!r}).run("go")
          "errorText": "The tool call was interrupted before a result was recorded."}]}]
     assert script.requests[0]["messages"][2:4] == [
         {"role": "assistant", "content": "Running it.", "tool_calls": [
-            {"id": "call_1_0", "type": "function", "function": {"name": "slow", "arguments": '{"n": 1}'}}]},
+            {"id": "call_1_0", "type": "function", "function": {"name": "slow", "arguments": '{"n":1}'}}]},
         {"role": "tool", "tool_call_id": "call_1_0",
          "content": "Error: The tool call was interrupted before a result was recorded."}]
     assert Worker("w", db=db).messages == agent.messages  # the repair was persisted

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from think_nb.jsonsafe import to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
@@ -92,7 +93,7 @@ class ScriptedModel:
         return _Item("error", message)
 
     def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
-        self.requests.append({"messages": json.loads(json.dumps(messages, default=str)),
+        self.requests.append({"messages": to_json_value(messages),
                               "tools": optional_params.get("tools") or [],
                               "options": {k: v for k, v in optional_params.items() if k != "tools"}})
         if not self.steps:

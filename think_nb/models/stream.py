@@ -8,11 +8,11 @@ all arrive here through litellm.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
 from think_nb.models.litellm_env import get_litellm
 from think_nb.models.resolve import ModelConfig
@@ -138,7 +138,7 @@ def _parse_arguments(raw: str) -> tuple[dict | None, str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = jsonsafe.loads(raw)  # strict: NaN/Infinity are not JSON and would not persist
     except ValueError as exc:
         return None, f"The tool arguments are not valid JSON ({exc}); send a JSON object."
     if not isinstance(value, dict):
