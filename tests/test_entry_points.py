@@ -87,7 +87,8 @@ async def test_continue_last_turn_persists_a_new_continuation_message() -> None:
         {"type": "step-start"}, {"type": "text", "text": " a time.", "state": "done"}],
         "metadata": {"continuation": True, "model": script.model, "usage": {"prompt_tokens": IsInt(),
                                                                             "completion_tokens": IsInt(),
-                                                                            "total_tokens": IsInt()},
+                                                                            "total_tokens": IsInt(),
+                                                                            "source": "estimated"},
                      "requestId": result.request_id}}
     assert len(agent.messages) == 3
     # Think's continue checkpoint is sent to the model but never stored

@@ -202,13 +202,21 @@ class Turn:
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
-        for key in self.usage:
-            self.usage[key] += (outcome.usage or {}).get(key, 0) or 0
+        """Add a step's usage to the turn's (`think_nb.models.usage.add_step`: reported + estimated is
+        estimated; an unknown step makes the turn's counts unknown, never 0)."""
+        from think_nb.models import usage as usage_model
+
+        self.usage = usage_model.add_step(self.usage, outcome.usage, outcome.usage_source)
 
     def _metadata(self) -> dict:
-        metadata = {"model": self.model.model if self.model else None, "usage": dict(self.usage),
+        """The finished message's metadata: `{model, usage: {prompt_tokens, completion_tokens,
+        total_tokens, source}, requestId, cost_usd?}`; `cost_usd` (US dollars) only when known."""
+        from think_nb.models import usage as usage_model
+
+        usage = usage_model.turn_usage(self.usage)
+        metadata = {"model": self.model.model if self.model else None, "usage": usage,
                     "requestId": self.request_id}
-        cost = _cost_usd(metadata["model"], self.usage)
+        cost = _cost_usd(metadata["model"], usage)
         if cost is not None:
             metadata["cost_usd"] = cost
         return metadata
@@ -243,8 +251,12 @@ class Turn:
 
 
 def _cost_usd(model: str | None, usage: dict) -> float | None:
-    """The turn's price in US dollars from litellm's price table, or None when the model is not in it."""
+    """The turn's price in US dollars from litellm's price table; None (unknown, never 0) when the
+    usage is unknown or the model has no price (the in-process models have none). An estimated
+    usage gives an estimated cost."""
     if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+        return None
+    if usage.get("prompt_tokens") is None or usage.get("completion_tokens") is None:
         return None
     try:
         prompt, completion = get_litellm().cost_per_token(model=model, prompt_tokens=usage["prompt_tokens"],
