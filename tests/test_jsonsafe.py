@@ -4,6 +4,7 @@ whose tool returns each kind of value, completing, logged as completed and persi
 from __future__ import annotations
 
 import collections
+import collections.abc
 import dataclasses
 import datetime as dt
 import decimal
@@ -102,6 +103,30 @@ class Chatty:
 class Broken:
     def __repr__(self) -> str:
         raise RuntimeError("no repr")
+
+
+class Unlistable(collections.abc.Mapping):
+    """A mapping whose iteration fails."""
+
+    def __getitem__(self, key: Any) -> Any:
+        raise KeyError(key)
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("cannot list")
+
+    def __repr__(self) -> str:
+        return "Unlistable()"
+
+
+class Clock(dt.datetime):
+    def isoformat(self, *args: Any) -> str:
+        raise RuntimeError("no isoformat")
+
+    def __repr__(self) -> str:
+        return "Clock()"
 
 
 Pair = collections.namedtuple("Pair", "left right")
@@ -228,6 +253,8 @@ TABLE: list[tuple[str, Any, Any]] = [
     ("object", Opaque(), "Opaque()"),
     ("long-repr", Chatty(), "x" * REPR_LIMIT + f"… ({REPR_LIMIT + 10} chars)"),
     ("broken-repr", Broken(), "<unrepresentable Broken>"),
+    ("raising-mapping", Unlistable(), "Unlistable()"),
+    ("raising-datetime", Clock(2024, 5, 1), "Clock()"),
     ("function", len, "<built-in function len>"),
 ]
 """(id, value, expected JSON value): every row of think_nb.jsonsafe's mapping table."""
@@ -276,13 +303,15 @@ _numpy = (st.builds(np.float64, st.floats(allow_nan=True, allow_infinity=True))
                        elements=st.floats(allow_nan=True, allow_infinity=True)))
 _leaves = (_hashable_leaves | st.timedeltas() | st.times() | st.complex_numbers(allow_nan=True, allow_infinity=True)
            | st.decimals(allow_nan=True, allow_infinity=True) | _numpy)
-jsonish = st.recursive(
-    _leaves,
-    lambda children: (st.lists(children, max_size=4) | st.tuples(children, children)
-                      | st.sets(_hashable_leaves, max_size=4) | st.frozensets(_hashable_leaves, max_size=4)
-                      | st.dictionaries(_keys, children, max_size=4)),
-    max_leaves=20,
-)
+
+
+def _containers(children: st.SearchStrategy) -> st.SearchStrategy:
+    return (st.lists(children, max_size=4) | st.tuples(children, children)
+            | st.sets(_hashable_leaves, max_size=4) | st.frozensets(_hashable_leaves, max_size=4)
+            | st.dictionaries(_keys, children, max_size=4))
+
+
+jsonish = st.recursive(_leaves, _containers, max_leaves=20)
 
 
 @seed(20261130)

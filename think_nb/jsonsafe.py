@@ -7,7 +7,7 @@ JSON types (`dict` with `str` keys, `list`, `str`, `int`, finite `float`, `bool`
 table below; `dumps` is `json.dumps` of that with `allow_nan=False` and compact separators. Both
 never raise: what has no JSON form becomes a bounded `repr` string.
 
-Mapping (checked in this order; "→ x" means "becomes x, then is mapped again"):
+Mapping (a value takes the first row it matches; "→ x" means "becomes x, then is mapped again"):
 
 =========================================  ===========================================================
 Python value                               JSON value
@@ -52,8 +52,8 @@ pydantic model                             → `model_dump()` (python mode, so e
 dataclass instance                         object of its fields (shallow, so cycles are caught)
 a container already being mapped (cycle)   the marker string `"<cycle: TYPE>"`, e.g. `"<cycle: dict>"`
 nesting deeper than `MAX_DEPTH` (100)      the marker string `"<too deep: TYPE>"`
-anything else                              `repr(value)`, cut to `REPR_LIMIT` (500) characters plus
-                                           `"… (N chars)"`; `"<unrepresentable TYPE>"` when `repr` raises
+anything else, or a value whose            `repr(value)`, cut to `REPR_LIMIT` (500) characters plus
+conversion raises                          `"… (N chars)"`; `"<unrepresentable TYPE>"` when `repr` raises
 =========================================  ===========================================================
 
 Key rule: a `str` key stays (surrogates repaired); any other key is mapped by the table and, when
@@ -197,7 +197,11 @@ class _Mapper:
             return _float(float.__float__(obj))
         if isinstance(obj, (dict, list, tuple)):
             return self.container(obj, depth)
-        return self.other(obj, depth)
+        try:
+            mapped = self.other(obj, depth)
+        except Exception:  # noqa: BLE001 - a value that will not convert (raising isoformat, property...)
+            return _bounded_repr(obj)
+        return _bounded_repr(obj) if mapped is _NO_MATCH else mapped
 
     def container(self, obj: Any, depth: int, owner: Any = None) -> JSONValue:
         """Map a container; `owner` is the object `obj` stands in for (a dataclass and its field
@@ -211,6 +215,8 @@ class _Mapper:
         self.active.add(id(source))
         try:
             return self._container(obj, depth + 1)
+        except Exception:  # noqa: BLE001 - a mapping whose items() raises, a failing __iter__...
+            return _bounded_repr(source)
         finally:
             self.active.discard(id(source))
 
@@ -239,7 +245,8 @@ class _Mapper:
             return mapped
         return json.dumps(mapped, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
-    def other(self, obj: Any, depth: int) -> JSONValue:
+    def other(self, obj: Any, depth: int) -> Any:
+        """Every value but the plain JSON types and dict/list/tuple; `_NO_MATCH` when no row fits."""
         if isinstance(obj, decimal.Decimal):
             return str(obj) if obj.is_finite() else None
         if isinstance(obj, (dt.datetime, dt.date, dt.time)):
@@ -254,14 +261,10 @@ class _Mapper:
             return _text(str(obj))
         if isinstance(obj, (Mapping, AbstractSet, collections.deque)):
             return self.container(obj, depth)
-        try:
-            if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-                fields = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
-                return self.container(fields, depth, owner=obj)
-            mapped = self.library(obj, depth)
-        except Exception:  # noqa: BLE001 - a value that will not convert (a raising property...): its repr
-            return _bounded_repr(obj)
-        return _bounded_repr(obj) if mapped is _NO_MATCH else mapped
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            fields = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
+            return self.container(fields, depth, owner=obj)
+        return self.library(obj, depth)
 
     def library(self, obj: Any, depth: int) -> Any:
         """numpy, pandas and pydantic values, looked up only when their module is already imported."""
