@@ -133,16 +133,13 @@ def test_usage_source_reads_litellms_kept_provider_chunks() -> None:
     assert usage_source(None, provider_sent) is None
 
 
-def test_legacy_usage_without_a_source_reads_as_unknown_source() -> None:
+def test_legacy_usage_without_a_source_reads_as_unknown_source(monkeypatch: pytest.MonkeyPatch) -> None:
     from think_nb import views
 
-    class Fake:
-        messages = [{"id": "a", "role": "assistant", "parts": [],
-                     "metadata": {"model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 2,
-                                                          "total_tokens": 3}}}]
-        _store = SimpleNamespace(key="k", db=SimpleNamespace(read=lambda sql, params: [("a", None, 0.0)]))
-
-    df = views.usage(Fake())  # type: ignore[arg-type]
+    legacy = SimpleNamespace(messages=[{"id": "a", "role": "assistant", "parts": [], "metadata": {
+        "model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}}])
+    monkeypatch.setattr(views, "_stored_rows", lambda agent: {"a": (None, 0.0)})
+    df = views.usage(legacy)  # type: ignore[arg-type]
     assert df["usage_source"].tolist() == [None]
     assert df["total_tokens"].tolist() == [3]
     assert pd.isna(df["cost_usd"].iloc[0])
