@@ -108,10 +108,13 @@ ada.session.get_context_block("memory").content'''),
     new_markdown_cell("""## 3. Look at the conversation as DataFrames
 
 `messages_df()` is the current branch, one row per message; `tool_calls_df()` every tool call;
-`usage_df()` the tokens (and, for hosted models, the cost) of each turn. The scripted model
-reports no usage of its own, so these token counts are litellm's estimates."""),
+`usage_df()` the tokens and cost of each turn. `usage_source` says who counted: the provider
+(`reported`), litellm's tokenizer because the provider sent nothing (`estimated`; the panel shows
+these with "≈"), or nobody (`None`: unknown, `<NA>`, never 0). The scripted model reports no usage
+of its own, so these counts are estimates; it has no price either, so `cost_usd` is NaN (unknown)."""),
     new_code_cell('ada.messages_df()[["role", "text", "parts", "tool_calls", "total_tokens"]]'),
-    new_code_cell('ada.usage_df()[["model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd"]]'),
+    new_code_cell('ada.usage_df()[["model", "prompt_tokens", "completion_tokens", "total_tokens", "usage_source",\n'
+                  '              "cost_usd"]]'),
     new_markdown_cell("""## 4. Search
 
 Every message is indexed with SQLite FTS5. `agent.search(query)` matches the query as a phrase,

@@ -16,7 +16,7 @@ def test_steps_become_assistant_and_tool_messages() -> None:
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "1+1?"},
         {"role": "assistant", "content": "Adding.", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}},
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":1}'}},
             {"id": "c2", "type": "function", "function": {"name": "div", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "2"},
         {"role": "tool", "tool_call_id": "c2", "content": "Error: ZeroDivision"},

@@ -86,7 +86,8 @@ async def test_continue_last_turn_persists_a_new_continuation_message() -> None:
         {"type": "step-start"}, {"type": "text", "text": " a time.", "state": "done"}],
         "metadata": {"continuation": True, "model": script.model, "usage": {"prompt_tokens": IsInt(),
                                                                             "completion_tokens": IsInt(),
-                                                                            "total_tokens": IsInt()},
+                                                                            "total_tokens": IsInt(),
+                                                                            "source": "estimated"},
                      "requestId": result.request_id}}
     assert len(agent.messages) == 3
     # Think's continue checkpoint is sent to the model but never stored
@@ -197,7 +198,7 @@ Worker("w", db={str(db)!r}).run("go")
          "errorText": "The tool call was interrupted before a result was recorded."}]}]
     assert script.requests[0]["messages"][2:4] == [
         {"role": "assistant", "content": "Running it.", "tool_calls": [
-            {"id": "call_1_0", "type": "function", "function": {"name": "slow", "arguments": '{"n": 1}'}}]},
+            {"id": "call_1_0", "type": "function", "function": {"name": "slow", "arguments": '{"n":1}'}}]},
         {"role": "tool", "tool_call_id": "call_1_0",
          "content": "Error: The tool call was interrupted before a result was recorded."}]
     assert Worker("w", db=db).messages == agent.messages  # the repair was persisted

@@ -140,7 +140,7 @@ async def test_each_before_tool_call_decision() -> None:
         ({"a": 4, "b": 4}, True, {"cached": 8}, IsPositiveFloat()), ({"a": 20, "b": 20}, True, 40.0, IsPositiveFloat())]
     # the model saw the block reason and the substituted output
     assert [m["content"] for m in script.requests[1]["messages"] if m["role"] == "tool"] == [
-        "2.0", "40.0", "not today", '{"cached": 8}']
+        "2.0", "40.0", "not today", '{"cached":8}']
 
 
 async def test_block_without_reason_uses_thinks_default_text() -> None:

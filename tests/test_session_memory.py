@@ -293,14 +293,15 @@ async def test_messages_tool_calls_and_usage_dataframes(add_tool) -> None:
                                      "state": "output-available", "input": {"a": 2, "b": 40}, "output": 42.0,
                                      "error_text": None}]
     u = agent.usage_df()
-    assert u.drop(columns=["created_at"]).to_dict("records") == [
+    assert u.drop(columns=["created_at", "cost_usd"]).to_dict("records") == [
         {"message_id": reply["id"], "request_id": IsStr(regex="req_.*"), "model": script.model, "prompt_tokens": 30,
-         "completion_tokens": 8, "total_tokens": 38, "cost_usd": 0.0}]
+         "completion_tokens": 8, "total_tokens": 38, "usage_source": "reported"}]
+    assert u["cost_usd"].isna().all()  # the scripted model has no price: unknown, not 0
 
 
 def test_empty_agent_dataframes_keep_their_columns() -> None:
     agent = make(S([]))
-    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 8),
+    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 9),
                   (agent.context_blocks(), 8)):
         assert len(df) == 0 and len(df.columns) == n
 

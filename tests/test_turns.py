@@ -49,7 +49,7 @@ async def test_multi_step_turn_with_parallel_tool_calls_and_a_failing_tool() -> 
     assert (result.status, result.error) == ("completed", None)
     assert agent.messages == [user("What is 2 + 40?"), {
         "id": IsStr(regex=r"msg_.*"), "role": "assistant", "metadata": meta(
-            script, {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39}),
+            script, {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39, "source": "reported"}),
         "parts": [
             {"type": "step-start"},
             {"type": "text", "text": "Working.", "state": "done"},

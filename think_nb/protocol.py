@@ -31,7 +31,9 @@ answers ``stream_resume_ack {id, probeId}`` and the kernel sends the turn so far
 of a widget, so ``probeId`` says which view asked.
 
 UIMessages and UIMessageChunks inside frames are plain AI SDK dicts; this module only
-checks their outer shape (``id``/``role``/``parts`` and ``type``).
+checks their outer shape (``id``/``role``/``parts`` and ``type``). Every kernel -> panel
+builder returns strict JSON (``think_nb.jsonsafe.to_json_value``: no NaN/Infinity, string
+keys, UTF-8-safe text), so a frame always survives the comm's ``allow_nan=False`` encoding.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ import logging
 from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
+
+from think_nb.jsonsafe import to_json_value
 
 __all__ = [
     "CHAT_CLEAR",
@@ -315,8 +319,9 @@ def use_chat_response(
     continuation: bool = False,
     replay: bool = False,
 ) -> UseChatResponse:
-    """Build a ``use_chat_response`` frame; false flags are left out."""
-    frame = UseChatResponse(type="use_chat_response", id=request_id, chunks=chunks, done=done)
+    """Build a ``use_chat_response`` frame; false flags are left out, chunks are strict JSON."""
+    frame = UseChatResponse(type="use_chat_response", id=request_id,
+                            chunks=cast("list[UIMessageChunk]", to_json_value(list(chunks))), done=done)
     if error:
         frame["error"] = True
     if continuation:
@@ -343,8 +348,8 @@ def stream_resume_none(probe_id: str | None = None) -> StreamResumeNone:
 
 
 def message_updated(message: UIMessage) -> MessageUpdated:
-    """Build a ``message_updated`` frame."""
-    return MessageUpdated(type="message_updated", message=message)
+    """Build a ``message_updated`` frame (the message as strict JSON)."""
+    return MessageUpdated(type="message_updated", message=cast("UIMessage", to_json_value(message)))
 
 
 def chat_clear() -> ChatClear:
@@ -357,7 +362,7 @@ def session_frame(state: Mapping[str, Any], sessions: list[SessionInfo] | None =
     frame = cast("SessionFrame", {**state, "type": SESSION})
     if sessions is not None:
         frame["sessions"] = sessions
-    return frame
+    return cast("SessionFrame", to_json_value(frame))
 
 
 # --- parsing --------------------------------------------------------------------------

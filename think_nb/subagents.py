@@ -21,6 +21,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from think_nb import jsonsafe
 from think_nb.aio import maybe_await
 from think_nb.messages import new_id, text_of, user_message
 from think_nb.turns.result import TurnResult
@@ -71,7 +72,7 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
         await _call(callback, "on_start", {"request_id": request_id})
         task = engine.start(messages, request_id, trigger="chat", signal=signal)
         while (chunk := await listener.queue.get()) is not None:
-            await _call(callback, "on_event", json.dumps(chunk))
+            await _call(callback, "on_event", jsonsafe.dumps(chunk))
         result = await task
     finally:
         unsubscribe()

@@ -10,6 +10,8 @@ import json
 import sys
 from typing import TextIO
 
+from think_nb.jsonsafe import to_json_value
+
 
 class TerminalView:
     """Prints chunks to `out` (default stdout). Subscribe it with `agent.subscribe(TerminalView())`."""
@@ -35,7 +37,7 @@ class TerminalView:
         elif kind == "tool-input-start":
             self._names[chunk["toolCallId"]] = chunk["toolName"]
         elif kind == "tool-input-available":
-            self._line(f"→ {chunk['toolName']}({json.dumps(chunk.get('input'))})")
+            self._line(f"→ {chunk['toolName']}({_json(chunk.get('input'))})")
         elif kind == "tool-output-available":
             self._line(f"← {_show(chunk.get('output'))}")
         elif kind in ("tool-output-error", "tool-input-error"):
@@ -56,4 +58,9 @@ class TerminalView:
 
 
 def _show(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    return value if isinstance(value, str) else _json(value)
+
+
+def _json(value: object) -> str:
+    """Readable JSON (`, ` and `: `) of any value, mapped to strict JSON first (think_nb.jsonsafe)."""
+    return json.dumps(to_json_value(value), ensure_ascii=False, allow_nan=False)

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from think_nb.jsonsafe import to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
@@ -32,7 +33,7 @@ _ids = itertools.count(1)
 
 @dataclass
 class _Item:
-    kind: str  # text | deltas | tool_call | error | usage
+    kind: str  # text | deltas | tool_call | error | usage | silent
     value: Any
     chunk_size: int = 3
 
@@ -81,10 +82,20 @@ class ScriptedModel:
         return _Item("deltas", list(deltas))
 
     @staticmethod
-    def usage(prompt_tokens: int, completion_tokens: int) -> _Item:
-        """Report token usage for this call."""
+    def usage(prompt_tokens: int | None, completion_tokens: int | None) -> _Item:
+        """Report token usage for this call, as the provider would. A call without a `usage` item
+        reports none, and litellm estimates it; `usage(None, None)` (either count None) is the same
+        as leaving it out (a replayed turn whose usage was unknown)."""
+        if prompt_tokens is None or completion_tokens is None:
+            return _Item("usage", None)
         return _Item("usage", {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                "total_tokens": prompt_tokens + completion_tokens})
+
+    @staticmethod
+    def silent() -> _Item:
+        """End this call's stream without sending a single chunk (no text, no finish reason, no
+        usage): a provider that streams nothing. The step's usage is then unknown."""
+        return _Item("silent", None)
 
     @staticmethod
     def error(message: str) -> _Item:
@@ -92,7 +103,7 @@ class ScriptedModel:
         return _Item("error", message)
 
     def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
-        self.requests.append({"messages": json.loads(json.dumps(messages, default=str)),
+        self.requests.append({"messages": to_json_value(messages),
                               "tools": optional_params.get("tools") or [],
                               "options": {k: v for k, v in optional_params.items() if k != "tools"}})
         if not self.steps:
@@ -101,6 +112,8 @@ class ScriptedModel:
 
 
 def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]:
+    if any(item.kind == "silent" for item in items):
+        return
     usage = None
     has_tools = False
     tool_index = 0

@@ -17,7 +17,7 @@ BLOCK_COLUMNS = ["label", "description", "kind", "writable", "tokens", "max_toke
 MESSAGE_COLUMNS = ["id", "parent_id", "role", "text", "parts", "tool_calls", "created_at", "model", "total_tokens"]
 TOOL_CALL_COLUMNS = ["message_id", "tool_call_id", "tool_name", "state", "input", "output", "error_text"]
 USAGE_COLUMNS = ["message_id", "request_id", "model", "prompt_tokens", "completion_tokens", "total_tokens",
-                 "cost_usd", "created_at"]
+                 "usage_source", "cost_usd", "created_at"]
 SESSION_COLUMNS = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
                    "created_at", "updated_at"]
 SEARCH_COLUMNS = ["id", "role", "session", "snippet", "rank", "text", "created_at"]
@@ -67,9 +67,16 @@ def tool_calls(agent: Think) -> pd.DataFrame:
 
 
 def usage(agent: Think) -> pd.DataFrame:
-    """Token usage per assistant message (one turn) on the current branch: message_id,
-    request_id, model, prompt/completion/total tokens (as the provider reported them), cost_usd
-    (litellm's price table; 0 for the in-process models, NaN when unknown), created_at."""
+    """Token usage per finished turn (assistant message) on the current branch.
+
+    Columns: message_id, request_id, model; prompt_tokens, completion_tokens, total_tokens
+    (token counts, nullable Int64: <NA> when unknown); usage_source: "reported" (by the
+    provider), "estimated" (litellm counted the text because the provider reported nothing) or
+    None (unknown: a step streamed nothing countable, or the message predates usage sources);
+    cost_usd (US dollars from litellm's price table, as stored with the message: an estimate when
+    the usage is; NaN when unknown: no price for the model, the in-process models included, or
+    unknown usage; never a made-up 0); created_at (UTC timestamp).
+    """
     rows = _stored_rows(agent)
     out = []
     for message in agent.messages:
@@ -77,15 +84,17 @@ def usage(agent: Think) -> pd.DataFrame:
         if message["role"] != "assistant" or "usage" not in meta:
             continue
         u = meta.get("usage") or {}
+        cost = meta.get("cost_usd")
         out.append({"message_id": message["id"], "request_id": meta.get("requestId"), "model": meta.get("model"),
-                    "prompt_tokens": u.get("prompt_tokens", 0), "completion_tokens": u.get("completion_tokens", 0),
-                    "total_tokens": u.get("total_tokens", 0),
-                    "cost_usd": _cost(meta.get("model"), u.get("prompt_tokens", 0), u.get("completion_tokens", 0)),
+                    "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
+                    "total_tokens": u.get("total_tokens"), "usage_source": u.get("source"),
+                    "cost_usd": cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
                     "created_at": rows.get(message["id"], (None, None))[1]})
     df = pd.DataFrame(out, columns=USAGE_COLUMNS)
     df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
-    return _nulls_as_none(df).astype({"prompt_tokens": "int64", "completion_tokens": "int64", "total_tokens": "int64",
-                      "cost_usd": "float64"})
+    df = df.astype({"prompt_tokens": "Int64", "completion_tokens": "Int64", "total_tokens": "Int64",
+                    "cost_usd": "float64"})
+    return _nulls_as_none(df)
 
 
 def sessions(agent: Think) -> pd.DataFrame:
@@ -120,20 +129,6 @@ def _stored_rows(agent: Think) -> dict[str, tuple[Any, Any]]:
 
 def _is_tool(part: dict) -> bool:
     return part.get("type", "").startswith("tool-") or part.get("type") == "dynamic-tool"
-
-
-def _cost(model: str | None, prompt: int, completion: int) -> float:
-    from think_nb.models.resolve import IN_PROCESS_PROVIDERS
-
-    if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
-        return 0.0
-    try:
-        from think_nb.models.litellm_env import get_litellm
-
-        p, c = get_litellm().cost_per_token(model=model, prompt_tokens=prompt, completion_tokens=completion)
-        return float(p + c)
-    except Exception:  # noqa: BLE001 - a model missing from litellm's price table
-        return float("nan")
 
 
 __all__ = ["context_blocks", "messages", "search", "sessions", "tool_calls", "usage"]

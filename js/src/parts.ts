@@ -8,11 +8,13 @@
  * `.think-tool[data-tool-name][data-state]` holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
  * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`,
- * `.think-subagent[data-status]`, `.think-usage`, `button.think-regenerate`.
+ * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | estimated | unknown),
+ * `button.think-regenerate`.
  */
 import { enhanceCodeBlocks, renderMarkdown } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
+import { formatTurnUsage, turnUsage } from "./usage";
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
@@ -107,13 +109,14 @@ function subAgentCard(part: { id?: unknown; data?: unknown }): HTMLElement {
   return card;
 }
 
+/** `model · 26 tokens · $0.000100`; "≈" marks litellm's estimates, "n/a" what nobody reported (usage.ts). */
 function usageFooter(meta: Record<string, unknown> | undefined): HTMLElement | null {
-  const usage = meta?.usage as { total_tokens?: number; prompt_tokens?: number; completion_tokens?: number } | undefined;
-  if (typeof usage?.total_tokens !== "number") return null;
-  const bits = [typeof meta?.model === "string" ? meta.model : "", `${usage.total_tokens} tokens`];
-  if (typeof meta?.cost_usd === "number") bits.push(`$${meta.cost_usd.toFixed(6)}`);
-  const el = h("div", "think-usage", bits.filter(Boolean).join(" · "));
-  el.title = `prompt ${usage.prompt_tokens ?? "?"} + completion ${usage.completion_tokens ?? "?"} tokens`;
+  const usage = turnUsage(meta);
+  if (!usage) return null;
+  const text = formatTurnUsage(usage);
+  const el = h("div", "think-usage", [typeof meta?.model === "string" ? meta.model : "", text.tokens, text.cost].filter(Boolean).join(" · "));
+  el.dataset.source = usage.source;
+  el.title = text.title;
   return el;
 }
 

@@ -9,7 +9,8 @@
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
 import { type MessageContext, messageElement } from "./parts";
-import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, usageTotals, visibleMessages } from "./state";
+import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, visibleMessages } from "./state";
+import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
 import { createContextTab } from "./context-tab";
@@ -151,8 +152,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       name.textContent = meta.agentName || "agent";
       status.textContent = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
       const sum = usageTotals(state.transcript);
-      totals.textContent = sum.turns ? `${sum.tokens} tokens${sum.cost === null ? "" : ` · $${sum.cost.toFixed(6)}`}` : "";
-      totals.title = `${sum.turns} turns with usage`;
+      totals.textContent = formatTotals(sum);
+      totals.title = `${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
       dbPath.textContent = meta.dbPath;
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;

@@ -221,27 +221,6 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
   return out;
 }
 
-/** Totals over the transcript: tokens and, when every priced turn knows it, cost in USD. */
-export function usageTotals(messages: readonly UIMessage[]): { tokens: number; cost: number | null; turns: number } {
-  let tokens = 0;
-  let cost = 0;
-  let priced = false;
-  let turns = 0;
-  for (const m of messages) {
-    const usage = m.metadata?.usage as { total_tokens?: number } | undefined;
-    if (typeof usage?.total_tokens === "number") {
-      tokens += usage.total_tokens;
-      turns += 1;
-    }
-    const c = m.metadata?.cost_usd;
-    if (typeof c === "number") {
-      cost += c;
-      priced = true;
-    }
-  }
-  return { tokens, cost: priced ? cost : null, turns };
-}
-
 /** The `session_state` trait (the last `session` frame, or {} for none) as the memory. */
 export function setMemory(state: PanelState, trait: unknown): PanelState {
   if (!trait || typeof trait !== "object" || !Array.isArray((trait as SessionState).blocks)) return state;

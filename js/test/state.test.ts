@@ -10,7 +10,6 @@ import {
   setStatus,
   setTranscript,
   submitted,
-  usageTotals,
   visibleMessages,
 } from "../src/state";
 import type { UIMessage, UIMessageChunk } from "../src/ui-message";
@@ -232,13 +231,5 @@ describe("reduce", () => {
     s = reduce(s, { type: FRAME.CHAT_CLEAR });
     expect([s.transcript, s.live, s.optimistic, s.pendingRequestId]).toEqual([[], [], [], null]);
     expect(reduce(s, { type: FRAME.CHAT_REQUEST_CANCEL, id: "r" })).toBe(s);
-  });
-
-  it("sums usage and cost over the transcript", () => {
-    const m = (usage: number, cost?: number): UIMessage => ({
-      id: `m${usage}`, role: "assistant", parts: [], metadata: { usage: { total_tokens: usage }, ...(cost === undefined ? {} : { cost_usd: cost }) },
-    });
-    expect(usageTotals([user, m(10), m(5)])).toEqual({ tokens: 15, cost: null, turns: 2 });
-    expect(usageTotals([m(10, 0.5), m(5, 0.25)])).toEqual({ tokens: 15, cost: 0.75, turns: 2 });
   });
 });

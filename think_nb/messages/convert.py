@@ -3,14 +3,15 @@
 Done at the start of every step, never stored (DESIGN §1). An assistant UIMessage becomes one
 assistant model message per step (split at `step-start`), each followed by one `tool` message
 per tool call. Tool parts without a settled result are left out (the AI SDK's
-`ignoreIncompleteToolCalls`), so a broken history never makes a model call fail.
+`ignoreIncompleteToolCalls`), so a broken history never makes a model call fail. Tool inputs
+and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dumps`).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from think_nb import jsonsafe
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 
 DENIED_TEXT = "The user denied this tool call."
@@ -64,7 +65,7 @@ def _steps(parts: list[dict]) -> list[list[dict]]:
 
 def _tool_call(part: dict) -> dict:
     return {"id": part["toolCallId"], "type": "function",
-            "function": {"name": tool_name_of(part), "arguments": json.dumps(part.get("input") or {})}}
+            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(part.get("input") or {})}}
 
 
 def _tool_result(part: dict) -> str:
@@ -74,4 +75,4 @@ def _tool_result(part: dict) -> str:
         reason = (part.get("approval") or {}).get("reason")
         return f"{DENIED_TEXT} {reason}" if reason else DENIED_TEXT
     output = part.get("output")
-    return output if isinstance(output, str) else json.dumps(output, default=str)
+    return output if isinstance(output, str) else jsonsafe.dumps(output)

@@ -24,9 +24,10 @@ import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from think_nb.errors import ModelError
+from think_nb.jsonsafe import to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import LOCAL_PROVIDER
 
@@ -236,7 +237,7 @@ def _make_handler() -> Any:
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
             result = await asyncio.to_thread(_call, _for_template(_current_exchange(messages)), params)
-            return ModelResponse(**json.loads(json.dumps(result)))
+            return ModelResponse(**cast("dict[str, Any]", to_json_value(result)))
 
     return LocalModelHandler()
 

@@ -1,18 +1,19 @@
 """One model call: `litellm.acompletion(stream=True)` → AI SDK UIMessageChunks.
 
 Translates OpenAI-style stream deltas into `text-*`, `reasoning-*` and `tool-input-*` chunks and
-collects what the turn needs afterwards (text, complete tool calls, finish reason, usage).
+collects what the turn needs afterwards (text, complete tool calls, finish reason, usage and
+where the usage came from: the provider, litellm's estimate, or nowhere).
 This is the whole model seam: hosted models, the embedded local model and scripted test models
 all arrive here through litellm.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
 from think_nb.models.litellm_env import get_litellm
 from think_nb.models.resolve import ModelConfig
@@ -31,14 +32,26 @@ class ToolCall:
     error: str | None = None
 
 
+UsageSource = Literal["reported", "estimated"] | None
+"""Where a step's token counts come from: `"reported"` by the provider in its stream, `"estimated"`
+by litellm (it counts the prompt and the streamed text with the model's tokenizer when the provider
+sends no usage), or None: unknown (nothing reported and nothing to estimate from)."""
+
+
 @dataclass
 class StepOutcome:
-    """What one model call produced. `usage` is `{prompt_tokens, completion_tokens, total_tokens}` or None."""
+    """What one model call produced.
+
+    Attributes:
+        usage: `{prompt_tokens, completion_tokens, total_tokens}` (token counts), or None when unknown.
+        usage_source: `"reported"`, `"estimated"` or None (unknown; then `usage` is None too).
+    """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: dict | None = None
+    usage_source: UsageSource = None
 
 
 async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dict], emit: Emit,
@@ -67,7 +80,30 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
     translator = _Translator(emit)
     async for chunk in response:
         await translator.feed(chunk)
-    return await translator.close()
+    outcome = await translator.close()
+    outcome.usage_source = usage_source(outcome.usage, response)
+    return outcome
+
+
+def usage_source(usage: dict | None, response: Any) -> UsageSource:
+    """Whether the usage litellm handed over was the provider's or litellm's own estimate.
+
+    With `stream_options={"include_usage": True}` litellm always ends the stream with a usage chunk;
+    when no chunk from the provider carried usage, that chunk holds litellm's estimate (it keeps the
+    provider's chunks, usage included, in `response.chunks`). A stream that is not litellm's wrapper
+    estimates nothing, so its usage is the provider's.
+    """
+    if usage is None:
+        return None
+    chunks = getattr(response, "chunks", None)
+    if chunks is None:
+        return "reported"
+    return "reported" if any(_carries_usage(chunk) for chunk in chunks) else "estimated"
+
+
+def _carries_usage(chunk: Any) -> bool:
+    value = chunk.get("usage") if isinstance(chunk, dict) else getattr(chunk, "usage", None)
+    return value is not None
 
 
 class _Translator:
@@ -138,7 +174,7 @@ def _parse_arguments(raw: str) -> tuple[dict | None, str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = jsonsafe.loads(raw)  # strict: NaN/Infinity are not JSON and would not persist
     except ValueError as exc:
         return None, f"The tool arguments are not valid JSON ({exc}); send a JSON object."
     if not isinstance(value, dict):

@@ -21,11 +21,11 @@ Mirrors Think (`session/session.ts compact`, `utils/compaction-helpers.ts`):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from think_nb import jsonsafe
 from think_nb.session.tokens import count_tokens, message_text
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.messages import SYNTHETIC_PREFIX
@@ -175,7 +175,7 @@ def _transcript_entry(message: dict) -> str:
 
 
 def _clip(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = value if isinstance(value, str) else jsonsafe.dumps(value)
     return text if len(text) <= TOOL_TEXT_LIMIT else text[:TOOL_TEXT_LIMIT] + "…"
 
 

@@ -55,7 +55,7 @@ def estimate_tokens(text: str) -> int:
 
 def message_text(message: dict) -> str:
     """The text a UIMessage contributes to the model's context: text parts, tool inputs and outputs."""
-    import json
+    from think_nb.jsonsafe import dumps
 
     pieces = []
     for part in message.get("parts", []):
@@ -63,10 +63,10 @@ def message_text(message: dict) -> str:
         if kind in ("text", "reasoning"):
             pieces.append(part.get("text", ""))
         elif kind.startswith("tool-") or kind == "dynamic-tool":
-            pieces.append(json.dumps(part.get("input"), default=str))
+            pieces.append(dumps(part.get("input")))
             if "output" in part:
                 out = part["output"]
-                pieces.append(out if isinstance(out, str) else json.dumps(out, default=str))
+                pieces.append(out if isinstance(out, str) else dumps(out))
             if part.get("errorText"):
                 pieces.append(part["errorText"])
     return "\n".join(p for p in pieces if p)

@@ -20,6 +20,7 @@ import json
 import logging
 import time
 
+from think_nb import jsonsafe
 from think_nb.store.db import Database
 from think_nb.store.state import AgentState
 
@@ -102,27 +103,27 @@ class MessageStore:
                 "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
                 "content = excluded.content, updated_at = excluded.updated_at",
-                (self.key, message["id"], parent_id, message["role"], json.dumps(message), now, now))
+                (self.key, message["id"], parent_id, message["role"], jsonsafe.dumps_stored(message), now, now))
             conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
-                         (self.agent_key, self._leaf_key, json.dumps(message["id"])))
+                         (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
 
     def extend(self, messages: list[dict], parent_id: str | None) -> None:
         """Store `messages` as a chain under `parent_id` in one transaction; the last becomes the leaf."""
         now = time.time()
         rows, parent = [], parent_id
         for message in messages:
-            rows.append((self.key, message["id"], parent, message["role"], json.dumps(message), now, now))
+            rows.append((self.key, message["id"], parent, message["role"], jsonsafe.dumps_stored(message), now, now))
             parent = message["id"]
         with self.db.write() as conn:
             conn.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
                              "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
-                         (self.agent_key, self._leaf_key, json.dumps(parent)))
+                         (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(parent)))
 
     def update(self, message: dict) -> bool:
         """Replace a stored message's content; returns False when the id is unknown."""
         cursor = self.db.execute("UPDATE messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
-                                 (json.dumps(message), time.time(), self.key, message["id"]))
+                                 (jsonsafe.dumps_stored(message), time.time(), self.key, message["id"]))
         return cursor.rowcount > 0
 
     def get(self, message_id: str) -> dict | None:

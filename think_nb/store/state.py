@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from think_nb import jsonsafe
 from think_nb.store.db import Database
 
 
@@ -23,7 +24,8 @@ class AgentState:
         return json.loads(rows[0][0]) if rows and rows[0][0] is not None else default
 
     def set(self, key: str, value: Any) -> None:
-        self.db.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)", (self.agent_key, key, json.dumps(value)))
+        self.db.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
+                        (self.agent_key, key, jsonsafe.dumps_stored(value)))
 
     def delete(self, key: str) -> None:
         self.db.execute("DELETE FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, key))

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import docstring_parser
 import pydantic
 
 from think_nb.errors import UserError
+from think_nb.jsonsafe import to_json_value
 
 
 @dataclass
@@ -145,12 +145,15 @@ def from_function(fn: Callable, *, name: str | None = None, description: str | N
     if not valid_tool_name(tool_name):
         problems.append(f"name={tool_name!r} must match {TOOL_NAME.pattern} (letters, digits, _ and -, at most 64); "
                         "pass name='...'")
-    model, schema = None, {}
+    model: type[pydantic.BaseModel] | None = None
+    schema: dict[str, Any] = {}
     try:
         model = pydantic.create_model(f"{tool_name}_input", **fields)
-        schema = model.model_json_schema()
+        # defaults such as float('nan') become strict JSON
+        schema = cast("dict[str, Any]", to_json_value(model.model_json_schema()))
     except Exception as exc:  # noqa: BLE001 - find the parameters at fault, only on this (rare) path
-        problems.extend(_schema_problems(fields) or [f"its input has no JSON schema ({_one_line(exc).split('. ')[0]})"])
+        reason = _one_line(exc).split(". ")[0]
+        problems.extend(_schema_problems(fields) or [f"its input has no JSON schema ({reason})"])
     if problems:
         raise UserError(f"{label}: " + "; ".join(problems) + ".")
     schema.pop("title", None)
@@ -202,11 +205,8 @@ def _type_name(annotation: Any) -> str:
 
 
 def dump_output(output: Any) -> Any:
-    """Make a tool's return value JSON-compatible (pydantic models, dataclasses, other objects → str)."""
-    if isinstance(output, pydantic.BaseModel):
-        return output.model_dump(mode="json")
-    try:
-        json.dumps(output)
-        return output
-    except (TypeError, ValueError):
-        return pydantic.TypeAdapter(Any).dump_python(output, mode="json", fallback=str)
+    """A tool's return value as strict JSON (`think_nb.jsonsafe.to_json_value`: NaN/±Inf → null,
+    datetimes → ISO text, sets → sorted lists, bytes → `{"type": "bytes", "base64": ...}`, pydantic
+    models and dataclasses → objects, anything else → a bounded repr). What the stream, the store and
+    the model see is this value."""
+    return to_json_value(output)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from think_nb import jsonsafe
+
 
 @dataclass
 class Recording:
@@ -29,7 +31,7 @@ class Recording:
     def save(self, path: str | Path) -> Path:
         """Write the recording as JSON; returns the path."""
         path = Path(path)
-        path.write_text(json.dumps({"request_id": self.request_id, "chunks": self.chunks}))
+        path.write_text(jsonsafe.dumps({"request_id": self.request_id, "chunks": self.chunks}))
         return path
 
     @classmethod

@@ -18,6 +18,7 @@ from think_nb.aio import maybe_await
 from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
+from think_nb.models import usage as usage_model
 from think_nb.models.errors import describe_error
 from think_nb.models.litellm_env import get_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
@@ -230,13 +231,17 @@ class Turn:
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
-        for key in self.usage:
-            self.usage[key] += (outcome.usage or {}).get(key, 0) or 0
+        """Add a step's usage to the turn's (`think_nb.models.usage.add_step`: reported + estimated is
+        estimated; an unknown step makes the turn's counts unknown, never 0)."""
+        self.usage = usage_model.add_step(self.usage, outcome.usage, outcome.usage_source)
 
     def _metadata(self) -> dict:
-        metadata: dict[str, Any] = {"model": self.model.model if self.model else None, "usage": dict(self.usage),
-                    "requestId": self.request_id}
-        cost = _cost_usd(metadata["model"], self.usage)
+        """The finished message's metadata: `{model, usage: {prompt_tokens, completion_tokens,
+        total_tokens, source}, requestId, cost_usd?}`; `cost_usd` (US dollars) only when known."""
+        usage = usage_model.turn_usage(self.usage)
+        metadata: dict[str, Any] = {"model": self.model.model if self.model else None, "usage": usage,
+                                    "requestId": self.request_id}
+        cost = _cost_usd(metadata["model"], usage)
         if cost is not None:
             metadata["cost_usd"] = cost
         return metadata
@@ -269,8 +274,12 @@ class Turn:
 
 
 def _cost_usd(model: str | None, usage: dict) -> float | None:
-    """The turn's price in US dollars from litellm's price table, or None when the model is not in it."""
+    """The turn's price in US dollars from litellm's price table; None (unknown, never 0) when the
+    usage is unknown or the model has no price (the in-process models have none). An estimated
+    usage gives an estimated cost."""
     if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+        return None
+    if usage.get("prompt_tokens") is None or usage.get("completion_tokens") is None:
         return None
     try:
         prompt, completion = get_litellm().cost_per_token(model=model, prompt_tokens=usage["prompt_tokens"],

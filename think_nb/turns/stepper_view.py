@@ -11,9 +11,11 @@ import html
 import json
 from typing import Any
 
+from think_nb.jsonsafe import to_json_value
+
 
 def _pre(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, indent=1, default=str)
+    text = value if isinstance(value, str) else json.dumps(to_json_value(value), indent=1, ensure_ascii=False)
     return f"<pre style='white-space:pre-wrap;margin:0'>{html.escape(text)}</pre>"
 
 

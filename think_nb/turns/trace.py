@@ -9,10 +9,10 @@ stored with the turn in SQLite (table `turn_traces`) and bounded: at most `MAX_R
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
+from think_nb import jsonsafe
 from think_nb.store.traces import TraceStore
 
 MAX_ROWS = 2_000
@@ -27,7 +27,7 @@ def summarize(value: Any) -> str:
     if hasattr(value, "__dataclass_fields__"):
         value = {k: getattr(value, k) for k in value.__dataclass_fields__ if k not in ("messages", "tools")}
     try:
-        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        text = value if isinstance(value, str) else jsonsafe.dumps(value)
     except (TypeError, ValueError):
         text = repr(value)
     text = " ".join(text.split())

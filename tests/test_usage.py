@@ -1,0 +1,145 @@
+"""Unknown is not zero: token usage is stored as reported, estimated or unknown, and cost only when known
+(think_nb.models.stream / think_nb.models.usage, runner metadata, views.usage)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from dirty_equals import IsPositiveInt, IsStr
+
+from agents import add
+from think_nb import Think
+from think_nb.models import usage as usage_model
+from think_nb.models.stream import usage_source
+from think_nb.testing import ScriptedModel as S
+from think_nb.turns import runner
+
+UNKNOWN = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "source": None}
+
+
+def _agent(script: S, db: Path) -> Think:
+    cls = type("Meter", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [add]})
+    return cls("m", db=db)
+
+
+async def _turn(script: S, db: Path) -> tuple[Think, dict]:
+    agent = _agent(script, db)
+    result = await agent.send("2 + 40?")
+    assert result.status == "completed"
+    return agent, agent.messages[-1]["metadata"]
+
+
+async def test_reported_usage_is_stored_as_reported_and_an_unpriced_model_has_no_cost(tmp_path: Path) -> None:
+    script = S([[S.text("42."), S.usage(20, 6)]])
+    agent, meta = await _turn(script, tmp_path / "u.sqlite")
+    assert meta == {"model": script.model, "requestId": IsStr(),
+                    "usage": {"prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "source": "reported"}}
+    df = agent.usage_df()
+    row = df.drop(columns=["created_at", "cost_usd"]).to_dict("records")
+    assert row == [{"message_id": agent.messages[-1]["id"], "request_id": meta["requestId"], "model": script.model,
+                    "prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "usage_source": "reported"}]
+    assert math.isnan(df["cost_usd"].iloc[0])  # no price: NaN, not 0.0
+    assert _agent(script, tmp_path / "u.sqlite").messages[-1]["metadata"] == meta  # persisted as such
+
+
+async def test_no_reported_usage_is_litellms_estimate_and_says_so(tmp_path: Path) -> None:
+    agent, meta = await _turn(S([[S.text("Forty-two.")]]), tmp_path / "e.sqlite")
+    usage = meta["usage"]
+    assert usage == {"prompt_tokens": IsPositiveInt(), "completion_tokens": IsPositiveInt(),
+                     "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"], "source": "estimated"}
+    assert "cost_usd" not in meta
+    df = agent.usage_df()
+    assert df["usage_source"].tolist() == ["estimated"]
+    assert df["total_tokens"].tolist() == [usage["total_tokens"]]
+
+
+async def test_a_step_that_streams_nothing_has_unknown_usage_not_zero(tmp_path: Path) -> None:
+    agent, meta = await _turn(S([[S.silent()]]), tmp_path / "n.sqlite")
+    assert meta["usage"] == UNKNOWN
+    assert "cost_usd" not in meta
+    df = agent.usage_df()
+    assert len(df) == 1
+    assert df[["prompt_tokens", "completion_tokens", "total_tokens", "cost_usd"]].isna().all().all()
+    assert df["usage_source"].tolist() == [None]
+    assert str(df["total_tokens"].dtype) == "Int64"
+    # the panel's transcript (and a reopened agent) holds the same: counts null, never 0
+    assert _agent(S([]), tmp_path / "n.sqlite").messages[-1]["metadata"]["usage"] == UNKNOWN
+
+
+async def test_turn_totals_reported_plus_estimated_is_estimated_and_unknown_wins(tmp_path: Path) -> None:
+    _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.text("42.")]]),
+                          tmp_path / "a.sqlite")
+    usage = meta["usage"]
+    assert usage["source"] == "estimated"
+    assert usage["prompt_tokens"] > 10 and usage["completion_tokens"] > 5
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.silent()]]),
+                          tmp_path / "b.sqlite")
+    assert meta["usage"] == UNKNOWN
+
+
+async def test_a_priced_model_stores_cost_only_for_known_usage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prices = SimpleNamespace(cost_per_token=lambda model, prompt_tokens, completion_tokens: (
+        prompt_tokens * 1e-6, completion_tokens * 2e-6))
+    monkeypatch.setattr(runner, "IN_PROCESS_PROVIDERS", ("think-local",))  # price the scripted model
+    monkeypatch.setattr(runner, "get_litellm", lambda: prices)
+    agent, meta = await _turn(S([[S.text("42."), S.usage(1000, 500)]]), tmp_path / "p.sqlite")
+    assert meta["cost_usd"] == pytest.approx(0.002)
+    assert agent.usage_df()["cost_usd"].tolist() == [pytest.approx(0.002)]
+    _, meta = await _turn(S([[S.silent()]]), tmp_path / "q.sqlite")
+    assert "cost_usd" not in meta  # unknown usage: unknown cost, not $0
+
+
+def test_cost_from_litellms_price_table() -> None:
+    known = {"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000, "source": "reported"}
+    cost = runner._cost_usd("openai/gpt-4o-mini", known)
+    assert cost is not None and cost > 0
+    assert runner._cost_usd("openai/gpt-4o-mini", UNKNOWN) is None
+    assert runner._cost_usd("openai/no-such-model-here", known) is None
+    assert runner._cost_usd("think-local/smollm2-135m-instruct", known) is None
+
+
+@pytest.mark.parametrize(("steps", "expected"), [
+    ([({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported")],
+     {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7, "source": "reported"}),
+    ([({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported"),
+      ({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "reported")],
+     {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9, "source": "reported"}),
+    ([({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported"),
+      ({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "estimated")],
+     {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9, "source": "estimated"}),
+    ([({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported"), (None, None)], UNKNOWN),
+    ([(None, None), ({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "reported")], UNKNOWN),
+    ([], UNKNOWN),
+])
+def test_add_step(steps: list, expected: dict) -> None:
+    total: dict = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}  # what a Turn starts with
+    for usage, source in steps:
+        total = usage_model.add_step(total, usage, source)
+    assert usage_model.turn_usage(total) == expected
+
+
+def test_usage_source_reads_litellms_kept_provider_chunks() -> None:
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    provider_sent = SimpleNamespace(chunks=[SimpleNamespace(usage=None), SimpleNamespace(usage=usage)])
+    nothing_sent = SimpleNamespace(chunks=[SimpleNamespace(usage=None), {"usage": None}])
+    assert usage_source(usage, provider_sent) == "reported"
+    assert usage_source(usage, nothing_sent) == "estimated"
+    assert usage_source(usage, object()) == "reported"  # not litellm's wrapper: nothing estimated it
+    assert usage_source(None, provider_sent) is None
+
+
+def test_legacy_usage_without_a_source_reads_as_unknown_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb import views
+
+    legacy = SimpleNamespace(messages=[{"id": "a", "role": "assistant", "parts": [], "metadata": {
+        "model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}}])
+    monkeypatch.setattr(views, "_stored_rows", lambda agent: {"a": (None, 0.0)})
+    df = views.usage(legacy)  # type: ignore[arg-type]
+    assert df["usage_source"].tolist() == [None]
+    assert df["total_tokens"].tolist() == [3]
+    assert pd.isna(df["cost_usd"].iloc[0])
