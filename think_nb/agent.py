@@ -47,7 +47,7 @@ from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.turns.engine import Messages, TurnEngine
-from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext, user_code
 from think_nb.turns.recovery import recover_interrupted_streams
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
@@ -178,7 +178,8 @@ class Think:
         session = self.session
         pending, self._session_pending = self._session_pending, None
         if pending is not None:
-            await pending
+            with user_code("configure_session"):  # the body of an async configure_session
+                await pending
         return session
 
     @property
@@ -457,7 +458,8 @@ class Think:
 
             session = Session(self, self._engine)
             self._session = session
-            configured = self.configure_session(session)
+            with user_code("configure_session"):
+                configured = self.configure_session(session)
             self._session_pending = configured if inspect.isawaitable(configured) else None
         return self._session
 

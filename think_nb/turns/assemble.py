@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from think_nb.aio import maybe_await
 from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
+from think_nb.turns.hooks import call_hook
 from think_nb.turns.host import AgentHost
 
 LAST_CLIENT_TOOLS = "lastClientTools"
@@ -19,12 +19,12 @@ LAST_CLIENT_TOOLS = "lastClientTools"
 async def system_prompt(host: AgentHost) -> str:
     """The system prompt of the next model call."""
     prompt = await (await host.session_ready()).system_prompt()
-    return prompt if prompt is not None else await maybe_await(host.get_system_prompt())
+    return prompt if prompt is not None else await call_hook(host, "get_system_prompt")
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:
     """The merged tools of a turn, `{name: Tool}`."""
-    merged = {**resolve_tools(await maybe_await(host.get_tools())), **await (await host.session_ready()).tools()}
+    merged = {**resolve_tools(await call_hook(host, "get_tools")), **await (await host.session_ready()).tools()}
     return {**merged, **from_schemas(host.store.state.get(LAST_CLIENT_TOOLS))}
 
 

@@ -243,7 +243,7 @@ class TurnEngine:
         turn's trace and recording."""
         try:
             await turn.hooks.fire("on_chat_response", result)
-        except Exception:
+        except (Exception, KeyboardInterrupt):  # raised out of the turn's task, it would stop the event loop
             log.exception("on_chat_response raised")
         finally:
             self.steppers.pop(turn.request_id, None)

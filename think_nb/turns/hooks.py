@@ -8,6 +8,8 @@ that raises ends the turn with status `error` and a message naming the hook (`Ho
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
@@ -19,15 +21,23 @@ class HookError(ThinkError):
     """A hook raised; the turn ends with status `error` and this message."""
 
 
-async def call_hook(agent: Any, name: str, *args: Any) -> Any:
-    """Call hook `name` on `agent` (sync or async), wrapping anything it raises in `HookError` (any
-    `BaseException`, `SystemExit` included; `CancelledError` and `KeyboardInterrupt` pass: they abort)."""
+@contextlib.contextmanager
+def user_code(name: str) -> Iterator[None]:
+    """Run user method `name` (a hook, `get_model`, `configure_session`, ...) in this block: anything
+    it raises becomes a `HookError` naming it (any `BaseException`, `SystemExit` included;
+    `CancelledError` and `KeyboardInterrupt` pass: they abort)."""
     try:
-        return await maybe_await(getattr(agent, name)(*args))
+        yield
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise  # an abort (or the kernel's interrupt) ends the turn as `aborted`
     except BaseException as exc:
         raise HookError(f"{name}() raised {type(exc).__name__}: {exc}") from exc
+
+
+async def call_hook(agent: Any, name: str, *args: Any) -> Any:
+    """Call hook `name` on `agent` (sync or async) under `user_code(name)`."""
+    with user_code(name):
+        return await maybe_await(getattr(agent, name)(*args))
 
 
 @dataclass

@@ -25,10 +25,10 @@ from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_m
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble
-from think_nb.turns.hooks import HookError, TurnConfig, TurnContext
+from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.result import StepContext, TurnResult, TurnStatus
-from think_nb.turns.tool_calls import StepTools
+from think_nb.turns.tool_calls import StepTools, run_all
 from think_nb.turns.trace import Tracer
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class Turn:
     # -- assembly -----------------------------------------------------------------------
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
         host, engine = self.host, self.engine
-        self.model = resolve_model(await maybe_await(host.get_model()))
+        self.model = resolve_model(await call_hook(host, "get_model"))  # a raise names get_model()
         engine.resolved_model = self.model.model
         system = await assemble.system_prompt(host)
         tools = await assemble.tools(host)
@@ -182,8 +182,8 @@ class Turn:
             await self.emit_broadcast(chunk)
 
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
-        await asyncio.gather(*(runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
-                                              tools.get(tool_name_of(p))) for p in approved))
+        await run_all([runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
+                                      tools.get(tool_name_of(p))) for p in approved])
         self.engine.replace_message(earlier.message)
         return True
 

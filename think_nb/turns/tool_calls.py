@@ -45,7 +45,7 @@ class StepTools:
         """Returns (results as `{toolCallId, toolName, output | errorText}` in call order,
         paused: True when a call awaits approval or a client tool's result, so the turn must
         stop after this step)."""
-        outcomes = await asyncio.gather(*(self._one(call) for call in calls))
+        outcomes = await run_all([self._one(call) for call in calls])
         return [r for r in outcomes if r is not None], any(r is None for r in outcomes)
 
     async def _one(self, call: ToolCall) -> dict | None:
@@ -109,3 +109,40 @@ class StepTools:
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
             return False, None, f"{type(exc).__name__}: {exc}"
+
+
+class _Raised:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _contained(coro: Awaitable[Any]) -> Any:
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - handed to run_all's caller, see there
+        return _Raised(exc)
+
+
+async def run_all(coros: list[Awaitable[Any]]) -> list[Any]:
+    """Run `coros` concurrently (one step's tool calls); returns their results in order.
+
+    The first failure is raised here, in the caller's task, and cancels the others. Unlike
+    `asyncio.gather`, nothing is ever raised out of a child task: a `KeyboardInterrupt` or
+    `SystemExit` leaving a task stops the event loop itself (the kernel's), not just the turn.
+    """
+    tasks = [asyncio.ensure_future(_contained(coro)) for coro in coros]
+    try:
+        pending = set(tasks)
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task.cancelled():
+                    raise asyncio.CancelledError("a tool call was cancelled")
+                if isinstance(task.result(), _Raised):
+                    raise task.result().exc
+        return [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
