@@ -257,3 +257,117 @@ async def test_keyboard_interrupt_from_a_tool_aborts_the_turn(place: str) -> Non
     assert agent.messages[-1]["metadata"]["aborted"] is True
     assert agent.chat_errors == []
     await next_turn_works(agent, script)
+
+
+# --- 3. an abort does not depend on the awaited code's cooperation -------------------------
+
+SWALLOW_PROVIDER = "think-test-swallow"
+
+
+class SwallowingModel:
+    """A model on its own litellm custom provider: streams `before`, then (when `waits`) waits for
+    the abort and swallows its `CancelledError`, then streams `after` as if nothing happened.
+    `closed` records that the stream's generator was finalized (the upstream request closed)."""
+
+    models: dict[str, SwallowingModel] = {}
+
+    def __init__(self, before: list[str], after: list[str], waits: bool) -> None:
+        self.before, self.after, self.waits = before, after, waits
+        self.ready = asyncio.Event()
+        self.swallowed: list[str] = []
+        self.closed: list[bool] = []
+        self.model = f"{SWALLOW_PROVIDER}/m{len(self.models)}"
+        self.models[self.model.split("/", 1)[1]] = self
+
+    async def stream(self) -> Any:
+        try:
+            for text in self.before:
+                yield _chunk(text=text)
+            if self.waits:
+                self.ready.set()
+                try:
+                    await asyncio.Event().wait()  # until the abort cancels the turn's task
+                except asyncio.CancelledError:
+                    self.swallowed.append("model")
+            for text in self.after:
+                yield _chunk(text=text)
+            yield _chunk(is_finished=True, finish_reason="stop")
+        finally:
+            self.closed.append(True)
+
+
+def _swallow_handler() -> Any:
+    from litellm import CustomLLM
+
+    class Handler(CustomLLM):
+        async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            stream = SwallowingModel.models[model.split("/")[-1]].stream()  # litellm drops the provider
+            try:
+                async for chunk in stream:
+                    yield chunk
+            finally:  # closing this generator closes the model's at once
+                await stream.aclose()
+
+    return Handler()
+
+
+register_provider(SWALLOW_PROVIDER, _swallow_handler)
+
+
+def merged_deltas(chunks: list[dict]) -> list[dict]:
+    out: list[dict] = []
+    for chunk in chunks:
+        if out and chunk["type"].endswith("-delta") and out[-1]["type"] == chunk["type"] \
+                and out[-1].get("id") == chunk.get("id"):
+            out[-1] = {**out[-1], "delta": out[-1]["delta"] + chunk["delta"]}
+        else:
+            out.append(dict(chunk))
+    return out
+
+
+@pytest.mark.parametrize("swallower", ["model", "on_chunk"])
+async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swallows_it(
+        swallower: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINK_NB_ALLOW_MODEL_REQUESTS", "1")  # a custom provider: no network
+    before, after = ["one ", "two ", "three "], ["AFTER ", "ABORT"]
+    model = SwallowingModel(before, after, waits=swallower == "model")
+    hook_swallowed: list[str] = []
+    attrs: dict[str, Any] = {"get_model": lambda self: model.model, "get_tools": lambda self: []}
+    if swallower == "on_chunk":
+        async def on_chunk(self: Any, chunk: dict) -> None:
+            if chunk.get("delta") == before[-1]:
+                model.ready.set()
+                try:
+                    await asyncio.Event().wait()  # until the abort cancels the turn's task
+                except asyncio.CancelledError:
+                    hook_swallowed.append("on_chunk")
+        attrs["on_chunk"] = on_chunk
+    errors: list = []
+    cls = type("Swallow", (Think,), {**attrs, "on_chat_error": lambda self, e: errors.append(e)})
+    agent = cls("swallow")
+    heard: list[tuple[float, dict]] = []
+    agent.subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: heard.append(
+        (time.perf_counter(), chunk))})())
+    task = agent.submit("stream")
+    ready = asyncio.ensure_future(model.ready.wait())
+    await asyncio.wait([ready, task], timeout=SAFETY, return_when=asyncio.FIRST_COMPLETED)
+    assert ready.done(), f"the turn ended before streaming {before}: {task.result() if task.done() else task}"
+    request_id = agent.streaming_turns()[0]
+    aborted_at = time.perf_counter()
+    agent.abort_all_requests()
+    result = await asyncio.wait_for(task, SAFETY)
+
+    assert (result.status, result.error) == ("aborted", None)
+    assert (model.swallowed + hook_swallowed) == [swallower]  # the cancellation really was swallowed
+    assert [c for t, c in heard if t >= aborted_at] == [{"type": "abort", "reason": "cancelled"}]
+    assert [c["type"] for _, c in heard].count("abort") == 1
+    stored_stream = [c for segment in agent.store.streams.segments(request_id) for c in segment]
+    # nothing stored that was not broadcast, and vice versa (the buffer stores runs of deltas merged)
+    assert merged_deltas(stored_stream) == merged_deltas([c for _, c in heard])
+    text = "".join(p.get("text", "") for p in agent.messages[-1]["parts"])
+    assert text == "".join(before)
+    assert "AFTER" not in str(cls("swallow").messages)  # reopened from SQLite
+    assert agent.messages[-1]["metadata"]["aborted"] is True
+    assert agent.turns()[-1]["status"] == "aborted"
+    assert errors == []
+    assert model.closed == [True]  # the upstream stream was closed when the turn ended

@@ -9,6 +9,7 @@ all arrive here through litellm.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -78,11 +79,21 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
     response = await litellm.acompletion(model=config.model, messages=messages, stream=True,
                                          stream_options={"include_usage": True}, **kwargs)
     translator = _Translator(emit)
-    async for chunk in response:
-        await translator.feed(chunk)
+    try:
+        async for chunk in response:
+            await translator.feed(chunk)
+    finally:  # an abort or a failing hook leaves the loop early: close the upstream request now, not at GC
+        await _close(response)
     outcome = await translator.close()
     outcome.usage_source = usage_source(outcome.usage, response)
     return outcome
+
+
+async def _close(response: Any) -> None:
+    aclose = getattr(response, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):  # best effort: the turn's outcome is already decided
+            await aclose()
 
 
 def usage_source(usage: dict | None, response: Any) -> UsageSource:
