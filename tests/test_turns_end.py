@@ -371,3 +371,37 @@ async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swall
     assert agent.turns()[-1]["status"] == "aborted"
     assert errors == []
     assert model.closed == [True]  # the upstream stream was closed when the turn ended
+
+
+# --- 6. the turn log never lies: persistence fails -----------------------------------------
+
+@pytest.mark.parametrize("times", ["once", "every time"])
+@pytest.mark.parametrize("write", ["append", "update"])
+async def test_a_turn_whose_persistence_fails_ends_error_settled_and_the_agent_goes_on(
+        write: str, times: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = S([[S.text("adding "), S.tool_call("add", {"a": 1, "b": 2})], [S.text("3")]])
+    agent = counting_agent(script, tools=[add])
+    failures: list[str] = []
+    armed = {"on": True}
+    original = getattr(MessageStore, write)
+
+    def failing(self: MessageStore, message: dict, *args: Any) -> Any:
+        if armed["on"] and message["role"] == "assistant":
+            if times == "once":
+                armed["on"] = False
+            failures.append(message["id"])
+            raise sqlite3.OperationalError("database or disk is full")
+        return original(self, message, *args)
+
+    monkeypatch.setattr(MessageStore, write, failing)
+    seen = chunk_types(agent)
+    result = await send(agent, "go")
+    armed["on"] = False
+    assert failures
+    assert result.status == "error"
+    assert "OperationalError: database or disk is full" in result.error
+    assert [(t["status"], t["error"]) for t in agent.turns()] == [("error", result.error)]
+    assert len(agent.chat_errors) == 1 and isinstance(agent.chat_errors[0], sqlite3.OperationalError)
+    assert seen.count("error") == 1
+    assert agent.streaming_turns() == []
+    await next_turn_works(agent, script)

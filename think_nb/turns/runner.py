@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from think_nb.aio import maybe_await
@@ -34,6 +35,7 @@ from think_nb.turns.trace import Tracer
 if TYPE_CHECKING:
     from think_nb.turns.engine import TurnEngine
 
+log = logging.getLogger("think_nb")
 FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "tool-calls",
                   "length": "length", "content_filter": "content-filter"}
 CONTINUE_TEXT = "Continue your previous response from exactly where it left off. Do not repeat any of it."
@@ -114,7 +116,7 @@ class Turn:
                 status = "aborted"
             else:
                 if self.acc.parts:
-                    self._persist()  # Think: the partial is persisted before on_chat_error fires
+                    self._try_persist()  # Think: the partial is persisted before on_chat_error fires
                 error = await self._report_error(exc)
                 status = "error"
         finally:
@@ -125,7 +127,13 @@ class Turn:
             self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
         if error is not None:  # kept with the message, so a reloaded view still shows it
             self.acc.message.setdefault("metadata", {})["error"] = error
-        message = self._persist() if self.acc.parts else None
+        message = None
+        if self.acc.parts:
+            failure = self._try_persist()
+            if failure is None:
+                message = self.acc.message
+            elif status == "completed":  # not stored is not completed: report it (on_chat_error once)
+                status, error = "error", await self._report_error(failure)
         return TurnResult(self.request_id, status, error, message, self.continuation)
 
     # -- assembly -----------------------------------------------------------------------
@@ -263,6 +271,15 @@ class Turn:
     async def _safe_emit(self, chunk: dict) -> None:
         with contextlib.suppress(Exception, asyncio.CancelledError):  # a failing on_chunk must not hide the outcome
             await self.emit(chunk)
+
+    def _try_persist(self) -> Exception | None:
+        """`_persist` on a path that must go on when storing fails (the turn is ending): returns the failure."""
+        try:
+            self._persist()
+        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError: disk full, locked
+            log.exception("could not store the message of turn %s", self.request_id)
+            return exc
+        return None
 
     def _persist(self) -> dict:
         message = self.acc.message
