@@ -405,3 +405,58 @@ async def test_a_turn_whose_persistence_fails_ends_error_settled_and_the_agent_g
     assert seen.count("error") == 1
     assert agent.streaming_turns() == []
     await next_turn_works(agent, script)
+
+
+# --- 4. strict JSON: whatever a tool returns completes, and reads back from SQLite ----------
+
+_RETURN: dict[str, Any] = {}
+
+
+@tool
+def give() -> Any:
+    """Return the value under test."""
+    return _RETURN["value"]
+
+
+def _strict(text: str) -> Any:
+    import json
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+@seed(11)
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(value=jsonish, nested=st.booleans())
+def test_any_tool_output_completes_and_round_trips_through_a_reopened_agent(
+        value: Any, nested: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # the jsonsafe unit property (tests/test_jsonsafe.py) checks the mapping; this one runs it end to
+    # end: the stream, the SQLite row, the model's tool message and a reopened agent agree
+    _RETURN["value"] = {"result": value, "rows": [value, (value,)]} if nested else value
+    expected = to_json_value(_RETURN["value"])
+    db = tmp_path_factory.mktemp("values") / "v.sqlite"
+    script = S([[S.tool_call("give", {})], [S.text("Done.")]])
+    cls = type("Giver", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [give]})
+
+    async def turn() -> tuple[Any, list[dict]]:
+        agent = cls("g", db=db)
+        heard: list[dict] = []
+        agent.subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: heard.append(chunk)})())
+        result = await asyncio.wait_for(agent.send("give"), SAFETY)
+        return result, heard
+
+    result, heard = asyncio.run(turn())
+    assert (result.status, result.error) == ("completed", None)
+    [output] = [c["output"] for c in heard if c["type"] == "tool-output-available"]
+    assert output == expected
+    tool_message = script.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert (tool_message["content"] if isinstance(expected, str) else _strict(tool_message["content"])) == expected
+    reopened = cls("g", db=db)
+    part = reopened.messages[1]["parts"][1]
+    assert (part["state"], part["output"]) == ("output-available", expected)
+    [(raw,)] = reopened.store.db.read("SELECT content FROM messages WHERE id = ?", (reopened.messages[1]["id"],))
+    assert _strict(raw)["parts"][1]["output"] == expected  # the row itself is strict JSON
+    assert [t["status"] for t in reopened.turns()] == ["completed"]

@@ -143,3 +143,21 @@ def test_legacy_usage_without_a_source_reads_as_unknown_source(monkeypatch: pyte
     assert df["usage_source"].tolist() == [None]
     assert df["total_tokens"].tolist() == [3]
     assert pd.isna(df["cost_usd"].iloc[0])
+
+
+async def test_unknown_step_usage_reaches_hooks_as_none_and_unfinished_turns_add_no_usage_row(tmp_path: Path) -> None:
+    # on_step_finish sees each step's own usage: reported counts, then None for a step that
+    # streamed nothing (never a dict of zeros)
+    script = S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.silent()]])
+    steps: list = []
+    cls = type("Meter", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [add],
+                                   "on_step_finish": lambda self, ctx: steps.append(ctx.usage)})
+    agent = cls("m", db=tmp_path / "s.sqlite")
+    assert (await agent.send("2 + 40?")).status == "completed"
+    assert steps == [{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}, None]
+    assert agent.usage_df()["usage_source"].tolist() == [None]
+    # a turn that fails before it finishes has no usage to report: no row at all, not a row of 0s
+    script.steps.append([S.text("partial"), S.error("provider down")])
+    assert (await agent.send("again")).status == "error"
+    assert "usage" not in (agent.messages[-1].get("metadata") or {})
+    assert len(agent.usage_df()) == 1
