@@ -386,3 +386,36 @@ async def test_tool_arguments_with_nan_are_refused_not_stored(tmp_path: Path) ->
     assert part["state"] == "output-error"
     assert "NaN is not a JSON value" in part["errorText"]
     assert _producer(script)("p", db=tmp_path / "nan.sqlite").messages == agent.messages
+
+
+# --- user code raising what is not an Exception -------------------------------------------
+
+
+class Stop(BaseException):
+    """A user-defined BaseException."""
+
+
+def _raiser(exc: BaseException) -> Any:
+    def fail(*args: Any) -> Any:
+        raise exc
+    return fail
+
+
+@pytest.mark.parametrize("exc", [SystemExit("x"), Stop("x")], ids=["SystemExit", "Stop"])
+def test_user_code_raising_a_base_exception_is_a_conversion_failure(exc: BaseException) -> None:
+    bad_repr = type("BadRepr", (), {"__repr__": _raiser(exc)})()
+    bad_iter = type("BadIter", (Unlistable,), {"__iter__": _raiser(exc)})()
+    bad_iso = type("BadIso", (Clock,), {"isoformat": _raiser(exc)})(2024, 5, 1)
+    raised = mapped = None
+    try:
+        mapped = to_json_value({"repr": bad_repr, "iter": bad_iter, "iso": bad_iso})
+    except BaseException as exc:  # noqa: BLE001 - reported below, without the frames (pytest would repr them)
+        raised = type(exc).__name__
+    assert raised is None, f"to_json_value let {raised} through"
+    assert mapped == {"repr": "<unrepresentable BadRepr>", "iter": "Unlistable()", "iso": "Clock()"}
+    assert strict_loads(dumps([bad_repr])) == ["<unrepresentable BadRepr>"]
+
+
+def test_keyboard_interrupt_from_user_code_passes() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        to_json_value(type("Interrupted", (), {"__repr__": _raiser(KeyboardInterrupt())})())

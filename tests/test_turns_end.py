@@ -259,6 +259,41 @@ async def test_keyboard_interrupt_from_a_tool_aborts_the_turn(place: str) -> Non
     await next_turn_works(agent, script)
 
 
+class Unprintable:
+    """A client tool result that is not JSON and whose repr raises (user code in the result path)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        raise KINDS[self.kind]()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_client_tool_result_that_cannot_be_shown_still_continues_the_turn(kind: str) -> None:
+    from think_nb import client_tool
+
+    where = client_tool("where", "Where the user is.", js="return location.href;")
+    script = S([[S.tool_call("where", {})], [S.text("noted")]])
+    agent = counting_agent(script, tools=[where])
+    assert (await send(agent, "where?")).status == "completed"
+    assert agent.has_pending_interaction()
+    raised = task = None
+    try:
+        task = agent.add_tool_output("call_1_0", {"at": Unprintable(kind), "score": float("nan"), "tags": {"b", "a"}})
+    except BaseException as exc:  # noqa: BLE001 - reported below, without the frames (pytest would repr them)
+        raised = type(exc).__name__
+    assert raised is None, f"add_tool_output let {raised} through"
+    result = await asyncio.wait_for(task, SAFETY)
+    assert (result.status, result.error) == ("completed", None)
+    part = agent.messages[1]["parts"][1]
+    assert part["state"] == "output-available"
+    assert part["output"] == {"at": "<unrepresentable Unprintable>", "score": None, "tags": ["a", "b"]}
+    assert [t["status"] for t in agent.turns()] == ["completed", "completed"]
+    assert agent.chat_errors == []
+    await next_turn_works(agent, script)
+
+
 # --- 3. an abort does not depend on the awaited code's cooperation -------------------------
 
 SWALLOW_PROVIDER = "think-test-swallow"
@@ -267,7 +302,7 @@ SWALLOW_PROVIDER = "think-test-swallow"
 class SwallowingModel:
     """A model on its own litellm custom provider: streams `before`, then (when `waits`) waits for
     the abort and swallows its `CancelledError`, then streams `after` as if nothing happened.
-    `closed` records that the stream's generator was finalized (the upstream request closed)."""
+    `closed` records when the stream's generator was finalized (the upstream request closed)."""
 
     models: dict[str, SwallowingModel] = {}
 
@@ -275,7 +310,7 @@ class SwallowingModel:
         self.before, self.after, self.waits = before, after, waits
         self.ready = asyncio.Event()
         self.swallowed: list[str] = []
-        self.closed: list[bool] = []
+        self.closed: list[float] = []
         self.model = f"{SWALLOW_PROVIDER}/m{len(self.models)}"
         self.models[self.model.split("/", 1)[1]] = self
 
@@ -293,7 +328,7 @@ class SwallowingModel:
                 yield _chunk(text=text)
             yield _chunk(is_finished=True, finish_reason="stop")
         finally:
-            self.closed.append(True)
+            self.closed.append(time.perf_counter())
 
 
 def _swallow_handler() -> Any:
@@ -370,7 +405,9 @@ async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swall
     assert agent.messages[-1]["metadata"]["aborted"] is True
     assert agent.turns()[-1]["status"] == "aborted"
     assert errors == []
-    assert model.closed == [True]  # the upstream stream was closed when the turn ended
+    # the upstream stream was closed by the turn, before it reported the abort (not later, by GC)
+    [abort_heard_at] = [t for t, c in heard if c["type"] == "abort"]
+    assert len(model.closed) == 1 and model.closed[0] < abort_heard_at
 
 
 # --- 6. the turn log never lies: persistence fails -----------------------------------------

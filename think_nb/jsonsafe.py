@@ -5,7 +5,9 @@ SQLite's JSON functions (and its FTS triggers), the comm channel (`allow_nan=Fal
 the model's messages accept only strict JSON (RFC 8259). `to_json_value` maps a value onto plain
 JSON types (`dict` with `str` keys, `list`, `str`, `int`, finite `float`, `bool`, `None`) by the
 table below; `dumps` is `json.dumps` of that with `allow_nan=False` and compact separators. Both
-never raise: what has no JSON form becomes a bounded `repr` string.
+never raise: what has no JSON form becomes a bounded `repr` string. "Raises" below means any
+exception user code throws (`SystemExit` and other `BaseException`s included); only
+`KeyboardInterrupt` passes.
 
 Mapping (a value takes the first row it matches; "→ x" means "becomes x, then is mapped again"):
 
@@ -174,7 +176,9 @@ def _duration(td: dt.timedelta) -> str:
 def _bounded_repr(obj: Any) -> str:
     try:
         text = repr(obj)
-    except Exception:  # noqa: BLE001 - a broken __repr__ must not break a turn
+    except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+        raise
+    except BaseException:  # noqa: BLE001 - a broken __repr__ (SystemExit too) must not break a turn
         return f"<unrepresentable {type(obj).__qualname__}>"
     if not isinstance(text, str):
         return f"<unrepresentable {type(obj).__qualname__}>"
@@ -188,7 +192,9 @@ def _is_missing(obj: Any) -> bool:
     """NaT-like: a datetime/timedelta value that is not equal to itself."""
     try:
         return bool(obj != obj)
-    except Exception:  # noqa: BLE001
+    except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+        raise
+    except BaseException:  # noqa: BLE001 - SystemExit from a user __ne__ too
         return False
 
 
@@ -214,7 +220,9 @@ class _Mapper:
             return self.container(obj, depth)
         try:
             mapped = self.other(obj, depth)
-        except Exception:  # noqa: BLE001 - a value that will not convert (raising isoformat, property...)
+        except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+            raise
+        except BaseException:  # noqa: BLE001 - a value that will not convert (raising isoformat, property...)
             return _bounded_repr(obj)
         return _bounded_repr(obj) if mapped is _NO_MATCH else mapped
 
@@ -230,7 +238,9 @@ class _Mapper:
         self.active.add(id(source))
         try:
             return self._container(obj, depth + 1)
-        except Exception:  # noqa: BLE001 - a mapping whose items() raises, a failing __iter__...
+        except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+            raise
+        except BaseException:  # noqa: BLE001 - a mapping whose items() raises, a failing __iter__...
             return _bounded_repr(source)
         finally:
             self.active.discard(id(source))
@@ -300,7 +310,9 @@ class _Mapper:
         if pydantic is not None and isinstance(obj, pydantic.BaseModel):
             try:
                 fields = obj.model_dump()
-            except Exception:  # noqa: BLE001 - cycles, failing serializers: fall back to the fields
+            except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+                raise
+            except BaseException:  # noqa: BLE001 - cycles, failing serializers: fall back to the fields
                 fields = {name: getattr(obj, name, None) for name in type(obj).model_fields}
             return self.container(fields, depth, owner=obj)
         return _NO_MATCH
