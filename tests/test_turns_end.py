@@ -18,14 +18,13 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from agents import add, eventually, scripted_agent, texts
+from agents import add, scripted_agent, texts
 from test_jsonsafe import jsonish
 from think_nb import Think, tool
 from think_nb.jsonsafe import to_json_value
@@ -304,7 +303,7 @@ class SwallowingModel:
     the abort and swallows its `CancelledError`, then streams `after` as if nothing happened.
     `closed` records when the stream's generator was finalized (the upstream request closed)."""
 
-    models: dict[str, SwallowingModel] = {}
+    models: ClassVar[dict[str, SwallowingModel]] = {}
 
     def __init__(self, before: list[str], after: list[str], waits: bool) -> None:
         self.before, self.after, self.waits = before, after, waits

@@ -15,7 +15,6 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import maybe_await
 from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
@@ -163,7 +162,7 @@ class Turn:
             extra = resolve_tools(config.tools)
             if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
                 raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
-        except Exception as exc:
+        except Exception as exc:  # e.g. sqlite3.OperationalError: disk full, locked
             raise HookError(f"before_turn() returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
         messages = config.messages if config.messages is not None else messages
@@ -276,7 +275,7 @@ class Turn:
         """`_persist` on a path that must go on when storing fails (the turn is ending): returns the failure."""
         try:
             self._persist()
-        except Exception as exc:  # noqa: BLE001 - e.g. sqlite3.OperationalError: disk full, locked
+        except Exception as exc:  # e.g. sqlite3.OperationalError: disk full, locked
             log.exception("could not store the message of turn %s", self.request_id)
             return exc
         return None
