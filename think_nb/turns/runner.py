@@ -162,7 +162,7 @@ class Turn:
             extra = resolve_tools(config.tools)
             if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
                 raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
-        except Exception as exc:  # e.g. sqlite3.OperationalError: disk full, locked
+        except Exception as exc:
             raise HookError(f"before_turn() returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
         messages = config.messages if config.messages is not None else messages
