@@ -258,6 +258,49 @@ async def test_keyboard_interrupt_from_a_tool_aborts_the_turn(place: str) -> Non
     await next_turn_works(agent, script)
 
 
+async def test_when_one_call_of_a_step_fails_the_turn_its_sibling_calls_are_cancelled() -> None:
+    # the turn ends `error`; a sibling call still running is cancelled, so it never streams into a
+    # turn that has already reported its end
+    cancelled: list[str] = []
+    started = asyncio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Waits."""
+        started.set()
+        try:
+            await asyncio.Event().wait()  # until cancelled
+        except asyncio.CancelledError:
+            cancelled.append("slow")
+            raise
+        return "never"
+
+    async def before_tool_call(self: Any, ctx: Any) -> None:
+        if ctx.tool_name == "add":
+            await started.wait()
+            raise SystemExit("x")
+
+    script = S([[S.tool_call("slow", {}), S.tool_call("add", {"a": 1, "b": 2})], [S.text("never")]])
+    agent = counting_agent(script, tools=[slow, add], before_tool_call=before_tool_call)
+    result = await send(agent, "go")
+    assert (result.status, result.error) == ("error", "before_tool_call() raised SystemExit: x")
+    assert cancelled == ["slow"]
+    assert len(agent.chat_errors) == 1 and agent.turns()[-1]["status"] == "error"
+    await next_turn_works(agent, script)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("event", ["on_chunk", "on_turn_end", "on_messages"])
+async def test_a_listener_that_raises_does_not_change_the_turn(event: str, kind: str) -> None:
+    script = S([[S.text("fine")]])
+    agent = counting_agent(script)
+    agent.subscribe(type("Raising", (), {event: once(kind)})())
+    result = await send(agent, "go")
+    assert (result.status, result.error) == ("completed", None)
+    assert agent.turns()[-1]["status"] == "completed" and agent.chat_errors == []
+    await next_turn_works(agent, script)
+
+
 class Unprintable:
     """A client tool result that is not JSON and whose repr raises (user code in the result path)."""
 

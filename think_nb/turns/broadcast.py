@@ -14,6 +14,7 @@ and never breaks the turn):
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -52,5 +53,7 @@ class Listeners:
                 continue
             try:
                 handler(*args)
-            except Exception:
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                raise
+            except BaseException:  # noqa: BLE001 - SystemExit too: a view must not end (or crash) the turn
                 log.exception("listener %r failed in %s", listener, event)
