@@ -55,5 +55,5 @@ class Listeners:
                 handler(*args)
             except (KeyboardInterrupt, asyncio.CancelledError):
                 raise
-            except BaseException:  # noqa: BLE001 - SystemExit too: a view must not end (or crash) the turn
+            except BaseException:  # SystemExit too: a view must not end (or crash) the turn
                 log.exception("listener %r failed in %s", listener, event)
