@@ -170,18 +170,27 @@ TURN_HOOKS = ["before_turn", "before_tool_call", "after_tool_call", "on_chunk", 
 ASSEMBLY = ["get_model", "get_tools", "get_system_prompt", "configure_session"]
 
 
-def hook_attrs(place: str, kind: str, script: S) -> dict:
+def hook_attrs(place: str, kind: str, script: S, form: str) -> dict:
     defaults: dict[str, Callable[..., Any]] = {
         "get_model": lambda self: script.model, "get_tools": lambda self: [add],
         "get_system_prompt": lambda self: "Be brief.", "configure_session": lambda self, session: session}
-    return {place: once(kind, defaults.get(place, lambda *a: None))}
+    method = once(kind, defaults.get(place, lambda *a: None))
+    if form == "sync":
+        return {place: method}
+
+    async def async_method(*args: Any) -> Any:
+        await asyncio.sleep(0)
+        return method(*args)
+    return {place: async_method}
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("form", ["sync", "async"])
 @pytest.mark.parametrize("place", TURN_HOOKS + ASSEMBLY)
-async def test_a_hook_or_get_method_that_raises_ends_the_turn_with_an_error_naming_it(place: str, kind: str) -> None:
+async def test_a_hook_or_get_method_that_raises_ends_the_turn_with_an_error_naming_it(
+        place: str, form: str, kind: str) -> None:
     script = S([[S.text("adding "), S.tool_call("add", {"a": 1, "b": 2})], [S.text("3")]])
-    agent = counting_agent(script, tools=[add], **hook_attrs(place, kind, script))
+    agent = counting_agent(script, tools=[add], **hook_attrs(place, kind, script, form))
     result = await send(agent, "go")
     assert result.status == "error"
     assert result.error == f"{place}() raised {kind}: x"
