@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from think_nb import jsonsafe
+from think_nb.redact import redact
 from think_nb.store.traces import TraceStore
 
 MAX_ROWS = 2_000
@@ -26,6 +27,7 @@ def summarize(value: Any) -> str:
         return ""
     if hasattr(value, "__dataclass_fields__"):
         value = {k: getattr(value, k) for k in value.__dataclass_fields__ if k not in ("messages", "tools")}
+    value = redact(value)  # credentials (api_key, *_token, ...) never reach a trace row
     try:
         text = value if isinstance(value, str) else jsonsafe.dumps(value)
     except (TypeError, ValueError):
