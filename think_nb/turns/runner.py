@@ -72,6 +72,7 @@ class Turn:
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
         self.aborted = False
         self.secrets: set[str] = set()  # credential values of this turn's model configs (scrubbed from errors)
+        self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
 
     def abort(self) -> None:
         """Mark the turn aborted (`abort_request`). From now on nothing it produces is applied,
