@@ -99,9 +99,8 @@ def test_no_sql_outside_the_store() -> None:
     sql = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE TABLE)\b[^\n]*\b(FROM|INTO|SET|WHERE|TABLE)\b")
     offenders = []
     for path in _python_files(("store",)):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and sql.search(node.value):
-                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+        offenders.extend(f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text()))
+                         if isinstance(node, ast.Constant) and isinstance(node.value, str) and sql.search(node.value))
     assert offenders == []
 
 
