@@ -162,7 +162,7 @@ class ViewHub:
             self._running.append(request_id)
         if future is not None and hasattr(future, "add_done_callback"):
             future.add_done_callback(lambda _f: self._ended(request_id))
-        self.refresh_status()
+        self._refresh_now()  # `submitted` now, before the turn's task first runs
         self._fan_out("on_annotations")
 
     def _ended(self, request_id: str) -> None:
