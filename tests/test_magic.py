@@ -89,8 +89,8 @@ class Traced(Think):
 def test_cell_magic_without_an_agent_says_what_is_missing_in_one_line(ip, capsys) -> None:
     ip.run_cell_magic("think", "", "What is 2 + 40?\n")
     assert capsys.readouterr().out.splitlines() == [
-        "think: %%think needs an agent on its first line: `%%think Calc` (a Think subclass or agent in this "
-        "notebook) or `%%think default`."]
+        ("think: %%think needs an agent on its first line: `%%think Calc` (a Think subclass or agent in this "
+         "notebook) or `%%think default`.")]
 
 
 def test_a_misspelt_agent_gets_the_closest_name(ip, capsys) -> None:
@@ -99,7 +99,8 @@ def test_a_misspelt_agent_gets_the_closest_name(ip, capsys) -> None:
 
     ip.user_ns["Calc"] = Calc
     ip.run_line_magic("think", "Calcc")
-    assert capsys.readouterr().out.splitlines() == ["think: No agent named 'Calcc' in this notebook; did you mean 'Calc'?"]
+    assert capsys.readouterr().out.splitlines() == [
+        "think: No agent named 'Calcc' in this notebook; did you mean 'Calc'?"]
 
 
 def test_assigning_the_line_magic_binds_the_agent_and_still_shows_the_panel(ip, monkeypatch) -> None:

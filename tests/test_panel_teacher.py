@@ -57,7 +57,8 @@ async def test_blocked_and_substituted_calls_are_annotated(recording_comm: Any) 
             return {"action": "substitute", "output": 99}
         return None
 
-    agent = scripted_agent(S([[S.tool_call("add", {"a": 1, "b": 1}, id="c1"), S.tool_call("add", {"a": 2, "b": 2}, id="c2"),
+    agent = scripted_agent(S([[S.tool_call("add", {"a": 1, "b": 1}, id="c1"),
+                               S.tool_call("add", {"a": 2, "b": 2}, id="c2"),
                                S.tool_call("add", {"a": 3, "b": 3}, id="c3")], [S.text("ok")]]),
                            before_tool_call=before_tool_call)
     panel = ChatPanel(agent)

@@ -64,7 +64,8 @@ def system_of(request: dict) -> str:
 
 def tool_output(agent: Think, name: str, n: int = 0) -> object:
     parts = [p for m in agent.messages for p in m["parts"] if p["type"] == f"tool-{name}"]
-    return parts[n]["output"] if parts[n]["state"] == "output-available" else f"{parts[n]['state']}: {parts[n]['errorText']}"
+    part = parts[n]
+    return part["output"] if part["state"] == "output-available" else f"{part['state']}: {part['errorText']}"
 
 
 async def test_prompt_is_rendered_from_blocks_of_every_kind_instead_of_get_system_prompt() -> None:

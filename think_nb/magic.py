@@ -19,8 +19,8 @@ import asyncio
 import difflib
 import dis
 import shlex
-import sys
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
