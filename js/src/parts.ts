@@ -95,7 +95,15 @@ export function seconds(ms: number): string {
  */
 export function toolLabel(
   part: ToolPart,
-  opts: { live: boolean; decision?: ToolDecision; responded?: boolean; pending?: [number, number]; elapsedMs?: number } = {
+  opts: {
+    live: boolean;
+    decision?: ToolDecision;
+    responded?: boolean;
+    pending?: [number, number];
+    elapsedMs?: number;
+    /** Other calls of the message still wait for an answer (approved calls run once all are answered). */
+    othersWaiting?: boolean;
+  } = {
     live: false,
   },
 ): ToolLabel {
@@ -112,6 +120,7 @@ export function toolLabel(
     }
     case "approval-responded":
       if (approval?.approved === false) return { outcome: "denied", text: approval.reason ? `denied: ${approval.reason}` : "denied" };
+      if (opts.othersWaiting) return { outcome: "approved", text: "approved — runs when the others are answered" };
       return { outcome: "approved", text: "approved — running" };
     case "output-available":
       if (opts.decision?.action === "block") {
@@ -145,7 +154,14 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   return box;
 }
 
-function toolCard(part: ToolPart, rawInput: string | undefined, ctx: MessageContext, live: boolean, pending?: [number, number]): HTMLElement {
+function toolCard(
+  part: ToolPart,
+  rawInput: string | undefined,
+  ctx: MessageContext,
+  live: boolean,
+  pending?: [number, number],
+  othersWaiting = false,
+): HTMLElement {
   const name = toolName(part);
   const card = h("details", "think-tool");
   const waiting = part.state === "approval-requested" || part.state === "input-streaming";
@@ -162,6 +178,7 @@ function toolCard(part: ToolPart, rawInput: string | undefined, ctx: MessageCont
     responded: ctx.responded[part.toolCallId] === true,
     pending,
     elapsedMs: Date.now() - started,
+    othersWaiting,
   });
   card.dataset.outcome = label.outcome;
   const badge = h("span", "think-tool-badge", label.text);
@@ -281,8 +298,13 @@ function link(cls: string, url: unknown, label: unknown): HTMLElement | null {
   return a;
 }
 
-function partElement(part: UIPart, index: number, view: ViewMessage, ctx: MessageContext, pending?: [number, number]): HTMLElement | null {
-  if (isToolPart(part)) return toolCard(part, view.rawInput?.[part.toolCallId], ctx, view.live, pending);
+function partElement(part: UIPart, index: number, view: ViewMessage, ctx: MessageContext, waiting: string[] = []): HTMLElement | null {
+  if (isToolPart(part)) {
+    const at = waiting.indexOf(part.toolCallId);
+    const pending: [number, number] | undefined = at >= 0 ? [at + 1, waiting.length] : undefined;
+    const unanswered = waiting.filter((id) => !ctx.responded[id]).length;
+    return toolCard(part, view.rawInput?.[part.toolCallId], ctx, view.live, pending, unanswered > 0);
+  }
   const p = part as Record<string, unknown>;
   switch (part.type) {
     case "text":
@@ -309,8 +331,7 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   if (view.live) el.dataset.live = "true";
   const waiting = message.parts.filter((p) => isToolPart(p) && p.state === "approval-requested").map((p) => (p as ToolPart).toolCallId);
   message.parts.forEach((part, i) => {
-    const at = isToolPart(part) ? waiting.indexOf(part.toolCallId) : -1;
-    const child = partElement(part, i, view, ctx, at >= 0 ? [at + 1, waiting.length] : undefined);
+    const child = partElement(part, i, view, ctx, waiting);
     if (child) el.append(child);
   });
   // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too

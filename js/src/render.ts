@@ -41,6 +41,17 @@ export const STATUS_LABEL: Partial<Record<Status, string>> = {
   "awaiting-client-tool": "awaiting client tool",
 };
 
+/** What each status means (the status line's tooltip). */
+export const STATUS_HINT: Record<Status, string> = {
+  ready: "idle: send a message",
+  submitted: "sent; waiting for the model's first token (a first turn may load the model or litellm first). Stop cancels it.",
+  streaming: "the reply is streaming; Stop keeps what arrived",
+  "awaiting-approval": "a tool call waits for your Approve or Deny",
+  "awaiting-client-tool": "a tool call waits for this browser to run it",
+  paused: "a step-mode turn waits at a hook: call stepper.next() in a cell",
+  error: "the last turn failed; the error is shown above",
+};
+
 export interface PanelMeta {
   agentName: string;
   dbPath: string;
@@ -224,6 +235,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
       name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
       status.textContent = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
+      status.title = STATUS_HINT[shown] ?? "";
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;

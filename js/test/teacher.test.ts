@@ -68,6 +68,8 @@ describe("tool card words", () => {
     expect(toolLabel(call("c", "approval-requested"), { live: false, pending: [1, 1] }).text).toBe("waiting for your approval");
     expect(toolLabel(call("c", "approval-responded", { approval: { id: "a", approved: true } })))
       .toEqual({ outcome: "approved", text: "approved — running" });
+    expect(toolLabel(call("c", "approval-responded", { approval: { id: "a", approved: true } }), { live: false, othersWaiting: true }).text)
+      .toBe("approved — runs when the others are answered");
     expect(toolLabel(call("c", "output-denied", { approval: { id: "a", approved: false, reason: "too risky" } })))
       .toEqual({ outcome: "denied", text: "denied: too risky" });
     expect(toolLabel(call("c", "output-denied")).text).toBe("denied");
@@ -181,6 +183,7 @@ describe("busy from the first moment", () => {
     model.set("annotations", { active: ["req-cell-1"] });
     model.set("status", "submitted");
     expect($(".think-status")?.textContent).toBe("submitted");
+    expect($(".think-status")?.title).toContain("waiting for the model's first token");
     expect($("button.think-stop")?.hidden).toBe(false);
     $<HTMLButtonElement>("button.think-stop")!.click();
     expect(model.sent.at(-1)).toEqual({ type: FRAME.CHAT_REQUEST_CANCEL, id: "req-cell-1" });
