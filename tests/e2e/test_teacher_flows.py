@@ -5,6 +5,7 @@ reply, and Clear asking first. The kernel's agents are scripted; the clicks are 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -33,7 +34,8 @@ async def erase(path: str) -> str:
     await asyncio.sleep(3)  # long enough to read "approved — running"
     return f"erased {path}"
 
-script = S([[S.tool_call("lookup", {"word": "owl"}, id="c-ok"), S.tool_call("explode", {"reason": "no fuel"}, id="c-err"),
+script = S([[S.tool_call("lookup", {"word": "owl"}, id="c-ok"),
+             S.tool_call("explode", {"reason": "no fuel"}, id="c-err"),
              S.tool_call("lookup", {"word": "secret"}, id="c-block"),
              S.tool_call("erase", {"path": "a.txt"}, id="c-a"), S.tool_call("erase", {"path": "b.txt"}, id="c-b")],
             [S.text("Erased a.txt; left b.txt.")]])
@@ -51,8 +53,8 @@ Tutor("default").panel()
 '''
 
 
-def badge(panel, call_id_index: int):  # noqa: ANN001, ANN201
-    return panel.locator(".think-tool").nth(call_id_index).locator(".think-tool-badge")
+def badge(panel: Any, index: int) -> Any:
+    return panel.locator(".think-tool").nth(index).locator(".think-tool-badge")
 
 
 @pytest.mark.parametrize("app", ["lab"])
