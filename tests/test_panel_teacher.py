@@ -69,7 +69,7 @@ async def test_blocked_and_substituted_calls_are_annotated(recording_comm: Any) 
                                           "c2": {"action": "substitute", "reason": None}}
 
 
-async def test_an_async_before_tool_call_is_noted_too(recording_comm: Any) -> None:
+async def test_an_async_before_tool_call_decision_is_stored_with_the_message(recording_comm: Any) -> None:
     async def before_tool_call(self: Think, ctx: Any) -> Any:
         await asyncio.sleep(0)
         return ToolCallDecision.block()
@@ -77,7 +77,10 @@ async def test_an_async_before_tool_call_is_noted_too(recording_comm: Any) -> No
     agent = scripted_agent(S([[S.tool_call("add", {"a": 1, "b": 1}, id="c1")], [S.text("ok")]]),
                            before_tool_call=before_tool_call)
     await agent.send("add")
-    assert agent.tool_decisions == {"c1": {"action": "block", "reason": None}}
+    decision = {"type": "data-tool-decision", "id": "c1", "data": {"toolCallId": "c1", "action": "block",
+                                                                  "reason": None}}
+    assert decision in type(agent)(agent.name, db=agent.db_path).messages[-1]["parts"]  # survives a restart
+    assert ChatPanel(agent).annotations["tools"] == {"c1": {"action": "block", "reason": None}}
 
 
 async def test_a_turn_started_from_a_cell_is_submitted_at_once_with_its_request_id(recording_comm: Any) -> None:

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
-import inspect
 import json
 import logging
 import os
@@ -89,12 +87,6 @@ class Think:
     sets it for every agent of the notebook, `agent.default_model = ...` (or `%think --model`) for one.
     Unset, the `THINK_NB_MODEL` environment variable, then the embedded model (`LOCAL_MODEL`)."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        hook = cls.__dict__.get("before_tool_call")
-        if callable(hook) and not getattr(hook, "_think_notes_decisions", False):
-            cls.before_tool_call = _noting_decisions(hook)  # type: ignore[method-assign]
-
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         if not isinstance(name, str) or not name:
             raise UserError(f"name={name!r}: an agent's name is a non-empty string, e.g. Calc('calc').")
@@ -110,9 +102,6 @@ class Think:
         self._session_pending: Any = None
         self._children: dict[tuple[type, str], Think] = {}
         self._engine = TurnEngine(self)
-        self.tool_decisions: dict[str, dict] = {}
-        """`{toolCallId: {action: "block" | "substitute", reason}}` of the calls `before_tool_call`
-        blocked or substituted in this kernel (the panel marks them; the newest 1000)."""
         preload_litellm()
 
     def __repr__(self) -> str:
@@ -291,20 +280,8 @@ class Think:
                                  signal=signal)
 
     def _start(self, messages: Any, request_id: str, **kw: Any) -> Any:
-        """Every entry point's `TurnEngine.start`; listeners hear `on_submitted(request_id, future)`
-        at once, so panels show `submitted` (and offer Stop) from the first moment."""
-        future = self._engine.start(messages, request_id, **kw)
-        self._engine.listeners.notify("on_submitted", request_id, future)
-        return future
-
-    def _note_decision(self, ctx: Any, value: Any) -> None:
-        action = value.get("action") if isinstance(value, dict) else getattr(value, "action", None)
-        if action not in ("block", "substitute") or not getattr(ctx, "tool_call_id", None):
-            return
-        reason = value.get("reason") if isinstance(value, dict) else getattr(value, "reason", None)
-        self.tool_decisions[ctx.tool_call_id] = {"action": action, "reason": reason}
-        while len(self.tool_decisions) > 1000:
-            del self.tool_decisions[next(iter(self.tool_decisions))]
+        """Every entry point's `TurnEngine.start` (which tells listeners `on_submitted` at once)."""
+        return self._engine.start(messages, request_id, **kw)
 
     def step(self, message: str | dict) -> Any:
         """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.
@@ -619,30 +596,3 @@ class Think:
         from think_nb.widget import ChatPanel
 
         return ChatPanel(self)
-
-
-def _noting_decisions(hook: Callable) -> Callable:
-    """`hook` (a subclass's `before_tool_call`, sync or async) that also notes a block or
-    substitute decision in `agent.tool_decisions`, so panels can say the call did not run."""
-    if inspect.iscoroutinefunction(hook):
-        @functools.wraps(hook)
-        async def noting_async(self: Think, ctx: Any) -> Any:
-            value = await hook(self, ctx)
-            self._note_decision(ctx, value)
-            return value
-        noting_async._think_notes_decisions = True  # type: ignore[attr-defined]
-        return noting_async
-
-    @functools.wraps(hook)
-    def noting(self: Think, ctx: Any) -> Any:
-        value = hook(self, ctx)
-        if inspect.isawaitable(value):
-            async def later() -> Any:
-                decided = await value
-                self._note_decision(ctx, decided)
-                return decided
-            return later()
-        self._note_decision(ctx, value)
-        return value
-    noting._think_notes_decisions = True  # type: ignore[attr-defined]
-    return noting

@@ -54,6 +54,7 @@ class ViewHub:
     def __init__(self, agent: Think) -> None:
         self._agent = agent
         self._streaming: set[str] = set()
+        self._decisions: dict[str, dict] = {}  # toolCallId -> {action, reason} (data-tool-decision)
         self._submitted: set[str] = set()
         self._panel_tools: set[str] = set()
         self._listeners: list[Any] = []
@@ -131,7 +132,11 @@ class ViewHub:
         messages = self._agent.messages[-200:]
         ids = {m.get("id") for m in messages}
         calls = {p.get("toolCallId") for m in messages for p in m.get("parts", []) if p.get("toolCallId")}
-        decisions = getattr(self._agent, "tool_decisions", {})
+        decisions = dict(self._decisions)  # seen in this kernel's streams, then what the messages store
+        decisions |= {p["data"]["toolCallId"]: {"action": p["data"].get("action"), "reason": p["data"].get("reason")}
+                     for m in messages for p in m.get("parts", [])
+                     if p.get("type") == "data-tool-decision" and isinstance(p.get("data"), dict)
+                     and p["data"].get("toolCallId")}
         branches: dict[str, dict] = {}
         for m in messages[-100:]:
             if m.get("role") != "assistant" or (m.get("metadata") or {}).get("continuation"):
@@ -185,7 +190,11 @@ class ViewHub:
             while len(self._finish) > 1000:
                 del self._finish[next(iter(self._finish))]
         self._fan_out("on_chunk", request_id, chunk, continuation)
-        if kind == "tool-output-available" and chunk.get("toolCallId") in getattr(self._agent, "tool_decisions", {}):
+        if kind == "data-tool-decision" and isinstance(chunk.get("data"), dict):
+            self._decisions[str(chunk["data"].get("toolCallId"))] = {
+                "action": chunk["data"].get("action"), "reason": chunk["data"].get("reason")}
+            while len(self._decisions) > 1000:
+                del self._decisions[next(iter(self._decisions))]
             self._fan_out("on_annotations")
         if first:
             self.refresh_status()

@@ -105,6 +105,7 @@ class TurnEngine:
         task = loop.create_task(coro, name=f"think-turn-{request_id}")
         self.active[request_id] = task
         interrupts.watch(self)
+        self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once
         return task
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:

@@ -71,6 +71,7 @@ class Turn:
         self.tracer = Tracer(request_id)
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
         self.aborted = False
+        self.finish_reason = "stop"  # the AI SDK's finish reason of the last step (stored in the metadata)
         self.secrets: set[str] = set()  # credential values of this turn's model configs (scrubbed from errors)
         self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
 
@@ -230,7 +231,7 @@ class Turn:
             runner = StepTools(self.hooks, tools, self.emit, model_messages, step)
             results, paused = await runner.run(outcome.tool_calls)
             await self.emit({"type": "finish-step"})
-            finish = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
+            finish = self.finish_reason = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
             self._persist()
             await self._step_finished(step, finish, outcome, results)
             if not outcome.tool_calls or paused:
@@ -252,7 +253,7 @@ class Turn:
         total_tokens, source}, requestId, cost_usd?}`; `cost_usd` (US dollars) only when known."""
         usage = usage_model.turn_usage(self.usage)
         metadata: dict[str, Any] = {"model": self.model.model if self.model else None, "usage": usage,
-                                    "requestId": self.request_id}
+                                    "requestId": self.request_id, "finishReason": self.finish_reason}
         cost = _cost_usd(metadata["model"], usage)
         if cost is not None:
             metadata["cost_usd"] = cost
