@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 from jlab import CHROMIUM, CHROMIUM_ARGS, JupyterServer, open_notebook, run_all  # noqa: E402
 
 AGENT_CELL = '''
-import json, time
+import json, os, time
 from think_nb import Think
 from think_nb.testing import ScriptedModel as S
 from think_nb.models.litellm_env import get_litellm
@@ -46,7 +46,9 @@ class Timing:
         if chunk["type"] == "text-delta":
             self.times.extend([time.time()] * len(chunk["delta"]))
     def on_turn_end(self, request_id, status, error):
-        open("emit_{run}.json", "w").write(json.dumps(self.times))
+        with open("emit_{run}.json.tmp", "w") as f:  # written whole, then renamed: never read half-written
+            f.write(json.dumps(self.times))
+        os.replace("emit_{run}.json.tmp", "emit_{run}.json")
     def on_messages(self, messages):
         pass
 
@@ -121,7 +123,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deltas", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="500 deltas, 1 run: checks the benchmark runs (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.deltas, args.runs = 500, 1
     from playwright.sync_api import sync_playwright
 
     server = JupyterServer("lab", Path(tempfile.mkdtemp(prefix="think-bench-"))).start()

@@ -71,7 +71,10 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=10_000)
     parser.add_argument("--search", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="small sizes, 3 runs: checks the benchmark runs (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.open, args.search, args.runs = 500, 2_000, 3
     tmp = Path(tempfile.mkdtemp(prefix="think-bench-"))
 
     db_path = tmp / "open.sqlite"

@@ -78,7 +78,10 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deltas", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="500 deltas, 2 runs: checks the benchmark runs (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.deltas, args.runs = 500, 2
     comm.create_comm = CountingComm
     db = Path(tempfile.mkdtemp()) / "bench.sqlite"
     await raw(100)  # warm up litellm and the provider

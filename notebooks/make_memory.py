@@ -70,6 +70,9 @@ class Ada(Think):
 
 ada = Ada("memory-demo")
 ada.context_blocks()'''),
+    new_markdown_cell("""The chat panel of `ada`: every turn below streams into it, and its **Context** tab shows the
+blocks as the model writes them."""),
+    new_code_cell("ada.panel()"),
     new_markdown_cell("""`context_blocks()` is a DataFrame of what the prompt is made of: each block's kind, whether the
 model may write it, its size and how full it is. The system prompt is rendered from them:"""),
     new_code_cell("print(await ada.session.system_prompt())"),
@@ -96,12 +99,13 @@ models' prompt caches: `session.freeze_prompt()` gives you that behaviour). Next
     new_code_cell('''model_replies([S.text("Try a chickpea salad with lemon: no peanuts, and easy to find in Lyon.")])
 await ada.send("Suggest a lunch.")
 print(script.requests[-1]["messages"][0]["content"])  # the system message the model received'''),
-    new_markdown_cell("""A block's `max_tokens` is enforced: a write that is too long is refused and the model is told
-why (as the tool's output, so it can shorten it). You can also write blocks yourself:"""),
+    new_markdown_cell("""A block's `max_tokens` is enforced: a write that is too long is refused, the call **fails**
+(its card in the panel says "failed") and the model is told why in the error, so it can shorten
+it. You can also write blocks yourself:"""),
     new_code_cell('''model_replies([S.tool_call("set_context", {"label": "memory", "content": "blah " * 100})],
               [S.text("Sorry, that was too long; I kept the old memory.")])
 await ada.send("Remember this long story...")
-print(ada.tool_calls_df()["output"].iloc[-1])
+print(ada.tool_calls_df()[["state", "error_text"]].iloc[-1].tolist())
 
 await ada.session.set_block("memory", "User: Sam, lives in Lyon, allergic to peanuts. Vegetarian.")
 ada.session.get_context_block("memory").content'''),

@@ -102,6 +102,7 @@ class Helper(Think):
 
 
 helper = Helper("tools-demo")
+display(helper.panel())   # the chat panel: each call is a card that says done or failed
 result = await helper.send("Weather in Paris in °F, 1/0, and order 0 umbrellas.")
 result.status, result.message["parts"][-1]["text"]'''),
     new_markdown_cell("""Every call is in the transcript with its state. A tool that **raises** does not end the turn:
@@ -147,6 +148,7 @@ class Bank(Think):
 
 
 bank = Bank("approvals")
+display(bank.panel())     # the calls that wait show Approve / Deny here
 result = await bank.send("Pay Ann 20 and Bob 5000, then delete /tmp/report.txt")
 result.status, bank.has_pending_interaction()'''),
     new_markdown_cell("""The turn completed its first step and stopped: two calls wait. `pending_approvals()` lists
@@ -155,7 +157,8 @@ them (they are stored, so they survive a kernel restart); the 20 transfer alread
 pending[["tool_call_id", "tool_name", "input"]]'''),
     new_code_cell('bank.tool_calls_df()[["tool_name", "input", "state", "output"]]'),
     new_markdown_cell("""Decide from Python with `approve(tool_call_id)` and `deny(tool_call_id, reason)`; the chat
-panel's **Approve** / **Deny** buttons call the same methods. While one call still waits nothing
+panel's **Approve** / **Deny** buttons above call the same methods (click them instead if you
+like, and skip the next cell). While one call still waits nothing
 happens (`None`); the last decision starts a **continuation** turn, which runs the approved calls
 and lets the model answer. Its task is returned, so you can await it."""),
     new_code_cell('''transfer_id, delete_id = pending["tool_call_id"]

@@ -84,3 +84,35 @@ class Traced(Think):
     frame = ip.run_line_magic("think", "trace Traced")
     assert list(frame.hook)[:2] == ["before_turn", "start"]
     assert [m["parts"][-1]["text"] for m in ip.user_ns["Traced"]("default").messages] == ["What's up?", "traced"]
+
+
+def test_cell_magic_without_an_agent_says_what_is_missing_in_one_line(ip, capsys) -> None:
+    ip.run_cell_magic("think", "", "What is 2 + 40?\n")
+    assert capsys.readouterr().out.splitlines() == [
+        ("think: %%think needs an agent on its first line: `%%think Calc` (a Think subclass or agent in this "
+         "notebook) or `%%think default`.")]
+
+
+def test_a_misspelt_agent_gets_the_closest_name(ip, capsys) -> None:
+    class Calc(Think):
+        pass
+
+    ip.user_ns["Calc"] = Calc
+    ip.run_line_magic("think", "Calcc")
+    assert capsys.readouterr().out.splitlines() == [
+        "think: No agent named 'Calcc' in this notebook; did you mean 'Calc'?"]
+
+
+def test_assigning_the_line_magic_binds_the_agent_and_still_shows_the_panel(ip, monkeypatch) -> None:
+    shown: list = []
+    monkeypatch.setattr("think_nb.magic.display", shown.append)
+    monkeypatch.setattr(Think, "panel", lambda self: f"panel of {self.name}")
+    ip.run_cell("class Bound(Think):\n    pass")
+    result = ip.run_cell("bound = %think Bound tutor --model openai/gpt-4o-mini")
+    assert result.success and result.result is None
+    agent = ip.user_ns["bound"]
+    assert (type(agent).__name__, agent.name, agent.get_model()) == ("Bound", "tutor", "openai/gpt-4o-mini")
+    assert shown == ["panel of tutor"]
+    bare = ip.run_cell("%think Bound tutor")
+    assert bare.result is None  # a bare line shows the panel only, not also the agent's repr
+    assert shown == ["panel of tutor", "panel of tutor"]

@@ -9,6 +9,8 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+PANEL_WHERE_THE_LESSON_HAPPENS = {"tools_and_approval": 2, "memory": 1}
+"""Notebooks that display a chat panel, and how many, beside what they teach."""
 
 
 @pytest.mark.localmodel
@@ -26,3 +28,7 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert errors == []
     assert (tmp_path / ".think").is_dir()  # the SQLite file is beside the notebook
+    if path.stem in PANEL_WHERE_THE_LESSON_HAPPENS:
+        views = [c for c in nb.cells if c.cell_type == "code"
+                 for o in c.get("outputs", []) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        assert len(views) >= PANEL_WHERE_THE_LESSON_HAPPENS[path.stem]  # the chat panel is shown in the lesson

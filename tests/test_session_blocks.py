@@ -64,7 +64,8 @@ def system_of(request: dict) -> str:
 
 def tool_output(agent: Think, name: str, n: int = 0) -> object:
     parts = [p for m in agent.messages for p in m["parts"] if p["type"] == f"tool-{name}"]
-    return parts[n]["output"]
+    part = parts[n]
+    return part["output"] if part["state"] == "output-available" else f"{part['state']}: {part['errorText']}"
 
 
 async def test_prompt_is_rendered_from_blocks_of_every_kind_instead_of_get_system_prompt() -> None:
@@ -121,12 +122,13 @@ async def test_set_context_replace_append_and_the_next_turn_sees_it_live() -> No
     assert again.session.get_context_block("memory").content == "User likes tea.\nUser is in Oslo."
 
 
-async def test_set_context_over_max_tokens_returns_an_error_naming_the_limit_and_keeps_the_block() -> None:
+async def test_set_context_over_max_tokens_fails_the_call_naming_the_limit_and_keeps_the_block() -> None:
     script = S([[S.tool_call("set_context", {"label": "memory", "content": "word " * 40})], [S.text("ok")]])
     agent = make(script, lambda self, s: s.with_context("memory", max_tokens=10))
     await agent.session.set_block("memory", "kept")
     await agent.send("remember a lot")
-    assert tool_output(agent, "set_context") == IsStr(regex=r"Error: content is \d+ tokens, which exceeds maxTokens "
+    assert tool_output(agent, "set_context") == IsStr(regex=r"output-error: \w+: content is \d+ tokens, which exceeds "
+                                                            r"maxTokens "
                                                             r"\(10\) of block 'memory'.*")
     assert agent.session.get_context_block("memory").content == "kept"
 
@@ -138,7 +140,8 @@ async def test_set_context_on_a_read_only_block_is_refused_and_read_only_is_not_
     await agent.send("change your soul")
     enum = script.requests[0]["tools"][0]["function"]["parameters"]["properties"]["label"]["enum"]
     assert enum == ["notes"]
-    assert tool_output(agent, "set_context") == "Error: Block 'soul' is read-only (readonly); it cannot be written."
+    assert tool_output(agent, "set_context") == IsStr(
+        regex=r"output-error: \w+: Block 'soul' is read-only \(readonly\); it cannot be written\.")
     assert agent.session.get_context_block("soul").content == "Be kind."
 
 

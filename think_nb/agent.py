@@ -82,6 +82,10 @@ class Think:
     {"strategy": "debounce", "debounce_ms": 750} (Think's `messageConcurrency`; `turns/admission.py`)."""
     parent: Think | None = None
     """The agent that created this one with `sub_agent`, else None."""
+    default_model: str | ModelConfig | None = None
+    """What the default `get_model()` returns when set: `Think.default_model = "openai/gpt-4o-mini"`
+    sets it for every agent of the notebook, `agent.default_model = ...` (or `%think --model`) for one.
+    Unset, the `THINK_NB_MODEL` environment variable, then the embedded model (`LOCAL_MODEL`)."""
 
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         if not isinstance(name, str) or not name:
@@ -112,8 +116,9 @@ class Think:
     def get_model(self) -> str | ModelConfig:
         """The model for this turn: a litellm model string (`"openai/gpt-4o-mini"`,
         `"anthropic/claude-3-5-haiku-latest"`, `"ollama/llama3.2"`) or a `ModelConfig`.
-        Default: the embedded SmolLM2-135M-Instruct model, offline (`LOCAL_MODEL`)."""
-        return LOCAL_MODEL
+        Default: `default_model` if set, else the `THINK_NB_MODEL` environment variable, else the
+        embedded SmolLM2-135M-Instruct model, offline (`LOCAL_MODEL`)."""
+        return self.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL
 
     def get_system_prompt(self) -> str:
         """The system prompt sent first on every model call."""
@@ -234,8 +239,7 @@ class Think:
         message = user_message(message) if isinstance(message, str) else message
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             self.set_client_tools(client_tools)
-        return self._engine.start([message], request_id or new_id("req"), trigger=trigger, user_submit=True,
-                                  body=body)
+        return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
 
     async def send(self, text: str) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`."""
@@ -259,20 +263,26 @@ class Think:
             `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
             nothing to send).
         """
-        return await self._engine.start(messages, new_id("req"), trigger="programmatic", signal=signal)
+        return await self._start(messages, new_id("req"), trigger="programmatic", signal=signal)
 
-    async def continue_last_turn(self, body: dict | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
+    async def continue_last_turn(self, body: dict | None = None, *, signal: AbortSignal | None = None,
+                                 request_id: str | None = None) -> TurnResult:
         """Run one more model call after the latest assistant message (Think's `continueLastTurn`),
         persisted as a new assistant message marked `metadata.continuation = True`; `skipped`
-        (request id "") when the last message is not from the assistant."""
-        return await self._engine.start([], new_id("req"), trigger="continuation", continuation=True, body=body,
-                                        signal=signal)
+        (request id "") when the last message is not from the assistant. `request_id` lets a caller
+        (the panel's Continue) cancel it from the start."""
+        return await self._start([], request_id or new_id("req"), trigger="continuation", continuation=True,
+                                 body=body, signal=signal)
 
     async def regenerate(self, request_id: str | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
         """Answer the last user message again; the new reply is a sibling branch (the old one is kept,
         see `get_branches`). `request_id` lets a caller (the panel) cancel it from the start."""
-        return await self._engine.start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
-                                        signal=signal)
+        return await self._start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
+                                 signal=signal)
+
+    def _start(self, messages: Any, request_id: str, **kw: Any) -> Any:
+        """Every entry point's `TurnEngine.start` (which tells listeners `on_submitted` at once)."""
+        return self._engine.start(messages, request_id, **kw)
 
     def step(self, message: str | dict) -> Any:
         """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.

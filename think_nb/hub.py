@@ -10,7 +10,11 @@ One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener o
   another streams never sets `ready`;
 - keeps the agent's memory state for the context tab (`session_state()`);
 - names the view that runs client tools (`runner`): the view that most recently attached
-  (sent `stream_resume_request`) or sent a message, so each client call runs once.
+  (sent `stream_resume_request`) or sent a message, so each client call runs once;
+- keeps what the panels show beside the transcript (`annotations()`): each reply's
+  finish reason (a reply cut at `length` offers Continue), the calls `before_tool_call`
+  blocked or substituted, the versions of regenerated replies, and the running request ids
+  (Stop works for a turn started from a cell too).
 
 It records nothing: the engine records every turn's stream (`think_nb.turns.recorder`) and a
 view that opens mid-stream replays it through `agent.replay_stream(request_id)`.
@@ -50,6 +54,7 @@ class ViewHub:
     def __init__(self, agent: Think) -> None:
         self._agent = agent
         self._streaming: set[str] = set()
+        self._decisions: dict[str, dict] = {}  # toolCallId -> {action, reason} (data-tool-decision)
         self._submitted: set[str] = set()
         self._panel_tools: set[str] = set()
         self._listeners: list[Any] = []
@@ -58,6 +63,9 @@ class ViewHub:
         self.status = "ready"
         self.paused_at = ""  # the hook a step-mode turn waits at ("" when not paused)
         self._refresh_pending = False
+        self._running: list[str] = []  # request ids started by any entry point, not ended yet
+        self._message_of: dict[str, str] = {}  # request id -> its assistant message id (`start` chunk)
+        self._finish: dict[str, str] = {}  # assistant message id -> finish reason of its turn
         self._unsubscribe = agent.subscribe(self)
 
     # -- panels -------------------------------------------------------------------------------
@@ -117,20 +125,86 @@ class ViewHub:
         """`(chunks so far, continuation, finished)` of a turn, or None if unknown."""
         return self._agent.replay_stream(request_id)
 
+    # -- what the panels show beside the transcript ----------------------------------------------
+    def annotations(self) -> dict:
+        """`{finish: {messageId: reason}, tools: {toolCallId: {action, reason}}, branches:
+        {messageId: {index, count, ids}}, active: [request ids]}` for the current transcript."""
+        messages = self._agent.messages[-200:]
+        ids = {m.get("id") for m in messages}
+        calls = {p.get("toolCallId") for m in messages for p in m.get("parts", []) if p.get("toolCallId")}
+        decisions = dict(self._decisions)  # seen in this kernel's streams, then what the messages store
+        decisions |= {p["data"]["toolCallId"]: {"action": p["data"].get("action"), "reason": p["data"].get("reason")}
+                     for m in messages for p in m.get("parts", [])
+                     if p.get("type") == "data-tool-decision" and isinstance(p.get("data"), dict)
+                     and p["data"].get("toolCallId")}
+        branches: dict[str, dict] = {}
+        for m in messages[-100:]:
+            if m.get("role") != "assistant" or (m.get("metadata") or {}).get("continuation"):
+                continue
+            try:
+                siblings = [s.get("id") for s in self._agent.get_branches(m["id"])]
+            except Exception:  # noqa: BLE001 - an unsaved message has no branches
+                continue
+            if len(siblings) > 1 and m["id"] in siblings:
+                branches[m["id"]] = {"index": siblings.index(m["id"]), "count": len(siblings), "ids": siblings}
+        return {
+            "finish": {k: v for k, v in self._finish.items() if k in ids},
+            "tools": {k: dict(v) for k, v in decisions.items() if k in calls},
+            "branches": branches,
+            "active": self.running(),
+        }
+
+    def running(self) -> list[str]:
+        """Request ids of the turns running or waiting to run, oldest first (Stop cancels the last)."""
+        out = [r for r in self._running if r]
+        out += [r for r in [*self._submitted, *self._streaming] if r not in out]
+        return out
+
     # -- agent listener -----------------------------------------------------------------------
+    def on_submitted(self, request_id: str, future: Any = None) -> None:
+        """A turn was started by any entry point (panel, `%%think`, `agent.send`, ...)."""
+        if request_id not in self._running:
+            self._running.append(request_id)
+        if future is not None and hasattr(future, "add_done_callback"):
+            future.add_done_callback(lambda _f: self._ended(request_id))
+        self._refresh_now()  # `submitted` now, before the turn's task first runs
+        self._fan_out("on_annotations")
+
+    def _ended(self, request_id: str) -> None:
+        if request_id in self._running:
+            self._running.remove(request_id)
+            self.refresh_status()
+            self._fan_out("on_annotations")
+
     def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
         first = request_id not in self._streaming
         if first:
             self._streaming.add(request_id)
             self._submitted.discard(request_id)
             self.error = ""
+        kind = chunk.get("type")
+        if kind == "start" and chunk.get("messageId"):
+            self._message_of[request_id] = chunk["messageId"]
+        elif kind == "finish" and request_id in self._message_of:
+            self._finish[self._message_of.pop(request_id)] = str(chunk.get("finishReason") or "stop")
+            while len(self._finish) > 1000:
+                del self._finish[next(iter(self._finish))]
         self._fan_out("on_chunk", request_id, chunk, continuation)
+        if kind == "data-tool-decision" and isinstance(chunk.get("data"), dict):
+            self._decisions[str(chunk["data"].get("toolCallId"))] = {
+                "action": chunk["data"].get("action"), "reason": chunk["data"].get("reason")}
+            while len(self._decisions) > 1000:
+                del self._decisions[next(iter(self._decisions))]
+            self._fan_out("on_annotations")
         if first:
             self.refresh_status()
 
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
         self._streaming.discard(request_id)
         self._submitted.discard(request_id)
+        if request_id in self._running:
+            self._running.remove(request_id)
+        self._message_of.pop(request_id, None)
         if status == "error":
             self.error = error or "The turn failed."
         elif status in ("completed", "aborted") and not self._streaming:
@@ -153,6 +227,7 @@ class ViewHub:
     def on_clear(self) -> None:
         self._submitted.clear()
         self._streaming.clear()
+        self._finish.clear()
         self.error = ""
         self._fan_out("on_clear")
         self.refresh_status()
@@ -210,6 +285,8 @@ class ViewHub:
 
     def _refresh_now(self) -> None:
         self._refresh_pending = False
+        if self._running and not self._agent.is_running:
+            self._running.clear()  # ended without telling us (skipped before admission)
         status = self._compute_status()
         if status != self.status:
             self.status = status
@@ -220,7 +297,7 @@ class ViewHub:
             return "paused"
         if self._streaming:
             return "streaming"
-        if self._submitted or self._agent.is_running:
+        if self._submitted or self._running or self._agent.is_running:
             return "submitted"
         if self.error:
             return "error"

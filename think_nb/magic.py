@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
+import dis
 import shlex
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,12 +32,15 @@ from think_nb.agent import Think
 from think_nb.errors import UserError
 
 HELP = """\
-%think AGENT [NAME] [--db PATH]
+%think AGENT [NAME] [--db PATH] [--model MODEL]
     Create or load agent AGENT and show its chat panel. AGENT is a Think subclass defined in
     the notebook (or `default` for the base agent), or a variable holding an agent instance.
     NAME (default: "default") picks one of several agents of the class; each has its own
     transcript. --db sets the SQLite file (default: .think/<notebook-stem>.sqlite).
-%%think AGENT [NAME] [--db PATH]
+    --model sets this agent's model when its class does not override get_model()
+    (a litellm string: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2).
+    `agent = %think Calc` also binds the agent to a variable.
+%%think AGENT [NAME] [--db PATH] [--model MODEL]
     Send the cell's text to AGENT as a user message. The cell returns at once and the reply
     streams into the agent's panel (one is shown in this cell if none is open yet); keep
     running other cells meanwhile.
@@ -70,6 +76,7 @@ def _parser() -> _Parser:
     parser.add_argument("agent", nargs="?")
     parser.add_argument("name", nargs="?", default="default")
     parser.add_argument("--db", default=None)
+    parser.add_argument("--model", default=None)
     parser.add_argument("-h", "--help", action="store_true")
     return parser
 
@@ -93,14 +100,23 @@ class ThinkMagics(Magics):
         if tokens and tokens[0] in SUBCOMMANDS and cell is None:
             return SUBCOMMANDS[tokens[0]][1](self, tokens[1:])
         args = _parser().parse_args(tokens)
-        if args.help or not args.agent:
+        if args.help:
             print(full_help())
-            return
+            return None
+        if not args.agent:
+            if cell is not None:
+                raise UserError("%%think needs an agent on its first line: `%%think Calc` (a Think subclass or "
+                                "agent in this notebook) or `%%think default`.")
+            print(full_help())
+            return None
         agent = self.resolve_agent(args.agent, args.name, args.db)
-        if cell is None:
-            display(agent.panel())
-        else:
+        if args.model:
+            agent.default_model = args.model
+        if cell is not None:
             self._send(agent, cell.strip())
+            return None
+        display(agent.panel())
+        return agent if _assigned() else None
 
     def resolve_agent(self, ref: str, name: str, db: str | None) -> Think:
         """The agent for `ref` (class or instance name in the user namespace, or `default`)."""
@@ -112,6 +128,11 @@ class ThinkMagics(Magics):
             raise UserError(f"{ref!r} is a {type(value).__name__}, not a Think agent or Think subclass; "
                             f"pass the name of a `class ...(Think)` or of an agent instance.")
         if not (isinstance(value, type) and issubclass(value, Think)):
+            known = [k for k, v in user_ns.items() if not k.startswith("_") and (
+                isinstance(v, Think) or (isinstance(v, type) and issubclass(v, Think) and v is not Think))]
+            close = difflib.get_close_matches(ref, known, n=1)
+            if close:
+                raise UserError(f"No agent named {ref!r} in this notebook; did you mean {close[0]!r}?")
             raise UserError(f"No agent named {ref!r} in this notebook: define `class {ref}(Think): ...` "
                             f"(or `{ref} = Think(...)`) first, or use `%think default`.")
         key = (value, name, str(Path(db).resolve()) if db else None)
@@ -139,6 +160,20 @@ class ThinkMagics(Magics):
         if not agent.has_listeners():
             display(agent.panel())
         agent.submit(text, trigger="cell")
+
+
+def _assigned() -> bool:
+    """True when the line magic's value is stored (`agent = %think Calc`): the instruction after the
+    cell's `run_line_magic(...)` call is a STORE. A bare `%think Calc` returns None, so the cell shows
+    the panel and not also the agent's repr."""
+    frame = sys._getframe()
+    while frame is not None and frame.f_code.co_name != "run_line_magic":
+        frame = frame.f_back  # type: ignore[assignment]
+    caller = frame.f_back if frame is not None else None
+    if caller is None:
+        return False
+    after = [i for i in dis.get_instructions(caller.f_code) if i.offset > caller.f_lasti and i.opname != "CACHE"]
+    return bool(after) and after[0].opname.startswith("STORE_")
 
 
 def register(ipython: Any) -> None:

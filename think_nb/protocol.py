@@ -18,7 +18,9 @@ view rebuilds from the kernel.
 
 Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
 ``tool_approval``, ``tool_result``, ``stream_resume_request``, ``stream_resume_ack``,
-``session_switch``.
+``session_switch``, ``continue_request`` (``continue_last_turn`` under request ``id``: a reply
+cut at its token limit), ``switch_branch`` (``switch_branch(messageId)``: another version of a
+regenerated reply).
 Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
 ``stream_resuming``, ``stream_resume_none``, ``chat_clear``, ``session`` (Think's
 ``cf_agent_session``: the context tab's state, ``Session.status()`` plus the session list).
@@ -49,6 +51,7 @@ from think_nb.jsonsafe import to_json_value
 __all__ = [
     "CHAT_CLEAR",
     "CHAT_REQUEST_CANCEL",
+    "CONTINUE_REQUEST",
     "KERNEL_FRAME_TYPES",
     "MESSAGE_UPDATED",
     "PANEL_FRAME_TYPES",
@@ -60,6 +63,7 @@ __all__ = [
     "STREAM_RESUME_NONE",
     "STREAM_RESUME_REQUEST",
     "STREAM_RESUMING",
+    "SWITCH_BRANCH",
     "TOOL_APPROVAL",
     "TOOL_RESULT",
     "TRAITS",
@@ -67,6 +71,7 @@ __all__ = [
     "USE_CHAT_RESPONSE",
     "ChatClear",
     "ChatRequestCancel",
+    "ContinueRequest",
     "Frame",
     "KernelFrame",
     "MessageUpdated",
@@ -79,6 +84,7 @@ __all__ = [
     "StreamResumeNone",
     "StreamResumeRequest",
     "StreamResuming",
+    "SwitchBranch",
     "ToolApproval",
     "ToolResult",
     "UseChatRequest",
@@ -119,6 +125,8 @@ STREAM_RESUMING: Final[str] = _FRAMES["STREAM_RESUMING"]
 STREAM_RESUME_NONE: Final[str] = _FRAMES["STREAM_RESUME_NONE"]
 SESSION: Final[str] = _FRAMES["SESSION"]
 SESSION_SWITCH: Final[str] = _FRAMES["SESSION_SWITCH"]
+CONTINUE_REQUEST: Final[str] = _FRAMES["CONTINUE_REQUEST"]
+SWITCH_BRANCH: Final[str] = _FRAMES["SWITCH_BRANCH"]
 
 STATUSES: Final[tuple[str, ...]] = tuple(SPEC["statuses"])
 """What every panel of an agent shows: ready, submitted, streaming, awaiting-approval, ..."""
@@ -296,9 +304,23 @@ class SessionSwitch(TypedDict):
     session: str
 
 
+class ContinueRequest(TypedDict):
+    """Panel -> kernel: continue the last assistant message (``continue_last_turn``) as request ``id``."""
+
+    type: Literal["continue_request"]
+    id: str
+
+
+class SwitchBranch(TypedDict):
+    """Panel -> kernel: make the branch through message ``messageId`` current (``switch_branch``)."""
+
+    type: Literal["switch_branch"]
+    messageId: str
+
+
 PanelFrame = (
     UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
-    | StreamResumeRequest | StreamResumeAck | SessionSwitch
+    | StreamResumeRequest | StreamResumeAck | SessionSwitch | ContinueRequest | SwitchBranch
 )
 KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear | SessionFrame
 Frame = PanelFrame | KernelFrame
@@ -515,6 +537,8 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     STREAM_RESUME_NONE: _probe,
     SESSION: _check_session,
     SESSION_SWITCH: _check_session_switch,
+    CONTINUE_REQUEST: _need_id,
+    SWITCH_BRANCH: lambda raw: None if _is_str(raw.get("messageId")) else "missing string 'messageId'",
 }
 
 

@@ -92,6 +92,12 @@ class ScriptedModel:
                                "total_tokens": prompt_tokens + completion_tokens})
 
     @staticmethod
+    def finish(reason: str) -> _Item:
+        """End this call with the provider's finish reason `reason`, e.g. `"length"`: the reply was
+        cut at its output token limit (the panel then offers Continue)."""
+        return _Item("finish", reason)
+
+    @staticmethod
     def silent() -> _Item:
         """End this call's stream without sending a single chunk (no text, no finish reason, no
         usage): a provider that streams nothing. The step's usage is then unknown."""
@@ -129,10 +135,13 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]
             tool_index += 1
         elif item.kind == "error":
             yield RuntimeError(item.value)
+    finish = "tool_calls" if has_tools else "stop"
     for item in items:
         if item.kind == "usage":
             usage = item.value
-    yield _chunk(is_finished=True, finish_reason="tool_calls" if has_tools else "stop", usage=usage)
+        elif item.kind == "finish":
+            finish = item.value
+    yield _chunk(is_finished=True, finish_reason=finish, usage=usage)
 
 
 def _tool_chunks(item: _Item, index: int, call: int) -> Iterator[dict]:

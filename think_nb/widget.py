@@ -91,6 +91,10 @@ class _Listener:
         """Another view now runs client tools."""
         self._panel.client_tool_runner = client_id
 
+    def on_annotations(self) -> None:
+        """What the panel shows beside the transcript changed (a blocked call, a running turn)."""
+        self._panel._sync_annotations()
+
 
 class ChatPanel(anywidget.AnyWidget):
     """The chat panel of one agent; display it in a notebook cell.
@@ -108,8 +112,11 @@ class ChatPanel(anywidget.AnyWidget):
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
     a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
-    ``client_tool_runner`` (the id of the one view that runs client tool calls) and
-    ``session_state`` (the last ``session`` frame: the context tab of a view displayed later).
+    ``client_tool_runner`` (the id of the one view that runs client tool calls),
+    ``session_state`` (the last ``session`` frame: the context tab of a view displayed later),
+    ``annotations`` (:meth:`think_nb.hub.ViewHub.annotations`: finish reasons, blocked or
+    substituted calls, versions of regenerated replies, running request ids) and ``agent_info``
+    (``{class, model, offline}``: the header and the empty panel's hint).
     """
 
     _esm = ESM_PATH if ESM_PATH.is_file() else _ESM_STUB
@@ -124,6 +131,8 @@ class ChatPanel(anywidget.AnyWidget):
     client_tools: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     client_tool_runner = traitlets.Unicode("").tag(sync=True)
     session_state = traitlets.Dict().tag(sync=True)  # the last `session` frame (context tab)
+    annotations = traitlets.Dict().tag(sync=True)  # finish reasons, tool decisions, branches, running ids
+    agent_info = traitlets.Dict().tag(sync=True)  # {class, model, offline}
 
     def __init__(self, agent: Think, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
@@ -145,6 +154,8 @@ class ChatPanel(anywidget.AnyWidget):
             client_tools=_client_tool_specs(agent),
             client_tool_runner=hub.runner,
             session_state=hub.session_state(),
+            annotations=_annotations(hub),
+            agent_info=_agent_info(agent),
             **kwargs,
         )
         self._agent = agent
@@ -175,6 +186,12 @@ class ChatPanel(anywidget.AnyWidget):
             self.error = self._hub.error
         if self.status != self._hub.status:
             self.status = self._hub.status
+        self._sync_annotations()
+
+    def _sync_annotations(self) -> None:
+        annotations = _annotations(self._hub)
+        if annotations != self.annotations:
+            self.annotations = annotations
 
     def _on_session(self, frame: protocol.SessionFrame) -> None:
         # The trait serves views displayed later; the frame updates the open ones now.
@@ -190,6 +207,10 @@ class ChatPanel(anywidget.AnyWidget):
         # A deep copy: the agent may mutate its list later, and traitlets only syncs a
         # value that compares unequal to the previous one.
         self.messages = copy.deepcopy(list(messages))
+        self._sync_annotations()
+        info = _agent_info(self._agent)
+        if info != self.agent_info:
+            self.agent_info = info
         specs = _client_tool_specs(self._agent)
         if specs != self.client_tools:
             self.client_tools = specs
@@ -229,6 +250,10 @@ class ChatPanel(anywidget.AnyWidget):
             self._handle_resume_ack(frame["id"], frame.get("probeId"))
         elif kind == protocol.SESSION_SWITCH:
             self._hub.switch_session(frame["session"])
+        elif kind == protocol.CONTINUE_REQUEST:
+            self._handle_continue(frame["id"])
+        elif kind == protocol.SWITCH_BRANCH:
+            self._handle_switch_branch(frame["messageId"])
         else:
             _log.warning("ignored %r frame: the kernel does not accept it", kind)
 
@@ -255,6 +280,25 @@ class ChatPanel(anywidget.AnyWidget):
             return
         self._tasks.add(task)  # a strong reference until the turn ends
         task.add_done_callback(self._tasks.discard)
+
+    def _handle_continue(self, request_id: str) -> None:
+        """Continue the last assistant message (a reply cut at its token limit) as `request_id`."""
+        self._hub.note_submitted(request_id)
+        task = asyncio.ensure_future(self._agent.continue_last_turn(request_id=request_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _handle_switch_branch(self, message_id: str) -> None:
+        """Show another version of a regenerated reply; refused while a turn runs."""
+        if self._agent.is_running:
+            _log.warning("ignored switch_branch(%r): a turn is running", message_id)
+            return
+        try:
+            self._agent.switch_branch(message_id)
+        except UserError as exc:
+            _log.warning("ignored switch_branch(%r): %s", message_id, exc)
+            return
+        self._set_transcript(self._agent.messages)
 
     def _handle_approval(self, frame: protocol.ToolApproval) -> None:
         call_id = frame["toolCallId"]
@@ -301,6 +345,28 @@ class ChatPanel(anywidget.AnyWidget):
         self._send_frame(protocol.use_chat_response(
             request_id, chunks, done=finished, continuation=continuation, replay=True
         ))
+
+
+def _annotations(hub: ViewHub) -> dict[str, Any]:
+    try:
+        return hub.annotations()
+    except Exception:  # noqa: BLE001 - the panel must still open
+        _log.exception("annotations() failed")
+        return {}
+
+
+def _agent_info(agent: Think) -> dict[str, Any]:
+    """`{class, model, offline}`: the agent's class name, its model string, and whether that model
+    runs in the kernel (the embedded or a scripted model: no network, no key)."""
+    from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
+
+    try:
+        value = agent.get_model()
+        model = value.model if isinstance(value, ModelConfig) else str(value)
+    except Exception:  # noqa: BLE001 - get_model is user code; the turn will report it
+        model = ""
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    return {"class": type(agent).__name__, "model": model, "offline": provider in IN_PROCESS_PROVIDERS}
 
 
 def _client_tool_specs(agent: Think) -> list[dict[str, Any]]:

@@ -5,11 +5,14 @@
  *
  * Stable classes and data attributes are part of the contract with the browser tests:
  * `.think-message[data-role][data-message-id]`, `.think-text`, `.think-code-copy`,
- * `.think-tool[data-tool-name][data-state]` holding `.think-tool-input` and
+ * `.think-tool[data-tool-name][data-state][data-outcome]` (state: the AI SDK state, also the
+ * badge's tooltip; outcome: running | done | failed | blocked | substituted | waiting | approved |
+ * denied | no-result, what the badge says in words) holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
  * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`,
  * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | estimated | unknown),
- * `button.think-regenerate`.
+ * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
+ * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
 import { enhanceCodeBlocks, renderMarkdown } from "./markdown";
 import type { ViewMessage } from "./state";
@@ -38,6 +41,19 @@ function section(cls: string, label: string, body: string): HTMLElement {
   return div;
 }
 
+/** A call `before_tool_call` did not let run (the kernel's `annotations.tools`). */
+export interface ToolDecision {
+  action: "block" | "substitute";
+  reason?: string | null;
+}
+
+/** Versions of a regenerated reply (the kernel's `annotations.branches`): `ids[index]` is shown. */
+export interface Versions {
+  index: number;
+  count: number;
+  ids: string[];
+}
+
 /** What a message's controls need from the panel. */
 export interface MessageContext {
   approve(toolCallId: string): void;
@@ -45,8 +61,81 @@ export interface MessageContext {
   regenerate(): void;
   /** toolCallIds answered in this view (buttons disabled). */
   responded: Record<string, boolean>;
-  /** Show Regenerate under this message (the last assistant message, panel idle). */
+  /** Show Regenerate under this message (the last assistant message, panel idle, nothing to approve). */
   canRegenerate: boolean;
+  /** Calls blocked or substituted by `before_tool_call`, by toolCallId. */
+  decisions?: Record<string, ToolDecision>;
+  /** The finish reason of this message's turn (`length`: cut at the token limit). */
+  finishReason?: string;
+  /** Offer Continue under a cut reply (the last message, panel idle). */
+  canContinue?: boolean;
+  continueTurn?(): void;
+  /** This reply's versions (regenerate), and whether switching is allowed now (panel idle). */
+  versions?: Versions;
+  canSwitch?: boolean;
+  switchBranch?(messageId: string): void;
+}
+
+/** When each running tool call was first drawn (the live "running… 3.2 s"). */
+const STARTED = new Map<string, number>();
+
+/** The words a tool card's badge says, and the outcome class its colour follows. */
+export interface ToolLabel {
+  outcome: "running" | "done" | "failed" | "blocked" | "substituted" | "waiting" | "approved" | "denied" | "no-result";
+  text: string;
+}
+
+export function seconds(ms: number): string {
+  return `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
+}
+
+/**
+ * What a tool card says. `live`: its turn is streaming (a call without a result is running);
+ * `pending`: [n, of] among this message's calls waiting for approval; `elapsedMs`: how long it runs.
+ */
+export function toolLabel(
+  part: ToolPart,
+  opts: {
+    live: boolean;
+    decision?: ToolDecision;
+    responded?: boolean;
+    pending?: [number, number];
+    elapsedMs?: number;
+    /** Other calls of the message still wait for an answer (approved calls run once all are answered). */
+    othersWaiting?: boolean;
+  } = {
+    live: false,
+  },
+): ToolLabel {
+  const approval = part.approval;
+  switch (part.state) {
+    case "input-streaming":
+    case "input-available":
+      if (!opts.live) return { outcome: "no-result", text: "no result" };
+      return { outcome: "running", text: `running… ${seconds(opts.elapsedMs ?? 0)}` };
+    case "approval-requested": {
+      if (opts.responded) return { outcome: "approved", text: "answered — waiting for the kernel" };
+      const [n, of] = opts.pending ?? [1, 1];
+      return { outcome: "waiting", text: of > 1 ? `waiting for your approval (${n} of ${of})` : "waiting for your approval" };
+    }
+    case "approval-responded":
+      if (approval?.approved === false) return { outcome: "denied", text: approval.reason ? `denied: ${approval.reason}` : "denied" };
+      if (opts.othersWaiting) return { outcome: "approved", text: "approved — runs when the others are answered" };
+      return { outcome: "approved", text: "approved — running" };
+    case "output-available":
+      if (opts.decision?.action === "block") {
+        const reason = opts.decision.reason || (typeof part.output === "string" ? part.output : "");
+        return { outcome: "blocked", text: reason ? `blocked by before_tool_call: ${reason}` : "blocked by before_tool_call" };
+      }
+      if (opts.decision?.action === "substitute") return { outcome: "substituted", text: "substituted" };
+      return { outcome: "done", text: "done" };
+    case "output-error":
+      return { outcome: "failed", text: "failed" };
+    case "output-denied":
+      return { outcome: "denied", text: approval?.reason ? `denied: ${approval.reason}` : "denied" };
+    default:
+      return { outcome: "no-result", text: String(part.state) };
+  }
 }
 
 function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
@@ -65,7 +154,14 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   return box;
 }
 
-function toolCard(part: ToolPart, rawInput: string | undefined, ctx: MessageContext): HTMLElement {
+function toolCard(
+  part: ToolPart,
+  rawInput: string | undefined,
+  ctx: MessageContext,
+  live: boolean,
+  pending?: [number, number],
+  othersWaiting = false,
+): HTMLElement {
   const name = toolName(part);
   const card = h("details", "think-tool");
   const waiting = part.state === "approval-requested" || part.state === "input-streaming";
@@ -73,13 +169,31 @@ function toolCard(part: ToolPart, rawInput: string | undefined, ctx: MessageCont
   card.dataset.toolName = name;
   card.dataset.state = part.state;
   card.dataset.key = `tool:${part.toolCallId}:${part.state}`; // a new state opens or closes it afresh
+  const running = live && (part.state === "input-streaming" || part.state === "input-available");
+  if (running && !STARTED.has(part.toolCallId)) STARTED.set(part.toolCallId, Date.now());
+  const started = STARTED.get(part.toolCallId) ?? Date.now();
+  const label = toolLabel(part, {
+    live,
+    decision: ctx.decisions?.[part.toolCallId],
+    responded: ctx.responded[part.toolCallId] === true,
+    pending,
+    elapsedMs: Date.now() - started,
+    othersWaiting,
+  });
+  card.dataset.outcome = label.outcome;
+  const badge = h("span", "think-tool-badge", label.text);
+  badge.title = `state: ${part.state}`;
+  if (running) badge.dataset.started = String(started); // render.ts ticks its elapsed time
   const summary = h("summary");
-  summary.append(h("span", "think-tool-name", name), h("span", "think-tool-badge", part.state));
+  summary.append(h("span", "think-tool-name", name), badge);
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
   card.append(section("think-tool-input", "input", input));
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
-  if (part.state === "output-available") card.append(section("think-tool-output", "output", pretty(part.output)));
+  if (part.state === "output-available") {
+    const what = label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
+    card.append(section("think-tool-output", what, pretty(part.output)));
+  }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
   if (part.state === "output-denied") {
     const why = part.approval?.reason ? `Denied: ${part.approval.reason}` : "The call was denied.";
@@ -109,15 +223,54 @@ function subAgentCard(part: { id?: unknown; data?: unknown }): HTMLElement {
   return card;
 }
 
-/** `model · 26 tokens · $0.000100`; "≈" marks litellm's estimates, "n/a" what nobody reported (usage.ts). */
+/** `model · 6 output tokens · $0.000100` (this reply's output tokens; the turn's input + output on
+ * hover); "≈" marks litellm's estimates, "n/a" what nobody reported (usage.ts). */
 function usageFooter(meta: Record<string, unknown> | undefined): HTMLElement | null {
   const usage = turnUsage(meta);
   if (!usage) return null;
   const text = formatTurnUsage(usage);
-  const el = h("div", "think-usage", [typeof meta?.model === "string" ? meta.model : "", text.tokens, text.cost].filter(Boolean).join(" · "));
+  const el = h("div", "think-usage", [typeof meta?.model === "string" ? meta.model : "", text.output, text.cost].filter(Boolean).join(" · "));
   el.dataset.source = usage.source;
   el.title = text.title;
   return el;
+}
+
+/** "cut at N tokens — continue?" under a reply that hit its token limit; "stopped" under a stopped one. */
+function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
+  const meta = message.metadata ?? {};
+  if (meta.aborted === true) return h("div", "think-stopped", "stopped");
+  const finish = ctx.finishReason ?? (typeof meta.finishReason === "string" ? meta.finishReason : undefined);
+  if (finish !== "length") return null;
+  const usage = turnUsage(meta);
+  const at = usage?.completion != null ? `cut at ${usage.completion} tokens` : "cut at its token limit";
+  const note = h("div", "think-cut", ctx.canContinue ? `${at} — continue?` : at);
+  note.title = "The model stopped because it reached its output token limit (finish reason: length).";
+  if (ctx.canContinue && ctx.continueTurn) {
+    const go = h("button", "think-continue", "Continue");
+    go.addEventListener("click", () => ctx.continueTurn?.());
+    note.append(" ", go);
+  }
+  return note;
+}
+
+/** "‹ 2 / 3 ›": the versions of a regenerated reply. */
+function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
+  const v = ctx.versions;
+  if (!v || v.count < 2) return null;
+  const bar = h("div", "think-versions");
+  const prev = h("button", "think-version-prev", "‹");
+  const next = h("button", "think-version-next", "›");
+  prev.title = "previous version";
+  next.title = "next version";
+  prev.disabled = !ctx.canSwitch || v.index <= 0;
+  next.disabled = !ctx.canSwitch || v.index >= v.count - 1;
+  prev.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index - 1]));
+  next.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index + 1]));
+  const where = h("span", "think-version-label", `${v.index + 1} / ${v.count}`);
+  where.title = `version ${v.index + 1} of ${v.count} of this reply (Regenerate adds one)`;
+  bar.dataset.messageId = message.id;
+  bar.append(prev, where, next);
+  return bar;
 }
 
 function textPart(part: { text: string; state?: string }): HTMLElement {
@@ -145,8 +298,13 @@ function link(cls: string, url: unknown, label: unknown): HTMLElement | null {
   return a;
 }
 
-function partElement(part: UIPart, index: number, view: ViewMessage, ctx: MessageContext): HTMLElement | null {
-  if (isToolPart(part)) return toolCard(part, view.rawInput?.[part.toolCallId], ctx);
+function partElement(part: UIPart, index: number, view: ViewMessage, ctx: MessageContext, waiting: string[] = []): HTMLElement | null {
+  if (isToolPart(part)) {
+    const at = waiting.indexOf(part.toolCallId);
+    const pending: [number, number] | undefined = at >= 0 ? [at + 1, waiting.length] : undefined;
+    const unanswered = waiting.filter((id) => !ctx.responded[id]).length;
+    return toolCard(part, view.rawInput?.[part.toolCallId], ctx, view.live, pending, unanswered > 0);
+  }
   const p = part as Record<string, unknown>;
   switch (part.type) {
     case "text":
@@ -171,16 +329,21 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   el.dataset.role = message.role;
   el.dataset.messageId = message.id;
   if (view.live) el.dataset.live = "true";
+  const waiting = message.parts.filter((p) => isToolPart(p) && p.state === "approval-requested").map((p) => (p as ToolPart).toolCallId);
   message.parts.forEach((part, i) => {
-    const child = partElement(part, i, view, ctx);
+    const child = partElement(part, i, view, ctx, waiting);
     if (child) el.append(child);
   });
   // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too
   const stored = message.metadata?.error;
   const errorText = view.errorText ?? (typeof stored === "string" ? stored : undefined);
   if (errorText) el.append(h("div", "think-message-error", errorText));
+  const ending = view.live ? null : endingNote(message, ctx);
+  if (ending) el.append(ending);
   const usage = view.live ? null : usageFooter(message.metadata);
   if (usage) el.append(usage);
+  const versions = view.live ? null : versionsBar(message, ctx);
+  if (versions) el.append(versions);
   if (ctx.canRegenerate) {
     const again = h("button", "think-regenerate", "Regenerate");
     again.addEventListener("click", () => ctx.regenerate());

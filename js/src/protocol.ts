@@ -133,7 +133,20 @@ export interface SessionSwitch {
   session: string;
 }
 
+/** Panel → kernel: continue the last assistant message (`continue_last_turn`) as request `id`. */
+export interface ContinueRequest {
+  type: typeof FRAME.CONTINUE_REQUEST;
+  id: string;
+}
+/** Panel → kernel: make the branch through `messageId` current (a regenerated reply's versions). */
+export interface SwitchBranch {
+  type: typeof FRAME.SWITCH_BRANCH;
+  messageId: string;
+}
+
 export type PanelFrame =
+  | ContinueRequest
+  | SwitchBranch
   | UseChatRequest
   | ChatRequestCancel
   | ChatClear
@@ -249,6 +262,8 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.STREAM_RESUME_NONE]: probe,
   [FRAME.SESSION]: checkSession,
   [FRAME.SESSION_SWITCH]: (raw) => (typeof raw.session === "string" ? null : "missing string 'session'"),
+  [FRAME.CONTINUE_REQUEST]: needId,
+  [FRAME.SWITCH_BRANCH]: (raw) => (isId(raw.messageId) ? null : "missing string 'messageId'"),
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */
@@ -306,4 +321,10 @@ export function streamResumeRequest(probeId?: string): StreamResumeRequest {
 }
 export function sessionSwitch(session: string): SessionSwitch {
   return { type: FRAME.SESSION_SWITCH, session };
+}
+export function continueRequest(id: string): ContinueRequest {
+  return { type: FRAME.CONTINUE_REQUEST, id };
+}
+export function switchBranch(messageId: string): SwitchBranch {
+  return { type: FRAME.SWITCH_BRANCH, messageId };
 }

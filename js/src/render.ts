@@ -8,7 +8,7 @@
  * reducer replaces only what changed), and keeps the list scrolled to the bottom while
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
-import { type MessageContext, messageElement } from "./parts";
+import { type MessageContext, type ToolDecision, type Versions, messageElement, seconds } from "./parts";
 import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
@@ -23,6 +23,16 @@ export interface PanelActions {
   approve(toolCallId: string): void;
   deny(toolCallId: string, reason: string): void;
   switchSession(id: string): void;
+  continueTurn(): void;
+  switchBranch(messageId: string): void;
+}
+
+/** What the kernel sends beside the transcript (the `annotations` trait, `ViewHub.annotations()`). */
+export interface Annotations {
+  finish?: Record<string, string>;
+  tools?: Record<string, ToolDecision>;
+  branches?: Record<string, Versions>;
+  active?: string[];
 }
 
 /** How a status reads in the status line, where it is not the status itself. */
@@ -31,10 +41,46 @@ export const STATUS_LABEL: Partial<Record<Status, string>> = {
   "awaiting-client-tool": "awaiting client tool",
 };
 
+/** What each status means (the status line's tooltip). */
+export const STATUS_HINT: Record<Status, string> = {
+  ready: "idle: send a message",
+  submitted: "sent; waiting for the model's first token (a first turn may load the model or litellm first). Stop cancels it.",
+  streaming: "the reply is streaming; Stop keeps what arrived",
+  "awaiting-approval": "a tool call waits for your Approve or Deny",
+  "awaiting-client-tool": "a tool call waits for this browser to run it",
+  paused: "a step-mode turn waits at a hook: call stepper.next() in a cell",
+  error: "the last turn failed; the error is shown above",
+};
+
 export interface PanelMeta {
   agentName: string;
   dbPath: string;
   pausedAt?: string;
+  /** The agent's class (header "Tutor · default"). */
+  agentClass?: string;
+  /** The model string, and whether it runs in the kernel (the empty panel says so). */
+  model?: string;
+  offline?: boolean;
+  annotations?: Annotations;
+}
+
+/** `/very/long/…/path/file.sqlite`: the middle of `text` cut to keep `max` characters. */
+export function truncateMiddle(text: string, max = 40): string {
+  if (text.length <= max) return text;
+  const keep = max - 1;
+  const tail = Math.ceil(keep * 0.6);
+  return `${text.slice(0, keep - tail)}…${text.slice(text.length - tail)}`;
+}
+
+/** The empty panel's hint: which model answers, and what that means. */
+export function emptyHint(meta: PanelMeta): string {
+  const who = meta.agentClass ? `${meta.agentClass} · ${meta.agentName}` : meta.agentName || "This agent";
+  if (!meta.model) return `${who}: type a message below.`;
+  if (meta.offline) {
+    return `${who} runs on ${meta.model}, in this kernel and offline: it shows how turns, tools and hooks work, ` +
+      "not good answers. Override get_model() (or %think --model) for a hosted model.";
+  }
+  return `${who} runs on ${meta.model}: messages are sent to that provider (its API key must be set).`;
 }
 
 export interface PanelView {
@@ -69,6 +115,12 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const totals = h("span", "think-totals");
   const dbPath = h("code", "think-db-path");
   const clear = h("button", "think-clear", "Clear");
+  const confirm = h("span", "think-clear-confirm");
+  confirm.setAttribute("role", "alertdialog");
+  const confirmYes = h("button", "think-clear-yes", "Clear");
+  const confirmNo = h("button", "think-clear-no", "Cancel");
+  confirm.append(h("span", "think-clear-question", "Clear the whole conversation?"), confirmYes, confirmNo);
+  confirm.hidden = true;
   const tabs = h("div", "think-tabs");
   tabs.setAttribute("role", "tablist");
   const tabButtons = (["chat", "context"] as const).map((tab) => {
@@ -79,10 +131,11 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     return b;
   });
   tabs.append(...tabButtons);
-  header.append(name, tabs, status, totals, dbPath, clear);
+  header.append(name, tabs, status, totals, dbPath, clear, confirm);
   const banner = h("div", "think-error");
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
+  const empty = h("div", "think-empty");
   const composer = h("div", "think-composer");
   const input = h("textarea", "think-input");
   input.rows = 2;
@@ -102,6 +155,12 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
 
   let cache = new Map<string, Cached>();
   let busy = false;
+  // the live "running… 3.2 s" of tool cards (a badge with data-started is a call that runs)
+  const ticker = setInterval(() => {
+    for (const badge of list.querySelectorAll<HTMLElement>(".think-tool-badge[data-started]")) {
+      badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}`;
+    }
+  }, 200);
   const submit = (): void => {
     const text = input.value.trim();
     if (!text || busy) return;
@@ -111,7 +170,16 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   };
   send.addEventListener("click", submit);
   stop.addEventListener("click", () => actions.stop());
-  clear.addEventListener("click", () => actions.clear());
+  const askClear = (ask: boolean): void => {
+    confirm.hidden = !ask;
+    clear.hidden = ask;
+  };
+  clear.addEventListener("click", () => askClear(true));
+  confirmNo.addEventListener("click", () => askClear(false));
+  confirmYes.addEventListener("click", () => {
+    askClear(false);
+    actions.clear();
+  });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -119,28 +187,43 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     }
   });
 
-  function drawMessages(views: ViewMessage[], state: PanelState): void {
+  function drawMessages(views: ViewMessage[], state: PanelState, meta: PanelMeta): void {
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     const next = new Map<string, Cached>();
     const lastAssistant = views.map((v) => v.message.role).lastIndexOf("assistant");
+    const approvalPending = state.status === "awaiting-approval" ||
+      views.some((v) => v.message.parts.some((p) => isToolPart(p) && p.state === "approval-requested"));
     const idle = !isBusy(state) && views.every((v) => !v.live);
+    const notes = meta.annotations ?? {};
     const els = views.map((view, i) => {
+      const id = view.message.id;
+      const last = idle && i === lastAssistant && i === views.length - 1;
       const ctx: MessageContext = {
         approve: actions.approve,
         deny: actions.deny,
         regenerate: actions.regenerate,
         responded: state.responded,
-        canRegenerate: idle && i === lastAssistant && i === views.length - 1,
+        canRegenerate: last && !approvalPending,
+        decisions: notes.tools,
+        finishReason: notes.finish?.[id],
+        canContinue: last && !approvalPending,
+        continueTurn: actions.continueTurn,
+        versions: notes.branches?.[id],
+        canSwitch: idle,
+        switchBranch: actions.switchBranch,
       };
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
-      const sig = `${ctx.canRegenerate}:${answered}`;
+      const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
+      const v = ctx.versions;
+      const sig = `${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : messageElement(view, ctx, old?.el);
       next.set(view.message.id, { view, sig, el });
       return el;
     });
     cache = next;
-    list.replaceChildren(...els);
+    empty.textContent = emptyHint(meta);
+    list.replaceChildren(...(els.length ? els : [empty]));
     if (atBottom) list.scrollTop = list.scrollHeight;
   }
 
@@ -149,22 +232,25 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       busy = isBusy(state);
       const shown = displayStatus(state);
       root.dataset.status = shown;
-      name.textContent = meta.agentName || "agent";
+      name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
+      name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
       status.textContent = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
+      status.title = STATUS_HINT[shown] ?? "";
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
-      totals.title = `${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
-      dbPath.textContent = meta.dbPath;
+      totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
+      dbPath.textContent = truncateMiddle(meta.dbPath);
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       banner.textContent = state.error;
       banner.hidden = !state.error;
       send.disabled = busy;
       stop.hidden = !busy;
-      drawMessages(visibleMessages(state), state);
+      drawMessages(visibleMessages(state), state, meta);
       context.update(state.memory);
     },
     destroy() {
+      clearInterval(ticker);
       root.remove();
     },
   };

@@ -20,6 +20,8 @@ export interface FrameTypes {
   STREAM_RESUME_REQUEST: "stream_resume_request";
   STREAM_RESUME_ACK: "stream_resume_ack";
   SESSION_SWITCH: "session_switch";
+  CONTINUE_REQUEST: "continue_request";
+  SWITCH_BRANCH: "switch_branch";
   USE_CHAT_RESPONSE: "use_chat_response";
   MESSAGE_UPDATED: "message_updated";
   STREAM_RESUMING: "stream_resuming";

@@ -22,13 +22,23 @@ export const CSS = `
   display: flex;
   flex-direction: column;
   max-width: 100%;
+  container-type: inline-size;
 }
-.think-header { display: flex; gap: 8px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--think-border); }
+.think-header { display: flex; flex-wrap: wrap; gap: 4px 8px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--think-border); }
+.think-empty { color: var(--think-muted); font-size: 0.9em; padding: 4px 0; }
+.think-clear-confirm { display: inline-flex; gap: 6px; align-items: center; font-size: 0.85em; }
+.think-panel button.think-clear-yes { border-color: var(--think-error); color: var(--think-error); }
+.think-cut, .think-stopped { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }
+.think-stopped { color: var(--think-muted); font-style: italic; }
+.think-panel button.think-continue { font-size: 0.9em; }
+.think-versions { display: inline-flex; gap: 4px; align-items: center; margin-top: 4px; font-size: 0.8em; color: var(--think-muted); }
+.think-panel .think-versions button { padding: 0 6px; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
 .think-panel[data-status="streaming"] .think-status, .think-panel[data-status="submitted"] .think-status { color: var(--think-brand); }
 .think-panel[data-status="error"] .think-status { color: var(--think-error); }
-.think-db-path { margin-left: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; }
+.think-db-path { margin-left: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; min-width: 0; }
+@container (max-width: 520px) { .think-db-path { display: none; } }
 .think-error { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-error); border-radius: 4px; color: var(--think-error); white-space: pre-wrap; }
 .think-messages { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 520px; min-height: 60px; overflow-y: auto; }
 .think-message { max-width: 90%; padding: 6px 10px; border-radius: 8px; overflow-wrap: anywhere; }
@@ -45,9 +55,11 @@ export const CSS = `
 .think-tool { border: 1px solid var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .think-tool-name { font-family: var(--jp-code-font-family, monospace); font-weight: 600; }
 .think-tool-badge { font-size: 0.8em; margin-left: 6px; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }
-.think-tool[data-state="output-available"] .think-tool-badge { color: var(--think-ok); border-color: var(--think-ok); }
-.think-tool[data-state="output-error"] .think-tool-badge, .think-tool[data-state="output-denied"] .think-tool-badge { color: var(--think-error); border-color: var(--think-error); }
-.think-tool[data-state="approval-requested"] .think-tool-badge { color: var(--think-warn); border-color: var(--think-warn); }
+.think-tool[data-outcome="done"] .think-tool-badge { color: var(--think-ok); border-color: var(--think-ok); }
+.think-tool[data-outcome="failed"] .think-tool-badge, .think-tool[data-outcome="denied"] .think-tool-badge, .think-tool[data-outcome="blocked"] .think-tool-badge { color: var(--think-error); border-color: var(--think-error); }
+.think-tool[data-outcome="blocked"] .think-tool-badge, .think-tool[data-outcome="substituted"] .think-tool-badge { border-style: dashed; }
+.think-tool[data-outcome="waiting"] .think-tool-badge { color: var(--think-warn); border-color: var(--think-warn); font-weight: 600; }
+.think-tool[data-outcome="running"] .think-tool-badge, .think-tool[data-outcome="approved"] .think-tool-badge { color: var(--think-brand); border-color: var(--think-brand); }
 .think-tool-label { font-size: 0.8em; color: var(--think-muted); }
 .think-tool-error, .think-message-error { color: var(--think-error); }
 .think-message-error { margin-top: 4px; white-space: pre-wrap; }

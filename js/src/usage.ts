@@ -42,17 +42,21 @@ export function turnUsage(metadata: Record<string, unknown> | undefined): TurnUs
 const approx = (estimated: boolean): string => (estimated ? "≈" : "");
 const dollars = (x: number): string => `$${x.toFixed(6)}`;
 
-/** Footer text of one turn: `≈13 tokens · ≈$0.000010`, `26 tokens · cost n/a`, `tokens n/a · cost n/a`. */
-export function formatTurnUsage(u: TurnUsage): { tokens: string; cost: string; title: string } {
+/** Footer text of one turn: `≈13 tokens · ≈$0.000010`, `26 tokens · cost n/a`, `tokens n/a · cost n/a`;
+ * `output`: this reply's output tokens (`6 output tokens`), what the footer shows (the title has
+ * the turn's input + output). */
+export function formatTurnUsage(u: TurnUsage): { tokens: string; output: string; cost: string; title: string } {
   const est = u.source === "estimated";
   const tokens = u.total === null ? "tokens n/a" : `${approx(est)}${u.total} tokens`;
+  const output = u.source === "unknown" ? "tokens n/a" : u.completion === null ? tokens : `${approx(est)}${u.completion} output tokens`;
   const cost = u.cost === null ? "cost n/a" : `${approx(est)}${dollars(u.cost)}`;
   const title =
     u.source === "unknown"
       ? "token usage unknown: the provider reported none and there was nothing to estimate"
-      : `prompt ${u.prompt ?? "n/a"} + completion ${u.completion ?? "n/a"} tokens, ` +
+      : `this turn: ${u.prompt ?? "n/a"} input + ${u.completion ?? "n/a"} output = ${u.total ?? "n/a"} tokens ` +
+        "(input counts the whole prompt of every step: system, history, tools), " +
         (est ? "estimated by litellm (the provider reported no usage)" : "as reported by the provider");
-  return { tokens, cost, title };
+  return { tokens, output, cost, title };
 }
 
 /** Totals over a transcript: `tokens` and `cost` sum the turns where they are known. */

@@ -16,15 +16,17 @@ import {
   TRIGGER,
   chatClear,
   chatRequestCancel,
+  continueRequest,
   parseFrame,
   type SessionState,
   sessionSwitch,
   streamResumeAck,
   streamResumeRequest,
+  switchBranch,
   toolApproval,
   useChatRequest,
 } from "./protocol";
-import { createPanel } from "./render";
+import { type Annotations, createPanel } from "./render";
 import {
   type PanelState,
   activeRequestId,
@@ -51,6 +53,8 @@ export interface Traits {
   client_tools: ClientToolSpec[];
   client_tool_runner: string;
   session_state: SessionState | Record<string, never>;
+  annotations: Annotations;
+  agent_info: { class?: string; model?: string; offline?: boolean };
 }
 type Model = AnyModel<Traits>;
 
@@ -161,24 +165,41 @@ const render: Render<Traits> = ({ model, el }) => {
       model.send(toolApproval(toolCallId, false, reason || undefined));
     },
     stop() {
-      const requestId = activeRequestId(store.state);
+      // this view's request, else the newest the kernel runs (a %%think cell, agent.send)
+      const requestId = activeRequestId(store.state) ?? (model.get("annotations")?.active ?? []).at(-1);
       if (requestId) model.send(chatRequestCancel(requestId));
     },
     clear() {
       model.send(chatClear());
     },
+    continueTurn() {
+      const requestId = newId();
+      store.set(submitted(store.state, requestId));
+      model.send(continueRequest(requestId));
+    },
+    switchBranch(messageId) {
+      model.send(switchBranch(messageId));
+    },
     switchSession(id) {
       model.send(sessionSwitch(id));
     },
   });
-  const draw = (): void =>
+  const draw = (): void => {
+    const info = model.get("agent_info") ?? {};
     view.update(store.state, {
       agentName: model.get("agent_name") ?? "",
       dbPath: model.get("db_path") ?? "",
       pausedAt: model.get("paused_at") ?? "",
+      agentClass: info.class,
+      model: info.model,
+      offline: info.offline,
+      annotations: model.get("annotations") ?? {},
     });
+  };
   store.listeners.add(draw);
-  const unsubscribe = (["agent_name", "db_path", "paused_at"] as const).map((name) => onChange(model, name, draw));
+  const unsubscribe = (["agent_name", "db_path", "paused_at", "annotations", "agent_info"] as const).map((name) =>
+    onChange(model, name, draw),
+  );
   draw();
   return () => {
     store.listeners.delete(draw);

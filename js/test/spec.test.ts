@@ -85,7 +85,7 @@ describe("the statuses the panel shows", () => {
   it("each render into the status line, labelled only for spec statuses", () => {
     expect(Object.keys(STATUS_LABEL).every((s) => SPEC.statuses.includes(s))).toBe(true);
     const host = document.createElement("div");
-    const panel = createPanel(host, { send() {}, stop() {}, clear() {}, regenerate() {}, approve() {}, deny() {}, switchSession() {} });
+    const panel = createPanel(host, { send() {}, stop() {}, clear() {}, regenerate() {}, approve() {}, deny() {}, switchSession() {}, continueTurn() {}, switchBranch() {} });
     for (const status of SPEC.statuses) {
       panel.update(setStatus(initialState(), status), { agentName: "calc", dbPath: "" });
       const root = host.querySelector<HTMLElement>("[data-status]");

@@ -132,10 +132,20 @@ describe("ChatPanel front end", () => {
     warn.mockRestore();
   });
 
-  it("Clear sends chat_clear; cleanup removes the listeners", async () => {
+  it("Clear asks first, then sends chat_clear; cleanup removes the listeners", async () => {
     const { model, $ } = await mount();
+    const sent = model.sent.length;
     $<HTMLButtonElement>("button.think-clear")!.click();
+    expect(model.sent).toHaveLength(sent); // nothing yet: the panel asks
+    expect($(".think-clear-confirm")?.hidden).toBe(false);
+    expect($(".think-clear-confirm")?.textContent).toContain("Clear the whole conversation?");
+    $<HTMLButtonElement>("button.think-clear-no")!.click();
+    expect($(".think-clear-confirm")?.hidden).toBe(true);
+    expect(model.sent).toHaveLength(sent);
+    $<HTMLButtonElement>("button.think-clear")!.click();
+    $<HTMLButtonElement>("button.think-clear-yes")!.click();
     expect(model.sent.at(-1)).toEqual({ type: FRAME.CHAT_CLEAR });
+    expect($(".think-clear-confirm")?.hidden).toBe(true);
     cleanups.splice(0).forEach((f) => f());
     expect(model.listenerCount("msg:custom")).toBe(0);
     expect(model.listenerCount("change:messages")).toBe(0);
@@ -214,7 +224,8 @@ describe("ChatPanel front end", () => {
     $<HTMLButtonElement>(".think-code-copy")!.click();
     expect(writeText).toHaveBeenCalledWith("print(42)\n");
     expect($(".think-subagent[data-status=running]")?.textContent).toContain("researcher");
-    expect($(".think-usage")?.textContent).toBe("gpt-x · 15 tokens · $0.000100");
+    expect($(".think-usage")?.textContent).toBe("gpt-x · 5 output tokens · $0.000100");
+    expect($(".think-usage")?.title).toContain("this turn: 10 input + 5 output = 15 tokens");
     expect($(".think-totals")?.textContent).toBe("15 tokens · $0.000100");
     expect($$("button.think-regenerate")).toHaveLength(1);
   });
@@ -230,8 +241,8 @@ describe("ChatPanel front end", () => {
     ];
     const { $, $$ } = await mount({ messages });
     expect($$(".think-usage").map((e) => [e.dataset.source, e.textContent])).toEqual([
-      ["reported", "gpt-x · 26 tokens · $0.000100"],
-      ["estimated", "gpt-x · ≈13 tokens · cost n/a"],
+      ["reported", "gpt-x · 6 output tokens · $0.000100"],
+      ["estimated", "gpt-x · ≈3 output tokens · cost n/a"],
       ["unknown", "gpt-x · tokens n/a · cost n/a"],
     ]);
     expect($$(".think-usage")[1].title).toContain("estimated by litellm");

@@ -41,6 +41,7 @@ def test_clear_empties_every_view(notebook, app: str) -> None:
     send(panel, "Hi")
     expect(last_text(panel)).to_have_text("Hello there.", timeout=TURN_MS)
     panel.locator("button.think-clear").click()
+    panel.locator("button.think-clear-yes").click()  # Clear asks first
     for i in range(2):
         expect(page.locator(".think-panel").nth(i).locator(".think-message")).to_have_count(0, timeout=30_000)
     expect_status(panel, "ready")

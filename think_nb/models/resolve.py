@@ -26,6 +26,11 @@ class ModelConfig:
     model: str
     options: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:  # credentials never reach a repr, a trace or a saved notebook
+        from think_nb.redact import redact
+
+        return f"ModelConfig({self.model!r}, {redact(self.options)!r})"
+
     @property
     def provider(self) -> str:
         return self.model.split("/", 1)[0] if "/" in self.model else ""

@@ -13,9 +13,10 @@
   Output: the matching messages of every session of the agent.
 
 `label` is an enum of the eligible labels; `metadata` is offered only when keyed (skill or
-search) writable blocks exist. Failures are returned as `Error: …` text, never raised, so the
-model can correct itself (over `max_tokens`, the block stays unchanged and the error names the
-limit).
+search) writable blocks exist. A refused `set_context` write (over `max_tokens`, a read-only
+block) raises, so the call is an `output-error` the panel shows as failed and the model reads as
+`Error: <ErrorType>: …` (the block stays unchanged and the error names the
+limit); the other tools return their failures as `Error: …` text, as Think does.
 """
 
 from __future__ import annotations
@@ -40,15 +41,13 @@ def context_tools(session: Session, blocks: list) -> dict[str, Tool]:
 
     if writable:
         async def set_context(label: str, content: str, action: str = "replace", metadata: dict | None = None) -> str:
-            try:
-                if label in keyed:
-                    key = _key_for(content, metadata)
-                    await session.set_keyed(label, key, content, (metadata or {}).get("description"))
-                    return f'Indexed "{key}" in {label}.'
-                block = await (session.append_block(label, content) if action == "append"
-                               else session.set_block(label, content))
-            except Exception as exc:  # noqa: BLE001 - the model gets the reason as text
-                return f"Error: {exc}"
+            # a refused write raises: the call is an output-error (failed), not a result that reads as success
+            if label in keyed:
+                key = _key_for(content, metadata)
+                await session.set_keyed(label, key, content, (metadata or {}).get("description"))
+                return f'Indexed "{key}" in {label}.'
+            block = await (session.append_block(label, content) if action == "append"
+                           else session.set_block(label, content))
             if block.max_tokens:
                 return f"Written to {label}. Usage: {block.percent_used:g}% ({block.tokens}/{block.max_tokens} tokens)"
             return f"Written to {label}. Usage: {block.tokens} tokens"

@@ -8,6 +8,7 @@
     store.streams         StreamStore: the resumable stream (chunks of turns in flight)
     store.sessions        SessionStore: session rows
     store.blocks          BlockRows: context blocks without a provider, cached prompts
+    store.approvals       Approvals: the ledger of approve()/deny() decisions
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 Switching the active session is `store.open_session(id)`; nothing else reassigns `messages`.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from think_nb.store.approvals import Approvals
 from think_nb.store.blocks import BlockRows, SearchRows
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.db import Database
@@ -48,6 +50,7 @@ class AgentStore:
         self.sessions = SessionStore(db, agent_key)
         self.blocks = BlockRows(db, agent_key)
         self.messages = MessageStore(db, agent_key)
+        self.approvals = Approvals(db, agent_key)
 
     @property
     def session_id(self) -> str:

@@ -137,3 +137,14 @@ def m005_turn_traces(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE turn_traces (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
                "request_id TEXT NOT NULL, rows TEXT NOT NULL, chunks TEXT, created_at REAL NOT NULL, "
                "UNIQUE (agent_key, request_id))")
+
+
+@migration
+def m006_approvals(db: sqlite3.Connection) -> None:
+    # The approvals ledger: the one record of `approve()` / `deny()` decisions. A tool call whose
+    # stored part says "approved" runs only when this table holds an approval for that call id and
+    # that exact input (think_nb.messages.validate keeps outside data from writing tool parts;
+    # this keeps any other path, a hand-edited database included, from opening a gate).
+    db.execute("CREATE TABLE approvals (agent_key TEXT NOT NULL, tool_call_id TEXT NOT NULL, approval_id TEXT, "
+               "approved INTEGER NOT NULL, reason TEXT, input TEXT NOT NULL, decided_at REAL NOT NULL, "
+               "PRIMARY KEY (agent_key, tool_call_id))")

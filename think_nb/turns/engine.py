@@ -17,6 +17,7 @@ and delegates here.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from think_nb import interrupts
 from think_nb.aio import close_unawaited, maybe_await
 from think_nb.errors import UserError
-from think_nb.messages import new_id
+from think_nb.messages import new_id, validate
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 from think_nb.tools.tool import dump_output
 from think_nb.turns import assemble
@@ -92,6 +93,8 @@ class TurnEngine:
         except RuntimeError:
             raise UserError("Starting a turn needs a running event loop: use `await agent.send(...)` in a "
                             "notebook cell, or `agent.run(...)` in a script.") from None
+        if not callable(messages):
+            messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation)
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
@@ -102,6 +105,7 @@ class TurnEngine:
         task = loop.create_task(coro, name=f"think-turn-{request_id}")
         self.active[request_id] = task
         interrupts.watch(self)
+        self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once
         return task
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
@@ -212,10 +216,8 @@ class TurnEngine:
             if not conversation.rewind_to_last_user():
                 return TurnResult(sub.request_id, "skipped")
             self.messages_changed()
-        import copy
-
         messages = sub.messages(copy.deepcopy(conversation.messages)) if callable(sub.messages) else sub.messages
-        new = sub.carried + list(await maybe_await(messages) or [])
+        new = self.admit_messages(sub.carried + list(await maybe_await(messages) or []))  # again: the branch moved
         if not new and not (continuation or regenerate):
             return TurnResult(sub.request_id, "skipped")
         self.repair_interrupted_tools()
@@ -258,11 +260,13 @@ class TurnEngine:
         return next(reversed(self.turns_run.values())).tracer if self.turns_run else None
 
     # -- persistence ------------------------------------------------------------------------
+    def admit_messages(self, messages: Any) -> list[dict]:
+        """The trust boundary for incoming messages (`think_nb.messages.validate.admit`): checked
+        before anything is stored; resent identical messages dropped; `UserError` otherwise."""
+        return validate.admit(messages, self.conversation.get)
+
     def _append_user_messages(self, messages: list[dict]) -> None:
         for message in messages:
-            if not isinstance(message, dict) or "role" not in message or "parts" not in message:
-                raise UserError(f"Not a UIMessage: {message!r}; use {{'id', 'role', 'parts': [...]}} "
-                                "or think_nb.messages.user_message(text).")
             self.conversation.append(message)
         self.messages_changed()
 
@@ -295,6 +299,7 @@ class TurnEngine:
         approval = {**(part.get("approval") or {}), "approved": approved}
         if reason:
             approval["reason"] = reason
+        self.store.approvals.record(tool_call_id, approval.get("id"), approved, reason, part.get("input"))
         part.update(state="approval-responded" if approved else "output-denied", approval=approval)
         return self._apply_and_continue(message, auto_continue)
 
@@ -306,7 +311,11 @@ class TurnEngine:
                   "errorText": error_text or DEFAULT_TOOL_ERROR}
                  if failed else {"type": "tool-output-available", "toolCallId": tool_call_id, "output": output})
         turn = self.current_turn
-        if turn is not None and _waiting(turn.acc.find_tool_part(tool_call_id), ("input-available",)):
+        in_flight = turn.acc.find_tool_part(tool_call_id) if turn is not None else None
+        if in_flight is not None and not self._is_client_call(in_flight):
+            raise UserError(f"Tool call {tool_call_id!r} is a server tool ({tool_name_of(in_flight)!r}); only a "
+                            "client tool's result can be sent; nothing was changed.")
+        if turn is not None and in_flight is not None and _waiting(in_flight, ("input-available",)):
             turn.acc.apply(chunk)  # in flight: persisted with the turn; the barrier runs when it ends
             turn.publish(chunk)
             if auto_continue:
@@ -315,11 +324,19 @@ class TurnEngine:
         # only calls waiting for a client result: a tool that needs approval never gets an output
         # from a frame (Think also accepts approval states here; think_nb does not)
         message, part = self._find_part(tool_call_id, ("input-available",))
+        if not self._is_client_call(part):
+            raise UserError(f"Tool call {tool_call_id!r} is a server tool ({tool_name_of(part)!r}); only a "
+                            "client tool's result can be sent; nothing was changed.")
         if failed:
             part.update(state="output-error", errorText=chunk["errorText"])
         else:
             part.update(state="output-available", output=output)
         return self._apply_and_continue(message, auto_continue)
+
+    def _is_client_call(self, part: dict) -> bool:
+        """True when `part` calls a client tool (run by the panel, as the latest turn merged them)."""
+        names = set(self.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
+        return tool_name_of(part) in names
 
     def set_client_tools(self, schemas: list[dict] | None) -> None:
         self.store.state.set(assemble.LAST_CLIENT_TOOLS, list(schemas) if schemas else None)

@@ -23,6 +23,7 @@ from think_nb.models.errors import describe_error
 from think_nb.models.litellm_env import get_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
+from think_nb.redact import scrub, secrets_of
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
@@ -71,6 +72,9 @@ class Turn:
         self.tracer = Tracer(request_id)
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
         self.aborted = False
+        self.finish_reason = "stop"  # the AI SDK's finish reason of the last step (stored in the metadata)
+        self.secrets: set[str] = set()  # credential values of this turn's model configs (scrubbed from errors)
+        self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
 
     def abort(self) -> None:
         """Mark the turn aborted (`abort_request`). From now on nothing it produces is applied,
@@ -139,6 +143,7 @@ class Turn:
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
         host, engine = self.host, self.engine
         self.model = resolve_model(await call_hook(host, "get_model"))  # a raise names get_model()
+        self.secrets |= secrets_of(self.model)
         engine.resolved_model = self.model.model
         system = await assemble.system_prompt(host)
         tools = await assemble.tools(host)
@@ -150,6 +155,7 @@ class Turn:
         ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
                           self.request_id, self.trigger)
         config = TurnConfig.coerce(await self.hooks.fire("before_turn", ctx)) or TurnConfig()
+        self.secrets |= secrets_of(config)
         if ctx.model != self.model.model:  # edited in place (step mode, or a hook that mutates ctx)
             self.model = resolve_model(ctx.model)
         return self._apply(config, ctx.system, ctx.messages, ctx.tools)
@@ -188,9 +194,16 @@ class Turn:
             earlier.apply(chunk)
             await self.emit_broadcast(chunk)
 
+        ledger = self.engine.store.approvals
+        granted = [p for p in approved if ledger.granted(p["toolCallId"], p.get("input"))]
+        for part in approved:
+            if part not in granted:  # the part says "approved" but approve() never said so: never run it
+                await emit({"type": "tool-output-error", "toolCallId": part["toolCallId"],
+                            "errorText": "No approval was recorded for this call (only agent.approve() approves "
+                                         "a call); the tool did not run."})
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
         await run_all([runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
-                                      tools.get(tool_name_of(p))) for p in approved])
+                                      tools.get(tool_name_of(p))) for p in granted])
         self.engine.replace_message(earlier.message)
         return True
 
@@ -225,7 +238,7 @@ class Turn:
             runner = StepTools(self.hooks, tools, self.emit, model_messages, step)
             results, paused = await runner.run(outcome.tool_calls)
             await self.emit({"type": "finish-step"})
-            finish = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
+            finish = self.finish_reason = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
             self._persist()
             await self._step_finished(step, finish, outcome, results)
             if not outcome.tool_calls or paused:
@@ -247,7 +260,7 @@ class Turn:
         total_tokens, source}, requestId, cost_usd?}`; `cost_usd` (US dollars) only when known."""
         usage = usage_model.turn_usage(self.usage)
         metadata: dict[str, Any] = {"model": self.model.model if self.model else None, "usage": usage,
-                                    "requestId": self.request_id}
+                                    "requestId": self.request_id, "finishReason": self.finish_reason}
         cost = _cost_usd(metadata["model"], usage)
         if cost is not None:
             metadata["cost_usd"] = cost
@@ -255,7 +268,7 @@ class Turn:
 
     # -- endings ----------------------------------------------------------------------------
     async def _report_error(self, exc: BaseException) -> str:
-        text = describe_error(exc, self.model.model if self.model else None)
+        text = scrub(describe_error(exc, self.model.model if self.model else None), self.secrets)
         original = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
         try:
             replaced = await self.hooks.fire("on_chat_error", original, step=self.step)
@@ -263,7 +276,7 @@ class Turn:
             cause = hook_exc.__cause__ or hook_exc
             replaced = f"{text} (on_chat_error() also raised {type(cause).__name__}: {cause})"
         if replaced is not None:
-            text = str(replaced)
+            text = scrub(str(replaced), self.secrets)
         await self._safe_emit({"type": "error", "errorText": text})
         return text
 

@@ -81,6 +81,9 @@ class StepTools:
         decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
                                                                  tool=name))
         arguments = decision.input if decision.input is not None else ctx.input
+        if decision.action != "allow":  # stored with the message: a panel says the tool did not run
+            await self.emit({"type": "data-tool-decision", "id": call_id, "data": {
+                "toolCallId": call_id, "action": decision.action, "reason": decision.reason}})
         started = time.perf_counter()
         success, output, error = await self._outcome(decision, name, arguments, tool)
         duration_ms = (time.perf_counter() - started) * 1000

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from think_nb import jsonsafe
+from think_nb.redact import redact, scrub
 from think_nb.store.traces import TraceStore
 
 MAX_ROWS = 2_000
@@ -26,6 +27,7 @@ def summarize(value: Any) -> str:
         return ""
     if hasattr(value, "__dataclass_fields__"):
         value = {k: getattr(value, k) for k in value.__dataclass_fields__ if k not in ("messages", "tools")}
+    value = redact(value)  # credentials (api_key, *_token, ...) never reach a trace row
     try:
         text = value if isinstance(value, str) else jsonsafe.dumps(value)
     except (TypeError, ValueError):
@@ -44,11 +46,13 @@ class Tracer:
         self.chunks: list[tuple[float, dict]] = []
         self.truncated = False
         self._tool_names: dict[str, str] = {}
+        self.secrets: set[str] = set()  # the turn's credential values, scrubbed from every summary
 
     def now_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 3)
 
     def hook(self, hook: str, step: int | None, tool: str | None, summary: str, started_ms: float) -> None:
+        summary = scrub(summary, self.secrets) if self.secrets else summary
         self._add({"t_ms": started_ms, "kind": "hook", "hook": hook, "step": step, "tool": tool,
                    "summary": summary, "duration_ms": round(self.now_ms() - started_ms, 3)})
 

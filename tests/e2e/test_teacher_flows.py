@@ -1,0 +1,142 @@
+"""What a teacher sees in a real browser: tool cards in words (done, failed, blocked, waiting,
+approved, denied), Continue under a reply cut at its token limit, the versions of a regenerated
+reply, and Clear asking first. The kernel's agents are scripted; the clicks are real."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from panel_flows import TURN_MS, expect_status, last_text, open_panel, send
+
+pytestmark = pytest.mark.e2e
+
+CARDS = '''
+import asyncio
+from think_nb.turns.hooks import ToolCallDecision
+
+@tool
+def lookup(word: str) -> str:
+    """Look a word up."""
+    return f"{word}: found"
+
+@tool
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(reason)
+
+@tool(needs_approval=True)
+async def erase(path: str) -> str:
+    """Erase a file (slowly)."""
+    await asyncio.sleep(3)  # long enough to read "approved — running"
+    return f"erased {path}"
+
+script = S([[S.tool_call("lookup", {"word": "owl"}, id="c-ok"),
+             S.tool_call("explode", {"reason": "no fuel"}, id="c-err"),
+             S.tool_call("lookup", {"word": "secret"}, id="c-block"),
+             S.tool_call("erase", {"path": "a.txt"}, id="c-a"), S.tool_call("erase", {"path": "b.txt"}, id="c-b")],
+            [S.text("Erased a.txt; left b.txt.")]])
+
+class Tutor(Think):
+    def get_model(self):
+        return script.model
+    def get_tools(self):
+        return [lookup, explode, erase]
+    def before_tool_call(self, ctx):
+        if ctx.input.get("word") == "secret":
+            return ToolCallDecision.block("secrets stay secret")
+
+Tutor("default").panel()
+'''
+
+
+def badge(panel: Any, index: int) -> Any:
+    return panel.locator(".think-tool").nth(index).locator(".think-tool-badge")
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_tool_cards_say_what_happened(notebook, app: str) -> None:
+    _, panel = open_panel(notebook, CARDS)
+    send(panel, "Do everything")
+    expect_status(panel, "awaiting-approval")
+    cards = panel.locator(".think-tool")
+    expect(cards).to_have_count(5)
+    expect(cards.nth(0)).to_have_attribute("data-outcome", "done")
+    expect(badge(panel, 0)).to_have_text("done")
+    expect(badge(panel, 0)).to_have_attribute("title", "state: output-available")
+    expect(cards.nth(1)).to_have_attribute("data-outcome", "failed")
+    expect(cards.nth(1).locator(".think-tool-error")).to_contain_text("ValueError: no fuel")
+    expect(badge(panel, 2)).to_have_text("blocked by before_tool_call: secrets stay secret")
+    expect(cards.nth(2)).to_have_attribute("data-outcome", "blocked")
+    expect(badge(panel, 3)).to_have_text("waiting for your approval (1 of 2)")
+    expect(badge(panel, 4)).to_have_text("waiting for your approval (2 of 2)")
+    expect(panel.locator("button.think-regenerate")).to_have_count(0)
+
+    cards.nth(4).locator("input.think-deny-reason").fill("keep b")
+    cards.nth(4).locator("button.think-deny").click()
+    expect(badge(panel, 4)).to_have_text("denied: keep b", timeout=TURN_MS)
+    cards.nth(3).locator("button.think-approve").click()
+    expect(badge(panel, 3)).to_have_text("approved — running", timeout=TURN_MS)
+    expect(badge(panel, 3)).to_have_text("done", timeout=TURN_MS)
+    expect(last_text(panel)).to_have_text("Erased a.txt; left b.txt.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    expect(badge(panel, 4)).to_have_text("denied: keep b")
+    expect(panel.locator("button.think-regenerate")).to_have_count(1)
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_continue_after_a_cut_reply(notebook, app: str) -> None:
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("Once upon a"), S.finish("length"), S.usage(20, 4)], '
+                                       '[S.text(" time, the end.")]])\nagent.panel()')
+    send(panel, "Tell me a story")
+    cut = panel.locator(".think-cut")
+    expect(cut).to_contain_text("cut at 4 tokens — continue?", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    cut.locator("button.think-continue").click()
+    expect(last_text(panel)).to_have_text("time, the end.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    expect(panel.locator("button.think-continue")).to_have_count(0)
+    expect(panel.locator(".think-cut")).to_have_text("cut at 4 tokens")
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_versions_of_a_regenerated_reply(notebook, app: str) -> None:
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
+                                       'agent.panel()')
+    send(panel, "Answer me")
+    expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    expect(panel.locator(".think-versions")).to_have_count(0)
+    panel.locator("button.think-regenerate").click()
+    expect(last_text(panel)).to_have_text("Second answer.", timeout=TURN_MS)
+    label = panel.locator(".think-version-label")
+    expect(label).to_have_text("2 / 2", timeout=TURN_MS)
+    panel.locator("button.think-version-prev").click()
+    expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)
+    expect(label).to_have_text("1 / 2")
+    expect(panel.locator("button.think-version-prev")).to_be_disabled()
+    panel.locator("button.think-version-next").click()
+    expect(last_text(panel)).to_have_text("Second answer.", timeout=TURN_MS)
+    expect(label).to_have_text("2 / 2")
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_clear_asks_first(notebook, app: str) -> None:
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("Hello there.")]])\nagent.panel()')
+    expect(panel.locator(".think-agent-name")).to_have_text(re.compile(r"^Bot · bot$"))
+    expect(panel.locator(".think-empty")).to_contain_text("runs on think-scripted/")
+    send(panel, "Hi")
+    expect(last_text(panel)).to_have_text("Hello there.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    panel.locator("button.think-clear").click()
+    expect(panel.locator(".think-clear-confirm")).to_contain_text("Clear the whole conversation?")
+    panel.locator("button.think-clear-no").click()
+    expect(panel.locator(".think-clear-confirm")).to_be_hidden()
+    expect(panel.locator(".think-message")).to_have_count(2)
+    panel.locator("button.think-clear").click()
+    panel.locator("button.think-clear-yes").click()
+    expect(panel.locator(".think-message")).to_have_count(0, timeout=30_000)
+    expect(panel.locator(".think-empty")).to_be_visible()

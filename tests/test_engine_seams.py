@@ -1,0 +1,121 @@
+"""The engine's declared seams: one hook site, a readable live trace, the stream recorded without
+any view, sync readers of async overridables, and the structure rules (no SQL outside store/, no
+module reaching into an agent's privates)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from agents import scripted_agent
+from think_nb import Think, client_tool
+from think_nb.testing import ScriptedModel as S
+
+PACKAGE = Path(__file__).resolve().parent.parent / "think_nb"
+
+
+def test_the_trace_of_a_paused_turn_is_readable_while_it_waits() -> None:
+    agent = scripted_agent(S([[S.text("Adding."), S.tool_call("add", {"a": 2, "b": 40})], [S.text("42")]]),
+                           name="live")
+    stepper = agent.step("2+40?")
+    event = stepper.next()
+    while event.hook != "before_tool_call":
+        event = stepper.next()
+    live = agent.trace()
+    assert live.attrs["request_id"] == stepper.request_id
+    assert "before_turn" in live["hook"].tolist()
+    assert "text-delta" in live["hook"].tolist()  # the chunks streamed so far
+    assert stepper.run().status == "completed"
+    assert agent.trace()["hook"].tolist()[-1] == "on_chat_response"
+
+
+def test_on_chat_error_fires_through_the_hook_site_traced_and_pausable() -> None:
+    calls = []
+
+    def on_chat_error(self: Think, error: BaseException) -> str:
+        calls.append(error)
+        return "Replaced."
+
+    agent = scripted_agent(S([[S.error("upstream exploded")]]), name="err", on_chat_error=on_chat_error)
+    stepper = agent.step("go")
+    hooks = []
+    event = stepper.next()
+    while event.hook != "done":
+        hooks.append(event.hook)
+        event = stepper.next()
+    assert "on_chat_error" in hooks  # a pause, like every other hook
+    assert event.result.status == "error" and event.result.error == "Replaced."
+    assert len(calls) == 1
+    row = agent.trace().query("hook == 'on_chat_error'")
+    assert len(row) == 1 and "Replaced." in row["summary"].iloc[0]
+
+
+async def test_on_chunk_is_traced_on_its_chunk_rows() -> None:
+    seen = []
+    agent = scripted_agent(S([[S.text("hello world", chunk_size=2)]]), name="chunky",
+                           on_chunk=lambda self, chunk: seen.append(chunk["type"]))
+    await agent.send("hi")
+    deltas = agent.trace().query("hook == 'text-delta'")
+    assert seen.count("text-delta") == 6
+    assert "on_chunk ×6" in deltas["summary"].iloc[0]
+
+
+async def test_the_engine_records_the_stream_with_no_view_attached() -> None:
+    agent = scripted_agent(S([[S.text("recorded without a panel")]]), name="noview")
+    assert not agent.has_listeners()
+    result = await agent.send("hi")
+    replay = agent.replay_stream(result.request_id)
+    assert replay is not None
+    chunks, continuation, finished = replay
+    assert finished and not continuation
+    assert "".join(c.get("delta", "") for c in chunks if c["type"] == "text-delta") == "recorded without a panel"
+
+
+async def test_sync_readers_see_what_an_async_get_model_and_get_tools_gave_the_last_turn() -> None:
+    script = S([[S.text("ok")]])
+    where = client_tool("where_am_i", "The page's URL.", {"type": "object", "properties": {}},
+                        js="return location.href;")
+
+    class Async(Think):
+        async def get_model(self) -> str:
+            return script.model
+
+        async def get_tools(self) -> list:
+            return [where]
+
+    agent = Async("async")
+    assert agent.client_tool_specs() == []  # nothing resolved yet: a sync caller cannot run them
+    await agent.send("hi")
+    assert [s["name"] for s in agent.client_tool_specs()] == ["where_am_i"]
+    assert agent.session.model_name() == script.model
+
+
+def _python_files(exclude: tuple[str, ...]) -> list[Path]:
+    return [p for p in PACKAGE.rglob("*.py") if not any(part in exclude for part in p.relative_to(PACKAGE).parts)]
+
+
+def test_no_sql_outside_the_store() -> None:
+    sql = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE TABLE)\b[^\n]*\b(FROM|INTO|SET|WHERE|TABLE)\b")
+    offenders = []
+    for path in _python_files(("store",)):
+        offenders.extend(f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text()))
+                         if isinstance(node, ast.Constant) and isinstance(node.value, str) and sql.search(node.value))
+    assert offenders == []
+
+
+def test_no_module_reaches_into_an_agents_privates() -> None:
+    """Only agent.py touches `Think`'s private attributes; everything else uses the declared seams
+    (`agent.store`, `agent.conversation`, public methods, `AgentHost`)."""
+    offenders = []
+    for path in _python_files(()):
+        if path.name == "agent.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            owner = node.value
+            name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+            if name in ("agent", "_agent", "host", "child", "parent"):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {name}.{node.attr}")
+    assert offenders == []

@@ -1,0 +1,163 @@
+"""The trust boundary for messages: what may enter the transcript from outside the engine.
+
+Every message that arrives through `submit`, `send`, `save_messages` or a panel frame is checked
+here *before anything is stored*; a batch is all-or-nothing. The rules:
+
+- shape: `{id?: str (1-256 chars), role: "user" | "assistant" | "system", parts: [...],
+  metadata?: dict}`; each known part type is validated with pydantic (`text`, `reasoning`,
+  `step-start`, `file`, `source-url`, `source-document`, `data-*`); unknown part types are kept
+  as data (the AI SDK adds types over time).
+- tool parts (`tool-<name>`, `dynamic-tool`) never come from outside, in any state: only the
+  engine records tool calls, their approvals (`approve`/`deny`) and their outputs (the tool's
+  run, or `add_tool_output` for a client tool). A plain assistant text message may seed history.
+- ids are not a way to rewrite history: an id that is already stored is a no-op when the
+  message equals the stored one (clients resend history, as the AI SDK does) and refused when
+  it differs (editing is an explicit operation: `regenerate()`, a new branch). One id twice in
+  a batch is refused.
+
+A refusal is a `UserError` of one line naming the message, the field and the fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+import pydantic
+
+from think_nb.errors import UserError
+
+ROLES = ("user", "assistant", "system")
+
+
+class _Part(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+
+
+class _TextPart(_Part):
+    type: Literal["text", "reasoning"]
+    text: str
+    state: Literal["streaming", "done"] | None = None
+
+
+class _StepStart(_Part):
+    type: Literal["step-start"]
+
+
+class _FilePart(_Part):
+    type: Literal["file"]
+    mediaType: str
+    url: str
+    filename: str | None = None
+
+
+class _SourceUrl(_Part):
+    type: Literal["source-url"]
+    sourceId: str
+    url: str
+    title: str | None = None
+
+
+class _SourceDocument(_Part):
+    type: Literal["source-document"]
+    sourceId: str
+    mediaType: str
+    title: str
+    filename: str | None = None
+
+
+class _DataPart(_Part):
+    type: str = pydantic.Field(pattern=r"^data-.+")
+    id: str | None = None
+    data: Any = None
+
+
+_KNOWN: dict[str, type[_Part]] = {"text": _TextPart, "reasoning": _TextPart, "step-start": _StepStart,
+                                  "file": _FilePart, "source-url": _SourceUrl, "source-document": _SourceDocument}
+
+
+class _Message(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+    id: str | None = pydantic.Field(default=None, min_length=1, max_length=256)
+    role: Literal["user", "assistant", "system"]
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any] | None = None
+
+
+def is_tool_part_type(kind: Any) -> bool:
+    return isinstance(kind, str) and (kind.startswith("tool-") or kind == "dynamic-tool")
+
+
+def check_message(message: Any, where: str) -> None:
+    """Raise `UserError` (one line) unless `message` is an acceptable incoming UIMessage."""
+    if not isinstance(message, dict):
+        raise UserError(f"{where} is {type(message).__name__}, not a UIMessage dict; use "
+                        "{'id': ..., 'role': 'user', 'parts': [{'type': 'text', 'text': ...}]} or user_message(text).")
+    try:
+        _Message.model_validate(message)
+    except pydantic.ValidationError as exc:
+        raise UserError(f"{where}: {_first_error(exc)}.") from None
+    for n, part in enumerate(message["parts"]):
+        _check_part(part, f"{where} part {n}")
+
+
+def _check_part(part: Any, where: str) -> None:
+    if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+        raise UserError(f"{where} is not a part: it needs a string 'type', e.g. {{'type': 'text', 'text': '...'}}.")
+    kind = part["type"]
+    if is_tool_part_type(kind):
+        raise UserError(f"{where} is a tool part ({kind!r}, state {part.get('state')!r}); only the engine records "
+                        "tool calls: approve with agent.approve(id) / deny(id), send client tool results with "
+                        "agent.add_tool_output(id, output).")
+    model = _KNOWN.get(kind) or (_DataPart if kind.startswith("data-") else None)
+    if model is None:
+        return  # an unknown part type is kept as data
+    try:
+        model.model_validate(part)
+    except pydantic.ValidationError as exc:
+        raise UserError(f"{where} ({kind}): {_first_error(exc)}.") from None
+
+
+def admit(messages: Any, stored: Callable[[str], dict | None]) -> list[dict]:
+    """Check a batch of incoming messages; return deep copies of those to append (already stored,
+    identical ones left out). Raises `UserError` for the first bad message; nothing is changed.
+
+    Args:
+        messages: the caller's list of UIMessages.
+        stored: `id -> stored message | None` (the conversation's store).
+    """
+    if not isinstance(messages, (list, tuple)):
+        raise UserError(f"messages must be a list of UIMessages, not {type(messages).__name__}.")
+    out, seen = [], set()
+    for n, message in enumerate(messages):
+        named = isinstance(message, dict) and message.get("id")
+        where = f"message {n}" + (f" ({message.get('id')!r})" if named else "")
+        check_message(message, where)
+        message_id = message.get("id")
+        if message_id is not None:
+            if message_id in seen:
+                raise UserError(f"{where}: the id appears twice in this batch; give each message its own id.")
+            seen.add(message_id)
+            existing = stored(message_id)
+            if existing is not None:
+                if _same(existing, message):
+                    continue  # a client resending history: nothing to do
+                raise UserError(f"{where}: a different message with this id is already stored; ids cannot rewrite "
+                                "history: send it with a new id, or use agent.regenerate() for a new reply.")
+        out.append(copy.deepcopy(message))
+    return out
+
+
+def _same(a: dict, b: dict) -> bool:
+    def canon(m: dict) -> str:
+        return json.dumps({k: m.get(k) for k in ("id", "role", "parts")}, sort_keys=True, default=repr)
+
+    return canon(a) == canon(b)
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    error = exc.errors()[0]
+    field = ".".join(str(p) for p in error.get("loc", ())) or "value"
+    return f"field {field!r}: {error.get('msg', 'invalid')} (got {error.get('input')!r:.60})"

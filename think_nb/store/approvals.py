@@ -1,0 +1,33 @@
+"""The approvals ledger (table `approvals`): every `approve()` / `deny()` decision, per tool call.
+
+The engine runs an approved call only when the ledger holds an approval for that call id with
+the same input the approval was given for (`granted`); the stored message alone is not enough.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from think_nb import jsonsafe
+from think_nb.store.db import Database
+
+
+class Approvals:
+    """The approval decisions of one agent."""
+
+    def __init__(self, db: Database, agent_key: str) -> None:
+        self.db, self.agent_key = db, agent_key
+
+    def record(self, tool_call_id: str, approval_id: str | None, approved: bool, reason: str | None,
+               tool_input: Any) -> None:
+        """Record a decision (a call is decided once; a second decision is refused before this)."""
+        self.db.execute("INSERT OR REPLACE INTO approvals VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (self.agent_key, tool_call_id, approval_id, int(approved), reason,
+                         jsonsafe.dumps_stored(tool_input), time.time()))
+
+    def granted(self, tool_call_id: str, tool_input: Any) -> bool:
+        """True when `tool_call_id` was approved for exactly `tool_input`."""
+        rows = self.db.read("SELECT approved, input FROM approvals WHERE agent_key = ? AND tool_call_id = ?",
+                            (self.agent_key, tool_call_id))
+        return bool(rows) and bool(rows[0][0]) and rows[0][1] == jsonsafe.dumps_stored(tool_input)
