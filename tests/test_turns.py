@@ -35,7 +35,7 @@ def user(text: str) -> dict:
 
 
 def meta(script: ScriptedModel, usage: dict) -> dict:
-    return {"model": script.model, "usage": usage, "requestId": IsStr()}
+    return {"model": script.model, "usage": usage, "requestId": IsStr(), "finishReason": "stop"}
 
 
 async def test_multi_step_turn_with_parallel_tool_calls_and_a_failing_tool() -> None:

@@ -36,7 +36,7 @@ async def _turn(script: S, db: Path) -> tuple[Think, dict]:
 async def test_reported_usage_is_stored_as_reported_and_an_unpriced_model_has_no_cost(tmp_path: Path) -> None:
     script = S([[S.text("42."), S.usage(20, 6)]])
     agent, meta = await _turn(script, tmp_path / "u.sqlite")
-    assert meta == {"model": script.model, "requestId": IsStr(),
+    assert meta == {"model": script.model, "requestId": IsStr(), "finishReason": "stop",
                     "usage": {"prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "source": "reported"}}
     df = agent.usage_df()
     row = df.drop(columns=["created_at", "cost_usd"]).to_dict("records")
