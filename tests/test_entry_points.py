@@ -88,7 +88,8 @@ async def test_continue_last_turn_persists_a_new_continuation_message() -> None:
                                                                             "completion_tokens": IsInt(),
                                                                             "total_tokens": IsInt(),
                                                                             "source": "estimated"},
-                     "requestId": result.request_id}}
+                     "requestId": result.request_id,
+                     "finishReason": "stop"}}
     assert len(agent.messages) == 3
     # Think's continue checkpoint is sent to the model but never stored
     assert script.requests[1]["messages"][-2:] == [
