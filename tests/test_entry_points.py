@@ -1,6 +1,7 @@
 """Programmatic turns: save_messages, continue_last_turn, regenerate, abort, stability, config, repair."""
 
 import asyncio
+import json
 import sqlite3
 import subprocess
 import sys
@@ -230,14 +231,15 @@ agent.run("go")
 """
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
 
-    def buffered_segments() -> int:
+    def buffered_text() -> int:
         try:
             with sqlite3.connect(db) as conn:
-                return conn.execute("SELECT count(*) FROM stream_chunks").fetchone()[0]
+                rows = conn.execute("SELECT chunks FROM stream_chunks").fetchall()
         except sqlite3.Error:  # not created yet
             return 0
+        return sum(len(c.get("delta", "")) for (r,) in rows for c in json.loads(r) if c["type"] == "text-delta")
 
-    await eventually(lambda: buffered_segments() >= 3, timeout=60, what="3 buffered stream segments")
+    await eventually(lambda: buffered_text() >= 10, timeout=60, what="10 characters in the stream buffer")
     proc.kill()
     await proc.wait()
 
