@@ -134,3 +134,66 @@ def test_recorder_replay_is_what_was_broadcast(tmp_path: Path) -> None:
     recorder.end("r1", "completed")
     assert merged(heard) == recorder.replay("r1")[0]  # type: ignore[index]
     assert [c["type"] for c in heard] == ["start", "text-start", "text-delta"]
+
+
+# -- stall watchdog -------------------------------------------------------------------------------
+async def test_a_stalled_model_stream_is_aborted_and_its_partial_kept() -> None:
+    script = S([[S.text("partial ", chunk_size=4), S.stall(), S.text("never")]])
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2)
+    result = await agent.send("go")
+    assert result.status == "aborted" and result.interrupted
+    assert "stalled" in (result.error or "")
+    reply = agent.messages[-1]
+    assert reply["role"] == "assistant" and reply["metadata"]["interrupted"] is True
+    assert "".join(p.get("text", "") for p in reply["parts"]) == "partial "
+    assert agent.turns()[-1]["status"] == "aborted"
+
+
+async def test_tool_time_counts_and_turn_config_overrides_the_class_timeout() -> None:
+    gate = asyncio.Event()
+
+    async def slow(x: int) -> int:
+        """Wait for a gate that never opens."""
+        await gate.wait()
+        return x
+
+    from think_nb import tool
+    script = S([[S.tool_call("slow", {"x": 1})], [S.text("done")]])
+    agent = scripted_agent(script, tools=[tool(slow)], chat_stream_stall_timeout=None,
+                           before_turn=lambda self, ctx: {"chat_stream_stall_timeout": 0.2})
+    result = await agent.send("go")
+    assert result.interrupted and result.status == "aborted"
+    parts = agent.messages[-1]["parts"]
+    assert any(p.get("toolCallId") and p.get("state") in ("input-available", "output-error") for p in parts)
+
+
+async def test_no_stall_when_chunks_keep_coming() -> None:
+    script = S([[S.text("x" * 40, chunk_size=1)]], delay=0.01)  # 0.4 s in all, never 0.2 s quiet
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2)
+    result = await agent.send("go")
+    assert result.status == "completed" and not result.interrupted
+
+
+async def test_chat_caller_gets_on_interrupted_on_a_stall() -> None:
+    events: list[str] = []
+
+    class Callback:
+        def on_start(self, info: dict) -> None:
+            events.append("start")
+
+        def on_event(self, raw: str) -> None:
+            pass
+
+        def on_done(self) -> None:
+            events.append("done")
+
+        def on_error(self, error: str) -> None:
+            events.append("error")
+
+        def on_interrupted(self, error: str) -> None:
+            events.append("interrupted")
+
+    agent = scripted_agent(S([[S.text("a"), S.stall()]]), chat_stream_stall_timeout=0.2)
+    result = await agent.chat("go", Callback())
+    assert result.interrupted
+    assert events == ["start", "interrupted"]

@@ -80,6 +80,10 @@ class Think:
     message_concurrency: Any = "queue"
     """Overlapping user submissions: "queue" | "latest" | "merge" | "drop" |
     {"strategy": "debounce", "debounce_ms": 750} (Think's `messageConcurrency`; `turns/admission.py`)."""
+    chat_stream_stall_timeout: float | None = None
+    """Seconds without a chunk (model or tool time) after which a turn is aborted as stalled, its
+    partial kept and marked interrupted (Think's `chatStreamStallTimeoutMs`); None: never.
+    `TurnConfig.chat_stream_stall_timeout` overrides it per turn (`turns/watchdog.py`)."""
     parent: Think | None = None
     """The agent that created this one with `sub_agent`, else None."""
 
