@@ -197,3 +197,162 @@ async def test_chat_caller_gets_on_interrupted_on_a_stall() -> None:
     result = await agent.chat("go", Callback())
     assert result.interrupted
     assert events == ["start", "interrupted"]
+
+
+# -- recovery when the agent is created again ------------------------------------------------------
+def left_by_dead_process(agent: Think, monkeypatch: pytest.MonkeyPatch, request_id: str, chunks: list[dict],
+                         trigger: str = "panel", user_text: str = "hi") -> None:
+    """Write what a process that died mid-turn leaves: the user message, a `running` turn-log row and
+    (if `chunks`) a `streaming` stream, all owned by another process."""
+    from think_nb.messages import user_message
+    from think_nb.store import streams, turn_log
+
+    agent.conversation.append(user_message(user_text))
+    with monkeypatch.context() as m:
+        m.setattr(streams, "PROCESS", "dead-process")
+        m.setattr(turn_log, "PROCESS", "dead-process")
+        agent.store.turn_log.start(request_id, trigger, False)
+        if chunks:
+            agent.store.streams.set_status(request_id, False, "streaming")
+            agent.store.streams.append(request_id, chunks)
+
+
+def partial_chunks(message_id: str = "m-partial", text: str = "half an ans", tool: bool = False) -> list[dict]:
+    chunks: list[dict] = [{"type": "start", "messageId": message_id}, {"type": "start-step"}]
+    if tool:
+        chunks += [{"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"},
+                   {"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {"a": 1, "b": 2}},
+                   {"type": "tool-output-available", "toolCallId": "c1", "output": 3}]
+    chunks += [{"type": "text-start", "id": "t1"}, {"type": "text-delta", "id": "t1", "delta": text}]
+    return chunks
+
+
+def agent_class(script: S, tools: list | None = None, **attrs: object) -> type[Think]:
+    from agents import add
+    return type("Recovering", (Think,), {"get_model": lambda self: script.model,
+                                         "get_tools": lambda self: tools if tools is not None else [add], **attrs})
+
+
+async def test_default_recovery_persists_the_partial_and_settles_the_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cls = agent_class(S([]))
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.recovery_task is None  # default: persist, do not continue
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"]
+    reply = agent.messages[-1]
+    assert reply["id"] == "m-partial" and reply["metadata"]["interrupted"] is True
+    assert reply["parts"][-1]["text"] == "half an ans"
+    assert agent.store.streams.meta("req-dead") == (False, "interrupted")
+    assert [(t["request_id"], t["status"]) for t in agent.turns()] == [("req-dead", "interrupted")]
+    assert cls("r", db=tmp_path / "a.sqlite").messages == agent.messages  # handled once
+
+
+async def test_on_chat_recovery_sees_the_turn_and_may_continue_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list = []
+
+    def on_chat_recovery(self: Think, ctx: object) -> object:
+        seen.append(ctx)
+        from think_nb import RecoveryDecision
+        return RecoveryDecision(persist=True, continue_=True)
+
+    script = S([[S.text("wer.")]])
+    cls = agent_class(script, on_chat_recovery=on_chat_recovery)
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks(), trigger="chat")
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    (ctx,) = seen
+    assert (ctx.request_id, ctx.trigger, ctx.attempt, ctx.exhausted) == ("req-dead", "chat", 1, False)
+    assert ctx.partial["id"] == "m-partial" and ctx.user_message["parts"][0]["text"] == "hi"
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed" and result.continuation
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "assistant"]
+    assert agent.messages[-1]["metadata"]["continuation"] is True
+    assert [t["trigger"] for t in agent.turns()] == ["chat", "recovery-continue"]
+    # the model saw the partial reply, then the continue checkpoint
+    sent = script.requests[0]["messages"]
+    assert sent[-2] == {"role": "assistant", "content": "half an ans"} or "half an ans" in json.dumps(sent[-2])
+
+
+async def test_a_turn_cut_before_it_streamed_is_retried_without_a_second_user_message(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = S([[S.text("hello")]])
+    cls = agent_class(script, on_chat_recovery=lambda self, ctx: {"continue": True})
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", [])
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed"
+    assert [(m["role"], m["parts"][-1].get("text")) for m in agent.messages] == [("user", "hi"), ("assistant", "hello")]
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("panel", "interrupted"),
+                                                                    ("recovery-retry", "completed")]
+    assert sum(m["role"] == "user" for m in script.requests[0]["messages"]) == 1
+
+
+async def test_persist_false_keeps_settled_tool_results_and_never_reruns_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb import tool
+    runs: list = []
+
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        runs.append((a, b))
+        return a + b
+
+    script = S([[S.text("It is 3.")]])
+    cls = agent_class(script, tools=[add], on_chat_recovery=lambda self, ctx: {"persist": False, "continue": True})
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks(tool=True))
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    kept = agent.messages[-1]
+    assert [p["type"] for p in kept["parts"]] == ["step-start", "tool-add"]
+    assert kept["parts"][1]["state"] == "output-available" and kept["parts"][1]["output"] == 3
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed" and runs == []
+    sent = script.requests[0]["messages"]
+    assert any(m["role"] == "tool" and m.get("tool_call_id") == "c1" for m in sent)
+    assert "half an ans" not in json.dumps(sent)
+
+
+async def test_recovery_attempts_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb.store import streams, turn_log
+    from think_nb.turns.recovery import _count, collect
+
+    seen: list = []
+
+    def on_chat_recovery(self: Think, ctx: object) -> object:
+        seen.append(ctx)
+        return {"continue": True}
+
+    cls = agent_class(S([]), on_chat_recovery=on_chat_recovery, chat_recovery_max_attempts=1)
+    first = cls("r", db=tmp_path / "a.sqlite")
+    left_by_dead_process(first, monkeypatch, "req-dead", partial_chunks())
+    collect(first.store)  # an earlier reopen handled req-dead ...
+    _count(first.store, "req-dead", "req-again")  # ... and started req-again to continue it ...
+    with monkeypatch.context() as m:  # ... which was cut off too
+        m.setattr(streams, "PROCESS", "dead-process")
+        m.setattr(turn_log, "PROCESS", "dead-process")
+        first.store.turn_log.start("req-again", "recovery-continue", True)
+        first.store.streams.set_status("req-again", True, "streaming")
+        first.store.streams.append("req-again", partial_chunks("m-again", "more"))
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert [(c.request_id, c.attempt, c.exhausted) for c in seen] == [("req-again", 2, True)]
+    assert agent.recovery_task is None  # continue_ is ignored once the chain is exhausted
+    assert agent.messages[-1]["id"] == "m-again" and agent.messages[-1]["metadata"]["interrupted"] is True
+    assert {t["request_id"]: t["status"] for t in agent.turns()} == {"req-dead": "interrupted",
+                                                                     "req-again": "interrupted"}
+
+
+async def test_an_async_hook_runs_in_the_recovery_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def on_chat_recovery(self: Think, ctx: object) -> object:
+        await asyncio.sleep(0)
+        return {"persist": False}
+
+    cls = agent_class(S([]), on_chat_recovery=on_chat_recovery)
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.recovery_task is not None
+    assert await agent.recovery_task == []
+    assert [m["role"] for m in agent.messages] == ["user"]  # nothing settled to keep: the partial is dropped

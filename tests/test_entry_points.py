@@ -196,7 +196,9 @@ Worker("w", db={str(db)!r}).run("go")
     assert agent.messages[:2] == [user("go"), {"id": IsStr(), "role": "assistant", "parts": [
         {"type": "step-start"}, {"type": "text", "text": "Running it.", "state": "done"},
         {"type": "tool-slow", "toolCallId": "call_1_0", "state": "output-error", "input": {"n": 1},
-         "errorText": "The tool call was interrupted before a result was recorded."}]}]
+         "errorText": "The tool call was interrupted before a result was recorded."}],
+        "metadata": {"interrupted": True}}]  # recovery marks the reply of the cut-off turn
+    assert agent.turns()[0]["status"] == "interrupted"
     assert script.requests[0]["messages"][2:4] == [
         {"role": "assistant", "content": "Running it.", "tool_calls": [
             {"id": "call_1_0", "type": "function", "function": {"name": "slow", "arguments": '{"n":1}'}}]},

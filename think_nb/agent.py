@@ -46,9 +46,9 @@ from think_nb.messages import new_id, user_message
 from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.turns import recovery
 from think_nb.turns.engine import Messages, TurnEngine
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
-from think_nb.turns.recovery import recover_interrupted_streams
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
@@ -84,6 +84,12 @@ class Think:
     """Seconds without a chunk (model or tool time) after which a turn is aborted as stalled, its
     partial kept and marked interrupted (Think's `chatStreamStallTimeoutMs`); None: never.
     `TurnConfig.chat_stream_stall_timeout` overrides it per turn (`turns/watchdog.py`)."""
+    chat_recovery: bool = True
+    """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
+    False: their partial replies are still stored, nothing is continued."""
+    chat_recovery_max_attempts: int = 3
+    """How many recovery turns one interrupted turn may chain (each interrupted in turn) before
+    `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
     parent: Think | None = None
     """The agent that created this one with `sub_agent`, else None."""
 
@@ -96,12 +102,15 @@ class Think:
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
         self.store = AgentStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
-        recover_interrupted_streams(self.store)  # a kernel that died mid-stream left recorded chunks
+        left = recovery.recover(self)  # turns a dead kernel left: partial replies stored, hook asked
         self.conversation = Conversation(self.store, self.hydration_limit)
         self._session: Any = None
         self._session_pending: Any = None
         self._children: dict[tuple[type, str], Think] = {}
         self._engine = TurnEngine(self)
+        self.recovery_task: asyncio.Task | None = recovery.schedule(self, left)
+        """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
+        `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
         preload_litellm()
 
     def __repr__(self) -> str:
@@ -215,6 +224,14 @@ class Think:
         Raises `UserError` for an unknown id (nothing changes)."""
         self.conversation.switch_branch(message_id)
         self._engine.messages_changed()
+
+    def on_chat_recovery(self, ctx: recovery.ChatRecoveryContext) -> Any:
+        """Called, when the agent is created, for each turn a dead process left unfinished (Think's
+        `onChatRecovery`). Return a `RecoveryDecision(persist=True, continue_=False)` (the default,
+        also for None): `persist` stores the partial reply (settled tool results are kept either
+        way), `continue_` starts a turn that continues it (or answers the user message again when
+        nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
+        return None
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:
         """How a tool part left without a result is repaired before the next model call (Think's

@@ -137,3 +137,11 @@ def m005_turn_traces(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE turn_traces (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
                "request_id TEXT NOT NULL, rows TEXT NOT NULL, chunks TEXT, created_at REAL NOT NULL, "
                "UNIQUE (agent_key, request_id))")
+
+
+@migration
+def m006_turn_owner(db: sqlite3.Connection) -> None:
+    # The process that runs a turn (think_nb.store.streams.PROCESS): a row still 'running' that
+    # another process owned was cut off when that process died; recovery marks it 'interrupted'.
+    # Rows written before this migration have no owner (their process is gone as well).
+    db.execute("ALTER TABLE turns ADD COLUMN owner TEXT")
