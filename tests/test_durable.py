@@ -356,3 +356,90 @@ async def test_an_async_hook_runs_in_the_recovery_task(tmp_path: Path, monkeypat
     assert agent.recovery_task is not None
     assert await agent.recovery_task == []
     assert [m["role"] for m in agent.messages] == ["user"]  # nothing settled to keep: the partial is dropped
+
+
+# -- submissions ------------------------------------------------------------------------------------
+async def test_submissions_are_accepted_durably_idempotent_and_fifo(tmp_path: Path) -> None:
+    from think_nb.errors import UserError
+    from think_nb.messages import user_message
+
+    script = S([[S.text("one")], [S.text("two")]], delay=0.001)
+    cls = agent_class(script)
+    agent = cls("s", db=tmp_path / "s.sqlite")
+    first = await agent.submit_messages([user_message("1")], submission_id="a")
+    assert first["accepted"] is True and first["status"] == "pending" and first["submission_id"] == "a"
+    assert agent.messages == []  # accepted, not applied before its turn starts
+    again = await agent.submit_messages([user_message("1")], submission_id="a")
+    assert again["accepted"] is False
+    with pytest.raises(UserError, match="other messages"):
+        await agent.submit_messages([user_message("other")], submission_id="a")
+    second = await agent.submit_messages([user_message("2")], submission_id="b", idempotency_key="k")
+    assert (await agent.submit_messages([user_message("2")], idempotency_key="k"))["accepted"] is False
+    with pytest.raises(UserError, match="belongs to submission"):
+        await agent.submit_messages([user_message("2")], submission_id="c", idempotency_key="k")
+    assert second["accepted"]
+    await eventually(lambda: [s["status"] for s in agent.list_submissions()] == ["completed", "completed"],
+                     timeout=60, what="both submissions completed")
+    assert [(m["role"], m["parts"][-1]["text"]) for m in agent.messages] == [
+        ("user", "1"), ("assistant", "one"), ("user", "2"), ("assistant", "two")]
+    inspected = agent.inspect_submission("a")
+    assert inspected is not None and inspected["request_id"] and inspected["completed_at"] >= inspected["started_at"]
+    assert [t["trigger"] for t in agent.turns()] == ["submission", "submission"]
+    with pytest.raises(UserError):
+        await agent.submit_messages([])
+
+
+async def test_cancel_pending_never_applies_and_cancel_running_is_not_overwritten(tmp_path: Path) -> None:
+    from think_nb.messages import user_message
+
+    script = S([[S.text("slow " * 50, chunk_size=1)], [S.text("never")]], delay=0.01)
+    agent = agent_class(script)("s", db=tmp_path / "s.sqlite")
+    await agent.submit_messages([user_message("run")], submission_id="run")
+    await agent.submit_messages([user_message("queued")], submission_id="queued")
+    await eventually(lambda: agent.inspect_submission("run")["status"] == "running" and agent.streaming_turns(),
+                     timeout=60, what="the first submission streams")
+    assert agent.cancel_submission("queued")["status"] == "aborted"
+    assert agent.cancel_submission("run")["status"] == "aborted"
+    assert agent.submissions_task is not None
+    await agent.submissions_task
+    assert agent.inspect_submission("run")["status"] == "aborted"  # the turn's late outcome did not overwrite it
+    assert "queued" not in json.dumps(agent.messages)
+    assert agent.delete_submissions(status="aborted") == 2 and agent.list_submissions() == []
+    assert agent.cancel_submission("unknown") is None
+
+
+async def test_active_rows_are_never_deleted_and_clear_skips_pending(tmp_path: Path) -> None:
+    from think_nb.messages import user_message
+
+    agent = agent_class(S([]))("s", db=tmp_path / "s.sqlite")
+    agent.store.submissions.accept("p", None, [user_message("x")], "[]", None)  # pending, no drain
+    assert agent.delete_submissions() == 0 and agent.delete_submission("p") is False
+    agent.clear_messages()
+    assert agent.inspect_submission("p")["status"] == "skipped"
+    assert agent.delete_submission("p") is True
+
+
+async def test_submissions_of_a_dead_process_are_requeued_or_settled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb.messages import user_message
+    from think_nb.store import streams, submissions
+
+    script = S([[S.text("answered")]])
+    cls = agent_class(script)
+    first = cls("s", db=tmp_path / "s.sqlite")
+    rows = first.store.submissions
+    applied, unapplied = user_message("applied"), user_message("not yet")
+    rows.accept("applied", None, [applied], "a", None)
+    rows.accept("unapplied", None, [unapplied], "b", None)
+    with monkeypatch.context() as m:
+        m.setattr(streams, "PROCESS", "dead-process")
+        m.setattr(submissions, "PROCESS", "dead-process")
+        rows.start("applied", "req-1")
+        rows.start("unapplied", "req-2")
+    first.conversation.append(applied)  # the dead process had applied the first one's messages
+    agent = cls("s", db=tmp_path / "s.sqlite")
+    assert agent.inspect_submission("applied")["status"] == "error"
+    assert agent.submissions_task is not None
+    await agent.submissions_task
+    assert agent.inspect_submission("unapplied")["status"] == "completed"
+    assert [m["parts"][-1]["text"] for m in agent.messages] == ["applied", "not yet", "answered"]

@@ -46,6 +46,7 @@ from think_nb.messages import new_id, user_message
 from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.submissions import Submissions
 from think_nb.turns import recovery
 from think_nb.turns.engine import Messages, TurnEngine
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
@@ -111,6 +112,8 @@ class Think:
         self.recovery_task: asyncio.Task | None = recovery.schedule(self, left)
         """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
+        self._submissions = Submissions(self)
+        self._submissions.recover()  # a dead kernel's accepted submissions run again
         preload_litellm()
 
     def __repr__(self) -> str:
@@ -179,6 +182,7 @@ class Think:
         self.store.state.set("unloaded_tool_calls", None)
         if self._session is not None:
             self._session.reset()  # Think refreshes the prompt and skill state on clear
+        self._submissions.rows.skip_pending()
         self._engine.clear()
 
     # -- the AgentHost seam (used by the TurnEngine) ----------------------------------------
@@ -587,6 +591,45 @@ class Think:
         from think_nb.session import sessions
 
         return sessions.list_sessions(self.store)
+
+    # -- submissions (Think's submitMessages; think_nb.submissions) -------------------------
+    async def submit_messages(self, messages: list[dict], *, submission_id: str | None = None,
+                              idempotency_key: str | None = None, metadata: Any = None) -> dict:
+        """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
+        `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
+        `submission_id` / `idempotency_key`). Raises `UserError` for an id reused with other messages."""
+        return self._submissions.submit(messages, submission_id, idempotency_key, metadata)
+
+    def inspect_submission(self, submission_id: str) -> dict | None:
+        """`{submission_id, idempotency_key, request_id, status, error, metadata, created_at,
+        started_at, completed_at}`, or None when unknown. Status: pending | running | completed |
+        aborted | skipped | error."""
+        return self._submissions.inspect(submission_id)
+
+    def list_submissions(self, status: str | None = None, limit: int | None = None) -> list[dict]:
+        """Submissions, oldest first, optionally of one status."""
+        from think_nb.submissions import inspection
+
+        return [inspection(r) for r in self._submissions.rows.select(status, limit)]
+
+    def cancel_submission(self, submission_id: str) -> dict | None:
+        """Cancel a pending (never applied) or running (its turn is aborted) submission."""
+        return self._submissions.cancel(submission_id)
+
+    def delete_submissions(self, *, status: str | None = None, completed_before: float | None = None,
+                           limit: int | None = None) -> int:
+        """Delete finished submissions (never pending or running ones); `completed_before`: epoch
+        seconds. Returns how many were deleted."""
+        return self._submissions.rows.delete(status=status, completed_before=completed_before, limit=limit)
+
+    def delete_submission(self, submission_id: str) -> bool:
+        """Delete one finished submission; False when it is unknown or still pending/running."""
+        return self._submissions.rows.delete(ids=[submission_id]) == 1
+
+    @property
+    def submissions_task(self) -> asyncio.Task | None:
+        """The task draining pending submissions (None when none has run)."""
+        return self._submissions.task
 
     # -- views ----------------------------------------------------------------------
     def streaming_turns(self) -> list[str]:
