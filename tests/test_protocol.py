@@ -93,7 +93,7 @@ FRAME_TYPEDDICTS = (
     protocol.UseChatRequest, protocol.ChatRequestCancel, protocol.ChatClear, protocol.ToolApproval,
     protocol.ToolResult, protocol.StreamResumeRequest, protocol.StreamResumeAck, protocol.SessionSwitch,
     protocol.UseChatResponse, protocol.MessageUpdated, protocol.StreamResuming, protocol.StreamResumeNone,
-    protocol.SessionFrame,
+    protocol.StreamPending, protocol.ChatRecovering, protocol.SessionFrame,
 )
 
 

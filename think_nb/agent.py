@@ -641,6 +641,31 @@ class Think:
         resumable stream), or None when it is unknown or older than the buffer keeps."""
         return self._engine.recorder.replay(request_id)
 
+    def pending_turns(self) -> list[str]:
+        """Request ids of turns accepted but not streaming yet (queued, debouncing, starting)."""
+        queue = self._engine.queue
+        streaming = set(self._engine.recorder.active())
+        subs = ([queue.active] if queue.active is not None else []) + list(queue.waiting)
+        return [s.request_id for s in subs if s.request_id not in streaming and not queue.stale(s)]
+
+    def debouncing_turns(self) -> list[str]:
+        """Request ids of turns waiting out a debounce window (`message_concurrency` debounce)."""
+        queue = self._engine.queue
+        return [s.request_id for s in queue.waiting if s.debounce_s and not queue.stale(s)]
+
+    def last_terminal(self) -> tuple[str, str] | None:
+        """`(request_id, status)` of the last turn when it ended `error` or `interrupted` and nothing
+        ran since (Think's terminal record, replayed to a view that opens later), else None."""
+        if self._engine.is_running:
+            return None
+        latest = self.store.streams.latest()
+        return latest if latest is not None and latest[1] in ("error", "interrupted") else None
+
+    @property
+    def recovering(self) -> bool:
+        """True while `recovery_task` (continuing a dead process's turns) runs."""
+        return self.recovery_task is not None and not self.recovery_task.done()
+
     def has_listeners(self) -> bool:
         """True when a panel, terminal or `chat()` caller listens to this agent."""
         return bool(self._engine.listeners)

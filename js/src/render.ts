@@ -29,6 +29,8 @@ export interface PanelActions {
 export const STATUS_LABEL: Partial<Record<Status, string>> = {
   "awaiting-approval": "awaiting approval",
   "awaiting-client-tool": "awaiting client tool",
+  pending: "queued",
+  recovering: "recovering an interrupted turn",
 };
 
 export interface PanelMeta {

@@ -52,6 +52,7 @@ class _Live:
         self.deltas = 0
         self.since = 0.0  # monotonic time of the batch's first chunk
         self.timer: asyncio.TimerHandle | None = None
+        self.stalled = False  # its `abort` chunk said `stalled`: the stream ends `interrupted`
 
 
 class StreamRecorder:
@@ -88,6 +89,7 @@ class StreamRecorder:
         live.pending.append(chunk)
         kind = chunk.get("type", "")
         live.deltas += kind in MERGEABLE
+        live.stalled |= kind == "abort" and chunk.get("reason") == "stalled"
         if first or kind in FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or (
                 time.monotonic() - live.since >= FLUSH_SECONDS):
             self.flush(request_id)
@@ -123,6 +125,8 @@ class StreamRecorder:
             return
         try:
             self.flush(request_id)
+            if live.stalled and status == "aborted":
+                status = "interrupted"
             self.streams.set_status(request_id, live.continuation, status)
             self.streams.drop_finished(KEEP_FINISHED_S)
         except Exception:  # the turn is over either way; what could not be written is not broadcast

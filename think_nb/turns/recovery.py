@@ -181,6 +181,15 @@ def schedule(agent: Think, left: list[tuple[Incident, Any]]) -> asyncio.Task | N
 
 
 async def _finish(agent: Think, left: list[tuple[Incident, Any]]) -> list[Any]:
+    root = left[0][0].request_id
+    agent._engine.notify("on_recovering", True, root)
+    try:
+        return await _finish_all(agent, left)
+    finally:
+        agent._engine.notify("on_recovering", False, root)
+
+
+async def _finish_all(agent: Think, left: list[tuple[Incident, Any]]) -> list[Any]:
     results = []
     for incident, (ctx, pending) in left:
         if not isinstance(pending, RecoveryDecision):
