@@ -4,7 +4,7 @@ Engine = ScriptedModel → litellm → chunk translation → accumulation → SQ
 ChatPanel frames to an in-process comm. Baseline = consuming the same litellm stream raw, in the
 same process, with nothing else. Runs are interleaved; medians are compared. Target: ≤ 1.5×.
 
-    python bench/bench_stream.py [--deltas 10000] [--runs 5]
+    python bench/bench_stream.py [--deltas 10000] [--runs 5] [--quick]
 """
 
 from __future__ import annotations
@@ -78,7 +78,10 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deltas", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="3 runs instead of --runs")
     args = parser.parse_args()
+    if args.quick:
+        args.runs = 3
     comm.create_comm = CountingComm
     db = Path(tempfile.mkdtemp()) / "bench.sqlite"
     await raw(100)  # warm up litellm and the provider

@@ -75,7 +75,7 @@ class StreamRecorder:
     def record(self, request_id: str, chunk: dict, continuation: bool) -> bool:
         """Buffer one chunk (written, then broadcast, by the next flush); returns True when it is
         the turn's first."""
-        self.last_chunk_at[request_id] = time.monotonic()
+        now = self.last_chunk_at[request_id] = time.monotonic()
         if request_id in self._cleared:
             self.broadcast(request_id, chunk, continuation)
             return False
@@ -84,14 +84,16 @@ class StreamRecorder:
         if live is None:
             live = self._live[request_id] = _Live(continuation)
             self.streams.set_status(request_id, continuation, "streaming")
-        if not live.pending:
-            live.since = time.monotonic()
-        live.pending.append(chunk)
+        pending = live.pending
+        if not pending:
+            live.since = now
+        pending.append(chunk)
         kind = chunk.get("type", "")
-        live.deltas += kind in MERGEABLE
-        live.stalled |= kind == "abort" and chunk.get("reason") == "stalled"
-        if first or kind in FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or (
-                time.monotonic() - live.since >= FLUSH_SECONDS):
+        if kind in MERGEABLE:
+            live.deltas += 1
+        elif kind == "abort":
+            live.stalled = chunk.get("reason") == "stalled"
+        if first or kind in FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or now - live.since >= FLUSH_SECONDS:
             self.flush(request_id)
         else:
             self._arm(request_id, live)
