@@ -4,7 +4,7 @@ Engine = ScriptedModel → litellm → chunk translation → accumulation → SQ
 ChatPanel frames to an in-process comm. Baseline = consuming the same litellm stream raw, in the
 same process, with nothing else. Runs are interleaved; medians are compared. Target: ≤ 1.5×.
 
-    python bench/bench_stream.py [--deltas 10000] [--runs 5]
+    python bench/bench_stream.py [--deltas 10000] [--runs 5] [--quick]
 """
 
 from __future__ import annotations

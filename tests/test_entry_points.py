@@ -1,6 +1,7 @@
 """Programmatic turns: save_messages, continue_last_turn, regenerate, abort, stability, config, repair."""
 
 import asyncio
+import json
 import sqlite3
 import subprocess
 import sys
@@ -196,7 +197,9 @@ Worker("w", db={str(db)!r}).run("go")
     assert agent.messages[:2] == [user("go"), {"id": IsStr(), "role": "assistant", "parts": [
         {"type": "step-start"}, {"type": "text", "text": "Running it.", "state": "done"},
         {"type": "tool-slow", "toolCallId": "call_1_0", "state": "output-error", "input": {"n": 1},
-         "errorText": "The tool call was interrupted before a result was recorded."}]}]
+         "errorText": "The tool call was interrupted before a result was recorded."}],
+        "metadata": {"interrupted": True}}]  # recovery marks the reply of the cut-off turn
+    assert agent.turns()[0]["status"] == "interrupted"
     assert script.requests[0]["messages"][2:4] == [
         {"role": "assistant", "content": "Running it.", "tool_calls": [
             {"id": "call_1_0", "type": "function", "function": {"name": "slow", "arguments": '{"n":1}'}}]},
@@ -231,14 +234,15 @@ agent.run("go")
 """
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
 
-    def buffered_segments() -> int:
+    def buffered_text() -> int:
         try:
             with sqlite3.connect(db) as conn:
-                return conn.execute("SELECT count(*) FROM stream_chunks").fetchone()[0]
+                rows = conn.execute("SELECT chunks FROM stream_chunks").fetchall()
         except sqlite3.Error:  # not created yet
             return 0
+        return sum(len(c.get("delta", "")) for (r,) in rows for c in json.loads(r) if c["type"] == "text-delta")
 
-    await eventually(lambda: buffered_segments() >= 3, timeout=60, what="3 buffered stream segments")
+    await eventually(lambda: buffered_text() >= 10, timeout=60, what="10 characters in the stream buffer")
     proc.kill()
     await proc.wait()
 

@@ -130,7 +130,12 @@ async def test_rows_left_streaming_by_a_dead_kernel_are_marked_interrupted(recor
     reopened = type(agent)("dead")  # the next kernel opens the agent
     panel = ChatPanel(reopened)
     from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "p"})
-    assert custom_msgs(panel)[-1] == protocol.stream_resume_none("p")  # nothing to resume
+    # nothing streams; the last turn was interrupted: its outcome is replayed (Think's terminal replay)
+    assert custom_msgs(panel)[-1] == protocol.stream_resuming("old", "p")
+    from_js(panel, {"type": protocol.STREAM_RESUME_ACK, "id": "old", "probeId": "p"})
+    from think_nb.widget import INTERRUPTED_TEXT
+    assert custom_msgs(panel)[-1] == protocol.use_chat_response(
+        "old", [*chunks, {"type": "error", "errorText": INTERRUPTED_TEXT}], done=True, error=True, replay=True)
     assert db.read("SELECT status FROM stream_metadata WHERE request_id = 'old'") == [("interrupted",)]
     recovered = panel.messages[-1]  # what had streamed is kept, marked interrupted
     assert (recovered["id"], recovered["parts"][-1]["text"], recovered["metadata"]["interrupted"]) == (

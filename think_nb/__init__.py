@@ -9,10 +9,12 @@ from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.tools.client import client_tool
 from think_nb.tools.tool import Tool, tool
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortController, AbortSignal
 
-__all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ModelConfig", "StepContext", "Think", "Tool",
+__all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ChatRecoveryContext", "ModelConfig",
+           "RecoveryDecision", "StepContext", "Think", "Tool",
            "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext", "TurnResult",
            "__version__", "client_tool", "load_ipython_extension", "tool"]
 

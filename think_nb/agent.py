@@ -46,9 +46,10 @@ from think_nb.messages import new_id, user_message
 from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.submissions import Submissions
+from think_nb.turns import recovery
 from think_nb.turns.engine import Messages, TurnEngine
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext, user_code
-from think_nb.turns.recovery import recover_interrupted_streams
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
@@ -80,6 +81,16 @@ class Think:
     message_concurrency: Any = "queue"
     """Overlapping user submissions: "queue" | "latest" | "merge" | "drop" |
     {"strategy": "debounce", "debounce_ms": 750} (Think's `messageConcurrency`; `turns/admission.py`)."""
+    chat_stream_stall_timeout: float | None = None
+    """Seconds without a chunk (model or tool time) after which a turn is aborted as stalled, its
+    partial kept and marked interrupted (Think's `chatStreamStallTimeoutMs`); None: never.
+    `TurnConfig.chat_stream_stall_timeout` overrides it per turn (`turns/watchdog.py`)."""
+    chat_recovery: bool = True
+    """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
+    False: their partial replies are still stored, nothing is continued."""
+    chat_recovery_max_attempts: int = 3
+    """How many recovery turns one interrupted turn may chain (each interrupted in turn) before
+    `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
     parent: Think | None = None
     """The agent that created this one with `sub_agent`, else None."""
     default_model: str | ModelConfig | None = None
@@ -96,12 +107,17 @@ class Think:
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
         self.store = AgentStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
-        recover_interrupted_streams(self.store)  # a kernel that died mid-stream left recorded chunks
+        left = recovery.recover(self)  # turns a dead kernel left: partial replies stored, hook asked
         self.conversation = Conversation(self.store, self.hydration_limit)
         self._session: Any = None
         self._session_pending: Any = None
         self._children: dict[tuple[type, str], Think] = {}
         self._engine = TurnEngine(self)
+        self.recovery_task: asyncio.Task | None = recovery.schedule(self, left)
+        """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
+        `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
+        self._submissions = Submissions(self)
+        self._submissions.recover()  # a dead kernel's accepted submissions run again
         preload_litellm()
 
     def __repr__(self) -> str:
@@ -171,6 +187,7 @@ class Think:
         self.store.state.set("unloaded_tool_calls", None)
         if self._session is not None:
             self._session.reset()  # Think refreshes the prompt and skill state on clear
+        self._submissions.rows.skip_pending()
         self._engine.clear()
 
     # -- the AgentHost seam (used by the TurnEngine) ----------------------------------------
@@ -217,6 +234,14 @@ class Think:
         Raises `UserError` for an unknown id (nothing changes)."""
         self.conversation.switch_branch(message_id)
         self._engine.messages_changed()
+
+    def on_chat_recovery(self, ctx: recovery.ChatRecoveryContext) -> Any:
+        """Called, when the agent is created, for each turn a dead process left unfinished (Think's
+        `onChatRecovery`). Return a `RecoveryDecision(persist=True, continue_=False)` (the default,
+        also for None): `persist` stores the partial reply (settled tool results are kept either
+        way), `continue_` starts a turn that continues it (or answers the user message again when
+        nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
+        return None
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:
         """How a tool part left without a result is repaired before the next model call (Think's
@@ -579,6 +604,45 @@ class Think:
 
         return sessions.list_sessions(self.store)
 
+    # -- submissions (Think's submitMessages; think_nb.submissions) -------------------------
+    async def submit_messages(self, messages: list[dict], *, submission_id: str | None = None,
+                              idempotency_key: str | None = None, metadata: Any = None) -> dict:
+        """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
+        `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
+        `submission_id` / `idempotency_key`). Raises `UserError` for an id reused with other messages."""
+        return self._submissions.submit(messages, submission_id, idempotency_key, metadata)
+
+    def inspect_submission(self, submission_id: str) -> dict | None:
+        """`{submission_id, idempotency_key, request_id, status, error, metadata, created_at,
+        started_at, completed_at}`, or None when unknown. Status: pending | running | completed |
+        aborted | skipped | error."""
+        return self._submissions.inspect(submission_id)
+
+    def list_submissions(self, status: str | None = None, limit: int | None = None) -> list[dict]:
+        """Submissions, oldest first, optionally of one status."""
+        from think_nb.submissions import inspection
+
+        return [inspection(r) for r in self._submissions.rows.select(status, limit)]
+
+    def cancel_submission(self, submission_id: str) -> dict | None:
+        """Cancel a pending (never applied) or running (its turn is aborted) submission."""
+        return self._submissions.cancel(submission_id)
+
+    def delete_submissions(self, *, status: str | None = None, completed_before: float | None = None,
+                           limit: int | None = None) -> int:
+        """Delete finished submissions (never pending or running ones); `completed_before`: epoch
+        seconds. Returns how many were deleted."""
+        return self._submissions.rows.delete(status=status, completed_before=completed_before, limit=limit)
+
+    def delete_submission(self, submission_id: str) -> bool:
+        """Delete one finished submission; False when it is unknown or still pending/running."""
+        return self._submissions.rows.delete(ids=[submission_id]) == 1
+
+    @property
+    def submissions_task(self) -> asyncio.Task | None:
+        """The task draining pending submissions (None when none has run)."""
+        return self._submissions.task
+
     # -- views ----------------------------------------------------------------------
     def streaming_turns(self) -> list[str]:
         """Request ids of the turns streaming now, oldest first (a view resumes them)."""
@@ -588,6 +652,31 @@ class Think:
         """`(chunks so far, continuation, finished)` of a recent turn's recorded stream (Think's
         resumable stream), or None when it is unknown or older than the buffer keeps."""
         return self._engine.recorder.replay(request_id)
+
+    def pending_turns(self) -> list[str]:
+        """Request ids of turns accepted but not streaming yet (queued, debouncing, starting)."""
+        queue = self._engine.queue
+        streaming = set(self._engine.recorder.active())
+        subs = ([queue.active] if queue.active is not None else []) + list(queue.waiting)
+        return [s.request_id for s in subs if s.request_id not in streaming and not queue.stale(s)]
+
+    def debouncing_turns(self) -> list[str]:
+        """Request ids of turns waiting out a debounce window (`message_concurrency` debounce)."""
+        queue = self._engine.queue
+        return [s.request_id for s in queue.waiting if s.debounce_s and not queue.stale(s)]
+
+    def last_terminal(self) -> tuple[str, str] | None:
+        """`(request_id, status)` of the last turn when it ended `error` or `interrupted` and nothing
+        ran since (Think's terminal record, replayed to a view that opens later), else None."""
+        if self._engine.is_running:
+            return None
+        latest = self.store.streams.latest()
+        return latest if latest is not None and latest[1] in ("error", "interrupted") else None
+
+    @property
+    def recovering(self) -> bool:
+        """True while `recovery_task` (continuing a dead process's turns) runs."""
+        return self.recovery_task is not None and not self.recovery_task.done()
 
     def has_listeners(self) -> bool:
         """True when a panel, terminal or `chat()` caller listens to this agent."""

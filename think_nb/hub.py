@@ -4,10 +4,13 @@ One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener o
 (`agent.subscribe`). It
 
 - fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
-  `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`);
-- keeps the status every panel shows (`think_nb.protocol.STATUSES`: submitted, streaming,
-  awaiting-approval, awaiting-client-tool, paused, error, ready); a turn that ends while
-  another streams never sets `ready`;
+  `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`);
+- keeps the status every panel shows (`think_nb.protocol.STATUSES`: submitted, pending (a turn
+  waits out its debounce window), streaming, recovering (a dead kernel's
+  turns are being continued), awaiting-approval, awaiting-client-tool, paused, error, ready); a
+  turn that ends while another streams never sets `ready`;
+- answers the resume handshake's questions: turns streaming (`active`), accepted but not
+  streaming (`pending`), the last terminal outcome (`terminal`), recovery (`recovering`);
 - keeps the agent's memory state for the context tab (`session_state()`);
 - names the view that runs client tools (`runner`): the view that most recently attached
   (sent `stream_resume_request`) or sent a message, so each client call runs once;
@@ -159,6 +162,16 @@ class ViewHub:
         out = [r for r in self._running if r]
         out += [r for r in [*self._submitted, *self._streaming] if r not in out]
         return out
+    def pending(self) -> list[str]:
+        """Request ids of turns accepted but not streaming yet."""
+        return self._agent.pending_turns()
+
+    def terminal(self) -> tuple[str, str] | None:
+        """`(request_id, status)` of the last turn when it ended in error or was interrupted."""
+        return self._agent.last_terminal()
+
+    def recovering(self) -> bool:
+        return self._agent.recovering
 
     # -- agent listener -----------------------------------------------------------------------
     def on_submitted(self, request_id: str, future: Any = None) -> None:
@@ -233,6 +246,11 @@ class ViewHub:
         self.refresh_status()
         self._refresh_session()
 
+    def on_recovering(self, recovering: bool, request_id: str) -> None:
+        """Recovery of a dead kernel's turns started or ended: tell every panel."""
+        self._fan_out("on_recovering", recovering, request_id)
+        self.refresh_status()
+
     def on_session(self, state: dict) -> None:
         """The agent's memory changed (`Session.emit_status`): tell every panel."""
         self._fan_out("on_session", self._session_frame(state))
@@ -297,8 +315,10 @@ class ViewHub:
             return "paused"
         if self._streaming:
             return "streaming"
+        if self._agent.recovering:
+            return "recovering"
         if self._submitted or self._running or self._agent.is_running:
-            return "submitted"
+            return "pending" if self._agent.debouncing_turns() else "submitted"
         if self.error:
             return "error"
         return self._waiting_for_user() or "ready"

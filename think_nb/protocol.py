@@ -22,14 +22,19 @@ Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
 cut at its token limit), ``switch_branch`` (``switch_branch(messageId)``: another version of a
 regenerated reply).
 Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
-``stream_resuming``, ``stream_resume_none``, ``chat_clear``, ``session`` (Think's
+``stream_resuming``, ``stream_resume_none``, ``stream_pending`` (accepted, not streaming yet),
+``chat_recovering`` (recovery of a dead kernel's turns starts/ends), ``chat_clear``, ``session`` (Think's
 ``cf_agent_session``: the context tab's state, ``Session.status()`` plus the session list).
 
 The resume handshake (Think's): a panel model that starts sends
 ``stream_resume_request {probeId}``; the kernel answers ``stream_resuming {id, probeId}``
 per in-flight turn, or ``stream_resume_none {probeId}``; the panel that owns ``probeId``
 answers ``stream_resume_ack {id, probeId}`` and the kernel sends the turn so far as one
-``use_chat_response`` with ``replay: true``, then goes on live. Frames reach every view
+``use_chat_response`` with ``replay: true``, then goes on live. A turn accepted but not yet
+streaming answers ``stream_pending {id, probeId}`` (its chunks then arrive live). With nothing
+running, the last turn's terminal outcome, when it was an error or an interruption, is replayed
+the same way (``stream_resuming``, then on ack its chunks with ``done``/``error``), and
+``chat_recovering {recovering: true}`` is sent while recovery runs. Frames reach every view
 of a widget, so ``probeId`` says which view asked.
 
 UIMessages and UIMessageChunks inside frames are plain AI SDK dicts; this module only
@@ -50,6 +55,7 @@ from think_nb.jsonsafe import to_json_value
 
 __all__ = [
     "CHAT_CLEAR",
+    "CHAT_RECOVERING",
     "CHAT_REQUEST_CANCEL",
     "CONTINUE_REQUEST",
     "KERNEL_FRAME_TYPES",
@@ -59,6 +65,7 @@ __all__ = [
     "SESSION_SWITCH",
     "SPEC",
     "STATUSES",
+    "STREAM_PENDING",
     "STREAM_RESUME_ACK",
     "STREAM_RESUME_NONE",
     "STREAM_RESUME_REQUEST",
@@ -70,6 +77,7 @@ __all__ = [
     "USE_CHAT_REQUEST",
     "USE_CHAT_RESPONSE",
     "ChatClear",
+    "ChatRecovering",
     "ChatRequestCancel",
     "ContinueRequest",
     "Frame",
@@ -80,6 +88,7 @@ __all__ = [
     "SessionFrame",
     "SessionInfo",
     "SessionSwitch",
+    "StreamPending",
     "StreamResumeAck",
     "StreamResumeNone",
     "StreamResumeRequest",
@@ -90,10 +99,12 @@ __all__ = [
     "UseChatRequest",
     "UseChatResponse",
     "chat_clear",
+    "chat_recovering",
     "frame_error",
     "message_updated",
     "parse_frame",
     "session_frame",
+    "stream_pending",
     "stream_resume_none",
     "stream_resuming",
     "use_chat_response",
@@ -124,6 +135,8 @@ USE_CHAT_RESPONSE: Final[str] = _FRAMES["USE_CHAT_RESPONSE"]
 STREAM_RESUMING: Final[str] = _FRAMES["STREAM_RESUMING"]
 STREAM_RESUME_NONE: Final[str] = _FRAMES["STREAM_RESUME_NONE"]
 SESSION: Final[str] = _FRAMES["SESSION"]
+STREAM_PENDING: Final[str] = _FRAMES["STREAM_PENDING"]
+CHAT_RECOVERING: Final[str] = _FRAMES["CHAT_RECOVERING"]
 SESSION_SWITCH: Final[str] = _FRAMES["SESSION_SWITCH"]
 CONTINUE_REQUEST: Final[str] = _FRAMES["CONTINUE_REQUEST"]
 SWITCH_BRANCH: Final[str] = _FRAMES["SWITCH_BRANCH"]
@@ -257,6 +270,24 @@ class StreamResumeNone(TypedDict):
     probeId: NotRequired[str]
 
 
+class StreamPending(TypedDict):
+    """Kernel -> panel: turn ``id`` is accepted but not streaming yet (queued, debouncing): keep
+    waiting; its chunks will arrive live from the first one (Think's ``cf_agent_stream_pending``)."""
+
+    type: Literal["stream_pending"]
+    id: NotRequired[str]
+    probeId: NotRequired[str]
+
+
+class ChatRecovering(TypedDict):
+    """Kernel -> panel: the agent is (``recovering: true``) or is no longer recovering turns a dead
+    process left unfinished; ``id`` is the interrupted turn (Think's ``cf_agent_chat_recovering``)."""
+
+    type: Literal["chat_recovering"]
+    recovering: bool
+    id: NotRequired[str]
+
+
 class SessionBlock(TypedDict):
     """One context block as ``ContextBlock.as_dict()`` gives it (the DataFrame's row)."""
 
@@ -322,7 +353,10 @@ PanelFrame = (
     UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
     | StreamResumeRequest | StreamResumeAck | SessionSwitch | ContinueRequest | SwitchBranch
 )
-KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear | SessionFrame
+KernelFrame = (
+    UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | StreamPending | ChatRecovering
+    | ChatClear | SessionFrame
+)
 Frame = PanelFrame | KernelFrame
 
 PANEL_FRAME_TYPES: Final = frozenset(_FRAMES[name] for name in SPEC["panel_frames"])
@@ -366,6 +400,24 @@ def stream_resume_none(probe_id: str | None = None) -> StreamResumeNone:
     frame = StreamResumeNone(type="stream_resume_none")
     if probe_id:
         frame["probeId"] = probe_id
+    return frame
+
+
+def stream_pending(request_id: str | None = None, probe_id: str | None = None) -> StreamPending:
+    """Build a ``stream_pending`` frame for accepted turn ``request_id`` (answering ``probe_id``)."""
+    frame = StreamPending(type="stream_pending")
+    if request_id:
+        frame["id"] = request_id
+    if probe_id:
+        frame["probeId"] = probe_id
+    return frame
+
+
+def chat_recovering(recovering: bool, request_id: str | None = None) -> ChatRecovering:
+    """Build a ``chat_recovering`` frame (``request_id``: the interrupted turn)."""
+    frame = ChatRecovering(type="chat_recovering", recovering=recovering)
+    if request_id:
+        frame["id"] = request_id
     return frame
 
 
@@ -489,6 +541,16 @@ def _check_use_chat_response(raw: Mapping[str, Any]) -> str | None:
     return _need_id(raw) or next(filter(None, map(_chunk_error, chunks)), None)
 
 
+def _check_stream_pending(raw: Mapping[str, Any]) -> str | None:
+    return _optional_str(raw, "id") or _probe(raw)
+
+
+def _check_chat_recovering(raw: Mapping[str, Any]) -> str | None:
+    if not isinstance(raw.get("recovering"), bool):
+        return "'recovering' must be a boolean"
+    return _optional_str(raw, "id")
+
+
 def _no_fields(raw: Mapping[str, Any]) -> str | None:
     return None
 
@@ -535,6 +597,8 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     MESSAGE_UPDATED: _check_message_updated,
     STREAM_RESUMING: _id_and_probe,
     STREAM_RESUME_NONE: _probe,
+    STREAM_PENDING: _check_stream_pending,
+    CHAT_RECOVERING: _check_chat_recovering,
     SESSION: _check_session,
     SESSION_SWITCH: _check_session_switch,
     CONTINUE_REQUEST: _need_id,

@@ -5,7 +5,8 @@
   key (`"<parent key>/<Child>:<name>"`), with its own messages and tools.
 - `await child.chat(message, callback, signal=None)` runs a full turn and calls
   `callback.on_start({"request_id": ...})`, `callback.on_event(json_chunk)` per chunk, then
-  `callback.on_done()` or `callback.on_error(message)` (Think's `StreamCallback`; callback
+  `callback.on_done()` or `callback.on_error(message)`, or `callback.on_interrupted(message)` when
+  the stall watchdog ended the turn (falls back to `on_error`) (Think's `StreamCallback`; callback
   methods may be sync or async, and any may be missing).
 - `child.cancel_chat(request_id, reason=None)` cancels it from anywhere (no-op when unknown/ended).
 - `await parent.delegate(child, message)`, called from one of the parent's tools, runs
@@ -78,6 +79,8 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
         unsubscribe()
     if result.status == "completed":
         await _call(callback, "on_done")
+    elif result.interrupted and callable(getattr(callback, "on_interrupted", None)):
+        await _call(callback, "on_interrupted", result.error or "The turn was interrupted.")
     else:
         await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
     return result

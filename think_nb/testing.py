@@ -33,7 +33,7 @@ _ids = itertools.count(1)
 
 @dataclass
 class _Item:
-    kind: str  # text | deltas | tool_call | error | usage | silent
+    kind: str  # text | deltas | tool_call | error | usage | silent | stall
     value: Any
     chunk_size: int = 3
 
@@ -104,6 +104,12 @@ class ScriptedModel:
         return _Item("silent", None)
 
     @staticmethod
+    def stall(seconds: float | None = None) -> _Item:
+        """Stop sending at this point for `seconds` (None: until the call is cancelled): a provider
+        whose stream hangs (the stall watchdog's test case)."""
+        return _Item("stall", seconds)
+
+    @staticmethod
     def error(message: str) -> _Item:
         """Fail the call at this point with `RuntimeError(message)`."""
         return _Item("error", message)
@@ -117,7 +123,12 @@ class ScriptedModel:
         return self.steps.pop(0)
 
 
-def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]:
+@dataclass
+class _Stall:
+    seconds: float | None
+
+
+def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception | _Stall]:
     if any(item.kind == "silent" for item in items):
         return
     usage = None
@@ -135,6 +146,8 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception]
             tool_index += 1
         elif item.kind == "error":
             yield RuntimeError(item.value)
+        elif item.kind == "stall":
+            yield _Stall(item.value)
     finish = "tool_calls" if has_tools else "stop"
     for item in items:
         if item.kind == "usage":
@@ -177,6 +190,9 @@ def _make_handler() -> Any:
             for chunk in _generic_chunks(items, len(script.requests)):
                 if script.delay:
                     await asyncio.sleep(script.delay)
+                if isinstance(chunk, _Stall):
+                    await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
+                    continue
                 if isinstance(chunk, Exception):
                     raise chunk
                 yield chunk

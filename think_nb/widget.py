@@ -46,6 +46,7 @@ _log = logging.getLogger(__name__)
 
 ESM_PATH = Path(__file__).parent / "static" / "widget.js"
 _ESM_STUB = "export default {};"  # stands in at import time when the bundle is not built
+INTERRUPTED_TEXT = "The turn was interrupted before it finished; its partial reply was kept."
 FLUSH_INTERVAL_S = 0.04
 """Longest time a chunk waits in the kernel before it is sent (≤ 25 frames/s per panel)."""
 
@@ -86,6 +87,10 @@ class _Listener:
     def on_session(self, frame: protocol.SessionFrame) -> None:
         """The agent's memory changed: a ``session`` frame for the context tab."""
         self._panel._on_session(frame)
+
+    def on_recovering(self, recovering: bool, request_id: str) -> None:
+        """Recovery of a dead kernel's turns started or ended."""
+        self._panel._send_frame(protocol.chat_recovering(recovering, request_id))
 
     def on_runner(self, client_id: str) -> None:
         """Another view now runs client tools."""
@@ -328,11 +333,21 @@ class ChatPanel(anywidget.AnyWidget):
     def _handle_resume_request(self, probe_id: str | None) -> None:
         if probe_id:
             self._hub.set_runner(probe_id)
+        if self._hub.recovering():
+            self._send_frame(protocol.chat_recovering(True))
         active = self._hub.active()
-        if not active:
-            self._send_frame(protocol.stream_resume_none(probe_id))
         for request_id in active:
             self._send_frame(protocol.stream_resuming(request_id, probe_id))
+        if active:
+            return
+        pending = self._hub.pending()
+        terminal = self._hub.terminal()
+        if pending:  # accepted, nothing streamed: its chunks reach this view live from the first
+            self._send_frame(protocol.stream_pending(pending[0], probe_id))
+        elif terminal is not None:  # the last turn's error / interruption, replayed on ack
+            self._send_frame(protocol.stream_resuming(terminal[0], probe_id))
+        else:
+            self._send_frame(protocol.stream_resume_none(probe_id))
 
     def _handle_resume_ack(self, request_id: str, probe_id: str | None) -> None:
         self._batcher.flush()  # what this panel already sent goes before the replay
@@ -342,8 +357,13 @@ class ChatPanel(anywidget.AnyWidget):
             self._send_frame(protocol.stream_resume_none(probe_id))
             return
         chunks, continuation, finished = replay
+        terminal = self._hub.terminal() if finished else None
+        failed = terminal is not None and terminal[0] == request_id
+        if failed and terminal is not None and terminal[1] == "interrupted" and not any(
+                c.get("type") == "error" for c in chunks):
+            chunks = [*chunks, {"type": "error", "errorText": INTERRUPTED_TEXT}]
         self._send_frame(protocol.use_chat_response(
-            request_id, chunks, done=finished, continuation=continuation, replay=True
+            request_id, chunks, done=finished, error=failed, continuation=continuation, replay=True
         ))
 
 

@@ -94,6 +94,19 @@ export interface StreamResumeNone {
   probeId?: string;
 }
 
+/** Kernel → panel: turn `id` is accepted but not streaming yet (queued, debouncing); its chunks arrive live. */
+export interface StreamPending {
+  type: typeof FRAME.STREAM_PENDING;
+  id?: string;
+  probeId?: string;
+}
+/** Kernel → panel: recovery of turns a dead kernel left unfinished started (`recovering`) or ended. */
+export interface ChatRecovering {
+  type: typeof FRAME.CHAT_RECOVERING;
+  recovering: boolean;
+  id?: string;
+}
+
 /** One context block, as `ContextBlock.as_dict()` gives it. */
 export interface SessionBlock {
   label: string;
@@ -155,7 +168,15 @@ export type PanelFrame =
   | StreamResumeRequest
   | StreamResumeAck
   | SessionSwitch;
-export type KernelFrame = UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | ChatClear | SessionFrame;
+export type KernelFrame =
+  | UseChatResponse
+  | MessageUpdated
+  | StreamResuming
+  | StreamResumeNone
+  | StreamPending
+  | ChatRecovering
+  | ChatClear
+  | SessionFrame;
 export type Frame = PanelFrame | KernelFrame;
 
 type Obj = Record<string, unknown>;
@@ -260,6 +281,8 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.MESSAGE_UPDATED]: (raw) => messageError(raw.message),
   [FRAME.STREAM_RESUMING]: idAndProbe,
   [FRAME.STREAM_RESUME_NONE]: probe,
+  [FRAME.STREAM_PENDING]: (raw) => optionalStr(raw, "id") ?? probe(raw),
+  [FRAME.CHAT_RECOVERING]: (raw) => (typeof raw.recovering === "boolean" ? optionalStr(raw, "id") : "'recovering' must be a boolean"),
   [FRAME.SESSION]: checkSession,
   [FRAME.SESSION_SWITCH]: (raw) => (typeof raw.session === "string" ? null : "missing string 'session'"),
   [FRAME.CONTINUE_REQUEST]: needId,

@@ -39,6 +39,8 @@ export interface Annotations {
 export const STATUS_LABEL: Partial<Record<Status, string>> = {
   "awaiting-approval": "awaiting approval",
   "awaiting-client-tool": "awaiting client tool",
+  pending: "queued",
+  recovering: "recovering an interrupted turn",
 };
 
 /** What each status means (the status line's tooltip). */

@@ -26,6 +26,8 @@ export interface FrameTypes {
   MESSAGE_UPDATED: "message_updated";
   STREAM_RESUMING: "stream_resuming";
   STREAM_RESUME_NONE: "stream_resume_none";
+  STREAM_PENDING: "stream_pending";
+  CHAT_RECOVERING: "chat_recovering";
   SESSION: "session";
 }
 
@@ -33,7 +35,16 @@ export interface FrameTypes {
 export const FRAME: Readonly<FrameTypes> = spec.frames as FrameTypes;
 
 /** A status every panel of an agent shows (the literal types of `spec.statuses`). */
-export type Status = "ready" | "submitted" | "streaming" | "awaiting-approval" | "awaiting-client-tool" | "paused" | "error";
+export type Status =
+  | "ready"
+  | "submitted"
+  | "streaming"
+  | "awaiting-approval"
+  | "awaiting-client-tool"
+  | "paused"
+  | "error"
+  | "pending"
+  | "recovering";
 
 /** The statuses, in the spec's order. */
 export const STATUSES: readonly Status[] = spec.statuses as Status[];

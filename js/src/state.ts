@@ -41,6 +41,10 @@ export interface PanelState {
   responded: Record<string, boolean>;
   /** The agent's memory (context tab), or null when the kernel sent none. */
   memory: SessionState | null;
+  /** A turn the kernel accepted and has not streamed yet (`stream_pending`), or null. */
+  pendingTurn: string | null;
+  /** The kernel is recovering turns a dead kernel left unfinished (`chat_recovering`). */
+  recovering: boolean;
 }
 
 /** One message as drawn: live ones carry the streamed tool input and inline error. */
@@ -65,6 +69,8 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     awaitingReplay: [],
     responded: {},
     memory: null,
+    pendingTurn: null,
+    recovering: false,
     ...init,
   };
 }
@@ -83,6 +89,12 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
       return { ...state, probePending: false, awaitingReplay: [...state.awaitingReplay, frame.id] };
     case FRAME.STREAM_RESUME_NONE:
       return mine(state, frame.probeId) ? { ...state, probePending: false, awaitingReplay: [] } : state;
+    case FRAME.STREAM_PENDING:
+      // nothing streamed yet: live frames from the turn's first chunk on are the whole turn
+      if (!mine(state, frame.probeId)) return state;
+      return { ...state, probePending: false, awaitingReplay: [], pendingTurn: frame.id ?? state.pendingTurn };
+    case FRAME.CHAT_RECOVERING:
+      return { ...state, recovering: frame.recovering };
     case FRAME.MESSAGE_UPDATED: {
       const { message } = frame;
       return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)) };
@@ -92,7 +104,17 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
       return { ...state, memory };
     }
     case FRAME.CHAT_CLEAR:
-      return { ...state, transcript: [], live: [], optimistic: [], error: "", pendingRequestId: null, localSubmitted: false, responded: {} };
+      return {
+        ...state,
+        transcript: [],
+        live: [],
+        optimistic: [],
+        error: "",
+        pendingRequestId: null,
+        localSubmitted: false,
+        responded: {},
+        pendingTurn: null,
+      };
     default:
       return state;
   }
@@ -116,6 +138,7 @@ function applyResponse(state: PanelState, frame: UseChatResponse): PanelState {
     pendingRequestId: frame.done && state.pendingRequestId === frame.id ? null : state.pendingRequestId,
     localSubmitted: state.pendingRequestId === frame.id ? false : state.localSubmitted,
     awaitingReplay: frame.replay ? state.awaitingReplay.filter((id) => id !== frame.id) : state.awaitingReplay,
+    pendingTurn: state.pendingTurn === frame.id ? null : state.pendingTurn,
   };
 }
 
@@ -164,7 +187,10 @@ export function responded(state: PanelState, toolCallId: string): PanelState {
 
 /** What the status line shows: `submitted` from the click until the kernel answers. */
 export function displayStatus(state: PanelState): Status {
-  return state.localSubmitted && state.status !== "streaming" ? "submitted" : state.status;
+  if (state.localSubmitted && state.status !== "streaming") return "submitted";
+  if (state.status === "ready" && state.recovering) return "recovering";
+  if ((state.status === "ready" || state.status === "submitted") && state.pendingTurn !== null) return "pending";
+  return state.status;
 }
 
 /** The request a Stop click should cancel: the newest streaming turn, else the one just sent. */

@@ -202,6 +202,23 @@ describe("reduce", () => {
     expect(none.probePending).toBe(false);
   });
 
+  it("stream_pending releases the probe (live frames are the whole turn) and shows the turn queued", () => {
+    let s = reduce(initialState({ probeId: "v1", probePending: true }), { type: FRAME.STREAM_PENDING, id: "r1", probeId: "v1" });
+    expect([s.probePending, s.pendingTurn, displayStatus(s)]).toEqual([false, "r1", "pending"]);
+    s = reduce(s, response("r1", [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Hi" }]));
+    expect(s.pendingTurn).toBeNull();
+    expect(visibleMessages(s).at(-1)?.message.parts).toEqual([{ type: "text", text: "Hi", state: "streaming" }]);
+    const other = reduce(initialState({ probeId: "v2", probePending: true }), { type: FRAME.STREAM_PENDING, id: "r1", probeId: "v1" });
+    expect(other.probePending).toBe(true); // another view's answer
+  });
+
+  it("chat_recovering shows recovering until it ends", () => {
+    let s = reduce(initialState(), frame("chat_recovering"));
+    expect([s.recovering, displayStatus(s)]).toEqual([true, "recovering"]);
+    s = reduce(s, frame("chat_recovering--done"));
+    expect(displayStatus(s)).toBe("ready");
+  });
+
   it("a continuation's result for an earlier tool call shows in that message at once", () => {
     const tool = { type: "tool-rm", toolCallId: "c1", state: "approval-responded", input: { p: 1 }, approval: { id: "a", approved: true } };
     const earlier: UIMessage = { id: "a1", role: "assistant", parts: [tool as never] };

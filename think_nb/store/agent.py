@@ -6,6 +6,7 @@
     store.turn_log        TurnLog: one row per turn
     store.traces          TraceStore: hook traces and recordings
     store.streams         StreamStore: the resumable stream (chunks of turns in flight)
+    store.submissions     SubmissionRows: the submission ledger (`submit_messages`)
     store.sessions        SessionStore: session rows
     store.blocks          BlockRows: context blocks without a provider, cached prompts
     store.approvals       Approvals: the ledger of approve()/deny() decisions
@@ -26,6 +27,7 @@ from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_k
 from think_nb.store.sessions import SessionStore
 from think_nb.store.state import AgentState
 from think_nb.store.streams import StreamStore
+from think_nb.store.submissions import SubmissionRows
 from think_nb.store.traces import TraceStore
 from think_nb.store.turn_log import TurnLog
 
@@ -47,6 +49,7 @@ class AgentStore:
         self.turn_log = TurnLog(db, agent_key)
         self.traces = TraceStore(db, agent_key)
         self.streams = StreamStore(db, agent_key)
+        self.submissions = SubmissionRows(db, agent_key)
         self.sessions = SessionStore(db, agent_key)
         self.blocks = BlockRows(db, agent_key)
         self.messages = MessageStore(db, agent_key)

@@ -148,3 +148,26 @@ def m006_approvals(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE approvals (agent_key TEXT NOT NULL, tool_call_id TEXT NOT NULL, approval_id TEXT, "
                "approved INTEGER NOT NULL, reason TEXT, input TEXT NOT NULL, decided_at REAL NOT NULL, "
                "PRIMARY KEY (agent_key, tool_call_id))")
+
+
+@migration
+def m007_turn_owner(db: sqlite3.Connection) -> None:
+    # The process that runs a turn (think_nb.store.streams.PROCESS): a row still 'running' that
+    # another process owned was cut off when that process died; recovery marks it 'interrupted'.
+    # Rows written before this migration have no owner (their process is gone as well).
+    db.execute("ALTER TABLE turns ADD COLUMN owner TEXT")
+
+
+@migration
+def m008_submissions(db: sqlite3.Connection) -> None:
+    # Think's cf_think_submissions: messages durably accepted before inference (`submit_messages`),
+    # drained FIFO (`seq`). `messages` is the JSON list as accepted (ids assigned), `digest` its
+    # canonical JSON (idempotency: the same id with other messages is refused). `status`:
+    # pending | running | completed | aborted | skipped | error. `owner`: the process running it.
+    db.execute("CREATE TABLE submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_key TEXT NOT NULL, "
+               "id TEXT NOT NULL, idempotency_key TEXT, request_id TEXT, status TEXT NOT NULL, "
+               "messages TEXT NOT NULL, digest TEXT NOT NULL, error TEXT, metadata TEXT, owner TEXT, "
+               "created_at REAL NOT NULL, started_at REAL, completed_at REAL, UNIQUE (agent_key, id))")
+    db.execute("CREATE UNIQUE INDEX submissions_key ON submissions (agent_key, idempotency_key) "
+               "WHERE idempotency_key IS NOT NULL")
+    db.execute("CREATE INDEX submissions_status ON submissions (agent_key, status, seq)")

@@ -52,6 +52,12 @@ class StreamStore:
             "SELECT chunks FROM stream_chunks WHERE agent_key = ? AND request_id = ? ORDER BY seq",
             (self.agent_key, request_id))]
 
+    def latest(self) -> tuple[str, str] | None:
+        """`(request_id, status)` of the newest stored turn, or None."""
+        rows = self.db.read("SELECT request_id, status FROM stream_metadata WHERE agent_key = ? "
+                            "ORDER BY created_at DESC, rowid DESC LIMIT 1", (self.agent_key,))
+        return (rows[0][0], rows[0][1]) if rows else None
+
     def orphaned(self) -> list[str]:
         """Turns still `streaming` that another (dead) process wrote, oldest first."""
         return [r for (r,) in self.db.read("SELECT request_id FROM stream_metadata WHERE agent_key = ? AND "

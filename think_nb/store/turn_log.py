@@ -2,8 +2,10 @@
 
 Think emits `chat:turn:start` / `chat:turn:finish` events with request id, trigger, status and
 duration; here they are rows, read with `agent.turns()`. Triggers: `panel`, `cell`,
-`programmatic`, `chat`, `continuation`, `regenerate`, `step`. A row stays `running` only while
-its turn runs.
+`programmatic`, `chat`, `continuation`, `regenerate`, `step`, `recovery-continue`,
+`recovery-retry`, `submission`. A row stays `running` only while its turn runs; each row names
+the process that ran it (`owner`), so one left `running` by a process that died is found
+(`orphaned`) and settled `interrupted` when the agent is created again.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import time
 
 from think_nb.store.db import Database
+from think_nb.store.streams import PROCESS
 
 COLUMNS = ("request_id", "trigger", "continuation", "status", "error", "started_at", "finished_at", "duration_ms")
 
@@ -25,8 +28,8 @@ class TurnLog:
         """Record a turn as `running`; returns its start time (epoch seconds)."""
         started = time.time()
         self.db.execute("INSERT OR REPLACE INTO turns (agent_key, request_id, trigger, continuation, status, "
-                        "started_at) VALUES (?, ?, ?, ?, 'running', ?)",
-                        (self.agent_key, request_id, trigger, int(continuation), started))
+                        "started_at, owner) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+                        (self.agent_key, request_id, trigger, int(continuation), started, PROCESS))
         return started
 
     def finish(self, request_id: str, status: str, error: str | None, started: float) -> None:
@@ -42,3 +45,21 @@ class TurnLog:
         rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM turns WHERE agent_key = ? ORDER BY seq DESC LIMIT ?",
                             (self.agent_key, limit or -1))
         return [dict(zip(COLUMNS, (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in reversed(rows)]
+
+    def get(self, request_id: str) -> dict | None:
+        """One turn's row (as `read` gives it), or None."""
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM turns WHERE agent_key = ? AND request_id = ?",
+                            (self.agent_key, request_id))
+        return dict(zip(COLUMNS, (*rows[0][:2], bool(rows[0][2]), *rows[0][3:]), strict=True)) if rows else None
+
+    def orphaned(self) -> list[dict]:
+        """Turns still `running` that another (dead) process ran, oldest first."""
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM turns WHERE agent_key = ? AND status = 'running' "
+                            "AND (owner IS NULL OR owner != ?) ORDER BY seq", (self.agent_key, PROCESS))
+        return [dict(zip(COLUMNS, (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in rows]
+
+    def settle_interrupted(self, request_id: str, error: str) -> None:
+        """Settle a turn a dead process left `running` (its duration is unknown: None)."""
+        self.db.execute("UPDATE turns SET status = 'interrupted', error = ?, finished_at = ? "
+                        "WHERE agent_key = ? AND request_id = ? AND status = 'running'",
+                        (error, time.time(), self.agent_key, request_id))

@@ -10,6 +10,7 @@ and never breaks the turn):
     on_paused(request_id, hook | None)          a step-mode turn paused before `hook` (None: resumed)
     on_session(state)                           the agent's memory changed (context tab)
     on_clear()                                  the conversation was cleared
+    on_recovering(recovering, request_id)       recovery of a dead process's turns started / ended
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 
 log = logging.getLogger("think_nb")
 
-EVENTS = ("on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused", "on_session", "on_clear")
+EVENTS = ("on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused", "on_session", "on_clear",
+          "on_recovering")
 
 
 class Listeners:

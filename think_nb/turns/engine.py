@@ -50,7 +50,7 @@ class TurnEngine:
         self.conversation = host.conversation
         self.store = host.store
         self.listeners = Listeners()
-        self.recorder = StreamRecorder(host.store.streams)
+        self.recorder = StreamRecorder(host.store.streams, self._broadcast_chunk)
         self.queue = TurnQueue()
         self.active: dict[str, asyncio.Task] = {}
         self.steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
@@ -70,8 +70,11 @@ class TurnEngine:
         self.listeners.notify(event, *args)
 
     def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
-        """Record a chunk in the stream, then broadcast it (a view never hears of an unrecorded chunk)."""
+        """Record a chunk in the stream; the recorder broadcasts it once it is in SQLite
+        (write-ahead: a view never hears of an unrecorded chunk; `turns/recorder.py`)."""
         self.recorder.record(request_id, chunk, continuation)
+
+    def _broadcast_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
         self.listeners.notify("on_chunk", request_id, chunk, continuation)
 
     def messages_changed(self) -> None:

@@ -80,6 +80,8 @@ class TurnConfig:
         temperature, top_p, max_output_tokens (→ litellm `max_tokens`), seed, stop_sequences
             (→ `stop`), presence_penalty, frequency_penalty: sampling options.
         options: any other `litellm.acompletion` keyword arguments.
+        chat_stream_stall_timeout: seconds without a chunk after which this turn is aborted as
+            stalled (overrides `Think.chat_stream_stall_timeout`; `turns/watchdog.py`).
     """
 
     model: Any = None
@@ -98,6 +100,7 @@ class TurnConfig:
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     options: dict = field(default_factory=dict)
+    chat_stream_stall_timeout: float | None = None
 
     _LITELLM: ClassVar[dict[str, str]] = {
         "temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens", "seed": "seed",

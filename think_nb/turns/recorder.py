@@ -1,49 +1,69 @@
 """`StreamRecorder`: the engine writes every turn's chunks to SQLite, whether or not a view exists
-(Think's resumable stream, `think_nb.store.streams`).
+(Think's resumable stream, `think_nb.store.streams`), and is the one that broadcasts them.
 
-Chunks are coalesced into segments (`think_nb.batcher.merge_chunk`) and a segment is written at
-once for a turn's first chunk and for settled tool chunks, otherwise every `SEGMENT_DELTAS`
-deltas or `SEGMENT_SECONDS`, and when the turn ends. `record` runs before a chunk is broadcast,
-so a replay holds everything a view has been told up to the last flush. A view created
-mid-stream replays a turn with `replay(request_id)` (the unsaved tail is flushed first).
+The promise (write-ahead): **every chunk a listener hears (panel, terminal, `chat()` callback)
+is in SQLite first.** `record` buffers a chunk; `flush` writes the buffered batch as one
+segment in one transaction and only then hands the batch, chunk by chunk and in order, to
+`broadcast`. A kernel killed at any point therefore loses only chunks no view was ever shown.
+
+A batch is flushed at once for a turn's first chunk and for the chunks in `FLUSH_AT_ONCE`
+(settled tool chunks above all, so a recovered turn never re-runs a tool whose result was
+shown; approvals, errors, the end), after `SEGMENT_DELTAS` deltas, when
+`FLUSH_SECONDS` have passed since the batch's first chunk (checked on every chunk, and by a
+`call_later` timer on the running loop when the stream goes quiet), and when the turn ends.
+`on_chunk` hooks and the accumulator stay per chunk (the engine calls them itself).
+
+A view created mid-stream replays a turn with `replay(request_id)`: what is stored, which is
+exactly what has been broadcast (the unflushed tail reaches it live, never twice).
 Rows of finished turns are kept `KEEP_FINISHED_S`, so a view that acks late still gets them.
-`clear()` deletes every row; a turn still running through the clear (it is being cancelled) records
-nothing more, so its last chunks (`abort`) do not bring rows of a cleared conversation back.
+`clear()` deletes every row; a turn still running through the clear (it is being cancelled)
+records nothing more (its last chunks, `abort`, are broadcast unrecorded: the conversation they
+belong to was deleted on purpose), so they do not bring rows of a cleared conversation back.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
+from collections.abc import Callable
 
 from think_nb.batcher import MERGEABLE, merge_chunk
 from think_nb.store.streams import StreamStore
 
+log = logging.getLogger("think_nb")
+
 SEGMENT_DELTAS = 50
-SEGMENT_SECONDS = 0.25
+FLUSH_SECONDS = 0.03
 KEEP_FINISHED_S = 600.0
 FLUSH_AT_ONCE = frozenset({
     "tool-input-available", "tool-approval-request", "tool-output-available", "tool-output-error",
-    "tool-output-denied", "tool-input-error", "error", "finish",
+    "tool-output-denied", "tool-input-error", "error", "finish", "abort",
 })
+Broadcast = Callable[[str, dict, bool], None]
 
 
 class _Live:
-    """A turn in flight: its continuation flag, unsaved segment and when it was last saved."""
+    """A turn in flight: its continuation flag, the chunks not yet written (and not yet broadcast)."""
 
     def __init__(self, continuation: bool) -> None:
         self.continuation = continuation
-        self.unsaved: list[dict] = []
+        self.pending: list[dict] = []  # as recorded, one per chunk (what listeners get)
         self.deltas = 0
-        self.saved_at = time.monotonic()
+        self.since = 0.0  # monotonic time of the batch's first chunk
+        self.timer: asyncio.TimerHandle | None = None
+        self.stalled = False  # its `abort` chunk said `stalled`: the stream ends `interrupted`
 
 
 class StreamRecorder:
-    """Records the chunks of one agent's turns (see the module docstring)."""
+    """Records, then broadcasts, the chunks of one agent's turns (see the module docstring)."""
 
-    def __init__(self, streams: StreamStore) -> None:
+    def __init__(self, streams: StreamStore, broadcast: Broadcast | None = None) -> None:
         self.streams = streams
+        self.broadcast: Broadcast = broadcast or (lambda request_id, chunk, continuation: None)
         self._live: dict[str, _Live] = {}
         self._cleared: set[str] = set()  # turns that were live when the conversation was cleared
+        self.last_chunk_at: dict[str, float] = {}  # request id -> monotonic time of its last chunk (stall watchdog)
 
     def active(self) -> list[str]:
         """Request ids of the turns streaming now, oldest first."""
@@ -53,37 +73,72 @@ class StreamRecorder:
         return request_id in self._live
 
     def record(self, request_id: str, chunk: dict, continuation: bool) -> bool:
-        """Record one chunk; returns True when it is the turn's first."""
+        """Buffer one chunk (written, then broadcast, by the next flush); returns True when it is
+        the turn's first."""
+        now = self.last_chunk_at[request_id] = time.monotonic()
         if request_id in self._cleared:
+            self.broadcast(request_id, chunk, continuation)
             return False
         live = self._live.get(request_id)
         first = live is None
         if live is None:
             live = self._live[request_id] = _Live(continuation)
             self.streams.set_status(request_id, continuation, "streaming")
-        merge_chunk(live.unsaved, chunk)
+        pending = live.pending
+        if not pending:
+            live.since = now
+        pending.append(chunk)
         kind = chunk.get("type", "")
-        live.deltas += kind in MERGEABLE
-        if first or kind in FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or (
-                time.monotonic() - live.saved_at >= SEGMENT_SECONDS):
-            self._save(request_id, live)
+        if kind in MERGEABLE:
+            live.deltas += 1
+        elif kind == "abort":
+            live.stalled = chunk.get("reason") == "stalled"
+        if first or kind in FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or now - live.since >= FLUSH_SECONDS:
+            self.flush(request_id)
+        else:
+            self._arm(request_id, live)
         return first
 
-    def end(self, request_id: str, status: str) -> None:
-        """The turn ended: write what is left and its final status."""
-        self._cleared.discard(request_id)
-        live = self._live.pop(request_id, None)
+    def flush(self, request_id: str) -> None:
+        """Write the turn's buffered chunks (one transaction), then broadcast them in order."""
+        live = self._live.get(request_id)
         if live is None:
             return
-        self._save(request_id, live)
-        self.streams.set_status(request_id, live.continuation, status)
-        self.streams.drop_finished(KEEP_FINISHED_S)
+        if live.timer is not None:
+            live.timer.cancel()
+            live.timer = None
+        live.deltas = 0
+        if not live.pending:
+            return
+        segment: list[dict] = []
+        for chunk in live.pending:
+            merge_chunk(segment, chunk)
+        self.streams.append(request_id, segment)  # raises: the batch stays buffered, unbroadcast
+        batch, live.pending = live.pending, []
+        for chunk in batch:
+            self.broadcast(request_id, chunk, live.continuation)
+
+    def end(self, request_id: str, status: str) -> None:
+        """The turn ended: write and broadcast what is left, then store its final status."""
+        self._cleared.discard(request_id)
+        self.last_chunk_at.pop(request_id, None)
+        live = self._live.get(request_id)
+        if live is None:
+            return
+        try:
+            self.flush(request_id)
+            if live.stalled and status == "aborted":
+                status = "interrupted"
+            self.streams.set_status(request_id, live.continuation, status)
+            self.streams.drop_finished(KEEP_FINISHED_S)
+        except Exception:  # the turn is over either way; what could not be written is not broadcast
+            log.exception("could not write the end of the stream of %s", request_id)
+        finally:
+            self._live.pop(request_id, None)
 
     def replay(self, request_id: str) -> tuple[list[dict], bool, bool] | None:
-        """`(chunks so far, continuation, finished)` of a turn, or None if unknown."""
-        live = self._live.get(request_id)
-        if live is not None:
-            self._save(request_id, live)
+        """`(chunks so far, continuation, finished)` of a turn, or None if unknown: what is stored,
+        which is what listeners have been sent (the buffered tail follows live)."""
         meta = self.streams.meta(request_id)
         if meta is None:
             return None
@@ -94,13 +149,30 @@ class StreamRecorder:
         return chunks, meta[0], meta[1] != "streaming"
 
     def clear(self) -> None:
-        """Forget every turn's rows (the conversation was cleared)."""
+        """Forget every turn's rows (the conversation was cleared); buffered chunks are dropped."""
+        for live in self._live.values():
+            if live.timer is not None:
+                live.timer.cancel()
         self._cleared.update(self._live)
         self._live.clear()
         self.streams.clear()
 
-    def _save(self, request_id: str, live: _Live) -> None:
-        live.deltas, live.saved_at = 0, time.monotonic()
-        if live.unsaved:
-            segment, live.unsaved = live.unsaved, []
-            self.streams.append(request_id, segment)
+    def _arm(self, request_id: str, live: _Live) -> None:
+        """Make sure a quiet stream's buffered deltas are flushed within `FLUSH_SECONDS`."""
+        if live.timer is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next chunk that is due, or the turn's end, flushes
+        delay = max(0.0, live.since + FLUSH_SECONDS - time.monotonic())
+        live.timer = loop.call_later(delay, self._flush_quietly, request_id)
+
+    def _flush_quietly(self, request_id: str) -> None:
+        live = self._live.get(request_id)
+        if live is not None:
+            live.timer = None
+        try:
+            self.flush(request_id)
+        except Exception:  # the turn's next chunk or its end flushes again (and raises there)
+            log.exception("could not write the stream of %s", request_id)

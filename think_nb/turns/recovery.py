@@ -1,45 +1,297 @@
-"""Recovering a turn a dead kernel left mid-stream (Think's orphaned-stream persistence).
+"""Recovering the turns a dead process left unfinished (Think's `onChatRecovery`).
 
 A turn persists its message at step boundaries; between them, what streamed lives only in the
-stream tables (`think_nb.store.streams`, written by the engine's `StreamRecorder` for every
-turn, panel or not). When an agent is created and finds rows still `streaming` that another
-process wrote (the kernel that wrote them died), it rebuilds the assistant message from the
-recorded chunks, stores it (replacing the shorter step-boundary copy) with
-`metadata.interrupted = True`, and marks the rows `interrupted`. Nothing recorded is lost.
+stream tables (`think_nb.store.streams`, written before any listener hears a chunk, by the
+engine's `StreamRecorder`, for every turn, panel or not). When an agent is created it looks for
+
+- stream rows still `streaming` that another process wrote, and
+- turn-log rows still `running` that another process ran (`TurnLog.orphaned`),
+
+and, for each interrupted turn (an *incident*), oldest first:
+
+1. rebuilds the partial reply from the recorded chunks (settled tool results included: they are
+   flushed at once, so a recovered turn never runs a finished tool again);
+2. asks `agent.on_chat_recovery(ctx)` (`ChatRecoveryContext`: request id, partial message, the
+   user message it answered, the turn's trigger, the attempt) for a `RecoveryDecision`
+   (default: `persist=True, continue_=False`);
+3. persists the partial with `metadata.interrupted = True` (`persist=False` keeps only its
+   settled tool results), marks the stream row `interrupted` and settles the turn-log row
+   `interrupted`;
+4. when `continue_` is set, and while the turn's chain has attempts left
+   (`Think.chat_recovery_max_attempts`), starts a turn: `continue_last_turn` when the branch ends
+   with the (partial) assistant reply (`trigger="recovery-continue"`), else a retry that answers
+   the unanswered user message without appending it again (`trigger="recovery-retry"`).
+
+Steps 1-3 run in the agent's constructor (an async `on_chat_recovery` is awaited later, in the
+recovery task); step 4 needs an event loop: it runs as a task (`agent.recovery_task`) on the
+running loop, or on the script loop that `agent.run()` drives. `Think.chat_recovery = False`
+keeps steps 1 and 3 (nothing recorded is lost) and skips the hook.
 """
 
 from __future__ import annotations
 
-from think_nb.messages.accumulator import MessageAccumulator
+import asyncio
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from think_nb.aio import maybe_await, script_loop
+from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part
+from think_nb.messages.ids import new_id
 from think_nb.store.agent import AgentStore
+
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+
+log = logging.getLogger("think_nb")
+
+INTERRUPTED_ERROR = "The process running this turn ended before the turn finished."
+ATTEMPTS_KEY = "recovery_attempts"  # agent_state: {"roots": {request_id: root}, "attempts": {root: n}}
+SETTLED_TURN = ("completed", "error", "aborted", "skipped")
+
+
+@dataclass
+class ChatRecoveryContext:
+    """What `on_chat_recovery(ctx)` sees (Think's `ChatRecoveryContext`).
+
+    Attributes:
+        request_id: the interrupted turn's request id.
+        partial: the assistant reply as far as it was recorded (a UIMessage, marked
+            `metadata.interrupted`), or None when nothing streamed.
+        user_message: the last user message of the branch (what the turn answered), or None.
+        trigger: the interrupted turn's trigger (`panel`, `chat`, `recovery-continue`, ...).
+        attempt: 1 for the first recovery of this turn, 2 when the turn recovering it was
+            interrupted too, ...
+        exhausted: True when the chain has no attempt left (`continue_` will be ignored).
+    """
+
+    request_id: str
+    partial: dict | None
+    user_message: dict | None
+    trigger: str
+    attempt: int = 1
+    exhausted: bool = False
+
+
+@dataclass
+class RecoveryDecision:
+    """What `on_chat_recovery` may return (Think's `ChatRecoveryOptions`); None means the default.
+
+    Attributes:
+        persist: store the partial reply (else only its settled tool results are kept).
+        continue_: start a turn that continues the partial reply (or, when nothing was
+            persisted, answers the user message again without duplicating it).
+    Dicts `{"persist": ..., "continue": ...}` are accepted too.
+    """
+
+    persist: bool = True
+    continue_: bool = False
+
+    @classmethod
+    def coerce(cls, value: Any) -> RecoveryDecision:
+        if value is None:
+            return cls()
+        if isinstance(value, RecoveryDecision):
+            return value
+        if isinstance(value, dict):
+            return cls(persist=bool(value.get("persist", True)),
+                       continue_=bool(value.get("continue_", value.get("continue", False))))
+        raise TypeError(f"on_chat_recovery() must return a RecoveryDecision, a dict or None, not "
+                        f"{type(value).__name__}.")
+
+
+@dataclass
+class Incident:
+    request_id: str
+    trigger: str = "unknown"
+    partial: dict | None = None
+    stream: bool = False
+    logged: bool = False
+    pending: list[Any] = field(default_factory=list)
 
 
 def recover_interrupted_streams(store: AgentStore) -> int:
-    """Store the partial messages of streams a dead process left; returns how many were recovered
-    (the caller reloads its branch when > 0)."""
-    recovered = 0
+    """Store the partial messages of turns a dead process left (default decision, no hook);
+    returns how many were found."""
+    incidents = collect(store)
+    for incident in incidents:
+        apply(store, incident, RecoveryDecision())
+    return len(incidents)
+
+
+def collect(store: AgentStore) -> list[Incident]:
+    """The interrupted turns of `store`'s agent, oldest first; their rows are settled at once
+    (stream `interrupted`, turn log `interrupted`), so no other opener handles them again."""
+    found: dict[str, Incident] = {}
     for request_id in store.streams.orphaned():
-        chunks = [c for segment in store.streams.segments(request_id) for c in segment]
-        start = next((c for c in chunks if c.get("type") == "start" and c.get("messageId")), None)
-        if start is not None and _store(store, start["messageId"], chunks):
-            recovered += 1
+        row = store.turn_log.get(request_id)
+        if row is not None and row["status"] in SETTLED_TURN:  # ended; killed before the stream was closed
+            store.streams.mark(request_id, row["status"])
+            continue
+        incident = found[request_id] = Incident(request_id, stream=True)
+        incident.partial = _rebuild([c for segment in store.streams.segments(request_id) for c in segment])
+        if row is not None:
+            incident.trigger, incident.logged = row["trigger"], True
         store.streams.mark(request_id, "interrupted")
-    return recovered
+    for row in store.turn_log.orphaned():
+        incident = found.setdefault(row["request_id"], Incident(row["request_id"]))
+        incident.trigger, incident.logged = row["trigger"], True
+        store.turn_log.settle_interrupted(row["request_id"], INTERRUPTED_ERROR)
+    return list(found.values())
 
 
-def _store(store: AgentStore, message_id: str, chunks: list[dict]) -> bool:
-    acc = MessageAccumulator(message_id)
+def recover(agent: Think) -> list[tuple[Incident, Any]]:
+    """Steps 1-3 for every incident (see the module docstring); returns what is left for the
+    recovery task: `(incident, decision or awaitable)` pairs."""
+    store = agent.store
+    incidents = collect(store)
+    left: list[tuple[Incident, Any]] = []
+    for incident in incidents:
+        if not agent.chat_recovery:
+            apply(store, incident, RecoveryDecision())
+            continue
+        attempt = _attempt(store, incident.request_id)
+        ctx = ChatRecoveryContext(incident.request_id, incident.partial, _last_user(store), incident.trigger,
+                                  attempt, exhausted=attempt > agent.chat_recovery_max_attempts)
+        try:
+            value = agent.on_chat_recovery(ctx)
+        except Exception:
+            log.exception("on_chat_recovery raised; the partial reply of %s is kept", incident.request_id)
+            value = None
+        if inspect.isawaitable(value):
+            left.append((incident, (ctx, value)))
+            continue
+        decision = _decision(value, incident)
+        apply(store, incident, decision)
+        if decision.continue_ and not ctx.exhausted:
+            left.append((incident, (ctx, decision)))
+    return left
+
+
+def schedule(agent: Think, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
+    """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
+    if not left:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = script_loop()
+    return loop.create_task(_finish(agent, left), name=f"think-recovery-{agent.key}")
+
+
+async def _finish(agent: Think, left: list[tuple[Incident, Any]]) -> list[Any]:
+    root = left[0][0].request_id
+    agent._engine.notify("on_recovering", True, root)
+    try:
+        return await _finish_all(agent, left)
+    finally:
+        agent._engine.notify("on_recovering", False, root)
+
+
+async def _finish_all(agent: Think, left: list[tuple[Incident, Any]]) -> list[Any]:
+    results = []
+    for incident, (ctx, pending) in left:
+        if not isinstance(pending, RecoveryDecision):
+            try:
+                value = await maybe_await(pending)
+            except Exception:
+                log.exception("on_chat_recovery raised; the partial reply of %s is kept", incident.request_id)
+                value = None
+            pending = _decision(value, incident)
+            apply(agent.store, incident, pending)
+            agent.conversation.reload()
+            agent._engine.messages_changed()
+            if not pending.continue_ or ctx.exhausted:
+                continue
+        results.append(await _resume(agent, incident, ctx))
+    return results
+
+
+async def _resume(agent: Think, incident: Incident, ctx: ChatRecoveryContext) -> Any:
+    """Continue the partial reply, or answer the user message again (no duplicate)."""
+    engine = agent._engine
+    last = agent.conversation.last
+    request_id = new_id("req")
+    _count(agent.store, incident.request_id, request_id)
+    if last is not None and last["role"] == "assistant":
+        return await engine.start([], request_id, trigger="recovery-continue", continuation=True)
+    if last is not None and last["role"] == "user":
+        return await engine.start([], request_id, trigger="recovery-retry", regenerate=True)
+    return None
+
+
+def _decision(value: Any, incident: Incident) -> RecoveryDecision:
+    try:
+        return RecoveryDecision.coerce(value)
+    except TypeError:
+        log.exception("on_chat_recovery returned an unusable value for %s; the default is used", incident.request_id)
+        return RecoveryDecision()
+
+
+def apply(store: AgentStore, incident: Incident, decision: RecoveryDecision) -> None:
+    """Store the incident's partial reply as the decision says (settled tool results always)."""
+    message = incident.partial
+    if message is None:
+        return
+    stored = store.messages.get(message["id"])
+    if not decision.persist:
+        settled = [p for p in message["parts"] if is_tool_part(p) and p.get("state") in SETTLED_TOOL_STATES]
+        if not settled:
+            if stored is not None:  # the turn's own step-boundary copy: the branch leaves it (kept in the tree)
+                parent = _parent(store, message["id"])
+                store.messages.set_leaf(parent)
+            return
+        message = {**message, "parts": [{"type": "step-start"}, *settled]}
+    if stored is not None:
+        store.messages.update(message)
+    else:
+        store.messages.append(message, store.messages.leaf_id)
+
+
+def _rebuild(chunks: list[dict]) -> dict | None:
+    start = next((c for c in chunks if c.get("type") == "start" and c.get("messageId")), None)
+    if start is None:
+        return None
+    acc = MessageAccumulator(start["messageId"])
     for chunk in chunks:
+        if chunk.get("type") in ("abort", "error"):
+            continue
         acc.apply(chunk)
     for part in acc.parts:
         if part.get("state") == "streaming":
             part["state"] = "done"
-    stored = store.messages.get(message_id)
-    if stored is not None and len(stored.get("parts", [])) >= len(acc.parts) and stored == {**stored, **acc.message}:
-        return False
-    acc.message.setdefault("metadata", {})["interrupted"] = True
-    if stored is not None:
-        store.messages.update(acc.message)
-    else:
-        store.messages.append(acc.message, store.messages.leaf_id)
-    return True
+    if not acc.parts:
+        return None
+    message = acc.message
+    message.setdefault("metadata", {})["interrupted"] = True
+    return message
+
+
+def _last_user(store: AgentStore) -> dict | None:
+    return next((m for m in reversed(store.messages.branch()) if m.get("role") == "user"), None)
+
+
+def _parent(store: AgentStore, message_id: str) -> str | None:
+    branch = store.messages.branch()
+    ids = [m["id"] for m in branch]
+    if message_id in ids:
+        n = ids.index(message_id)
+        return ids[n - 1] if n else None
+    return store.messages.leaf_id
+
+
+def _attempt(store: AgentStore, request_id: str) -> int:
+    state = store.state.get(ATTEMPTS_KEY) or {}
+    root = (state.get("roots") or {}).get(request_id, request_id)
+    return int((state.get("attempts") or {}).get(root, 0)) + 1
+
+
+def _count(store: AgentStore, interrupted: str, new_request: str) -> None:
+    """Remember that `new_request` recovers `interrupted`'s chain, one attempt more."""
+    state = store.state.get(ATTEMPTS_KEY) or {}
+    roots, attempts = dict(state.get("roots") or {}), dict(state.get("attempts") or {})
+    root = roots.get(interrupted, interrupted)
+    roots[new_request] = root
+    attempts[root] = int(attempts.get(root, 0)) + 1
+    store.state.set(ATTEMPTS_KEY, {"roots": roots, "attempts": attempts})

@@ -19,6 +19,7 @@ class TurnResult:
         error: the error text shown to the user, or None.
         message: the assistant UIMessage persisted by the turn (partial on error/abort), or None.
         continuation: True when the turn continued the last assistant message.
+        interrupted: True when the stall watchdog ended it (status `aborted`, partial kept).
     """
 
     request_id: str
@@ -26,6 +27,7 @@ class TurnResult:
     error: str | None = None
     message: dict | None = None
     continuation: bool = False
+    interrupted: bool = False
 
 
 @dataclass

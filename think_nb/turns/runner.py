@@ -75,6 +75,8 @@ class Turn:
         self.finish_reason = "stop"  # the AI SDK's finish reason of the last step (stored in the metadata)
         self.secrets: set[str] = set()  # credential values of this turn's model configs (scrubbed from errors)
         self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
+        self.stalled: float | None = None  # the stall timeout (s) that ended the turn
+        self._watchdog: asyncio.Task | None = None
 
     def abort(self) -> None:
         """Mark the turn aborted (`abort_request`). From now on nothing it produces is applied,
@@ -124,9 +126,15 @@ class Turn:
                 status = "error"
         finally:
             self.engine.current_turn = None
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+        if self.stalled is not None and status == "aborted":
+            error = f"The model stream stalled: no chunk for {self.stalled:g} s."
+            self.acc.message.setdefault("metadata", {})["interrupted"] = True
         if status == "aborted":
             self.aborted = True
-            self.publish({"type": "abort", "reason": "cancelled"})  # the one abort outcome; never applied
+            reason = "stalled" if self.stalled is not None else "cancelled"
+            self.publish({"type": "abort", "reason": reason})  # the one abort outcome; never applied
             self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
         if error is not None:  # kept with the message, so a reloaded view still shows it
             self.acc.message.setdefault("metadata", {})["error"] = error
@@ -137,7 +145,8 @@ class Turn:
                 message = self.acc.message
             elif status == "completed":  # not stored is not completed: report it (on_chat_error once)
                 status, error = "error", await self._report_error(failure)
-        return TurnResult(self.request_id, status, error, message, self.continuation)
+        return TurnResult(self.request_id, status, error, message, self.continuation,
+                          interrupted=self.stalled is not None and status == "aborted")
 
     # -- assembly -----------------------------------------------------------------------
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
@@ -216,6 +225,7 @@ class Turn:
 
     async def _run_steps(self) -> None:
         system, base_messages, tools, config = await self._prepare()
+        self._watch_stalls(config)
         if await self._run_approved_tools(tools) and config.messages is None:
             base_messages = to_model_messages(await assemble.history(self.host))
         options = config.litellm_options()
@@ -244,6 +254,16 @@ class Turn:
             if not outcome.tool_calls or paused:
                 break
         await self.emit({"type": "finish", "finishReason": finish, "messageMetadata": self._metadata()})
+
+    def _watch_stalls(self, config: TurnConfig) -> None:
+        """Start the stall watchdog when this turn has a stall timeout (`turns/watchdog.py`)."""
+        from think_nb.turns import watchdog
+
+        timeout = config.chat_stream_stall_timeout
+        if timeout is None:
+            timeout = getattr(self.host, "chat_stream_stall_timeout", None)
+        if timeout and timeout > 0 and self.hooks.stepper is None:
+            self._watchdog = watchdog.watch(self, timeout)
 
     async def _step_finished(self, step: int, finish: str, outcome: StepOutcome, results: list[dict]) -> None:
         calls = [{"toolCallId": c.id, "toolName": c.name, "input": c.input} for c in outcome.tool_calls]

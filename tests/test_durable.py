@@ -1,0 +1,445 @@
+"""Durable turns (issue 12): write-ahead stream, recovery, stall watchdog, submissions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from agents import eventually, scripted_agent
+from think_nb import Think
+from think_nb.batcher import merge_chunk
+from think_nb.testing import ScriptedModel as S
+
+
+def stored_chunks(agent: Think, request_id: str) -> list[dict]:
+    return [c for segment in agent.store.streams.segments(request_id) for c in segment]
+
+
+def merged(chunks: list[dict]) -> list[dict]:
+    out: list[dict] = []
+    for chunk in chunks:
+        merge_chunk(out, chunk)
+    return out
+
+
+DELTA_TEXT = {"text-delta": "delta", "reasoning-delta": "delta", "tool-input-delta": "inputTextDelta"}
+
+
+def expanded(chunks: list[dict]) -> list[object]:
+    """Chunks with every delta spread into one entry per character (segments merge deltas)."""
+    out: list[object] = []
+    for chunk in chunks:
+        key = DELTA_TEXT.get(chunk.get("type", ""))
+        if key is None:
+            out.append(chunk)
+        else:
+            rest = tuple(sorted((k, v) for k, v in chunk.items() if k != key))
+            out.extend((rest, ch) for ch in chunk.get(key, ""))
+    return out
+
+
+class WriteAheadListener:
+    """Checks, at every chunk it hears, that the chunk is already in SQLite."""
+
+    def __init__(self, agent: Think) -> None:
+        self.agent = agent
+        self.heard: list[dict] = []
+        self.unrecorded: list[dict] = []
+
+    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+        self.heard.append(chunk)
+        heard, stored = expanded(self.heard), expanded(stored_chunks(self.agent, request_id))
+        if stored[:len(heard)] != heard:
+            self.unrecorded.append(chunk)
+
+
+async def test_every_broadcast_chunk_is_in_sqlite_first() -> None:
+    script = S([[S.text("hello world " * 30, chunk_size=2), S.tool_call("add", {"a": 1, "b": 2})],
+                [S.text("three", chunk_size=1)]], delay=0.001)
+    agent = scripted_agent(script)
+    listener = WriteAheadListener(agent)
+    agent.subscribe(listener)
+    result = await agent.send("go")
+    assert result.status == "completed"
+    assert listener.unrecorded == []
+    assert len(listener.heard) > 100  # every chunk, one by one
+    # and everything recorded was broadcast, in order
+    assert expanded(listener.heard) == expanded(stored_chunks(agent, result.request_id))
+
+
+async def test_a_quiet_stream_is_flushed_within_the_flush_interval() -> None:
+    # one delta, then the model goes quiet: the delta reaches listeners without waiting for more
+    gate = asyncio.Event()
+    heard: list[dict] = []
+
+    class Listener:
+        def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+            heard.append(chunk)
+
+    async def before_tool_call(self: Think, ctx: object) -> None:
+        await gate.wait()
+
+    script = S([[S.text("ab", chunk_size=1), S.tool_call("add", {"a": 1, "b": 2})], [S.text("ok")]])
+    agent = scripted_agent(script, before_tool_call=before_tool_call)
+    agent.subscribe(Listener())
+    task = agent.submit("go")
+    await eventually(lambda: any(c.get("type") == "tool-input-available" for c in heard), timeout=30,
+                     what="the tool call reaches the listener while the turn waits")
+    gate.set()
+    assert (await task).status == "completed"
+
+
+async def test_a_failed_write_broadcasts_nothing_of_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    heard: list[dict] = []
+
+    class Listener:
+        def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+            heard.append(chunk)
+
+    agent = scripted_agent(S([[S.text("abc")]]))
+    agent.subscribe(Listener())
+    real = agent.store.streams.append
+    calls = {"n": 0}
+
+    def failing(request_id: str, segment: list[dict]) -> None:
+        calls["n"] += 1
+        if calls["n"] >= 2:
+            raise OSError("disk full")
+        real(request_id, segment)
+
+    monkeypatch.setattr(agent.store.streams, "append", failing)
+    result = await agent.send("go")
+    assert result.status == "error"
+    assert [c["type"] for c in heard] == ["start"]  # only what was written before the failure
+    assert json.dumps(heard)  # plain chunks
+
+
+def test_recorder_replay_is_what_was_broadcast(tmp_path: Path) -> None:
+    from think_nb.store.agent import AgentStore
+    from think_nb.store.db import open_database
+    from think_nb.turns.recorder import StreamRecorder
+
+    store = AgentStore(open_database(tmp_path / "r.sqlite"), "K:k", "K", "k")
+    heard: list[dict] = []
+    recorder = StreamRecorder(store.streams, lambda rid, chunk, cont: heard.append(chunk))
+    recorder.record("r1", {"type": "start"}, False)
+    recorder.record("r1", {"type": "text-start", "id": "t"}, False)
+    recorder.record("r1", {"type": "text-delta", "id": "t", "delta": "a"}, False)
+    replay = recorder.replay("r1")
+    assert replay is not None
+    assert replay[0] == merged(heard)  # the buffered tail is not replayed: it follows live
+    recorder.end("r1", "completed")
+    assert merged(heard) == recorder.replay("r1")[0]  # type: ignore[index]
+    assert [c["type"] for c in heard] == ["start", "text-start", "text-delta"]
+
+
+# -- stall watchdog -------------------------------------------------------------------------------
+async def test_a_stalled_model_stream_is_aborted_and_its_partial_kept() -> None:
+    script = S([[S.text("partial ", chunk_size=4), S.stall(), S.text("never")]])
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2)
+    result = await agent.send("go")
+    assert result.status == "aborted" and result.interrupted
+    assert "stalled" in (result.error or "")
+    reply = agent.messages[-1]
+    assert reply["role"] == "assistant" and reply["metadata"]["interrupted"] is True
+    assert "".join(p.get("text", "") for p in reply["parts"]) == "partial "
+    assert agent.turns()[-1]["status"] == "aborted"
+
+
+async def test_tool_time_counts_and_turn_config_overrides_the_class_timeout() -> None:
+    gate = asyncio.Event()
+
+    async def slow(x: int) -> int:
+        """Wait for a gate that never opens."""
+        await gate.wait()
+        return x
+
+    from think_nb import tool
+    script = S([[S.tool_call("slow", {"x": 1})], [S.text("done")]])
+    agent = scripted_agent(script, tools=[tool(slow)], chat_stream_stall_timeout=None,
+                           before_turn=lambda self, ctx: {"chat_stream_stall_timeout": 0.2})
+    result = await agent.send("go")
+    assert result.interrupted and result.status == "aborted"
+    parts = agent.messages[-1]["parts"]
+    assert any(p.get("toolCallId") and p.get("state") in ("input-available", "output-error") for p in parts)
+
+
+async def test_no_stall_when_chunks_keep_coming() -> None:
+    script = S([[S.text("x" * 40, chunk_size=1)]], delay=0.01)  # 0.4 s in all, never 0.2 s quiet
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2)
+    result = await agent.send("go")
+    assert result.status == "completed" and not result.interrupted
+
+
+async def test_chat_caller_gets_on_interrupted_on_a_stall() -> None:
+    events: list[str] = []
+
+    class Callback:
+        def on_start(self, info: dict) -> None:
+            events.append("start")
+
+        def on_event(self, raw: str) -> None:
+            pass
+
+        def on_done(self) -> None:
+            events.append("done")
+
+        def on_error(self, error: str) -> None:
+            events.append("error")
+
+        def on_interrupted(self, error: str) -> None:
+            events.append("interrupted")
+
+    agent = scripted_agent(S([[S.text("a"), S.stall()]]), chat_stream_stall_timeout=0.2)
+    result = await agent.chat("go", Callback())
+    assert result.interrupted
+    assert events == ["start", "interrupted"]
+
+
+# -- recovery when the agent is created again ------------------------------------------------------
+def left_by_dead_process(agent: Think, monkeypatch: pytest.MonkeyPatch, request_id: str, chunks: list[dict],
+                         trigger: str = "panel", user_text: str = "hi") -> None:
+    """Write what a process that died mid-turn leaves: the user message, a `running` turn-log row and
+    (if `chunks`) a `streaming` stream, all owned by another process."""
+    from think_nb.messages import user_message
+    from think_nb.store import streams, turn_log
+
+    agent.conversation.append(user_message(user_text))
+    with monkeypatch.context() as m:
+        m.setattr(streams, "PROCESS", "dead-process")
+        m.setattr(turn_log, "PROCESS", "dead-process")
+        agent.store.turn_log.start(request_id, trigger, False)
+        if chunks:
+            agent.store.streams.set_status(request_id, False, "streaming")
+            agent.store.streams.append(request_id, chunks)
+
+
+def partial_chunks(message_id: str = "m-partial", text: str = "half an ans", tool: bool = False) -> list[dict]:
+    chunks: list[dict] = [{"type": "start", "messageId": message_id}, {"type": "start-step"}]
+    if tool:
+        chunks += [{"type": "tool-input-start", "toolCallId": "c1", "toolName": "add"},
+                   {"type": "tool-input-available", "toolCallId": "c1", "toolName": "add", "input": {"a": 1, "b": 2}},
+                   {"type": "tool-output-available", "toolCallId": "c1", "output": 3}]
+    chunks += [{"type": "text-start", "id": "t1"}, {"type": "text-delta", "id": "t1", "delta": text}]
+    return chunks
+
+
+def agent_class(script: S, tools: list | None = None, **attrs: object) -> type[Think]:
+    from agents import add
+    return type("Recovering", (Think,), {"get_model": lambda self: script.model,
+                                         "get_tools": lambda self: tools if tools is not None else [add], **attrs})
+
+
+async def test_default_recovery_persists_the_partial_and_settles_the_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cls = agent_class(S([]))
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.recovery_task is None  # default: persist, do not continue
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"]
+    reply = agent.messages[-1]
+    assert reply["id"] == "m-partial" and reply["metadata"]["interrupted"] is True
+    assert reply["parts"][-1]["text"] == "half an ans"
+    assert agent.store.streams.meta("req-dead") == (False, "interrupted")
+    assert [(t["request_id"], t["status"]) for t in agent.turns()] == [("req-dead", "interrupted")]
+    assert cls("r", db=tmp_path / "a.sqlite").messages == agent.messages  # handled once
+
+
+async def test_on_chat_recovery_sees_the_turn_and_may_continue_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list = []
+
+    def on_chat_recovery(self: Think, ctx: object) -> object:
+        seen.append(ctx)
+        from think_nb import RecoveryDecision
+        return RecoveryDecision(persist=True, continue_=True)
+
+    script = S([[S.text("wer.")]])
+    cls = agent_class(script, on_chat_recovery=on_chat_recovery)
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks(), trigger="chat")
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    (ctx,) = seen
+    assert (ctx.request_id, ctx.trigger, ctx.attempt, ctx.exhausted) == ("req-dead", "chat", 1, False)
+    assert ctx.partial["id"] == "m-partial" and ctx.user_message["parts"][0]["text"] == "hi"
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed" and result.continuation
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "assistant"]
+    assert agent.messages[-1]["metadata"]["continuation"] is True
+    assert [t["trigger"] for t in agent.turns()] == ["chat", "recovery-continue"]
+    # the model saw the partial reply, then the continue checkpoint
+    sent = script.requests[0]["messages"]
+    assert sent[-2] == {"role": "assistant", "content": "half an ans"} or "half an ans" in json.dumps(sent[-2])
+
+
+async def test_a_turn_cut_before_it_streamed_is_retried_without_a_second_user_message(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = S([[S.text("hello")]])
+    cls = agent_class(script, on_chat_recovery=lambda self, ctx: {"continue": True})
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", [])
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed"
+    assert [(m["role"], m["parts"][-1].get("text")) for m in agent.messages] == [("user", "hi"), ("assistant", "hello")]
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("panel", "interrupted"),
+                                                                    ("recovery-retry", "completed")]
+    assert sum(m["role"] == "user" for m in script.requests[0]["messages"]) == 1
+
+
+async def test_persist_false_keeps_settled_tool_results_and_never_reruns_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb import tool
+    runs: list = []
+
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        runs.append((a, b))
+        return a + b
+
+    script = S([[S.text("It is 3.")]])
+    cls = agent_class(script, tools=[add], on_chat_recovery=lambda self, ctx: {"persist": False, "continue": True})
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks(tool=True))
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    kept = agent.messages[-1]
+    assert [p["type"] for p in kept["parts"]] == ["step-start", "tool-add"]
+    assert kept["parts"][1]["state"] == "output-available" and kept["parts"][1]["output"] == 3
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed" and runs == []
+    sent = script.requests[0]["messages"]
+    assert any(m["role"] == "tool" and m.get("tool_call_id") == "c1" for m in sent)
+    assert "half an ans" not in json.dumps(sent)
+
+
+async def test_recovery_attempts_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb.store import streams, turn_log
+    from think_nb.turns.recovery import _count, collect
+
+    seen: list = []
+
+    def on_chat_recovery(self: Think, ctx: object) -> object:
+        seen.append(ctx)
+        return {"continue": True}
+
+    cls = agent_class(S([]), on_chat_recovery=on_chat_recovery, chat_recovery_max_attempts=1)
+    first = cls("r", db=tmp_path / "a.sqlite")
+    left_by_dead_process(first, monkeypatch, "req-dead", partial_chunks())
+    collect(first.store)  # an earlier reopen handled req-dead ...
+    _count(first.store, "req-dead", "req-again")  # ... and started req-again to continue it ...
+    with monkeypatch.context() as m:  # ... which was cut off too
+        m.setattr(streams, "PROCESS", "dead-process")
+        m.setattr(turn_log, "PROCESS", "dead-process")
+        first.store.turn_log.start("req-again", "recovery-continue", True)
+        first.store.streams.set_status("req-again", True, "streaming")
+        first.store.streams.append("req-again", partial_chunks("m-again", "more"))
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert [(c.request_id, c.attempt, c.exhausted) for c in seen] == [("req-again", 2, True)]
+    assert agent.recovery_task is None  # continue_ is ignored once the chain is exhausted
+    assert agent.messages[-1]["id"] == "m-again" and agent.messages[-1]["metadata"]["interrupted"] is True
+    assert {t["request_id"]: t["status"] for t in agent.turns()} == {"req-dead": "interrupted",
+                                                                     "req-again": "interrupted"}
+
+
+async def test_an_async_hook_runs_in_the_recovery_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def on_chat_recovery(self: Think, ctx: object) -> object:
+        await asyncio.sleep(0)
+        return {"persist": False}
+
+    cls = agent_class(S([]), on_chat_recovery=on_chat_recovery)
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.recovery_task is not None
+    assert await agent.recovery_task == []
+    assert [m["role"] for m in agent.messages] == ["user"]  # nothing settled to keep: the partial is dropped
+
+
+# -- submissions ------------------------------------------------------------------------------------
+async def test_submissions_are_accepted_durably_idempotent_and_fifo(tmp_path: Path) -> None:
+    from think_nb.errors import UserError
+    from think_nb.messages import user_message
+
+    script = S([[S.text("one")], [S.text("two")]], delay=0.001)
+    cls = agent_class(script)
+    agent = cls("s", db=tmp_path / "s.sqlite")
+    first = await agent.submit_messages([user_message("1")], submission_id="a")
+    assert first["accepted"] is True and first["status"] == "pending" and first["submission_id"] == "a"
+    assert agent.messages == []  # accepted, not applied before its turn starts
+    again = await agent.submit_messages([user_message("1")], submission_id="a")
+    assert again["accepted"] is False
+    with pytest.raises(UserError, match="other messages"):
+        await agent.submit_messages([user_message("other")], submission_id="a")
+    second = await agent.submit_messages([user_message("2")], submission_id="b", idempotency_key="k")
+    assert (await agent.submit_messages([user_message("2")], idempotency_key="k"))["accepted"] is False
+    with pytest.raises(UserError, match="belongs to submission"):
+        await agent.submit_messages([user_message("2")], submission_id="c", idempotency_key="k")
+    assert second["accepted"]
+    await eventually(lambda: [s["status"] for s in agent.list_submissions()] == ["completed", "completed"],
+                     timeout=60, what="both submissions completed")
+    assert [(m["role"], m["parts"][-1]["text"]) for m in agent.messages] == [
+        ("user", "1"), ("assistant", "one"), ("user", "2"), ("assistant", "two")]
+    inspected = agent.inspect_submission("a")
+    assert inspected is not None and inspected["request_id"] and inspected["completed_at"] >= inspected["started_at"]
+    assert [t["trigger"] for t in agent.turns()] == ["submission", "submission"]
+    with pytest.raises(UserError):
+        await agent.submit_messages([])
+
+
+async def test_cancel_pending_never_applies_and_cancel_running_is_not_overwritten(tmp_path: Path) -> None:
+    from think_nb.messages import user_message
+
+    script = S([[S.text("slow " * 50, chunk_size=1)], [S.text("never")]], delay=0.01)
+    agent = agent_class(script)("s", db=tmp_path / "s.sqlite")
+    await agent.submit_messages([user_message("run")], submission_id="run")
+    await agent.submit_messages([user_message("queued")], submission_id="queued")
+    await eventually(lambda: agent.inspect_submission("run")["status"] == "running" and agent.streaming_turns(),
+                     timeout=60, what="the first submission streams")
+    assert agent.cancel_submission("queued")["status"] == "aborted"
+    assert agent.cancel_submission("run")["status"] == "aborted"
+    assert agent.submissions_task is not None
+    await agent.submissions_task
+    assert agent.inspect_submission("run")["status"] == "aborted"  # the turn's late outcome did not overwrite it
+    assert "queued" not in json.dumps(agent.messages)
+    assert agent.delete_submissions(status="aborted") == 2 and agent.list_submissions() == []
+    assert agent.cancel_submission("unknown") is None
+
+
+async def test_active_rows_are_never_deleted_and_clear_skips_pending(tmp_path: Path) -> None:
+    from think_nb.messages import user_message
+
+    agent = agent_class(S([]))("s", db=tmp_path / "s.sqlite")
+    agent.store.submissions.accept("p", None, [user_message("x")], "[]", None)  # pending, no drain
+    assert agent.delete_submissions() == 0 and agent.delete_submission("p") is False
+    agent.clear_messages()
+    assert agent.inspect_submission("p")["status"] == "skipped"
+    assert agent.delete_submission("p") is True
+
+
+async def test_submissions_of_a_dead_process_are_requeued_or_settled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from think_nb.messages import user_message
+    from think_nb.store import streams, submissions
+
+    script = S([[S.text("answered")]])
+    cls = agent_class(script)
+    first = cls("s", db=tmp_path / "s.sqlite")
+    rows = first.store.submissions
+    applied, unapplied = user_message("applied"), user_message("not yet")
+    rows.accept("applied", None, [applied], "a", None)
+    rows.accept("unapplied", None, [unapplied], "b", None)
+    with monkeypatch.context() as m:
+        m.setattr(streams, "PROCESS", "dead-process")
+        m.setattr(submissions, "PROCESS", "dead-process")
+        rows.start("applied", "req-1")
+        rows.start("unapplied", "req-2")
+    first.conversation.append(applied)  # the dead process had applied the first one's messages
+    agent = cls("s", db=tmp_path / "s.sqlite")
+    assert agent.inspect_submission("applied")["status"] == "error"
+    assert agent.submissions_task is not None
+    await agent.submissions_task
+    assert agent.inspect_submission("unapplied")["status"] == "completed"
+    assert [m["parts"][-1]["text"] for m in agent.messages] == ["applied", "not yet", "answered"]

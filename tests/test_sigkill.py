@@ -1,0 +1,214 @@
+"""SIGKILL at many points of a turn (issue 12): a fork server (`tests/durable_child.py`) runs an
+agent turn in a child process, the test kills it with SIGKILL when a condition holds (the n-th
+chunk broadcast, a tool running, a tool settled, the turn persisted, ...), then reopens the agent
+here and checks, for every kill point:
+
+- broadcast: every chunk the child's listener heard is in SQLite (the stream rows and the
+  recovered reply);
+- settled tools: the next turn sends the model no tool call without a result, and no tool runs
+  again;
+- turn log: no row is left `running`;
+- next turn: a new turn on the reopened agent completes;
+- integrity: `PRAGMA integrity_check` is ok.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from agents import eventually
+from test_durable import expanded
+from think_nb import Think, tool
+from think_nb.testing import ScriptedModel as S
+
+CHILD = Path(__file__).with_name("durable_child.py")
+
+
+def side_chunks(side: Path) -> list[tuple[str, dict]]:
+    if not side.exists():
+        return []
+    out = []
+    for line in side.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by the kill
+            continue
+        out.append((row["rid"], row["chunk"]))
+    return out
+
+
+def db_count(db: Path, sql: str) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            return conn.execute(sql).fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def lines(n: int) -> Callable[[Path, Path], bool]:
+    return lambda db, side: len(side_chunks(side)) >= n
+
+
+def chunk(kind: str, count: int = 1) -> Callable[[Path, Path], bool]:
+    return lambda db, side: sum(c["type"] == kind for _, c in side_chunks(side)) >= count
+
+
+def text(fragment: str) -> Callable[[Path, Path], bool]:
+    return lambda db, side: fragment in "".join(c.get("delta", "") for _, c in side_chunks(side))
+
+
+def marker(n: int) -> Callable[[Path, Path], bool]:
+    return lambda db, side: Path(f"{side}.tool{n}").exists()
+
+
+def segments(n: int) -> Callable[[Path, Path], bool]:
+    return lambda db, side: db_count(db, "SELECT count(*) FROM stream_chunks") >= n
+
+
+def assistant_rows(n: int) -> Callable[[Path, Path], bool]:
+    return lambda db, side: db_count(db, "SELECT count(*) FROM messages WHERE role = 'assistant'") >= n
+
+
+def finished(db: Path, side: Path) -> bool:
+    return Path(f"{side}.done").exists()
+
+
+def stream_closed(db: Path, side: Path) -> bool:
+    return db_count(db, "SELECT count(*) FROM stream_metadata WHERE status != 'streaming'") >= 1
+
+
+# (name, with a panel-like listener, kill when)
+KILL_POINTS: list[tuple[str, bool, Callable[[Path, Path], bool]]] = [
+    ("first chunk", True, lines(1)),
+    ("3 chunks", True, lines(3)),
+    ("8 chunks", True, lines(8)),
+    ("15 chunks", True, lines(15)),
+    ("25 chunks", True, lines(25)),
+    ("tool input streaming", True, chunk("tool-input-start")),
+    ("tool input available", True, chunk("tool-input-available")),
+    ("in tool 1", True, marker(1)),
+    ("after tool 1", True, chunk("tool-output-available")),
+    ("step 2 streaming", True, text("First result")),
+    ("step 2, 3 sentences", True, text("First result in. " * 3)),
+    ("in tool 2", True, marker(2)),
+    ("after tool 2", True, chunk("tool-output-available", 2)),
+    ("step 3 streaming", True, text("All done")),
+    ("step 3, 2 sentences", True, text("All done: the answer is 42. " * 2)),
+    ("finish broadcast", True, chunk("finish")),
+    ("turn finished", True, finished),
+    ("no listener: first segment", False, segments(1)),
+    ("no listener: 4 segments", False, segments(4)),
+    ("no listener: step 1 persisted", False, assistant_rows(1)),
+    ("no listener: in tool 1", False, marker(1)),
+    ("no listener: in tool 2", False, marker(2)),
+    ("no listener: stream closed", False, stream_closed),
+    ("no listener: turn finished", False, finished),
+]
+PROPERTIES = ("broadcast", "settled tools", "turn log", "next turn", "integrity")
+
+
+class ForkServer:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    async def start_turn(self, db: Path, side: Path, listener: bool) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write((json.dumps({"db": str(db), "side": str(side), "listener": listener}) + "\n").encode())
+        await self.proc.stdin.drain()
+        return int((await self.proc.stdout.readline()).decode())
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def check(db: Path, side: Path, listener: bool) -> dict[str, bool]:
+    runs: list = []
+
+    @tool
+    def work(n: int) -> int:
+        """Do some work."""
+        runs.append(n)
+        return n * 10
+
+    script = S([[S.text("Next answer.")]])
+
+    class Durable(Think):
+        def get_model(self) -> str:
+            return script.model
+
+        def get_tools(self) -> list:
+            return [work]
+
+    agent = Durable("d", db=db)
+    ok: dict[str, bool] = {}
+    heard = side_chunks(side)
+    broadcast_ok = True
+    for rid in {r for r, _ in heard}:
+        mine = [c for r, c in heard if r == rid]
+        stored = [c for segment in agent.store.streams.segments(rid) for c in segment]
+        broadcast_ok &= expanded(stored)[:len(expanded(mine))] == expanded(mine)
+        start = next(c for c in mine if c["type"] == "start")
+        reply = agent.store.messages.get(start["messageId"])
+        said = "".join(c.get("delta", "") for c in mine if c["type"] == "text-delta")
+        if said:
+            broadcast_ok &= reply is not None and "".join(
+                p.get("text", "") for p in reply["parts"] if p["type"] == "text").startswith(said)
+        for c in mine:
+            if c["type"] == "tool-output-available":
+                broadcast_ok &= reply is not None and any(
+                    p.get("toolCallId") == c["toolCallId"] and p.get("state") == "output-available"
+                    for p in reply["parts"])
+    if listener and not heard:
+        broadcast_ok = False  # a listener kill point always has something heard
+    ok["broadcast"] = broadcast_ok
+    ok["turn log"] = all(t["status"] != "running" for t in agent.turns())
+    result = await agent.send("next")
+    ok["next turn"] = result.status == "completed"
+    sent = script.requests[0]["messages"] if script.requests else []
+    called = {c["id"] for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+    answered = {m["tool_call_id"] for m in sent if m["role"] == "tool"}
+    ok["settled tools"] = bool(sent) and called <= answered and runs == []
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        ok["integrity"] = conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    return ok
+
+
+async def test_sigkill_at_24_points_loses_nothing_broadcast(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    server = ForkServer(proc)
+    try:
+        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+        outcomes: dict[str, dict[str, bool]] = {}
+        for n, (name, listener, when) in enumerate(KILL_POINTS):
+            db, side = tmp_path / f"kill{n}.sqlite", tmp_path / f"kill{n}.jsonl"
+            pid = await server.start_turn(db, side, listener)
+            await eventually(lambda db=db, side=side, when=when: when(db, side), timeout=120,
+                             what=f"kill point {name!r}")
+            os.kill(pid, signal.SIGKILL)
+            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            outcomes[name] = await check(db, side, listener)
+    finally:
+        proc.kill()
+        await proc.wait()
+    table = {prop: sum(o[prop] for o in outcomes.values()) for prop in PROPERTIES}
+    print(f"\nSIGKILL points: {len(outcomes)}")
+    for prop in PROPERTIES:
+        print(f"  {prop:14s} {table[prop]}/{len(outcomes)}")
+    failed = {name: [p for p, good in o.items() if not good] for name, o in outcomes.items() if not all(o.values())}
+    assert failed == {}
+    assert len(outcomes) >= 20

@@ -1,0 +1,135 @@
+"""Submissions (Think's `submitMessages`): messages durably accepted before any inference.
+
+    result = await agent.submit_messages([user_message("hi")], submission_id="job-1")
+    result["accepted"], result["status"]          # True, "pending"
+    agent.inspect_submission("job-1")             # {submission_id, status, request_id, ...}
+
+`submit_messages` writes the messages to the ledger (`think_nb.store.submissions`) and returns at
+once; a drain task runs the pending submissions oldest first (FIFO), one turn each (trigger
+`submission`), through the agent's turn queue. The messages are appended to the transcript only
+when their turn starts, so a submission cancelled before that never shows up.
+
+- Idempotent on `submission_id` (and `idempotency_key`): a repeat returns the existing row with
+  `accepted=False`; the same id with other messages, or a key already used by another id, is a
+  `UserError`.
+- Statuses: pending → running → completed | error | aborted | skipped (Think's).
+- `cancel_submission(id)`: a pending row becomes `aborted` (messages never appended); a running
+  one is aborted (its turn too) and never overwritten by the turn's late outcome.
+- `clear_messages()` skips every pending row.
+- When the agent is created again, `running` rows of a dead process go back to `pending` if their
+  messages were never applied, else become `error` (the turn's partial reply is recovered by
+  `think_nb.turns.recovery`); then pending rows are drained (on the running loop, or on the script
+  loop that `agent.run()` drives; `agent.submissions_task` is the drain).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from think_nb.aio import script_loop
+from think_nb.errors import UserError
+from think_nb.messages import new_id
+
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+
+log = logging.getLogger("think_nb")
+STATUSES = ("pending", "running", "completed", "aborted", "skipped", "error")
+INTERRUPTED = "The process running this submission ended after its messages were applied."
+
+
+def inspection(row: dict) -> dict:
+    """Think's `ThinkSubmissionInspection`, snake_case."""
+    return {"submission_id": row["id"], "idempotency_key": row["idempotency_key"], "request_id": row["request_id"],
+            "status": row["status"], "error": row["error"], "metadata": row["metadata"],
+            "created_at": row["created_at"], "started_at": row["started_at"], "completed_at": row["completed_at"]}
+
+
+class Submissions:
+    """The submission ledger of one agent and its drain (see the module docstring)."""
+
+    def __init__(self, agent: Think) -> None:
+        self.agent = agent
+        self.rows = agent.store.submissions
+        self.task: asyncio.Task | None = None
+
+    def submit(self, messages: list[dict], submission_id: str | None, idempotency_key: str | None,
+               metadata: Any) -> dict:
+        if callable(messages) or not isinstance(messages, list | tuple) or not messages:
+            raise UserError("submit_messages() takes a non-empty list of UIMessages (a function is not accepted: "
+                            "the messages are stored before the turn runs).")
+        for message in messages:
+            if not isinstance(message, dict) or "role" not in message or not isinstance(message.get("parts"), list):
+                raise UserError(f"Not a UIMessage: {message!r}; use {{'id', 'role', 'parts': [...]}} "
+                                "or think_nb.messages.user_message(text).")
+        # ids are left out: the same text sent again with fresh ids (`user_message`) is the same submission
+        digest = json.dumps([{k: v for k, v in m.items() if k != "id"} for m in messages], sort_keys=True, default=str)
+        explicit = submission_id is not None
+        submission_id = submission_id or new_id("sub")
+        accepted = [{**copy.deepcopy(m), "id": m.get("id") or new_id("msg")} for m in messages]
+        row, inserted = self.rows.accept(submission_id, idempotency_key, accepted, digest, metadata)
+        if not inserted:
+            if row["id"] == submission_id and row["digest"] != digest:
+                raise UserError(f"Submission {submission_id!r} was accepted with other messages; use a new "
+                                "submission_id for new messages.")
+            if explicit and row["id"] != submission_id:
+                raise UserError(f"idempotency_key {idempotency_key!r} belongs to submission {row['id']!r}, "
+                                f"not {submission_id!r}.")
+            return {**inspection(row), "accepted": False}
+        self.kick()
+        return {**inspection(row), "accepted": True}
+
+    def kick(self) -> asyncio.Task | None:
+        """Start the drain unless it runs (on the running loop, else on the script loop)."""
+        if self.task is not None and not self.task.done():
+            return self.task
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = script_loop()
+        self.task = loop.create_task(self._drain(), name=f"think-submissions-{self.agent.key}")
+        return self.task
+
+    async def _drain(self) -> None:
+        while (row := self.rows.next_pending()) is not None:
+            request_id = new_id("req")
+            if not self.rows.start(row["id"], request_id):
+                continue
+            try:
+                result = await self.agent._engine.start(row["messages"], request_id, trigger="submission")
+                status, error = result.status, result.error
+            except Exception as exc:
+                log.exception("submission %s failed to start", row["id"])
+                status, error = "error", f"{type(exc).__name__}: {exc}"
+            self.rows.finish(row["id"], status, error, only_from=("running",))
+
+    def cancel(self, submission_id: str) -> dict | None:
+        row = self.rows.get(submission_id)
+        if row is None:
+            return None
+        if row["status"] == "pending":
+            self.rows.finish(submission_id, "aborted", None, only_from=("pending",))
+        elif row["status"] == "running":
+            self.rows.finish(submission_id, "aborted", None, only_from=("running",))
+            if row["request_id"]:
+                self.agent._engine.abort_request(row["request_id"], "submission cancelled")
+        return self.inspect(submission_id)
+
+    def inspect(self, submission_id: str) -> dict | None:
+        row = self.rows.get(submission_id)
+        return inspection(row) if row is not None else None
+
+    def recover(self) -> None:
+        """Settle the running rows of a dead process, then drain what is pending (see the module docstring)."""
+        for row in self.rows.orphaned():
+            applied = any(self.agent.store.messages.get(m["id"]) is not None for m in row["messages"])
+            if applied:
+                self.rows.finish(row["id"], "error", INTERRUPTED, only_from=("running",))
+            else:
+                self.rows.requeue(row["id"])
+        if self.rows.next_pending() is not None:
+            self.kick()

@@ -1,0 +1,36 @@
+"""The stall watchdog (Think's `chatStreamStallTimeoutMs`).
+
+A turn whose stall timeout is set (`Think.chat_stream_stall_timeout`, seconds, or the turn's
+`TurnConfig.chat_stream_stall_timeout`) is watched from the moment its config is known: when no
+chunk has been recorded for that many seconds (model time and tool time alike), the turn is
+marked `stalled` and aborted. It then ends like an abort (its partial message is persisted,
+with `metadata.interrupted = True`), reports `TurnResult.interrupted = True`, and a `chat()`
+caller gets `on_interrupted(error)`. Turns in step mode are not watched (a person is the pause).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from think_nb.turns.runner import Turn
+
+
+def watch(turn: Turn, timeout: float) -> asyncio.Task:
+    """Start watching `turn`; the caller cancels the returned task when the turn ends."""
+    return asyncio.get_running_loop().create_task(_watch(turn, float(timeout)),
+                                                  name=f"think-stall-watchdog-{turn.request_id}")
+
+
+async def _watch(turn: Turn, timeout: float) -> None:
+    started = time.monotonic()
+    last_chunk_at = turn.engine.recorder.last_chunk_at
+    while True:
+        remaining = max(last_chunk_at.get(turn.request_id, started), started) + timeout - time.monotonic()
+        if remaining <= 0:
+            break
+        await asyncio.sleep(remaining)
+    turn.stalled = timeout
+    turn.engine.abort_request(turn.request_id, "stalled")
