@@ -52,6 +52,8 @@ export const STATUS_HINT: Record<Status, string> = {
   "awaiting-client-tool": "a tool call waits for this browser to run it",
   paused: "a step-mode turn waits at a hook: call stepper.next() in a cell",
   error: "the last turn failed; the error is shown above",
+  pending: "accepted and queued behind another turn (or waiting out the debounce window); Stop cancels it",
+  recovering: "a turn a dead kernel left unfinished is being recovered",
 };
 
 export interface PanelMeta {
