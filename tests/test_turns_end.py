@@ -439,8 +439,8 @@ async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swall
     await asyncio.wait([ready, task], timeout=SAFETY, return_when=asyncio.FIRST_COMPLETED)
     assert ready.done(), f"the turn ended before streaming {before}: {task.result() if task.done() else task}"
     request_id = agent.streaming_turns()[0]
+    agent.abort_all_requests()  # what streamed before it reaches the listeners inside this call
     aborted_at = time.perf_counter()
-    agent.abort_all_requests()
     result = await asyncio.wait_for(task, SAFETY)
 
     assert (result.status, result.error) == ("aborted", None)

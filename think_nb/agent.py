@@ -113,10 +113,10 @@ class Think:
         self._session_pending: Any = None
         self._children: dict[tuple[type, str], Think] = {}
         self._engine = TurnEngine(self)
-        self.recovery_task: asyncio.Task | None = recovery.schedule(self, left)
+        self.recovery_task: asyncio.Task | None = recovery.schedule(self, self._engine, left)
         """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
-        self._submissions = Submissions(self)
+        self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
         preload_litellm()
 

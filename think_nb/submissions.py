@@ -36,6 +36,7 @@ from think_nb.messages import new_id
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
+    from think_nb.turns.engine import TurnEngine
 
 log = logging.getLogger("think_nb")
 STATUSES = ("pending", "running", "completed", "aborted", "skipped", "error")
@@ -52,8 +53,9 @@ def inspection(row: dict) -> dict:
 class Submissions:
     """The submission ledger of one agent and its drain (see the module docstring)."""
 
-    def __init__(self, agent: Think) -> None:
+    def __init__(self, agent: Think, engine: TurnEngine) -> None:
         self.agent = agent
+        self.engine = engine
         self.rows = agent.store.submissions
         self.task: asyncio.Task | None = None
 
@@ -100,7 +102,7 @@ class Submissions:
             if not self.rows.start(row["id"], request_id):
                 continue
             try:
-                result = await self.agent._engine.start(row["messages"], request_id, trigger="submission")
+                result = await self.engine.start(row["messages"], request_id, trigger="submission")
                 status, error = result.status, result.error
             except Exception as exc:
                 log.exception("submission %s failed to start", row["id"])
@@ -116,7 +118,7 @@ class Submissions:
         elif row["status"] == "running":
             self.rows.finish(submission_id, "aborted", None, only_from=("running",))
             if row["request_id"]:
-                self.agent._engine.abort_request(row["request_id"], "submission cancelled")
+                self.engine.abort_request(row["request_id"], "submission cancelled")
         return self.inspect(submission_id)
 
     def inspect(self, submission_id: str) -> dict | None:

@@ -117,6 +117,10 @@ class TurnEngine:
         turn = self.turns_run.get(request_id)
         if turn is not None:
             turn.abort()
+            try:  # what streamed before the abort reaches the views now; after it, only the abort chunk
+                self.recorder.flush(request_id)
+            except Exception:
+                log.exception("could not flush the stream of %s at its abort", request_id)
         task = self.active.get(request_id)
         if task is not None:
             task.cancel(reason)

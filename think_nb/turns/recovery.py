@@ -43,6 +43,7 @@ from think_nb.store.agent import AgentStore
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
+    from think_nb.turns.engine import TurnEngine
 
 log = logging.getLogger("think_nb")
 
@@ -169,7 +170,7 @@ def recover(agent: Think) -> list[tuple[Incident, Any]]:
     return left
 
 
-def schedule(agent: Think, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
+def schedule(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
     """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
     if not left:
         return None
@@ -177,19 +178,19 @@ def schedule(agent: Think, left: list[tuple[Incident, Any]]) -> asyncio.Task | N
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = script_loop()
-    return loop.create_task(_finish(agent, left), name=f"think-recovery-{agent.key}")
+    return loop.create_task(_finish(agent, engine, left), name=f"think-recovery-{agent.key}")
 
 
-async def _finish(agent: Think, left: list[tuple[Incident, Any]]) -> list[Any]:
+async def _finish(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
     root = left[0][0].request_id
-    agent._engine.notify("on_recovering", True, root)
+    engine.notify("on_recovering", True, root)
     try:
-        return await _finish_all(agent, left)
+        return await _finish_all(agent, engine, left)
     finally:
-        agent._engine.notify("on_recovering", False, root)
+        engine.notify("on_recovering", False, root)
 
 
-async def _finish_all(agent: Think, left: list[tuple[Incident, Any]]) -> list[Any]:
+async def _finish_all(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
     results = []
     for incident, (ctx, pending) in left:
         if not isinstance(pending, RecoveryDecision):
@@ -201,16 +202,15 @@ async def _finish_all(agent: Think, left: list[tuple[Incident, Any]]) -> list[An
             pending = _decision(value, incident)
             apply(agent.store, incident, pending)
             agent.conversation.reload()
-            agent._engine.messages_changed()
+            engine.messages_changed()
             if not pending.continue_ or ctx.exhausted:
                 continue
-        results.append(await _resume(agent, incident, ctx))
+        results.append(await _resume(agent, engine, incident))
     return results
 
 
-async def _resume(agent: Think, incident: Incident, ctx: ChatRecoveryContext) -> Any:
+async def _resume(agent: Think, engine: TurnEngine, incident: Incident) -> Any:
     """Continue the partial reply, or answer the user message again (no duplicate)."""
-    engine = agent._engine
     last = agent.conversation.last
     request_id = new_id("req")
     _count(agent.store, incident.request_id, request_id)
