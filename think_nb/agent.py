@@ -101,7 +101,7 @@ class Think:
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         if not isinstance(name, str) or not name:
             raise UserError(f"name={name!r}: an agent's name is a non-empty string, e.g. Calc('calc').")
-        if db is not None and not isinstance(db, (str, os.PathLike)):
+        if db is not None and (not isinstance(db, (str, os.PathLike)) or not str(db).strip()):
             raise UserError(f"db={db!r}: pass a file path (str or pathlib.Path) for the SQLite file, or leave it out.")
         self.name = name
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from think_nb.aio import script_loop
 from think_nb.errors import UserError
-from think_nb.messages import new_id
+from think_nb.messages import new_id, validate
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
@@ -64,10 +64,8 @@ class Submissions:
         if callable(messages) or not isinstance(messages, list | tuple) or not messages:
             raise UserError("submit_messages() takes a non-empty list of UIMessages (a function is not accepted: "
                             "the messages are stored before the turn runs).")
-        for message in messages:
-            if not isinstance(message, dict) or "role" not in message or not isinstance(message.get("parts"), list):
-                raise UserError(f"Not a UIMessage: {message!r}; use {{'id', 'role', 'parts': [...]}} "
-                                "or think_nb.messages.user_message(text).")
+        for n, message in enumerate(messages):  # the trust boundary, before anything is stored
+            validate.check_message(message, f"message {n}")
         # ids are left out: the same text sent again with fresh ids (`user_message`) is the same submission
         digest = json.dumps([{k: v for k, v in m.items() if k != "id"} for m in messages], sort_keys=True, default=str)
         explicit = submission_id is not None

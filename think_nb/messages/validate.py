@@ -87,7 +87,8 @@ class _Message(pydantic.BaseModel):
 
 
 def is_tool_part_type(kind: Any) -> bool:
-    return isinstance(kind, str) and (kind.startswith("tool-") or kind == "dynamic-tool")
+    """`tool-<name>` or `dynamic-tool`, in any letter case (`Tool-x` is refused too, not kept as data)."""
+    return isinstance(kind, str) and (kind.lower().startswith("tool-") or kind.lower() == "dynamic-tool")
 
 
 def check_message(message: Any, where: str) -> None:
@@ -134,18 +135,18 @@ def admit(messages: Any, stored: Callable[[str], dict | None]) -> list[dict]:
     for n, message in enumerate(messages):
         named = isinstance(message, dict) and message.get("id")
         where = f"message {n}" + (f" ({message.get('id')!r})" if named else "")
-        check_message(message, where)
-        message_id = message.get("id")
-        if message_id is not None:
+        message_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(message_id, str) and message_id:
             if message_id in seen:
                 raise UserError(f"{where}: the id appears twice in this batch; give each message its own id.")
             seen.add(message_id)
             existing = stored(message_id)
             if existing is not None:
                 if _same(existing, message):
-                    continue  # a client resending history: nothing to do
+                    continue  # a client resending history (tool parts included, as stored): nothing to do
                 raise UserError(f"{where}: a different message with this id is already stored; ids cannot rewrite "
                                 "history: send it with a new id, or use agent.regenerate() for a new reply.")
+        check_message(message, where)
         out.append(copy.deepcopy(message))
     return out
 

@@ -78,6 +78,13 @@ class Turn:
         self.stalled: float | None = None  # the stall timeout (s) that ended the turn
         self._watchdog: asyncio.Task | None = None
 
+    def scrubbed(self, chunk: dict) -> dict:
+        """`chunk` with the turn's credential values scrubbed from its error text (a tool may echo
+        the key it was given)."""
+        if self.secrets and isinstance(chunk.get("errorText"), str):
+            return {**chunk, "errorText": scrub(chunk["errorText"], self.secrets)}
+        return chunk
+
     def abort(self) -> None:
         """Mark the turn aborted (`abort_request`). From now on nothing it produces is applied,
         recorded or broadcast, whether or not the code it awaits lets the cancellation through."""
@@ -91,6 +98,7 @@ class Turn:
     async def emit(self, chunk: dict) -> None:
         """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`."""
         self.check_aborted()
+        chunk = self.scrubbed(chunk)
         self.acc.apply(chunk)
         await self.emit_broadcast(chunk)
 
@@ -200,6 +208,7 @@ class Turn:
         earlier = MessageAccumulator(last["id"], base=last)
 
         async def emit(chunk: dict) -> None:
+            chunk = self.scrubbed(chunk)
             earlier.apply(chunk)
             await self.emit_broadcast(chunk)
 
