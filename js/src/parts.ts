@@ -138,12 +138,18 @@ export function toolLabel(
   }
 }
 
+/** Deny reasons being typed, by tool call id: a re-render (a transcript or annotations update)
+ * rebuilds the card, and must not drop what the user typed. */
+const typedReasons = new Map<string, string>();
+
 function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const box = h("div", "think-approval");
   const name = toolName(part);
   box.append(h("span", "think-approval-label", `Run ${name}?`));
   const reason = h("input", "think-deny-reason");
   reason.placeholder = "reason (optional)";
+  reason.value = typedReasons.get(part.toolCallId) ?? "";
+  reason.addEventListener("input", () => typedReasons.set(part.toolCallId, reason.value));
   const approve = h("button", "think-approve", "Approve");
   const deny = h("button", "think-deny", "Deny");
   const answered = ctx.responded[part.toolCallId] === true;
