@@ -43,6 +43,19 @@ async def eventually(condition: Callable[[], object], timeout: float = 60.0, wha
         await asyncio.sleep(0.005)
 
 
+_warm: list[bool] = []
+
+
+async def warm_litellm() -> None:
+    """Run one scripted turn in this process (once): litellm's first call does seconds of lazy set-up
+    on a loaded machine, which a stall test's 0.2 s timeout would count as a stall. The import
+    itself is excluded by the watchdog; this first-call set-up is not (a real stall timeout is tens
+    of seconds)."""
+    if not _warm:
+        await scripted_agent(ScriptedModel([[ScriptedModel.text("warm")]]), name="warm-litellm").send("hi")
+        _warm.append(True)
+
+
 def streamed(chunks: list) -> Callable[[object, dict], None]:
     """An `on_chunk` hook that records each chunk's type in `chunks`."""
     return lambda self, chunk: chunks.append(chunk["type"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import eventually, scripted_agent
+from agents import eventually, scripted_agent, warm_litellm
 from think_nb import Think
 from think_nb.batcher import merge_chunk
 from think_nb.testing import ScriptedModel as S
@@ -138,6 +138,7 @@ def test_recorder_replay_is_what_was_broadcast(tmp_path: Path) -> None:
 
 # -- stall watchdog -------------------------------------------------------------------------------
 async def test_a_stalled_model_stream_is_aborted_and_its_partial_kept() -> None:
+    await warm_litellm()
     script = S([[S.text("partial ", chunk_size=4), S.stall(), S.text("never")]])
     agent = scripted_agent(script, chat_stream_stall_timeout=0.2)
     result = await agent.send("go")
@@ -150,6 +151,7 @@ async def test_a_stalled_model_stream_is_aborted_and_its_partial_kept() -> None:
 
 
 async def test_tool_time_counts_and_turn_config_overrides_the_class_timeout() -> None:
+    await warm_litellm()
     gate = asyncio.Event()
 
     async def slow(x: int) -> int:
@@ -168,6 +170,7 @@ async def test_tool_time_counts_and_turn_config_overrides_the_class_timeout() ->
 
 
 async def test_no_stall_when_chunks_keep_coming() -> None:
+    await warm_litellm()
     script = S([[S.text("x" * 40, chunk_size=1)]], delay=0.01)  # 0.4 s in all, never 0.2 s quiet
     agent = scripted_agent(script, chat_stream_stall_timeout=0.2)
     result = await agent.send("go")
@@ -175,6 +178,7 @@ async def test_no_stall_when_chunks_keep_coming() -> None:
 
 
 async def test_chat_caller_gets_on_interrupted_on_a_stall() -> None:
+    await warm_litellm()
     events: list[str] = []
 
     class Callback:
@@ -199,18 +203,72 @@ async def test_chat_caller_gets_on_interrupted_on_a_stall() -> None:
     assert events == ["start", "interrupted"]
 
 
+async def settle_recovery(agent: Think) -> None:
+    """Wait for the recovery task and any it chained (a stalled recovery turn starts another)."""
+    while agent.recovery_task is not None and not agent.recovery_task.done():
+        await agent.recovery_task
+
+
+async def test_a_stall_asks_on_chat_recovery_and_by_default_continues_nothing() -> None:
+    await warm_litellm()
+    seen: list = []
+    agent = scripted_agent(S([[S.text("partial "), S.stall()]]), chat_stream_stall_timeout=0.2,
+                           on_chat_recovery=lambda self, ctx: seen.append(ctx))
+    result = await agent.send("go")
+    await settle_recovery(agent)
+    (ctx,) = seen
+    assert (ctx.reason, ctx.request_id, ctx.trigger, ctx.attempt) == ("stalled", result.request_id, "programmatic", 1)
+    assert ctx.partial["metadata"]["interrupted"] is True and ctx.user_message["parts"][0]["text"] == "go"
+    assert [t["status"] for t in agent.turns()] == ["aborted"]
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"]
+
+
+async def test_a_stall_routed_into_recovery_continues_the_turn() -> None:
+    await warm_litellm()
+    from think_nb import RecoveryDecision
+    script = S([[S.text("partial "), S.stall()], [S.text("and the rest.")]])
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2,
+                           on_chat_recovery=lambda self, ctx: RecoveryDecision(continue_=True))
+    await agent.send("go")
+    await settle_recovery(agent)
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("programmatic", "aborted"),
+                                                                    ("recovery-continue", "completed")]
+    texts = ["".join(p.get("text", "") for p in m["parts"]) for m in agent.messages]
+    assert texts == ["go", "partial ", "and the rest."]
+    assert agent.messages[1]["metadata"]["interrupted"] is True
+    assert agent.messages[2]["metadata"]["continuation"] is True
+
+
+async def test_stall_recovery_is_bounded_by_the_attempt_budget() -> None:
+    await warm_litellm()
+    from think_nb import RecoveryDecision
+    seen: list = []
+
+    def decide(self: Think, ctx: object) -> RecoveryDecision:
+        seen.append(ctx)
+        return RecoveryDecision(continue_=True)
+
+    script = S([[S.text(f"try {n} "), S.stall()] for n in range(5)])
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2, chat_recovery_max_attempts=2,
+                           on_chat_recovery=decide)
+    await agent.send("go")
+    await settle_recovery(agent)
+    assert [(c.attempt, c.exhausted) for c in seen] == [(1, False), (2, False), (3, True)]
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [
+        ("programmatic", "aborted"), ("recovery-continue", "aborted"), ("recovery-continue", "aborted")]
+
+
 # -- recovery when the agent is created again ------------------------------------------------------
 def left_by_dead_process(agent: Think, monkeypatch: pytest.MonkeyPatch, request_id: str, chunks: list[dict],
                          trigger: str = "panel", user_text: str = "hi") -> None:
     """Write what a process that died mid-turn leaves: the user message, a `running` turn-log row and
     (if `chunks`) a `streaming` stream, all owned by another process."""
     from think_nb.messages import user_message
-    from think_nb.store import streams, turn_log
+    from think_nb.store import owners
 
     agent.conversation.append(user_message(user_text))
     with monkeypatch.context() as m:
-        m.setattr(streams, "PROCESS", "dead-process")
-        m.setattr(turn_log, "PROCESS", "dead-process")
+        m.setattr(owners, "PROCESS", "dead-process")
         agent.store.turn_log.start(request_id, trigger, False)
         if chunks:
             agent.store.streams.set_status(request_id, False, "streaming")
@@ -317,7 +375,7 @@ async def test_persist_false_keeps_settled_tool_results_and_never_reruns_them(
 
 
 async def test_recovery_attempts_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from think_nb.store import streams, turn_log
+    from think_nb.store import owners
     from think_nb.turns.recovery import _count, collect
 
     seen: list = []
@@ -332,8 +390,7 @@ async def test_recovery_attempts_are_bounded(tmp_path: Path, monkeypatch: pytest
     collect(first.store)  # an earlier reopen handled req-dead ...
     _count(first.store, "req-dead", "req-again")  # ... and started req-again to continue it ...
     with monkeypatch.context() as m:  # ... which was cut off too
-        m.setattr(streams, "PROCESS", "dead-process")
-        m.setattr(turn_log, "PROCESS", "dead-process")
+        m.setattr(owners, "PROCESS", "dead-process")
         first.store.turn_log.start("req-again", "recovery-continue", True)
         first.store.streams.set_status("req-again", True, "streaming")
         first.store.streams.append("req-again", partial_chunks("m-again", "more"))
@@ -422,7 +479,7 @@ async def test_active_rows_are_never_deleted_and_clear_skips_pending(tmp_path: P
 async def test_submissions_of_a_dead_process_are_requeued_or_settled(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from think_nb.messages import user_message
-    from think_nb.store import streams, submissions
+    from think_nb.store import owners
 
     script = S([[S.text("answered")]])
     cls = agent_class(script)
@@ -432,8 +489,7 @@ async def test_submissions_of_a_dead_process_are_requeued_or_settled(
     rows.accept("applied", None, [applied], "a", None)
     rows.accept("unapplied", None, [unapplied], "b", None)
     with monkeypatch.context() as m:
-        m.setattr(streams, "PROCESS", "dead-process")
-        m.setattr(submissions, "PROCESS", "dead-process")
+        m.setattr(owners, "PROCESS", "dead-process")
         rows.start("applied", "req-1")
         rows.start("unapplied", "req-2")
     first.conversation.append(applied)  # the dead process had applied the first one's messages

@@ -236,12 +236,21 @@ class Think:
         self._engine.messages_changed()
 
     def on_chat_recovery(self, ctx: recovery.ChatRecoveryContext) -> Any:
-        """Called, when the agent is created, for each turn a dead process left unfinished (Think's
+        """Called, when the agent is created, for each turn a dead process left unfinished, and
+        when the stall watchdog ends a turn (`ctx.reason`: `process-ended` | `stalled`) (Think's
         `onChatRecovery`). Return a `RecoveryDecision(persist=True, continue_=False)` (the default,
         also for None): `persist` stores the partial reply (settled tool results are kept either
         way), `continue_` starts a turn that continues it (or answers the user message again when
         nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
         return None
+
+    def recover_stalled_turn(self, request_id: str, partial: dict | None, trigger: str) -> None:
+        """Called by the engine when the stall watchdog ended a turn: asks `on_chat_recovery`
+        (`ctx.reason == "stalled"`) and continues the turn if it says so, as Think routes a
+        stall into bounded recovery. `agent.recovery_task` is the task doing it."""
+        task = recovery.route_stall(self, self._engine, request_id, partial, trigger)
+        if task is not None:
+            self.recovery_task = task
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:
         """How a tool part left without a result is repaired before the next model call (Think's

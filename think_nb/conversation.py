@@ -64,11 +64,28 @@ class Conversation:
         """Re-read the branch from SQLite (after a session switch, a recovery, another writer)."""
         self._messages = self.store.messages.branch(limit=self.limit)
 
+    def sync(self) -> bool:
+        """Re-read the branch when another writer (a second process on the same file) moved the
+        leaf since this object last wrote or read it; True when it did."""
+        last = self._messages[-1]["id"] if self._messages else None
+        if self.store.messages.leaf_id == last:
+            return False
+        self.reload()
+        return True
+
     def append(self, message: dict) -> dict:
-        """Store `message` as the new leaf (an id is assigned when missing); returns what was stored."""
+        """Store `message` as the new leaf (an id is assigned when missing); returns what was stored.
+
+        The parent is the stored leaf read in the same transaction, so concurrent writers (two
+        kernels on one notebook file) stay on one branch in commit order; when another writer
+        appended since, the in-memory branch is re-read and includes its messages."""
         message = {**message, "id": message.get("id") or new_id("msg")}
-        self.store.messages.append(message, self._messages[-1]["id"] if self._messages else None)
-        self._messages.append(message)
+        expected = self._messages[-1]["id"] if self._messages else None
+        parent = self.store.messages.append_to_leaf(message)
+        if parent != expected and not str(message["id"]).startswith("compaction_"):
+            self.reload()
+        else:
+            self._messages.append(message)
         return message
 
     def save(self, message: dict) -> dict:

@@ -12,12 +12,14 @@
     store.approvals       Approvals: the ledger of approve()/deny() decisions
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
+`store.transaction()` groups writes of several repositories into one transaction.
 Switching the active session is `store.open_session(id)`; nothing else reassigns `messages`.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
 
 from think_nb.store.approvals import Approvals
 from think_nb.store.blocks import BlockRows, SearchRows
@@ -54,6 +56,11 @@ class AgentStore:
         self.blocks = BlockRows(db, agent_key)
         self.messages = MessageStore(db, agent_key)
         self.approvals = Approvals(db, agent_key)
+
+    def transaction(self) -> AbstractContextManager:
+        """Group calls to several repositories into one transaction (all or nothing):
+        `with store.transaction(): store.messages.append_to_leaf(m); store.turn_log.start(...)`."""
+        return self.db.write()
 
     @property
     def session_id(self) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from think_nb.errors import UserError
 from think_nb.store.migrations import migrate
+from think_nb.store.owners import Owners
 
 _open: dict[Path, Database] = {}
 _open_lock = threading.Lock()
@@ -45,6 +46,7 @@ class Database:
         self.path = path
         check_db_path(path)
         self._lock = threading.RLock()
+        self._depth = 0  # nesting of write() in the thread holding the lock
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -70,6 +72,9 @@ class Database:
         except BaseException:
             self._conn.close()
             raise
+        self.owners = Owners(path)
+        """Liveness of the processes that own `running` rows in this file (`think_nb.store.owners`)."""
+        self.owners.claim()
 
     def read(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
         with self._lock:
@@ -77,14 +82,25 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A transaction: `with db.write() as c: c.execute(...)`; rolled back on error."""
+        """A transaction: `with db.write() as c: c.execute(...)`; rolled back on error. Nested in
+        another `write()` of the same thread, it joins the outer transaction (all or nothing)."""
         with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._depth -= 1
+                return
             self._conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield self._conn
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._depth = 0
             self._conn.execute("COMMIT")
 
     def execute(self, sql: str, params: tuple | dict = ()) -> Any:

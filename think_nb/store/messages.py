@@ -107,6 +107,32 @@ class MessageStore:
             conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
                          (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
 
+    def append_to_leaf(self, message: dict) -> str | None:
+        """Store a new message under the current leaf, read inside the write transaction, and
+        make it the leaf; returns the parent it got. Two processes appending to one agent so stay
+        on one branch, in commit order (a reader's in-memory branch may be behind: compare the
+        returned parent with what it expected). An id already stored is updated in place (never
+        re-parented) and becomes the leaf. Synthetic compaction messages are not stored."""
+        if str(message.get("id", "")).startswith(SYNTHETIC_PREFIX):
+            log.warning("not storing synthetic compaction message %s (echoed back?)", message["id"])
+            return self.leaf_id
+        now = time.time()
+        with self.db.write() as conn:
+            row = conn.execute("SELECT value FROM agent_state WHERE agent_key = ? AND key = ?",
+                               (self.agent_key, self._leaf_key)).fetchone()
+            leaf = json.loads(row[0]) if row is not None else None
+            existing = conn.execute("SELECT parent_id FROM messages WHERE agent_key = ? AND id = ?",
+                                    (self.key, message["id"])).fetchone()
+            parent = existing[0] if existing is not None else leaf
+            conn.execute(
+                "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
+                "content = excluded.content, updated_at = excluded.updated_at",
+                (self.key, message["id"], parent, message["role"], jsonsafe.dumps_stored(message), now, now))
+            conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
+                         (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
+        return parent
+
     def extend(self, messages: list[dict], parent_id: str | None) -> None:
         """Store `messages` as a chain under `parent_id` in one transaction; the last becomes the leaf."""
         now = time.time()

@@ -152,7 +152,7 @@ def m006_approvals(db: sqlite3.Connection) -> None:
 
 @migration
 def m007_turn_owner(db: sqlite3.Connection) -> None:
-    # The process that runs a turn (think_nb.store.streams.PROCESS): a row still 'running' that
+    # The process that runs a turn (think_nb.store.owners.PROCESS): a row still 'running' that
     # another process owned was cut off when that process died; recovery marks it 'interrupted'.
     # Rows written before this migration have no owner (their process is gone as well).
     db.execute("ALTER TABLE turns ADD COLUMN owner TEXT")

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 from think_nb import jsonsafe
+from think_nb.store import owners
 from think_nb.store.db import Database
-
-PROCESS = uuid.uuid4().hex
-"""Owner id of the rows this process writes (rows of a dead process are `interrupted`)."""
 
 
 class StreamStore:
@@ -33,7 +30,7 @@ class StreamStore:
         now = time.time()
         self.db.execute("INSERT INTO stream_metadata VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, request_id) "
                         "DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at",
-                        (self.agent_key, request_id, int(continuation), status, PROCESS, now, now))
+                        (self.agent_key, request_id, int(continuation), status, owners.PROCESS, now, now))
 
     def append(self, request_id: str, segment: list[dict]) -> None:
         """Append one segment (a list of chunks) in one transaction."""
@@ -59,10 +56,11 @@ class StreamStore:
         return (rows[0][0], rows[0][1]) if rows else None
 
     def orphaned(self) -> list[str]:
-        """Turns still `streaming` that another (dead) process wrote, oldest first."""
-        return [r for (r,) in self.db.read("SELECT request_id FROM stream_metadata WHERE agent_key = ? AND "
-                                           "status = 'streaming' AND owner != ? ORDER BY created_at",
-                                           (self.agent_key, PROCESS))]
+        """Turns still `streaming` that a dead process wrote, oldest first (a live second process's
+        turns are not orphans: `think_nb.store.owners`)."""
+        rows = self.db.read("SELECT request_id, owner FROM stream_metadata WHERE agent_key = ? AND "
+                            "status = 'streaming' AND owner != ? ORDER BY created_at", (self.agent_key, owners.PROCESS))
+        return [r for r, owner in rows if not self.db.owners.alive(owner)]
 
     def mark(self, request_id: str, status: str) -> None:
         """Set a turn's status, whoever owned it."""

@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 from think_nb import jsonsafe
+from think_nb.store import owners
 from think_nb.store.db import Database
-from think_nb.store.streams import PROCESS
 
 TERMINAL = ("completed", "aborted", "skipped", "error")
 COLUMNS = ("seq", "id", "idempotency_key", "request_id", "status", "messages", "digest", "error", "metadata", "owner",
@@ -58,7 +58,7 @@ class SubmissionRows:
         with self.db.write() as c:
             cur = c.execute("UPDATE submissions SET status = 'running', request_id = ?, owner = ?, started_at = ? "
                             "WHERE agent_key = ? AND id = ? AND status = 'pending'",
-                            (request_id, PROCESS, time.time(), self.agent_key, submission_id))
+                            (request_id, owners.PROCESS, time.time(), self.agent_key, submission_id))
             return cur.rowcount == 1
 
     def finish(self, submission_id: str, status: str, error: str | None, *, only_from: tuple[str, ...]) -> bool:
@@ -82,10 +82,10 @@ class SubmissionRows:
                         "WHERE agent_key = ? AND id = ? AND status = 'running'", (self.agent_key, submission_id))
 
     def orphaned(self) -> list[dict]:
-        """`running` rows another (dead) process owned, oldest first."""
+        """`running` rows a dead process owned, oldest first (`think_nb.store.owners`)."""
         rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE agent_key = ? AND status = 'running' "
-                            "AND (owner IS NULL OR owner != ?) ORDER BY seq", (self.agent_key, PROCESS))
-        return [_row(r) for r in rows]
+                            "AND (owner IS NULL OR owner != ?) ORDER BY seq", (self.agent_key, owners.PROCESS))
+        return [_row(r) for r in rows if not self.db.owners.alive(r[COLUMNS.index("owner")])]
 
     def select(self, status: str | None = None, limit: int | None = None) -> list[dict]:
         where, params = "agent_key = ?", [self.agent_key]

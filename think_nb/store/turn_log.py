@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
+from think_nb.store import owners
 from think_nb.store.db import Database
-from think_nb.store.streams import PROCESS
 
 COLUMNS = ("request_id", "trigger", "continuation", "status", "error", "started_at", "finished_at", "duration_ms")
 
@@ -29,7 +29,7 @@ class TurnLog:
         started = time.time()
         self.db.execute("INSERT OR REPLACE INTO turns (agent_key, request_id, trigger, continuation, status, "
                         "started_at, owner) VALUES (?, ?, ?, ?, 'running', ?, ?)",
-                        (self.agent_key, request_id, trigger, int(continuation), started, PROCESS))
+                        (self.agent_key, request_id, trigger, int(continuation), started, owners.PROCESS))
         return started
 
     def finish(self, request_id: str, status: str, error: str | None, started: float) -> None:
@@ -53,10 +53,13 @@ class TurnLog:
         return dict(zip(COLUMNS, (*rows[0][:2], bool(rows[0][2]), *rows[0][3:]), strict=True)) if rows else None
 
     def orphaned(self) -> list[dict]:
-        """Turns still `running` that another (dead) process ran, oldest first."""
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM turns WHERE agent_key = ? AND status = 'running' "
-                            "AND (owner IS NULL OR owner != ?) ORDER BY seq", (self.agent_key, PROCESS))
-        return [dict(zip(COLUMNS, (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in rows]
+        """Turns still `running` that a dead process ran, oldest first (a live second process's
+        turns are not orphans: `think_nb.store.owners`)."""
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)}, owner FROM turns WHERE agent_key = ? AND "
+                            "status = 'running' AND (owner IS NULL OR owner != ?) ORDER BY seq",
+                            (self.agent_key, owners.PROCESS))
+        return [dict(zip(COLUMNS, (*row[:2], bool(row[2]), *row[3:-1]), strict=True)) for row in rows
+                if not self.db.owners.alive(row[-1])]
 
     def settle_interrupted(self, request_id: str, error: str) -> None:
         """Settle a turn a dead process left `running` (its duration is unknown: None)."""

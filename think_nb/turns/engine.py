@@ -206,6 +206,8 @@ class TurnEngine:
         turn = self.turns_run.pop(sub.request_id, None)
         if turn is not None:
             await self._finish_turn(turn, result)
+        if result.interrupted:  # the stall watchdog ended it: bounded recovery (Think's stall routing)
+            self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
         return result
 
     async def _admitted(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
@@ -213,6 +215,8 @@ class TurnEngine:
         from think_nb.turns.runner import Turn
 
         conversation = self.conversation
+        if conversation.sync():  # another process appended to this agent since
+            self.messages_changed()
         if self.queue.stale(sub):
             return TurnResult(sub.request_id, "skipped")
         if signal is not None and signal.aborted:  # aborted while queued
@@ -228,8 +232,15 @@ class TurnEngine:
         if not new and not (continuation or regenerate):
             return TurnResult(sub.request_id, "skipped")
         self.repair_interrupted_tools()
-        self._append_user_messages(new)
-        started = self.store.turn_log.start(sub.request_id, sub.trigger, continuation)
+        try:
+            with self.store.transaction():  # a kill leaves both the user messages and the turn's row, or neither
+                for message in new:
+                    conversation.append(message)
+                started = self.store.turn_log.start(sub.request_id, sub.trigger, continuation)
+        except BaseException:
+            conversation.reload()  # rolled back: memory shows what is stored
+            raise
+        self.messages_changed()
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
                     generation=sub.generation)
         self.turns_run[sub.request_id] = turn
@@ -271,11 +282,6 @@ class TurnEngine:
         """The trust boundary for incoming messages (`think_nb.messages.validate.admit`): checked
         before anything is stored; resent identical messages dropped; `UserError` otherwise."""
         return validate.admit(messages, self.conversation.get)
-
-    def _append_user_messages(self, messages: list[dict]) -> None:
-        for message in messages:
-            self.conversation.append(message)
-        self.messages_changed()
 
     def save_assistant(self, message: dict, generation: int | None) -> None:
         """Persist a turn's assistant message, unless the conversation was cleared under the turn."""

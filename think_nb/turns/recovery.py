@@ -22,6 +22,10 @@ and, for each interrupted turn (an *incident*), oldest first:
    with the (partial) assistant reply (`trigger="recovery-continue"`), else a retry that answers
    the unanswered user message without appending it again (`trigger="recovery-retry"`).
 
+A turn the stall watchdog ends in a live process takes the same route (`route_stall`, Think's
+`_routeStallToBoundedRecovery`): its partial is already persisted; the hook is asked with
+`ctx.reason == "stalled"` and may continue it, within the same attempt budget.
+
 Steps 1-3 run in the agent's constructor (an async `on_chat_recovery` is awaited later, in the
 recovery task); step 4 needs an event loop: it runs as a task (`agent.recovery_task`) on the
 running loop, or on the script loop that `agent.run()` drives. `Think.chat_recovery = False`
@@ -65,6 +69,8 @@ class ChatRecoveryContext:
         attempt: 1 for the first recovery of this turn, 2 when the turn recovering it was
             interrupted too, ...
         exhausted: True when the chain has no attempt left (`continue_` will be ignored).
+        reason: `process-ended` (a dead kernel's turn, found when the agent is created) or
+            `stalled` (the stall watchdog ended the turn in this process).
     """
 
     request_id: str
@@ -73,6 +79,7 @@ class ChatRecoveryContext:
     trigger: str
     attempt: int = 1
     exhausted: bool = False
+    reason: str = "process-ended"
 
 
 @dataclass
@@ -170,6 +177,29 @@ def recover(agent: Think) -> list[tuple[Incident, Any]]:
     return left
 
 
+def route_stall(agent: Think, engine: TurnEngine, request_id: str, partial: dict | None,
+                trigger: str) -> asyncio.Task | None:
+    """A turn the stall watchdog ended in this process (Think's `_routeStallToBoundedRecovery`):
+    its partial is already persisted (`metadata.interrupted`); `on_chat_recovery` is asked as for
+    a dead process's turn (`ctx.reason == "stalled"`), and a `continue_` starts a
+    `recovery-continue` turn while the chain has attempts left. Returns the task (on the running
+    loop), or None when `chat_recovery` is off."""
+    if not agent.chat_recovery:
+        return None
+    store = agent.store
+    attempt = _attempt(store, request_id)
+    ctx = ChatRecoveryContext(request_id, partial, _last_user(store), trigger, attempt,
+                              exhausted=attempt > agent.chat_recovery_max_attempts, reason="stalled")
+    try:
+        value = agent.on_chat_recovery(ctx)
+    except Exception:
+        log.exception("on_chat_recovery raised; the partial reply of %s is kept", request_id)
+        value = None
+    incident = Incident(request_id, trigger, partial, logged=True)
+    return asyncio.get_running_loop().create_task(_finish(agent, engine, [(incident, (ctx, value))]),
+                                                  name=f"think-stall-recovery-{agent.key}")
+
+
 def schedule(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
     """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
     if not left:
@@ -193,7 +223,7 @@ async def _finish(agent: Think, engine: TurnEngine, left: list[tuple[Incident, A
 async def _finish_all(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
     results = []
     for incident, (ctx, pending) in left:
-        if not isinstance(pending, RecoveryDecision):
+        if not isinstance(pending, RecoveryDecision) or ctx.reason == "stalled":
             try:
                 value = await maybe_await(pending)
             except Exception:
@@ -246,7 +276,7 @@ def apply(store: AgentStore, incident: Incident, decision: RecoveryDecision) -> 
     if stored is not None:
         store.messages.update(message)
     else:
-        store.messages.append(message, store.messages.leaf_id)
+        store.messages.append_to_leaf(message)
 
 
 def _rebuild(chunks: list[dict]) -> dict | None:
