@@ -499,3 +499,23 @@ async def test_submissions_of_a_dead_process_are_requeued_or_settled(
     await agent.submissions_task
     assert agent.inspect_submission("unapplied")["status"] == "completed"
     assert [m["parts"][-1]["text"] for m in agent.messages] == ["applied", "not yet", "answered"]
+
+
+async def test_user_message_and_turn_row_are_stored_together_or_not_at_all(tmp_path: Path) -> None:
+    """The window between appending the user message and the turn-log row is closed: both are one
+    transaction. A real SQLite failure of the turn row (a trigger) leaves neither, and says so."""
+    import sqlite3
+
+    script = S([[S.text("hello")]])
+    cls = agent_class(script)
+    agent = cls("w", db=tmp_path / "w.sqlite")
+    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON turns BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    result = await agent.send("first")
+    assert result.status == "error" and "disk full" in (result.error or "")
+    assert agent.messages == [] and agent.store.messages.count() == 0 and agent.turns() == []
+    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+        conn.execute("DROP TRIGGER refuse")
+    result = await agent.send("second")
+    assert result.status == "completed"
+    assert [m["parts"][-1]["text"] for m in cls("w", db=tmp_path / "w.sqlite").messages] == ["second", "hello"]

@@ -6,6 +6,7 @@ Public names only; see `think_nb.agent.Think` to start.
 from think_nb._version import __version__
 from think_nb.agent import Think
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
+from think_nb.schedules import ScheduledTask, ScheduledTaskContext
 from think_nb.tools.client import client_tool
 from think_nb.tools.tool import Tool, tool
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, TurnConfig, TurnContext
@@ -14,7 +15,7 @@ from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortController, AbortSignal
 
 __all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ChatRecoveryContext", "ModelConfig",
-           "RecoveryDecision", "StepContext", "Think", "Tool",
+           "RecoveryDecision", "ScheduledTask", "ScheduledTaskContext", "StepContext", "Think", "Tool",
            "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext", "TurnResult",
            "__version__", "client_tool", "load_ipython_extension", "tool"]
 

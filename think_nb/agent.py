@@ -45,6 +45,7 @@ from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
 from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
+from think_nb.schedules.scheduler import Scheduler
 from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.submissions import Submissions
 from think_nb.turns import recovery
@@ -91,6 +92,9 @@ class Think:
     chat_recovery_max_attempts: int = 3
     """How many recovery turns one interrupted turn may chain (each interrupted in turn) before
     `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
+    schedule_clock: Any = None
+    """The clock scheduled tasks run by (`think_nb.schedules.clock.Clock`); None: wall time.
+    Tests and demos set `think_nb.testing.FakeClock()` to move time by hand."""
     parent: Think | None = None
     """The agent that created this one with `sub_agent`, else None."""
     default_model: str | ModelConfig | None = None
@@ -118,6 +122,9 @@ class Think:
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
         self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
+        self._scheduler = Scheduler(self, self.schedule_clock)
+        self._scheduler.reconcile(self.get_scheduled_tasks())  # declared tasks; stored ones re-armed
+        self._scheduler.kick()
         preload_litellm()
 
     def __repr__(self) -> str:
@@ -651,6 +658,53 @@ class Think:
     def submissions_task(self) -> asyncio.Task | None:
         """The task draining pending submissions (None when none has run)."""
         return self._submissions.task
+
+    # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------
+    def get_scheduled_tasks(self) -> dict:
+        """Recurring work this class declares, reconciled with the stored tasks whenever the agent
+        is created (Think's `getScheduledTasks`): `{task_id: ScheduledTask(schedule=..., prompt=...
+        | handler=..., timezone=None, metadata=None)}` (dicts accepted). `schedule`: see
+        `think_nb.schedules.spec` ("every 5 minutes", "every weekday at 08:00 in Europe/Paris", a
+        cron expression). A prompt becomes an idempotent submission per occurrence; a handler is
+        called with a `ScheduledTaskContext`. Raises `UserError` at creation for a bad task."""
+        return {}
+
+    def schedule(self, when: Any, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
+        """Run `task` at `when` (Think's `schedule`): a datetime (once), seconds or a timedelta
+        (once, after that delay), or a recurring form ("every 30 seconds", "every day at 09:00",
+        a cron expression). `task`: a prompt (str; sent as a user message through
+        `submit_messages`) or a callable `task(ctx)` (sync or async; `ScheduledTaskContext`).
+        Persisted in SQLite and re-armed when the agent is created again (a lambda cannot be
+        restored: use a method of the agent or a module-level function). A missed occurrence runs
+        once, no backfill. Returns the task id (`id` or a new one; an existing id is replaced).
+        Raises `UserError` for an unknown `when` or task."""
+        return self._scheduler.schedule(when, task, id, metadata)
+
+    def schedule_every(self, seconds: float, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
+        """Run `task` every `seconds` (Think's `scheduleEvery`); see `schedule`. Returns the id."""
+        return self._scheduler.schedule(seconds, task, id, metadata, every=True)
+
+    def cancel_schedule(self, task_id: str) -> bool:
+        """Delete a scheduled task (declared ones come back when the agent is created again);
+        False when the id is unknown."""
+        return self._scheduler.cancel(task_id)
+
+    def get_schedule(self, task_id: str) -> dict | None:
+        """One task's row: `{id, source, kind, spec, timezone, task_repr, next_run_at, last_run_at
+        (epoch s), last_status, last_error, runs, ...}`, or None."""
+        return self.store.schedules.get(task_id)
+
+    def get_schedules(self) -> Any:
+        """The scheduled tasks as a pandas DataFrame, soonest first: id, kind, schedule, timezone,
+        task, next_run, last_run (local timestamps), last_status, last_error, runs, source."""
+        from think_nb.schedules.table import schedules_frame
+
+        return schedules_frame(self.store.schedules.all())
+
+    @property
+    def schedules_task(self) -> asyncio.Task | None:
+        """The task running scheduled tasks (None when nothing is armed)."""
+        return self._scheduler.task
 
     # -- views ----------------------------------------------------------------------
     def streaming_turns(self) -> list[str]:

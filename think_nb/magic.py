@@ -210,3 +210,17 @@ def _trace(magics: ThinkMagics, args: list[str]) -> Any:
         print(f"No traced turn for {agent.name!r} yet: run a turn first.")
         return None
     return frame
+
+
+@subcommand("schedules", "%think schedules AGENT\n    AGENT's scheduled tasks as a DataFrame (id, kind, schedule, "
+                         "task, next_run, last_run, last_status, runs, source);\n    see `agent.schedule(...)` and "
+                         "`get_scheduled_tasks()`.")
+def _schedules(magics: ThinkMagics, args: list[str]) -> Any:
+    if len(args) != 1:
+        raise UserError("usage: %think schedules AGENT. See `%think --help`.")
+    agent = magics.resolve_agent(args[0], "default", None)
+    frame = agent.get_schedules()
+    if frame.empty:
+        print(f"{agent.name!r} has no scheduled tasks: agent.schedule(when, prompt) or get_scheduled_tasks() add some.")
+        return None
+    return frame

@@ -100,7 +100,10 @@ class Submissions:
             if not self.rows.start(row["id"], request_id):
                 continue
             try:
-                result = await self.engine.start(row["messages"], request_id, trigger="submission")
+                scheduled = (row["metadata"] or {}).get("source") == "scheduled-task" if isinstance(
+                    row["metadata"], dict) else False
+                result = await self.engine.start(row["messages"], request_id,
+                                                 trigger="scheduled" if scheduled else "submission")
                 status, error = result.status, result.error
             except Exception as exc:
                 log.exception("submission %s failed to start", row["id"])

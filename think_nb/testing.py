@@ -25,7 +25,7 @@ from think_nb.jsonsafe import to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
-__all__ = ["ScriptedModel"]
+__all__ = ["FakeClock", "ScriptedModel"]
 
 _REGISTRY: dict[str, ScriptedModel] = {}
 _ids = itertools.count(1)
@@ -218,3 +218,38 @@ def _lookup(model: str) -> ScriptedModel:
 
 
 register_provider(SCRIPTED_PROVIDER, _make_handler)
+
+
+class FakeClock:
+    """A clock for scheduled tasks that moves only when told (`Think.schedule_clock = FakeClock()`):
+    `advance(seconds)` moves time on and wakes the scheduler; nothing sleeps for real.
+
+    Args:
+        start: the starting time, epoch seconds.
+    """
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
+        self.t = float(start)
+        self._tick: asyncio.Event | None = None
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        """Move time on by `seconds` and wake every waiting scheduler."""
+        self.t += float(seconds)
+        if self._tick is not None:
+            self._tick.set()
+            self._tick = None
+
+    async def sleep_until(self, when: float, wake: asyncio.Event) -> None:
+        while self.t < when and not wake.is_set():
+            if self._tick is None:
+                self._tick = asyncio.Event()
+            tick = asyncio.ensure_future(self._tick.wait())
+            woken = asyncio.ensure_future(wake.wait())
+            try:
+                await asyncio.wait({tick, woken}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                tick.cancel()
+                woken.cancel()

@@ -10,6 +10,7 @@
     store.sessions        SessionStore: session rows
     store.blocks          BlockRows: context blocks without a provider, cached prompts
     store.approvals       Approvals: the ledger of approve()/deny() decisions
+    store.schedules       ScheduleRows: scheduled tasks (declared and runtime)
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 `store.transaction()` groups writes of several repositories into one transaction.
@@ -26,6 +27,7 @@ from think_nb.store.blocks import BlockRows, SearchRows
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.db import Database
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
+from think_nb.store.schedules import ScheduleRows
 from think_nb.store.sessions import SessionStore
 from think_nb.store.state import AgentState
 from think_nb.store.streams import StreamStore
@@ -56,6 +58,7 @@ class AgentStore:
         self.blocks = BlockRows(db, agent_key)
         self.messages = MessageStore(db, agent_key)
         self.approvals = Approvals(db, agent_key)
+        self.schedules = ScheduleRows(db, agent_key)
 
     def transaction(self) -> AbstractContextManager:
         """Group calls to several repositories into one transaction (all or nothing):

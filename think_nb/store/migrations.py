@@ -171,3 +171,17 @@ def m008_submissions(db: sqlite3.Connection) -> None:
     db.execute("CREATE UNIQUE INDEX submissions_key ON submissions (agent_key, idempotency_key) "
                "WHERE idempotency_key IS NOT NULL")
     db.execute("CREATE INDEX submissions_status ON submissions (agent_key, status, seq)")
+
+
+@migration
+def m009_schedules(db: sqlite3.Connection) -> None:
+    # Scheduled tasks (Think's cf_agents_schedules + cf_think_scheduled_tasks, one table here):
+    # `source` declared (get_scheduled_tasks, reconciled at creation) | runtime (agent.schedule).
+    # `kind` once | delay | interval | cron, `spec` the normalised schedule, `task` JSON
+    # {"prompt": text} | {"handler": "method:<name>" | "<module>:<qualname>" | null (not restorable)},
+    # `next_run_at` epoch s (NULL: disarmed), `anchor` the phase of an interval.
+    db.execute("CREATE TABLE schedules (agent_key TEXT NOT NULL, id TEXT NOT NULL, source TEXT NOT NULL, "
+               "kind TEXT NOT NULL, spec TEXT NOT NULL, timezone TEXT, seconds REAL, task TEXT NOT NULL, "
+               "task_repr TEXT NOT NULL, metadata TEXT, digest TEXT NOT NULL, next_run_at REAL, anchor REAL NOT NULL, "
+               "last_run_at REAL, last_status TEXT, last_error TEXT, runs INTEGER NOT NULL DEFAULT 0, "
+               "created_at REAL NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (agent_key, id))")

@@ -1,0 +1,298 @@
+"""Running an agent's scheduled tasks in the kernel's event loop (Think's scheduled tasks).
+
+One `Scheduler` per agent. When the agent is created it reconciles the tasks the class declares
+(`get_scheduled_tasks()`) with the stored rows (new ones armed, changed ones re-armed, removed
+ones deleted; runtime tasks untouched), then starts a loop task (on the running loop, or on the
+script loop `agent.run()` drives) that sleeps until the soonest `next_run_at` and runs what is due:
+
+- the next occurrence is computed and claimed *before* the run (a compare-and-set in the store,
+  so a failing run still re-arms, and two processes never run one occurrence twice);
+- a missed occurrence (the kernel was down) runs once, then the schedule continues from now:
+  no backfill;
+- a prompt task becomes an idempotent submission (`submit_messages`, idempotency key
+  `think-schedule:<agent key>:<task id>:<scheduled for, ms>`, metadata `source: scheduled-task`,
+  trigger `scheduled`); a handler task is called with a `ScheduledTaskContext` (sync or async;
+  its exception is recorded as `last_error`, the loop goes on);
+- one-shot tasks (`once`, `delay`) are deleted after their run.
+
+Handlers are stored by reference so they can be restored: a method of the agent (`method:<name>`)
+or a function importable as `<module>:<qualname>` (a function defined in a notebook cell is
+`__main__:<name>`, found again once that cell has run). A lambda or closure runs while this
+process lives; after a restart its row is disarmed with `last_status = "lost"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from think_nb.aio import maybe_await, script_loop
+from think_nb.errors import UserError
+from think_nb.schedules import spec as specs
+from think_nb.schedules.clock import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+
+log = logging.getLogger("think_nb")
+
+
+@dataclass
+class ScheduledTaskContext:
+    """What a handler receives (Think's scheduled-task handler context, snake_case).
+
+    Attributes:
+        task_id: the task's id.
+        scheduled_for: the occurrence being run (epoch s; may be in the past for a missed run).
+        occurrence_key: `"<task_id>:<scheduled_for in ms>"`.
+        idempotency_key: `"think-schedule:<agent key>:<occurrence_key>"`.
+        schedule: the normalised schedule (`every 60 seconds`, a cron expression, ...).
+        kind: `once` | `delay` | `interval` | `cron`.
+        timezone: the zone of a cron schedule, or None.
+        metadata: the task's metadata, or None.
+        agent: the agent.
+    """
+
+    task_id: str
+    scheduled_for: float
+    occurrence_key: str
+    idempotency_key: str
+    schedule: str
+    kind: str
+    timezone: str | None
+    metadata: Any
+    agent: Any = field(repr=False, default=None)
+
+
+@dataclass
+class ScheduledTask:
+    """A task `get_scheduled_tasks()` declares: exactly one of `prompt` (text, or a function
+    returning it, sync or async) or `handler(ctx)`, and `schedule` (see `think_nb.schedules.spec`).
+    Dicts with the same keys are accepted."""
+
+    schedule: Any
+    prompt: Any = None
+    handler: Callable[..., Any] | None = None
+    timezone: str | None = None
+    metadata: Any = None
+
+
+class Scheduler:
+    """The scheduled tasks of one agent (see the module docstring)."""
+
+    def __init__(self, agent: Think, clock: Clock | None = None) -> None:
+        self.agent = agent
+        self.rows = agent.store.schedules
+        self.clock: Clock = clock or SystemClock()
+        self.task: asyncio.Task | None = None
+        self._callables: dict[str, Callable[..., Any]] = {}  # handlers and prompt functions held in memory
+        self._wake: asyncio.Event | None = None
+
+    # -- declaring and scheduling ------------------------------------------------------------
+    def reconcile(self, declared: Any) -> None:
+        """Make the stored `declared` rows match `get_scheduled_tasks()`'s answer."""
+        if declared is None:
+            declared = {}
+        if not isinstance(declared, dict):
+            raise UserError("get_scheduled_tasks() returns a dict {task_id: ScheduledTask(...) or dict}, "
+                            f"not {type(declared).__name__}.")
+        now = self.clock.now()
+        for task_id, raw in declared.items():
+            task = _coerce_task(task_id, raw)
+            when = specs.parse(task.schedule, task.timezone)
+            self._store(str(task_id), "declared", when, task.prompt, task.handler, task.metadata, now)
+        for row in self.rows.all():
+            if row["source"] == "declared" and row["id"] not in declared:
+                self.rows.delete(row["id"])
+
+    def schedule(self, when: Any, task: Any, task_id: str | None, metadata: Any, *, every: bool = False) -> str:
+        """A runtime task (see `Think.schedule`); returns its id."""
+        spec = specs.interval(when) if every else specs.parse(when)
+        prompt, handler = (task, None) if isinstance(task, str) else (None, task)
+        if prompt is None and not callable(handler):
+            raise UserError(f"schedule(when, task): task is a prompt (str) or a callable, not {type(task).__name__}.")
+        if prompt is not None and not prompt.strip():
+            raise UserError("schedule(when, task): the prompt is empty; pass the text the agent should receive.")
+        from think_nb.messages import new_id
+
+        task_id = task_id or new_id("sched")
+        self._store(task_id, "runtime", spec, prompt, handler, metadata, self.clock.now(), rearm=True)
+        self.kick()
+        return task_id
+
+    def cancel(self, task_id: str) -> bool:
+        self._callables.pop(task_id, None)
+        found = self.rows.delete(task_id)
+        self._poke()
+        return found
+
+    def _store(self, task_id: str, source: str, spec: specs.Spec, prompt: Any, handler: Any, metadata: Any,
+               now: float, rearm: bool = False) -> None:
+        if (prompt is None) == (handler is None):
+            raise UserError(f"scheduled task {task_id!r}: give exactly one of prompt= or handler=.")
+        if prompt is not None and not isinstance(prompt, str):
+            if not callable(prompt):
+                raise UserError(f"scheduled task {task_id!r}: prompt is text or a function returning text.")
+            self._callables[task_id] = prompt
+            stored, shown = {"prompt_fn": _reference(self.agent, prompt)}, f"prompt from {_name(prompt)}()"
+        elif prompt is not None:
+            stored, shown = {"prompt": prompt}, prompt if len(prompt) <= 80 else prompt[:79] + "…"
+        else:
+            if not callable(handler):
+                raise UserError(f"scheduled task {task_id!r}: handler must be callable, not {type(handler).__name__}.")
+            self._callables[task_id] = handler
+            stored, shown = {"handler": _reference(self.agent, handler)}, f"{_name(handler)}(ctx)"
+        digest = hashlib.sha256(repr((spec, sorted(stored.items()), shown)).encode()).hexdigest()
+        old = self.rows.get(task_id)
+        keep = old is not None and old["digest"] == digest and not rearm and old["next_run_at"] is not None
+        self.rows.put({"id": task_id, "source": source, "kind": spec.kind, "spec": spec.text,
+                       "timezone": spec.timezone, "seconds": spec.seconds, "task": stored, "task_repr": shown,
+                       "metadata": metadata, "digest": digest,
+                       "next_run_at": old["next_run_at"] if keep and old else spec.first(now),
+                       "anchor": old["anchor"] if keep and old else now})
+        self._poke()
+
+    # -- the loop ----------------------------------------------------------------------------
+    def kick(self) -> asyncio.Task | None:
+        """Start the loop unless it runs or there is nothing armed."""
+        if self.task is not None and not self.task.done():
+            self._poke()
+            return self.task
+        if not any(r["next_run_at"] is not None for r in self.rows.all()):
+            return None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = script_loop()
+        self.task = loop.create_task(self._loop(), name=f"think-schedules-{self.agent.key}")
+        return self.task
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _loop(self) -> None:
+        self._wake = asyncio.Event()
+        while True:
+            armed = [r for r in self.rows.all() if r["next_run_at"] is not None]
+            if not armed:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            soonest = min(r["next_run_at"] for r in armed)
+            if soonest > self.clock.now():
+                self._wake.clear()
+                await self.clock.sleep_until(soonest, self._wake)
+                continue
+            now = self.clock.now()
+            for row in armed:
+                if row["next_run_at"] <= now:
+                    await self.run_due(row, now)
+
+    async def run_due(self, row: dict, now: float) -> None:
+        """Claim and run one due occurrence; never raises (the outcome is recorded on the row)."""
+        spec = specs.Spec(row["kind"], row["spec"], row["seconds"], None, row["timezone"])
+        scheduled_for = row["next_run_at"]
+        following = spec.next_after(now, row["anchor"])
+        if not self.rows.claim(row["id"], scheduled_for, following, now):
+            return  # another process took it, or it was cancelled
+        occurrence = f"{row['id']}:{round(scheduled_for * 1000)}"
+        key = f"think-schedule:{self.agent.key}:{occurrence}"
+        ctx = ScheduledTaskContext(row["id"], scheduled_for, occurrence, key, row["spec"], row["kind"],
+                                   row["timezone"], row["metadata"], self.agent)
+        try:
+            status, error = await self._run(row, ctx)
+        except (Exception, KeyboardInterrupt) as exc:  # a task's failure never stops the schedule
+            log.exception("scheduled task %s failed", row["id"])
+            status, error = "error", f"{type(exc).__name__}: {exc}"
+        if following is None and status != "lost":
+            self.rows.delete(row["id"])
+            self._callables.pop(row["id"], None)
+        elif status == "lost":
+            self.rows.disarm(row["id"], status, error or "")
+        else:
+            self.rows.record(row["id"], status, error)
+
+    async def _run(self, row: dict, ctx: ScheduledTaskContext) -> tuple[str, str | None]:
+        task = row["task"]
+        if "prompt" in task:
+            return await self._submit(task["prompt"], row, ctx)
+        fn = self._resolve(row["id"], task.get("handler") or task.get("prompt_fn"))
+        if fn is None:
+            return "lost", (f"{row['task_repr']} is not available in this process (a lambda or closure runs only "
+                            "while the process that scheduled it lives); cancel_schedule() it and schedule a "
+                            "method of the agent or a module-level function.")
+        if "prompt_fn" in task:
+            text = await maybe_await(fn())
+            if not isinstance(text, str) or not text.strip():
+                return "error", f"the prompt function returned {text!r}, not text"
+            return await self._submit(text, row, ctx)
+        await maybe_await(fn(ctx))
+        return "completed", None
+
+    async def _submit(self, text: str, row: dict, ctx: ScheduledTaskContext) -> tuple[str, str | None]:
+        from think_nb.messages import user_message
+
+        metadata = {**(row["metadata"] or {}), "source": "scheduled-task", "owner_key": self.agent.key,
+                    "task_id": row["id"], "scheduled_for": ctx.scheduled_for, "schedule": row["spec"]}
+        result = await self.agent.submit_messages([user_message(text)], idempotency_key=ctx.idempotency_key,
+                                                  metadata=metadata)
+        return ("submitted" if result["accepted"] else "duplicate"), None
+
+    def _resolve(self, task_id: str, ref: str | None) -> Callable[..., Any] | None:
+        if task_id in self._callables:
+            return self._callables[task_id]
+        if not ref:
+            return None
+        if ref.startswith("method:"):
+            fn = getattr(self.agent, ref.removeprefix("method:"), None)
+            return fn if callable(fn) else None
+        module_name, _, qualname = ref.partition(":")
+        try:
+            obj: Any = sys.modules.get(module_name) or importlib.import_module(module_name)
+            for attr in qualname.split("."):
+                obj = getattr(obj, attr)
+        except (ImportError, AttributeError):
+            return None
+        return obj if callable(obj) else None
+
+
+def _coerce_task(task_id: Any, raw: Any) -> ScheduledTask:
+    if isinstance(raw, ScheduledTask):
+        return raw
+    if isinstance(raw, dict):
+        unknown = set(raw) - {"schedule", "prompt", "handler", "timezone", "metadata"}
+        if unknown or "schedule" not in raw:
+            raise UserError(f"scheduled task {task_id!r}: keys are schedule (required), prompt or handler, "
+                            f"timezone, metadata; got {sorted(raw)}.")
+        return ScheduledTask(**raw)
+    raise UserError(f"scheduled task {task_id!r}: give a ScheduledTask(...) or a dict, not {type(raw).__name__}.")
+
+
+def _reference(agent: Any, fn: Callable[..., Any]) -> str | None:
+    """How to find `fn` again in a new process, or None (a lambda, a closure)."""
+    if getattr(fn, "__self__", None) is agent:  # a method: found again by its attribute name on the class
+        func = getattr(fn, "__func__", None)
+        for klass in type(agent).__mro__:
+            for name, value in vars(klass).items():
+                if value is func:
+                    return f"method:{name}"
+        return None
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or not qualname or "<" in qualname:
+        return None
+    return f"{module}:{qualname}"
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__

@@ -1,0 +1,28 @@
+"""`agent.get_schedules()` / `%think schedules`: scheduled-task rows as a DataFrame."""
+
+from __future__ import annotations
+
+from typing import Any
+
+COLUMNS = ["id", "kind", "schedule", "timezone", "task", "next_run", "last_run", "last_status", "last_error", "runs",
+           "source"]
+
+
+def schedules_frame(rows: list[dict]) -> Any:
+    import pandas as pd
+
+    def stamp(t: float) -> Any:  # local wall time, as a user reads a clock
+        return pd.Timestamp(t, unit="s", tz="UTC").tz_convert(_local_zone()).tz_localize(None)
+
+    data = [{"id": r["id"], "kind": r["kind"], "schedule": r["spec"], "timezone": r["timezone"],
+             "task": r["task_repr"], "next_run": stamp(r["next_run_at"]) if r["next_run_at"] is not None else pd.NaT,
+             "last_run": stamp(r["last_run_at"]) if r["last_run_at"] is not None else pd.NaT,
+             "last_status": r["last_status"], "last_error": r["last_error"], "runs": r["runs"],
+             "source": r["source"]} for r in rows]
+    return pd.DataFrame(data, columns=COLUMNS)
+
+
+def _local_zone() -> Any:
+    from datetime import datetime
+
+    return datetime.now().astimezone().tzinfo
