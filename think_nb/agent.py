@@ -42,6 +42,7 @@ from typing import Any
 from think_nb.aio import script_loop
 from think_nb.conversation import Conversation
 from think_nb.errors import UserError
+from think_nb.mcp.servers import McpServers
 from think_nb.messages import new_id, user_message
 from think_nb.models.litellm_env import preload as preload_litellm
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
@@ -92,6 +93,11 @@ class Think:
     chat_recovery_max_attempts: int = 3
     """How many recovery turns one interrupted turn may chain (each interrupted in turn) before
     `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
+    include_mcp_tools: bool = True
+    """Merge the tools of connected MCP servers into every turn (Think's `includeMcpTools`)."""
+    wait_for_mcp_connections: bool | dict = False
+    """Before a turn's first model call, wait for MCP servers still connecting (Think's
+    `waitForMcpConnections`): True waits up to 10 s, `{"timeout": s}` up to s, False not at all."""
     schedule_clock: Any = None
     """The clock scheduled tasks run by (`think_nb.schedules.clock.Clock`); None: wall time.
     Tests and demos set `think_nb.testing.FakeClock()` to move time by hand."""
@@ -122,6 +128,8 @@ class Think:
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
         self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
+        self._mcp = McpServers(self)
+        self._mcp.restore()  # servers added before reconnect in the background
         self._scheduler = Scheduler(self, self.schedule_clock)
         self._scheduler.reconcile(self.get_scheduled_tasks())  # declared tasks; stored ones re-armed
         self._scheduler.kick()
@@ -658,6 +666,50 @@ class Think:
     def submissions_task(self) -> asyncio.Task | None:
         """The task draining pending submissions (None when none has run)."""
         return self._submissions.task
+
+    # -- MCP servers (Think's addMcpServer / removeMcpServer) -----------------------------------
+    async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
+                             env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+                             needs_approval: Any = False, timeout: float = 60.0,
+                             connect_timeout: float = 10.0) -> dict:
+        """Connect an MCP server and merge its tools (named `<name>_<tool>`) into every turn
+        (Think's `addMcpServer`). `url_or_command`: `http(s)://...` for streamable HTTP, else a
+        command line started as a stdio server (`args` appended). `env` (stdio) / `headers`
+        (HTTP): secret values as `${VAR}` references, resolved from the environment (never
+        stored). `needs_approval`: True, a list of the server's tool names, or
+        `fn(server, tool, input) -> bool`. `timeout`: seconds per call. Waits up to
+        `connect_timeout` s for the connection, then returns `{name, transport, target, state,
+        tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
+        reconnected when the agent is created again. Raises `UserError` for bad arguments."""
+        return await self._mcp.add(name, url_or_command, args=args, env=env, headers=headers,
+                                   needs_approval=needs_approval, timeout=timeout, connect_timeout=connect_timeout)
+
+    async def remove_mcp_server(self, name: str) -> bool:
+        """Disconnect and forget an MCP server (Think's `removeMcpServer`); False when unknown."""
+        return await self._mcp.remove(name)
+
+    def mcp_servers(self) -> Any:
+        """The MCP servers as a pandas DataFrame: name, transport, target, state (connecting |
+        connected | failed | closed), tools, last_error, calls."""
+        import pandas as pd
+
+        return pd.DataFrame(self._mcp.table(),
+                            columns=["name", "transport", "target", "state", "tools", "last_error", "calls"])
+
+    def mcp_tools(self) -> dict:
+        """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
+        return self._mcp.tools()
+
+    async def mcp_ready(self) -> None:
+        """Wait for connecting MCP servers as `wait_for_mcp_connections` says (called by a turn
+        before its first model call)."""
+        await self._mcp.ready(self.wait_for_mcp_connections)
+
+    async def shutdown(self) -> None:
+        """Close MCP connections and stop scheduled tasks in this process (the configuration
+        stays stored; creating the agent again restores both)."""
+        await self._mcp.close()
+        self._scheduler.stop()
 
     # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------
     def get_scheduled_tasks(self) -> dict:

@@ -10,7 +10,10 @@ from harness import FakeFrontend
 SETUP = textwrap.dedent(
     '''
     from think_nb import Think
+    from think_nb.models.litellm_env import get_litellm
     from think_nb.testing import ScriptedModel as S
+
+    get_litellm()  # imported before the clock starts: seconds (a minute on a loaded machine) of the first turn
 
     script = S([[S.text(f"pong {n}")] for n in range(10)])
 
@@ -30,9 +33,13 @@ SETUP = textwrap.dedent(
 def test_a_one_second_interval_task_runs_twice_in_a_live_kernel(frontend: FakeFrontend) -> None:
     frontend.execute("%load_ext think_nb").check()
     start = len(frontend.log)
-    frontend.execute(SETUP).check()  # returns at once: the schedule runs on the kernel's loop
-    first = frontend.wait_for(lambda m: m["msg_type"] == "stream" and "scheduled turn: completed" in
-                              m["content"]["text"], timeout=120, since=start)
+    frontend.execute(SETUP, timeout=300).check()  # returns once litellm is imported; the schedule runs on the loop
+    try:
+        first = frontend.wait_for(lambda m: m["msg_type"] == "stream" and "scheduled turn: completed" in
+                                  m["content"]["text"], timeout=300, since=start)
+    except TimeoutError:
+        printed = "".join(m["content"]["text"] for m in frontend.log[start:] if m["msg_type"] == "stream")
+        raise AssertionError(f"no scheduled turn completed; the kernel printed:\n{printed[-3000:]}") from None
     assert frontend.execute("print(1 + 1)", timeout=60).check().stdout == "2\n"  # the kernel answers between runs
     frontend.wait_for(lambda m: m["msg_type"] == "stream" and "scheduled turn: completed" in m["content"]["text"],
                       timeout=60, since=frontend.log.index(first) + 1)

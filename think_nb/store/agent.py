@@ -11,6 +11,7 @@
     store.blocks          BlockRows: context blocks without a provider, cached prompts
     store.approvals       Approvals: the ledger of approve()/deny() decisions
     store.schedules       ScheduleRows: scheduled tasks (declared and runtime)
+    store.mcp_servers     McpServerRows: MCP servers to reconnect
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 `store.transaction()` groups writes of several repositories into one transaction.
@@ -26,6 +27,7 @@ from think_nb.store.approvals import Approvals
 from think_nb.store.blocks import BlockRows, SearchRows
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.db import Database
+from think_nb.store.mcp_servers import McpServerRows
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
 from think_nb.store.schedules import ScheduleRows
 from think_nb.store.sessions import SessionStore
@@ -59,6 +61,7 @@ class AgentStore:
         self.messages = MessageStore(db, agent_key)
         self.approvals = Approvals(db, agent_key)
         self.schedules = ScheduleRows(db, agent_key)
+        self.mcp_servers = McpServerRows(db, agent_key)
 
     def transaction(self) -> AbstractContextManager:
         """Group calls to several repositories into one transaction (all or nothing):

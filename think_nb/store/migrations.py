@@ -185,3 +185,15 @@ def m009_schedules(db: sqlite3.Connection) -> None:
                "task_repr TEXT NOT NULL, metadata TEXT, digest TEXT NOT NULL, next_run_at REAL, anchor REAL NOT NULL, "
                "last_run_at REAL, last_status TEXT, last_error TEXT, runs INTEGER NOT NULL DEFAULT 0, "
                "created_at REAL NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (agent_key, id))")
+
+
+@migration
+def m011_mcp_servers(db: sqlite3.Connection) -> None:
+    # MCP servers an agent connects to (Think's cf_agents_mcp_servers), reconnected when the agent
+    # is created again. `transport`: stdio | http; `target`: the command or the URL; `args`, `env`,
+    # `headers`: JSON. Credentials are never stored: env/header values that are secrets must be
+    # `${VAR}` references, resolved from the environment at connect time.
+    db.execute("CREATE TABLE mcp_servers (agent_key TEXT NOT NULL, name TEXT NOT NULL, transport TEXT NOT NULL, "
+               "target TEXT NOT NULL, args TEXT NOT NULL, env TEXT NOT NULL, headers TEXT NOT NULL, "
+               "approval TEXT NOT NULL, timeout REAL NOT NULL, created_at REAL NOT NULL, "
+               "PRIMARY KEY (agent_key, name))")

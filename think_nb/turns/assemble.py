@@ -1,12 +1,13 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
-blocks, else `get_system_prompt()`), the merged tools (`get_tools()` → session tools → client
-tools; later sources win) and the history the model reads (compaction overlays applied,
+blocks, else `get_system_prompt()`), the merged tools (`get_tools()` → session tools → MCP tools
+→ client tools; later sources win) and the history the model reads (compaction overlays applied,
 compacting first when the session's threshold is exceeded)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from think_nb.mcp.servers import merge as mcp_merge
 from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import call_hook
@@ -23,8 +24,12 @@ async def system_prompt(host: AgentHost) -> str:
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:
-    """The merged tools of a turn, `{name: Tool}`."""
+    """The merged tools of a turn, `{name: Tool}`: `get_tools()` → session tools → MCP tools
+    (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
     merged = {**resolve_tools(await call_hook(host, "get_tools")), **await (await host.session_ready()).tools()}
+    if host.include_mcp_tools:
+        await host.mcp_ready()
+        merged = mcp_merge(merged, host.mcp_tools())
     return {**merged, **from_schemas(host.store.state.get(LAST_CLIENT_TOOLS))}
 
 

@@ -1,0 +1,188 @@
+"""MCP servers (issue 15 item 1), against real servers written with the SDK: a stdio subprocess
+and a streamable-HTTP server on 127.0.0.1 (tests/mcp_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agents import eventually, scripted_agent
+from think_nb import Think
+from think_nb.errors import UserError
+from think_nb.testing import ScriptedModel as S
+
+SERVER = Path(__file__).with_name("mcp_server.py")
+STDIO = f"{sys.executable} {SERVER} stdio"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def start_http(port: int) -> asyncio.subprocess.Process:
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(SERVER), "http", str(port),
+                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    await eventually(listening, what=f"the MCP server listening on {port}")
+    return proc
+
+
+@pytest.fixture
+async def http_server() -> AsyncIterator[tuple[str, int]]:
+    port = free_port()
+    proc = await start_http(port)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", port
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+def agent_with(script: S, tmp_path: Path, **attrs: object) -> Think:
+    cls = type("Mcp", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [], **attrs})
+    return cls("m", db=tmp_path / "mcp.sqlite")
+
+
+def tool_parts(agent: Think) -> list[dict]:
+    return [p for m in agent.messages for p in m["parts"] if p["type"].startswith("tool-")]
+
+
+async def test_stdio_server_tools_are_merged_called_and_errors_reach_the_model(tmp_path: Path) -> None:
+    script = S([[S.tool_call("demo_add", {"a": 2, "b": 40}), S.tool_call("demo_fail", {})], [S.text("42")]])
+    agent = agent_with(script, tmp_path)
+    info = await agent.add_mcp_server("demo", STDIO)
+    assert (info["state"], info["transport"], info["tools"]) == ("connected", "stdio", 5)
+    result = await agent.send("add")
+    assert result.status == "completed"
+    parts = tool_parts(agent)
+    assert [(p["type"], p["state"]) for p in parts] == [("tool-demo_add", "output-available"),
+                                                        ("tool-demo_fail", "output-error")]
+    assert parts[0]["output"] == 42.0 or parts[0]["output"] == {"result": 42.0}
+    assert parts[1]["errorText"] == "McpCallError: MCP server 'demo', tool 'fail': Error executing tool fail"
+    sent = {t["function"]["name"]: t["function"] for t in script.requests[0]["tools"]}
+    assert set(sent) == {"demo_add", "demo_echo_env", "demo_fail", "demo_slow", "demo_delete_file"}
+    assert sent["demo_add"]["description"] == "Add two numbers. (MCP server demo)"
+    assert sent["demo_add"]["parameters"]["required"] == ["a", "b"]
+    frame = agent.mcp_servers()
+    assert frame[["name", "state", "tools", "calls"]].to_dict("records") == [
+        {"name": "demo", "state": "connected", "tools": 5, "calls": 2}]
+    await agent.shutdown()
+
+
+async def test_http_server_restored_when_the_agent_is_created_again(http_server: tuple[str, int],
+                                                                     tmp_path: Path) -> None:
+    url, _ = http_server
+    script = S([[S.tool_call("web_add", {"a": 1, "b": 2})], [S.text("3")], [S.tool_call("web_add", {"a": 3, "b": 4})],
+                [S.text("7")]])
+    first = agent_with(script, tmp_path)
+    assert (await first.add_mcp_server("web", url))["state"] == "connected"
+    await first.send("one")
+    await first.shutdown()
+    again = agent_with(script, tmp_path, wait_for_mcp_connections={"timeout": 30})
+    assert again.mcp_servers()["name"].tolist() == ["web"]
+    await again.send("two")  # waits for the reconnection before the model call
+    assert [p["state"] for p in tool_parts(again)] == ["output-available", "output-available"]
+    await again.remove_mcp_server("web")
+    assert again.mcp_servers().empty
+    assert agent_with(script, tmp_path).mcp_servers().empty
+    await again.shutdown()
+
+
+async def test_a_server_killed_mid_call_is_a_tool_error_and_it_reconnects(tmp_path: Path) -> None:
+    marker = tmp_path / "slow.pid"
+    script = S([[S.tool_call("demo_slow", {"marker": str(marker)})], [S.text("it died")],
+                [S.tool_call("demo_add", {"a": 1, "b": 1})], [S.text("2")]])
+    agent = agent_with(script, tmp_path)
+    await agent.add_mcp_server("demo", STDIO, timeout=120)
+    turn = asyncio.ensure_future(agent.send("slow"))
+    await eventually(marker.exists)
+    await eventually(lambda: marker.read_text().strip().isdigit())
+    os.kill(int(marker.read_text()), signal.SIGKILL)
+    result = await asyncio.wait_for(turn, 60)
+    assert result.status == "completed"
+    (part,) = tool_parts(agent)
+    assert part["state"] == "output-error" and "MCP server 'demo', tool 'slow'" in part["errorText"]
+    await eventually(lambda: agent.mcp_servers()["state"].tolist() == ["connected"], timeout=60)
+    assert (await agent.send("again")).status == "completed"
+    assert tool_parts(agent)[-1]["state"] == "output-available"
+    await agent.shutdown()
+
+
+async def test_a_server_that_never_starts_fails_clearly_and_the_turn_runs_without_it(tmp_path: Path) -> None:
+    script = S([[S.text("no tools")]])
+    agent = agent_with(script, tmp_path, wait_for_mcp_connections={"timeout": 0.5})
+    info = await agent.add_mcp_server("ghost", "/nonexistent/mcp-server --flag", connect_timeout=5)
+    assert info["state"] in ("failed", "connecting") and info["tools"] == 0
+    await eventually(lambda: agent.mcp_servers()["last_error"].tolist()[0] is not None)
+    assert (await agent.send("hi")).status == "completed"
+    assert script.requests[0]["tools"] in ([], None)
+    await agent.shutdown()
+
+
+async def test_gating_by_name_and_by_predicate_and_secrets_by_reference(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    script = S([[S.tool_call("demo_delete_file", {"path": "/tmp/x"}), S.tool_call("demo_add", {"a": 1, "b": 2})],
+                [S.text("done")]])
+    agent = agent_with(script, tmp_path)
+    monkeypatch.setenv("DEMO_TOKEN", "s3cr3t-value")
+    await agent.add_mcp_server("demo", STDIO, env={"API_TOKEN": "${DEMO_TOKEN}"}, needs_approval=["delete_file"])
+    await agent.send("delete")
+    pending = agent.pending_approvals()
+    assert [p["tool_name"] for p in pending] == ["demo_delete_file"]
+    raw = (tmp_path / "mcp.sqlite").read_bytes() + (tmp_path / "mcp.sqlite-wal").read_bytes()
+    assert b"s3cr3t-value" not in raw and b"${DEMO_TOKEN}" in raw
+    with pytest.raises(UserError, match="literal secret"):
+        await agent.add_mcp_server("bad", STDIO, env={"API_TOKEN": "plain-secret"})
+    seen: list = []
+    await agent.add_mcp_server("demo", STDIO, needs_approval=lambda server, tool, data: seen.append(
+        (server, tool, data)) or tool == "add")
+    assert agent.mcp_tools()["demo_add"].needs_approval({"a": 1, "b": 2}) is True
+    assert seen == [("demo", "add", {"a": 1, "b": 2})]
+    await agent.shutdown()
+
+
+async def test_an_mcp_tool_replaces_a_local_tool_of_the_same_name(tmp_path: Path) -> None:
+    from think_nb import tool
+
+    @tool
+    def demo_add(a: float, b: float) -> str:
+        """Local add."""
+        return "local"
+
+    script = S([[S.tool_call("demo_add", {"a": 1, "b": 1})], [S.text("ok")]])
+    agent = scripted_agent(script, tools=[demo_add], name="clash")
+    await agent.add_mcp_server("demo", STDIO)
+    await agent.send("go")
+    assert tool_parts(agent)[-1]["output"] in (2.0, {"result": 2.0})  # later sources win: MCP
+    await agent.remove_mcp_server("demo")
+    await agent.shutdown()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("bad name!", STDIO), "MCP server name"),
+    (("x", ""), "pass a URL"),
+    (("x", "http://127.0.0.1:1/mcp"), None),
+])
+async def test_bad_arguments_are_refused_in_one_line(tmp_path: Path, args: tuple, needle: str | None) -> None:
+    agent = agent_with(S([]), tmp_path)
+    if needle is None:
+        with pytest.raises(UserError, match="args= and env= are for commands"):
+            await agent.add_mcp_server(*args, env={"A": "b"})
+    else:
+        with pytest.raises(UserError, match=needle):
+            await agent.add_mcp_server(*args)
+    await agent.shutdown()

@@ -1,0 +1,165 @@
+"""One live connection to an MCP server, kept in the kernel's event loop.
+
+A `Connection` runs a task that enters the SDK's `mcp.Client` (the SDK needs its context entered
+and left in one task), lists the server's tools, and then waits until it is told to stop or a
+call finds the connection broken. On failure it retries with exponential backoff (0.5 s doubling
+to 30 s); `state` is `connecting` | `connected` | `failed` (retrying) | `closed`, `last_error`
+says why. Calls come from turns (other tasks) and are bounded: a call ends with a `McpCallError`
+when the server answers an error, when it times out, or when the connection breaks under it (a
+server killed mid-call never hangs a turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from think_nb.mcp.config import ServerConfig, resolve
+
+log = logging.getLogger("think_nb")
+BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK gives pending requests when the connection closes
+
+
+class McpCallError(Exception):
+    """A call to an MCP tool failed (the message names the server and the tool)."""
+
+
+class Connection:
+    """A connection to one server (see the module docstring)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.state = "connecting"
+        self.last_error: str | None = None
+        self.tools: list[Any] = []  # mcp_types.Tool of the last listing
+        self.calls = 0
+        self._client: Any = None
+        self._task: asyncio.Task | None = None
+        self._stop = asyncio.Event()
+        self._broken = asyncio.Event()
+        self._changed = asyncio.Event()
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> asyncio.Task:
+        self._task = loop.create_task(self._run(), name=f"think-mcp-{self.config.name}")
+        return self._task
+
+    async def settled(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for the first attempt to end (connected or failed); True if connected."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.state == "connecting":
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                break
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        return self.state == "connected"
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._task), 5)
+            if not self._task.done():
+                self._task.cancel()
+        self._set("closed", self.last_error)
+
+    async def call(self, tool: str, arguments: dict) -> Any:
+        """Call `tool`; returns the SDK's `CallToolResult`. Raises `McpCallError`."""
+        where = f"MCP server {self.config.name!r}, tool {tool!r}"
+        if self.state != "connected" or self._client is None:
+            raise McpCallError(f"{where}: not connected ({self.state}"
+                               f"{': ' + self.last_error if self.last_error else ''}); try again once it reconnects.")
+        self.calls += 1
+        call = asyncio.ensure_future(self._client.call_tool(tool, arguments))
+        broken = asyncio.ensure_future(self._broken.wait())
+        try:
+            done, _ = await asyncio.wait({call, broken}, timeout=self.config.timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            broken.cancel()
+        if call not in done:
+            call.cancel()
+            if broken in done:
+                raise McpCallError(f"{where}: the connection broke during the call ({self.last_error}).")
+            raise McpCallError(f"{where}: no answer after {self.config.timeout:g} s.")
+        try:
+            return call.result()
+        except Exception as exc:  # noqa: BLE001 (any failure of the SDK or its transport is the tool's error)
+            from mcp.shared.exceptions import MCPError
+
+            text = _describe(exc)
+            code = getattr(getattr(exc, "error", None), "code", None)
+            if not isinstance(exc, MCPError) or code == CONNECTION_CLOSED:  # the transport failed: reconnect
+                self.last_error = text
+                self._broken.set()
+            raise McpCallError(f"{where}: the call failed ({text}).") from None
+
+    def _set(self, state: str, error: str | None) -> None:
+        self.state, self.last_error = state, error
+        self._changed.set()
+
+    async def _run(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            try:
+                await self._session()
+                attempt = 0
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 (an anyio ExceptionGroup, a transport error: retried)
+                self._client = None
+                self._set("failed", _describe(exc))
+                log.info("MCP server %s: %s", self.config.name, self.last_error)
+            if self._stop.is_set():
+                break
+            delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
+            attempt += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), delay)
+            if not self._stop.is_set():
+                self._set("connecting", self.last_error)
+
+    async def _session(self) -> None:
+        from mcp import Client, StdioServerParameters
+
+        config = self.config
+        if config.transport == "stdio":
+            env = {**_inherited_env(), **resolve(config.env, "env", config.name)}
+            server: Any = StdioServerParameters(command=config.target, args=config.args, env=env)
+        else:
+            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+            headers = resolve(config.headers, "header", config.name)
+            server = streamable_http_client(config.target, http_client=create_mcp_http_client(headers=headers))
+        async with Client(server, mode="legacy") as client:
+            listing = await client.list_tools()
+            self.tools = list(listing.tools)
+            self._client = client
+            self._broken.clear()
+            self._set("connected", None)
+            stop, broken = (asyncio.ensure_future(e.wait()) for e in (self._stop, self._broken))
+            try:
+                await asyncio.wait({stop, broken}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+                broken.cancel()
+                self._client = None
+        if not self._stop.is_set():
+            raise ConnectionError(self.last_error or "the connection broke")
+
+
+def _inherited_env() -> dict[str, str]:
+    from mcp.client.stdio import get_default_environment
+
+    return get_default_environment()
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {' '.join(text.split())}"[:300]

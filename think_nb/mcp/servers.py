@@ -1,0 +1,161 @@
+"""An agent's MCP servers and the tools they give each turn (Think's MCP client on the agent).
+
+`McpServers` holds one `Connection` per server, persists the configuration
+(`think_nb.store.mcp_servers`) and reconnects it when the agent is created again, and turns the
+servers' tools into `Tool`s for a turn (`tools()`):
+
+- names are `<server>_<tool>` (letters, digits, `_`, `-`; at most 64), so two servers never
+  collide; merged after `get_tools()` and the session's tools and before client tools, so on a
+  clash with a local tool the MCP tool wins (Think's "later keys win"; a warning is logged);
+- the description ends with "(MCP server <name>)", which the approval card shows;
+- `needs_approval`: True, a list of tool names, or `predicate(server, tool, input)` (kept in
+  memory; after a restart pass it again to `add_mcp_server`);
+- a call returns the tool's structured content, else its text, else its content blocks as JSON;
+  an `isError` result, a timeout or a broken connection is a tool error the model sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from think_nb.aio import script_loop
+from think_nb.mcp.config import ServerConfig, make
+from think_nb.mcp.connection import Connection, McpCallError
+from think_nb.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from think_nb.agent import Think
+
+log = logging.getLogger("think_nb")
+DEFAULT_WAIT_S = 10.0
+
+
+class McpServers:
+    """The MCP servers of one agent (see the module docstring)."""
+
+    def __init__(self, agent: Think) -> None:
+        self.agent = agent
+        self.rows = agent.store.mcp_servers
+        self.live: dict[str, Connection] = {}
+        self.predicates: dict[str, Callable[..., Any]] = {}
+
+    def restore(self) -> None:
+        """Reconnect the stored servers (on the running loop, else the script loop)."""
+        for row in self.rows.all():
+            self._start(ServerConfig.from_row(row))
+
+    async def add(self, name: Any, target: Any, *, args: Any = None, env: Any = None, headers: Any = None,
+                  needs_approval: Any = False, timeout: Any = 60.0, connect_timeout: float = 10.0) -> dict:
+        config = make(name, target, args, env, headers, needs_approval, timeout)
+        if callable(needs_approval):
+            self.predicates[config.name] = needs_approval
+        else:
+            self.predicates.pop(config.name, None)
+        old = self.live.pop(config.name, None)
+        if old is not None:
+            await old.close()
+        self.rows.put(config.row())
+        connection = self._start(config)
+        await connection.settled(connect_timeout)
+        return self.describe(config.name)
+
+    async def remove(self, name: str) -> bool:
+        connection = self.live.pop(name, None)
+        if connection is not None:
+            await connection.close()
+        self.predicates.pop(name, None)
+        return self.rows.delete(name) or connection is not None
+
+    async def close(self) -> None:
+        """Close every connection (the configuration stays stored)."""
+        for connection in list(self.live.values()):
+            await connection.close()
+
+    async def ready(self, wait: Any) -> None:
+        """Think's `waitForMcpConnections`: wait for servers still connecting (True: 10 s,
+        `{"timeout": s}`, False: not at all)."""
+        if not wait or not self.live:
+            return
+        timeout = float(wait.get("timeout", DEFAULT_WAIT_S)) if isinstance(wait, dict) else DEFAULT_WAIT_S
+        await asyncio.gather(*(c.settled(timeout) for c in self.live.values() if c.state == "connecting"))
+
+    def describe(self, name: str) -> dict:
+        c = self.live[name]
+        return {"name": name, "transport": c.config.transport, "target": c.config.target, "state": c.state,
+                "tools": len(c.tools) if c.state == "connected" else 0, "last_error": c.last_error, "calls": c.calls}
+
+    def table(self) -> list[dict]:
+        return [self.describe(name) for name in self.live]
+
+    def tools(self) -> dict[str, Tool]:
+        """The tools of every connected server, `{name: Tool}`."""
+        out: dict[str, Tool] = {}
+        for connection in self.live.values():
+            if connection.state != "connected":
+                continue
+            for spec in connection.tools:
+                tool = self._tool(connection, spec)
+                out[tool.name] = tool
+        return out
+
+    def _start(self, config: ServerConfig) -> Connection:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = script_loop()
+        connection = Connection(config)
+        connection.start(loop)
+        self.live[config.name] = connection
+        return connection
+
+    def _tool(self, connection: Connection, spec: Any) -> Tool:
+        server, remote = connection.config.name, spec.name
+
+        async def call(**arguments: Any) -> Any:
+            return output(server, remote, await connection.call(remote, arguments))
+
+        return Tool(name=tool_name(server, remote),
+                    description=f"{(spec.description or remote).strip()} (MCP server {server})",
+                    parameters=spec.input_schema or {"type": "object", "properties": {}},
+                    function=call, needs_approval=self._approval(connection.config, server, remote))
+
+    def _approval(self, config: ServerConfig, server: str, remote: str) -> Any:
+        predicate = self.predicates.get(server)
+        if predicate is not None:
+            return lambda arguments: predicate(server, remote, arguments)
+        if isinstance(config.approval, list):
+            return remote in config.approval
+        return bool(config.approval)
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name the model sees: `<server>_<tool>`, other characters as `_`, at most 64."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}_{tool}")[:64]
+
+
+def output(server: str, tool: str, result: Any) -> Any:
+    """What the model gets from a `CallToolResult` (see the module docstring); raises
+    `McpCallError` for an error result."""
+    blocks = list(getattr(result, "content", None) or [])
+    texts = [getattr(b, "text", None) for b in blocks]
+    if getattr(result, "is_error", None):
+        message = " ".join(t for t in texts if t) or "the tool reported an error"
+        raise McpCallError(f"MCP server {server!r}, tool {tool!r}: {message}")
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        return structured
+    if blocks and all(t is not None for t in texts):
+        return "\n".join(t for t in texts if t is not None)
+    return [b.model_dump(mode="json") if hasattr(b, "model_dump") else str(b) for b in blocks]
+
+
+def merge(local: dict[str, Tool], remote: dict[str, Tool]) -> dict[str, Tool]:
+    """`local` then `remote` (later keys win, as Think merges), warning about each clash."""
+    for name in local.keys() & remote.keys():
+        log.warning("tool %r: the MCP tool replaces the local tool of the same name (later sources win)", name)
+    return {**local, **remote}
+
