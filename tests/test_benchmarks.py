@@ -35,3 +35,8 @@ def test_bench_session_quick() -> None:
 def test_bench_browser_quick() -> None:
     out = run_quick("bench_browser.py")
     assert "deltas/s rendered" in out and '"deltas": 500' in out
+
+
+def test_bench_mcp_quick() -> None:
+    out = run_quick("bench_mcp.py")
+    assert "calls per run        50" in out and "ratio think_nb/SDK" in out
