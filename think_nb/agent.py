@@ -690,11 +690,11 @@ class Think:
 
     def mcp_servers(self) -> Any:
         """The MCP servers as a pandas DataFrame: name, transport, target, state (connecting |
-        connected | failed | closed), tools, last_error, calls."""
+        connected | failed | closed), tools, last_error, calls, log (a stdio server's stderr file)."""
         import pandas as pd
 
         return pd.DataFrame(self._mcp.table(),
-                            columns=["name", "transport", "target", "state", "tools", "last_error", "calls"])
+                            columns=["name", "transport", "target", "state", "tools", "last_error", "calls", "log"])
 
     def mcp_tools(self) -> dict:
         """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""

@@ -4,7 +4,8 @@ A `Connection` runs a task that enters the SDK's `mcp.Client` (the SDK needs its
 and left in one task), lists the server's tools, and then waits until it is told to stop or a
 call finds the connection broken. On failure it retries with exponential backoff (0.5 s doubling
 to 30 s); `state` is `connecting` | `connected` | `failed` (retrying) | `closed`, `last_error`
-says why. Calls come from turns (other tasks) and are bounded: a call ends with a `McpCallError`
+says why; a stdio server's stderr is appended to `<db>.mcp/<server>.log`. Calls come from turns
+(other tasks) and are bounded: a call ends with a `McpCallError`
 when the server answers an error, when it times out, or when the connection breaks under it (a
 server killed mid-call never hangs a turn).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from pathlib import Path
 from typing import Any
 
 from think_nb.mcp.config import ServerConfig, resolve
@@ -30,8 +32,11 @@ class McpCallError(Exception):
 class Connection:
     """A connection to one server (see the module docstring)."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, log_path: Path | None = None) -> None:
         self.config = config
+        self.log_path = log_path
+        """Where a stdio server's stderr goes (appended)."""
+        self._log_file: Any = None
         self.state = "connecting"
         self.last_error: str | None = None
         self.tools: list[Any] = []  # mcp_types.Tool of the last listing
@@ -65,6 +70,8 @@ class Connection:
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
             if not self._task.done():
                 self._task.cancel()
+        if self._log_file is not None:
+            self._log_file.close()
         self._set("closed", self.last_error)
 
     async def call(self, tool: str, arguments: dict) -> Any:
@@ -98,6 +105,16 @@ class Connection:
                 self._broken.set()
             raise McpCallError(f"{where}: the call failed ({text}).") from None
 
+    def _stderr_log(self) -> Any:
+        if self._log_file is None or self._log_file.closed:
+            if self.log_path is None:
+                import tempfile
+
+                self.log_path = Path(tempfile.gettempdir()) / f"think-nb-mcp-{self.config.name}.log"
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log_file = self.log_path.open("a", encoding="utf-8", errors="replace")
+        return self._log_file
+
     def _set(self, state: str, error: str | None) -> None:
         self.state, self.last_error = state, error
         self._changed.set()
@@ -128,8 +145,12 @@ class Connection:
 
         config = self.config
         if config.transport == "stdio":
+            from mcp.client.stdio import stdio_client
+
             env = {**_inherited_env(), **resolve(config.env, "env", config.name)}
-            server: Any = StdioServerParameters(command=config.target, args=config.args, env=env)
+            params = StdioServerParameters(command=config.target, args=config.args, env=env)
+            # the server's stderr goes to a log file: a kernel's sys.stderr has no file descriptor
+            server: Any = stdio_client(params, errlog=self._stderr_log())
         else:
             from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 

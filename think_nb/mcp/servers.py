@@ -86,7 +86,8 @@ class McpServers:
     def describe(self, name: str) -> dict:
         c = self.live[name]
         return {"name": name, "transport": c.config.transport, "target": c.config.target, "state": c.state,
-                "tools": len(c.tools) if c.state == "connected" else 0, "last_error": c.last_error, "calls": c.calls}
+                "tools": len(c.tools) if c.state == "connected" else 0, "last_error": c.last_error, "calls": c.calls,
+                "log": str(c.log_path) if c.config.transport == "stdio" else None}
 
     def table(self) -> list[dict]:
         return [self.describe(name) for name in self.live]
@@ -107,7 +108,8 @@ class McpServers:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = script_loop()
-        connection = Connection(config)
+        folder = self.agent.db_path.with_name(self.agent.db_path.name + ".mcp")
+        connection = Connection(config, folder / f"{config.name}.log")
         connection.start(loop)
         self.live[config.name] = connection
         return connection
