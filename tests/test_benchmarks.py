@@ -40,3 +40,8 @@ def test_bench_browser_quick() -> None:
 def test_bench_mcp_quick() -> None:
     out = run_quick("bench_mcp.py")
     assert "calls per run        50" in out and "ratio think_nb/SDK" in out
+
+
+def test_bench_peers_quick() -> None:
+    out = run_quick("bench_peers.py")
+    assert "one turn of 500 deltas" in out and "10 tool turns, ms per turn" in out and "RSS after one turn" in out
