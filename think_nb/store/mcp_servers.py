@@ -8,7 +8,6 @@ call timeout. Connection state lives in memory (`think_nb.mcp.connection`).
 
 from __future__ import annotations
 
-import json
 import time
 
 from think_nb import jsonsafe
@@ -37,7 +36,7 @@ class McpServerRows:
         for row in rows:
             item = dict(zip(COLUMNS, row, strict=True))
             for c in JSON_COLUMNS:
-                item[c] = json.loads(item[c])
+                item[c] = jsonsafe.loads_stored(item[c])
             out.append(item)
         return out
 

@@ -9,7 +9,6 @@ run one occurrence twice. Driven by `think_nb.schedules.scheduler`.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -78,6 +77,6 @@ class ScheduleRows:
 
 def _row(row: tuple) -> dict[str, Any]:
     out = dict(zip(COLUMNS, row, strict=True))
-    out["task"] = json.loads(out["task"])
-    out["metadata"] = json.loads(out["metadata"]) if out["metadata"] is not None else None
+    out["task"] = jsonsafe.loads_stored(out["task"])
+    out["metadata"] = jsonsafe.loads_stored(out["metadata"]) if out["metadata"] is not None else None
     return out

@@ -6,7 +6,6 @@ config blob, the last client tools, the active session, ...
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from think_nb import jsonsafe
@@ -21,7 +20,7 @@ class AgentState:
 
     def get(self, key: str, default: Any = None) -> Any:
         rows = self.db.read("SELECT value FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, key))
-        return json.loads(rows[0][0]) if rows and rows[0][0] is not None else default
+        return jsonsafe.loads_stored(rows[0][0]) if rows and rows[0][0] is not None else default
 
     def set(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",

@@ -11,7 +11,6 @@ interrupted. The writer is the engine (`think_nb.turns.recorder`), never a view.
 
 from __future__ import annotations
 
-import json
 import time
 
 from think_nb import jsonsafe
@@ -45,7 +44,7 @@ class StreamStore:
 
     def segments(self, request_id: str) -> list[list[dict]]:
         """The stored segments of a turn, in order."""
-        return [json.loads(s) for (s,) in self.db.read(
+        return [jsonsafe.loads_stored(s) for (s,) in self.db.read(
             "SELECT chunks FROM stream_chunks WHERE agent_key = ? AND request_id = ? ORDER BY seq",
             (self.agent_key, request_id))]
 

@@ -7,7 +7,6 @@ their digest (idempotency), status and timings. Drained oldest first by
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -128,6 +127,6 @@ class SubmissionRows:
 
 def _row(row: tuple) -> dict:
     out = dict(zip(COLUMNS, row, strict=True))
-    out["messages"] = json.loads(out["messages"])
-    out["metadata"] = json.loads(out["metadata"]) if out["metadata"] is not None else None
+    out["messages"] = jsonsafe.loads_stored(out["messages"])
+    out["metadata"] = jsonsafe.loads_stored(out["metadata"]) if out["metadata"] is not None else None
     return out

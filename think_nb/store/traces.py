@@ -3,7 +3,6 @@ per agent. What a trace holds is `think_nb.turns.trace`'s business; this module 
 
 from __future__ import annotations
 
-import json
 import time
 
 from think_nb import jsonsafe
@@ -38,4 +37,4 @@ class TraceStore:
         if not found:
             return None
         rid, rows, chunks = found[0]
-        return rid, json.loads(rows), json.loads(chunks or "[]")
+        return rid, jsonsafe.loads_stored(rows), jsonsafe.loads_stored(chunks or "[]")
