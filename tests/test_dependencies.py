@@ -4,7 +4,7 @@ Every import in think_nb/ is read with `ast` (plus the string given to `find_spe
 `import_module` or `__import__`); each third-party top-level module is mapped to the
 distributions that install it (the installed packages' metadata) and must be one declared
 in [project.dependencies]; every declared dependency must in turn be used. The tests,
-benchmarks and notebook sources may also use the `test` and `dev` extras. So an import that
+benchmarks and notebook sources may also use the `test`, `dev` and `bench` extras. So an import that
 only works because something else happens to pull its package in fails here, not on a user's
 machine, and so does a dependency nothing uses any more.
 """
@@ -116,7 +116,8 @@ def test_every_declared_dependency_is_used_by_think_nb() -> None:
 
 
 def test_tests_benchmarks_and_notebook_sources_import_only_declared_packages() -> None:
-    declared = DEPENDENCIES | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
+    declared = (DEPENDENCIES | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
+                | requirement_names(EXTRAS["bench"]))
     assert undeclared(imports_of(["tests", "bench", "notebooks"]), declared) == []
 
 

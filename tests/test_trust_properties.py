@@ -253,7 +253,7 @@ SECRET2 = "sk-turn-ALSONEVERPERSISTED-9876543210"
 
 
 def file_bytes(db: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
 @pytest.mark.usefixtures("recording_comm")

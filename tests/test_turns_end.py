@@ -464,7 +464,7 @@ async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swall
 # --- 6. the turn log never lies: persistence fails -----------------------------------------
 
 @pytest.mark.parametrize("times", ["once", "every time"])
-@pytest.mark.parametrize("write", ["append", "update"])
+@pytest.mark.parametrize("write", ["append_to_leaf", "update"])
 async def test_a_turn_whose_persistence_fails_ends_error_settled_and_the_agent_goes_on(
         write: str, times: str, monkeypatch: pytest.MonkeyPatch) -> None:
     script = S([[S.text("adding "), S.tool_call("add", {"a": 1, "b": 2})], [S.text("3")]])
