@@ -113,7 +113,9 @@ class ChatPanel(anywidget.AnyWidget):
 
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
     ``agent_name``, ``db_path``, ``status`` (one of
-    :data:`think_nb.protocol.STATUSES`, shared by every panel of the agent),
+    :data:`think_nb.protocol.STATUSES`, shared by every panel of the agent), ``status_detail``
+    (what the newest running turn waits for: "loading litellm…", "loading the local model…",
+    "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.hub.ViewHub.detail`),
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
     a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
@@ -130,6 +132,7 @@ class ChatPanel(anywidget.AnyWidget):
     agent_name = traitlets.Unicode().tag(sync=True)
     db_path = traitlets.Unicode().tag(sync=True)
     status = traitlets.Unicode("ready").tag(sync=True)
+    status_detail = traitlets.Unicode("").tag(sync=True)  # what the running turn waits for (ViewHub.detail)
     paused_at = traitlets.Unicode("").tag(sync=True)  # step mode: the hook the turn waits at
     error = traitlets.Unicode("").tag(sync=True)
     messages: traitlets.List[UIMessage] = traitlets.List().tag(sync=True)
@@ -155,6 +158,7 @@ class ChatPanel(anywidget.AnyWidget):
             db_path=str(agent.db_path),
             messages=copy.deepcopy(list(agent.messages)),
             status=hub.status,
+            status_detail=hub.detail,
             error=hub.error,
             client_tools=_client_tool_specs(agent),
             client_tool_runner=hub.runner,
@@ -189,6 +193,8 @@ class ChatPanel(anywidget.AnyWidget):
             self.paused_at = self._hub.paused_at
         if self.error != self._hub.error:
             self.error = self._hub.error
+        if self.status_detail != self._hub.detail:  # before the status: a view renders both at once
+            self.status_detail = self._hub.detail
         if self.status != self._hub.status:
             self.status = self._hub.status
         self._sync_annotations()

@@ -46,7 +46,7 @@ export const STATUS_LABEL: Partial<Record<Status, string>> = {
 /** What each status means (the status line's tooltip). */
 export const STATUS_HINT: Record<Status, string> = {
   ready: "idle: send a message",
-  submitted: "sent; waiting for the model's first token (a first turn may load the model or litellm first). Stop cancels it.",
+  submitted: "sent; waiting for the model's first token (a first turn may load litellm or the local model first). Stop cancels it.",
   streaming: "the reply is streaming; Stop keeps what arrived",
   "awaiting-approval": "a tool call waits for your Approve or Deny",
   "awaiting-client-tool": "a tool call waits for this browser to run it",
@@ -60,6 +60,8 @@ export interface PanelMeta {
   agentName: string;
   dbPath: string;
   pausedAt?: string;
+  /** What the running turn waits for ("loading litellm…", "queued behind 1 turn"; the `status_detail` trait). */
+  statusDetail?: string;
   /** The agent's class (header "Tutor · default"). */
   agentClass?: string;
   /** The model string, and whether it runs in the kernel (the empty panel says so). */
@@ -118,6 +120,9 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   status.setAttribute("role", "status");
   const totals = h("span", "think-totals");
   const dbPath = h("code", "think-db-path");
+  const dbHead = h("span", "think-db-head"); // shrinks first (ellipsis): the path is cut in the middle
+  const dbTail = h("span", "think-db-tail"); // the file name stays
+  dbPath.append(dbHead, dbTail);
   const clear = h("button", "think-clear", "Clear");
   const confirm = h("span", "think-clear-confirm");
   confirm.setAttribute("role", "alertdialog");
@@ -238,12 +243,18 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       root.dataset.status = shown;
       name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
       name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
-      status.textContent = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
-      status.title = STATUS_HINT[shown] ?? "";
+      const label = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
+      const detail = busy || shown === "pending" ? meta.statusDetail ?? "" : "";
+      status.textContent = detail ? `${label} · ${detail}` : label;
+      status.dataset.detail = detail;
+      status.title = detail ? `${detail}: ${STATUS_HINT[shown] ?? ""}` : STATUS_HINT[shown] ?? "";
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
-      dbPath.textContent = truncateMiddle(meta.dbPath);
+      const cut = truncateMiddle(meta.dbPath);
+      const slash = cut.lastIndexOf("/") + 1;
+      dbHead.textContent = cut.slice(0, slash);
+      dbTail.textContent = cut.slice(slash);
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       banner.textContent = state.error;

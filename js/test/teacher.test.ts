@@ -188,4 +188,34 @@ describe("busy from the first moment", () => {
     $<HTMLButtonElement>("button.think-stop")!.click();
     expect(model.sent.at(-1)).toEqual({ type: FRAME.CHAT_REQUEST_CANCEL, id: "req-cell-1" });
   });
+
+  it("the status says what the turn waits for; the detail is dropped once it streams or ends", async () => {
+    const { model, $ } = await mount({ messages: [user] });
+    model.set("annotations", { active: ["req-cell-1"] });
+    model.set("status_detail", "loading litellm…");
+    model.set("status", "submitted");
+    expect($(".think-status")?.textContent).toBe("submitted · loading litellm…");
+    expect($(".think-status")?.getAttribute("data-detail")).toBe("loading litellm…");
+    expect($(".think-status")?.title).toMatch(/^loading litellm…: sent;/);
+    model.set("status_detail", "queued behind 1 turn");
+    model.set("status", "streaming");
+    expect($(".think-status")?.textContent).toBe("streaming · queued behind 1 turn");
+    model.set("status", "ready"); // a stale detail is never shown on an idle panel
+    expect($(".think-status")?.textContent).toBe("ready");
+  });
+
+  it("a queued (pending) turn can be stopped", async () => {
+    const { model, $ } = await mount({ messages: [user] });
+    model.set("annotations", { active: ["req-q"] });
+    model.set("status", "pending");
+    expect($(".think-status")?.textContent).toBe("queued");
+    expect($("button.think-stop")?.hidden).toBe(false);
+  });
+
+  it("the db path is split so CSS cuts its middle, never the file name", async () => {
+    const { $ } = await mount();
+    const cut = truncateMiddle("/home/teacher/courses/agents-101/week-3/.think/tools_and_approval.sqlite");
+    expect($(".think-db-tail")?.textContent).toBe(cut.slice(cut.lastIndexOf("/") + 1));
+    expect(($(".think-db-head")?.textContent ?? "") + $(".think-db-tail")?.textContent).toBe(cut);
+  });
 });
