@@ -35,3 +35,8 @@ def test_bench_session_quick() -> None:
 def test_bench_browser_quick() -> None:
     out = run_quick("bench_browser.py")
     assert "deltas/s rendered" in out and '"deltas": 500' in out
+
+
+def test_bench_first_turn_quick() -> None:
+    out = run_quick("bench_first_turn.py")
+    assert "turn 1 max loop stall" in out and "cpu loop alone" in out
