@@ -78,6 +78,11 @@ export function truncateMiddle(text: string, max = 40): string {
   return `${text.slice(0, keep - tail)}…${text.slice(text.length - tail)}`;
 }
 
+/** Width (px) of one character of `el`'s monospace font: about 0.6 em (DejaVu Sans Mono: 0.602). */
+function monoCharWidth(el: HTMLElement): number {
+  return (parseFloat(getComputedStyle(el).fontSize) || 11) * 0.62;
+}
+
 /** The empty panel's hint: which model answers, and what that means. */
 export function emptyHint(meta: PanelMeta): string {
   const who = meta.agentClass ? `${meta.agentClass} · ${meta.agentName}` : meta.agentName || "This agent";
@@ -120,9 +125,16 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   status.setAttribute("role", "status");
   const totals = h("span", "think-totals");
   const dbPath = h("code", "think-db-path");
-  const dbHead = h("span", "think-db-head"); // shrinks first (ellipsis): the path is cut in the middle
-  const dbTail = h("span", "think-db-tail"); // the file name stays
-  dbPath.append(dbHead, dbTail);
+  let dbFull = "";
+  // The path takes the header's free width (CSS flex 1 1 0) and is cut in the middle to fit it.
+  const fitDbPath = (): void => {
+    const width = dbPath.clientWidth;
+    const chars = width > 0 ? Math.max(5, Math.floor(width / monoCharWidth(dbPath))) : 40;
+    const text = truncateMiddle(dbFull, chars);
+    if (dbPath.textContent !== text) dbPath.textContent = text;
+  };
+  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(fitDbPath);
+  resized?.observe(dbPath);
   const clear = h("button", "think-clear", "Clear");
   const confirm = h("span", "think-clear-confirm");
   confirm.setAttribute("role", "alertdialog");
@@ -251,10 +263,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
-      const cut = truncateMiddle(meta.dbPath);
-      const slash = cut.lastIndexOf("/") + 1;
-      dbHead.textContent = cut.slice(0, slash);
-      dbTail.textContent = cut.slice(slash);
+      dbFull = meta.dbPath;
+      fitDbPath();
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       banner.textContent = state.error;
@@ -266,6 +276,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     },
     destroy() {
       clearInterval(ticker);
+      resized?.disconnect();
       root.remove();
     },
   };

@@ -42,9 +42,13 @@ export const CSS = `
 .think-header > .think-status { min-width: 4.5em; }
 .think-panel[data-status="streaming"] .think-status, .think-panel[data-status="submitted"] .think-status { color: var(--think-brand); }
 .think-panel[data-status="error"] .think-status { color: var(--think-error); }
-.think-db-path { margin-left: auto; display: flex; font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); max-width: 50%; }
-.think-db-head { flex: 0 100 auto; min-width: 1.5em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.think-db-tail { flex: 0 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.think-db-path { font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); text-align: right; }
+.think-header > .think-db-path { flex: 1 1 0; min-width: 4em; }
+@container (max-width: 480px) {
+  .think-header { gap: 6px; padding: 6px 8px; }
+  .think-header > .think-totals { display: none; }
+  .think-panel .think-header button { padding: 1px 5px; }
+}
 .think-error { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-error); border-radius: 4px; color: var(--think-error); white-space: pre-wrap; }
 .think-messages { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 520px; min-height: 60px; overflow-y: auto; }
 .think-message { max-width: 90%; padding: 6px 10px; border-radius: 8px; overflow-wrap: anywhere; }

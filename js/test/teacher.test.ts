@@ -211,11 +211,4 @@ describe("busy from the first moment", () => {
     expect($(".think-status")?.textContent).toBe("queued");
     expect($("button.think-stop")?.hidden).toBe(false);
   });
-
-  it("the db path is split so CSS cuts its middle, never the file name", async () => {
-    const { $ } = await mount();
-    const cut = truncateMiddle("/home/teacher/courses/agents-101/week-3/.think/tools_and_approval.sqlite");
-    expect($(".think-db-tail")?.textContent).toBe(cut.slice(cut.lastIndexOf("/") + 1));
-    expect(($(".think-db-head")?.textContent ?? "") + $(".think-db-tail")?.textContent).toBe(cut);
-  });
 });
