@@ -7,7 +7,9 @@ The kernel's agents are scripted; what is measured and clicked is the real page.
 from __future__ import annotations
 
 import re
+import shutil
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -149,9 +151,11 @@ GEOMETRY = '''(panel) => {
 
 
 @pytest.mark.parametrize("app", ["lab"])
-def test_a_narrow_panel_keeps_its_header_on_one_line(notebook, app: str) -> None:
+def test_a_narrow_panel_keeps_its_header_on_one_line(notebook, app: str, request: pytest.FixtureRequest) -> None:
     page = notebook(["%load_ext think_nb", NARROW])
     run_cells(page, range(2))
+    folder = Path(LONG_DB).parents[4]
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
     panel = page.locator(".think-panel").first
     expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
     page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")  # the left area open
