@@ -8,7 +8,10 @@ Two measures, each in fresh processes (litellm is imported once per process):
    and turn 2, and how long turn 1 took. Before issue 18 the turn imported litellm on the loop
    (a ~6 s stall); now it awaits the import thread (the stall is what one import step holds the
    GIL for).
-2. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
+2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
+   a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
+   return. Before issue 18 the second waited for the import (the loop was blocked).
+3. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
    repeatedly while the import thread runs, and after it: what a cell computing something pays
    while litellm imports beside it (both threads share the GIL).
 
@@ -26,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +107,28 @@ print(json.dumps({"before_s": before, "during_s": statistics.median(during) if d
 '''
 
 
+def kernel_cells(think_nb: Path) -> dict:
+    """Seconds each cell takes to return in a fresh kernel (see the module docstring)."""
+    sys.path[:0] = [str(ROOT / "tests" / "kernel"), str(ROOT / "tests")]
+    from harness import start_frontend, stop_frontend
+
+    fe = start_frontend(Path(tempfile.mkdtemp()), PYTHONPATH=str(think_nb.resolve()))
+    try:
+        fe.execute("%load_ext think_nb").check()
+        fe.execute("from think_nb import Think\nfrom think_nb.testing import ScriptedModel as S\n"
+                   "script = S([[S.text('One.')], [S.text('Two.')]])\n"
+                   "class Helper(Think):\n    def get_model(self):\n        return script.model").check()
+        out = {}
+        for name, code in [("think1", "%%think Helper\nHello"), ("think2", "%%think Helper\nAgain"),
+                           ("trivial", "1 + 1")]:
+            started = time.perf_counter()
+            fe.execute(code, timeout=600).check()
+            out[name] = time.perf_counter() - started
+        return out
+    finally:
+        stop_frontend(fe)
+
+
 def child(code: str, think_nb: Path) -> dict:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(think_nb.resolve())}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
@@ -124,12 +150,16 @@ def main() -> None:
     args = parser.parse_args()
     runs = 1 if args.quick else args.runs
     stalls = [child(STALL_CHILD, args.think_nb) for _ in range(runs)]
+    kernels = [kernel_cells(args.think_nb) for _ in range(runs)]
     cpus = [child(CPU_CHILD, args.think_nb) for _ in range(runs)]
     print(f"think_nb from        {stalls[0]['think_nb']}")
     print(f"runs                 {runs} (fresh processes, load average {os.getloadavg()[0]:.2f})")
     print(f"turn 1 duration      {spread([s['turn1_s'] for s in stalls])}")
     print(f"turn 1 max loop stall {spread([s['turn1_max_stall_s'] for s in stalls])}")
     print(f"turn 2 max loop stall {spread([s['turn2_max_stall_s'] for s in stalls])}")
+    print(f"kernel: 1st %%think  {spread([k['think1'] for k in kernels])} to return")
+    print(f"kernel: 2nd %%think  {spread([k['think2'] for k in kernels])} to return (right after the 1st)")
+    print(f"kernel: then 1 + 1   {spread([k['trivial'] for k in kernels])} to return")
     with_samples = [c for c in cpus if c["during_s"]]
     print(f"litellm import       {spread([c['import_s'] for c in cpus])} (on its thread, beside the CPU loop)")
     print(f"cpu loop alone       {spread([c['before_s'] for c in cpus])}")

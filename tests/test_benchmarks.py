@@ -39,4 +39,4 @@ def test_bench_browser_quick() -> None:
 
 def test_bench_first_turn_quick() -> None:
     out = run_quick("bench_first_turn.py")
-    assert "turn 1 max loop stall" in out and "cpu loop alone" in out
+    assert "turn 1 max loop stall" in out and "kernel: 2nd %%think" in out and "cpu loop alone" in out
