@@ -164,3 +164,29 @@ async def test_a_stall_timeout_does_not_count_the_import(recording_comm: Any, li
     await asyncio.sleep(0.2)  # four stall timeouts pass while litellm imports
     litellm_importing.set_result(litellm_env.get_litellm())
     assert (await task).status == "completed"
+
+
+async def test_a_frame_delivered_on_another_thread_runs_its_turn_on_the_kernel_loop(recording_comm: Any) -> None:
+    """ipykernel 7 can hand a comm message to a subshell's thread and loop: the turn still runs on
+    the panel's (the kernel's) loop, queued with the others, never on the subshell's."""
+    gate = asyncio.Event()
+    agent = scripted_agent(S([[S.text("Working"), S.wait(gate), S.text(" done.")], [S.text("Second.")]]))
+    panel = ChatPanel(agent)
+    home = asyncio.get_running_loop()
+    seen: list[Any] = []
+    thread = threading.Thread(target=lambda: asyncio.run(_deliver(panel, seen, home)))
+    thread.start()
+    await until(lambda: agent.is_running and ViewHub.for_agent(agent).status == "streaming", "the turn streams")
+    thread.join()
+    agent.submit("two", trigger="cell")
+    assert ViewHub.for_agent(agent).detail == "queued behind 1 turn"
+    gate.set()
+    await until(lambda: not agent.is_running and panel.status == "ready", "both turns end")
+    assert seen == [False]  # the subshell's loop was not the kernel's
+    assert home is asyncio.get_running_loop()
+    assert [m["parts"][-1]["text"] for m in agent.messages if m["role"] == "assistant"] == ["Working done.", "Second."]
+
+
+async def _deliver(panel: ChatPanel, seen: list, home: asyncio.AbstractEventLoop) -> None:
+    seen.append(asyncio.get_running_loop() is home)
+    from_js(panel, chat_request("req-sub", user_msg("one")))

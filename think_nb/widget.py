@@ -101,6 +101,13 @@ class _Listener:
         self._panel._sync_annotations()
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class ChatPanel(anywidget.AnyWidget):
     """The chat panel of one agent; display it in a notebook cell.
 
@@ -171,6 +178,7 @@ class ChatPanel(anywidget.AnyWidget):
         self._hub = hub
         self._tasks: set[Any] = set()
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
+        self._home_loop = _running_loop()  # the kernel's loop: the agent's turns all run on it
         self.on_msg(self._on_panel_msg)
         self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
 
@@ -234,6 +242,13 @@ class ChatPanel(anywidget.AnyWidget):
     # --- panel -> agent ---------------------------------------------------------------
 
     def _on_panel_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        # ipykernel 7 may deliver a comm message on a subshell's thread and loop (it routes replies
+        # to the subshell that last used the comm): hand the frame to the kernel's loop, so every
+        # turn of the agent runs on one loop (one queue lock, one set of tasks).
+        home = self._home_loop
+        if home is not None and home.is_running() and _running_loop() is not home:
+            home.call_soon_threadsafe(self._on_panel_msg, _widget, content, _buffers)
+            return
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
         try:
             self._dispatch(content)
