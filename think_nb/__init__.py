@@ -29,7 +29,11 @@ def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
 
 
 def load_ipython_extension(ipython) -> None:  # IPython's own signature
-    """`%load_ext think_nb`: registers `%think` / `%%think` (litellm is not imported here)."""
+    """`%load_ext think_nb`: registers `%think` / `%%think` and starts importing litellm on a
+    daemon thread (`think_nb.models.litellm_env.preload`), so the first turn does not wait for it;
+    the cell returns at once."""
     from think_nb.magic import register
+    from think_nb.models.litellm_env import preload
 
     register(ipython)
+    preload()

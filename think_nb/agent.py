@@ -415,9 +415,9 @@ class Think:
     def trace(self, request_id: str | None = None) -> Any:
         """The hook trace of a turn (default: the latest, also while it runs or is paused in step
         mode) as a pandas DataFrame: one row per hook call and per group of consecutive same-type
-        chunks, with columns `t_ms` (offset from the turn's start), `kind` (hook | chunks), `hook`
-        (hook name or chunk type), `step`, `tool`, `summary`, `duration_ms`. Empty when no turn
-        was traced."""
+        chunks, with columns `t_ms` (offset from the turn's start), `kind` (hook | chunks | wait:
+        "loading litellm…"), `hook` (hook name, chunk type or what was waited for), `step`, `tool`,
+        `summary`, `duration_ms`. Empty when no turn was traced."""
         import pandas as pd
 
         live = self._engine.live_tracer(request_id)

@@ -8,7 +8,12 @@ One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener o
 - keeps the status every panel shows (`think_nb.protocol.STATUSES`: submitted, pending (a turn
   waits out its debounce window), streaming, recovering (a dead kernel's
   turns are being continued), awaiting-approval, awaiting-client-tool, paused, error, ready); a
-  turn that ends while another streams never sets `ready`;
+  turn that ends while another streams never sets `ready`; a turn started by any entry point
+  (panel, `%%think`, `agent.send`, `submit_messages`) is `submitted` from the call on;
+- keeps the status detail, what the newest running turn waits for (`detail`): "queued behind N
+  turn(s)" (`message_concurrency` queue), or what its model path reported
+  (`think_nb.models.progress`: "loading litellm…", "loading the local model…"); a turn whose
+  only chunks so far are `start` markers and that waits is `submitted`, not `streaming`;
 - answers the resume handshake's questions: turns streaming (`active`), accepted but not
   streaming (`pending`), the last terminal outcome (`terminal`), recovery (`recovering`);
 - keeps the agent's memory state for the context tab (`session_state()`);
@@ -64,6 +69,8 @@ class ViewHub:
         self.error = ""
         self.runner = ""
         self.status = "ready"
+        self.detail = ""  # what the newest running turn waits for ("" when nothing is said)
+        self._waits: dict[str, str] = {}  # request id -> what its model path waits for (on_waiting)
         self.paused_at = ""  # the hook a step-mode turn waits at ("" when not paused)
         self._refresh_pending = False
         self._running: list[str] = []  # request ids started by any entry point, not ended yet
@@ -183,7 +190,16 @@ class ViewHub:
         self._refresh_now()  # `submitted` now, before the turn's task first runs
         self._fan_out("on_annotations")
 
+    def on_waiting(self, request_id: str, what: str | None) -> None:
+        """Turn `request_id` waits for `what` before its model answers (None: it stopped waiting)."""
+        if what:
+            self._waits[request_id] = what
+        else:
+            self._waits.pop(request_id, None)
+        self._refresh_now()
+
     def _ended(self, request_id: str) -> None:
+        self._waits.pop(request_id, None)
         if request_id in self._running:
             self._running.remove(request_id)
             self.refresh_status()
@@ -213,6 +229,7 @@ class ViewHub:
             self.refresh_status()
 
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
+        self._waits.pop(request_id, None)
         self._streaming.discard(request_id)
         self._submitted.discard(request_id)
         if request_id in self._running:
@@ -238,6 +255,7 @@ class ViewHub:
         self.refresh_status()
 
     def on_clear(self) -> None:
+        self._waits.clear()
         self._submitted.clear()
         self._streaming.clear()
         self._finish.clear()
@@ -306,14 +324,15 @@ class ViewHub:
         if self._running and not self._agent.is_running:
             self._running.clear()  # ended without telling us (skipped before admission)
         status = self._compute_status()
-        if status != self.status:
-            self.status = status
+        detail = self._compute_detail(status)
+        if status != self.status or detail != self.detail:
+            self.status, self.detail = status, detail
             self._fan_out("on_status", status)
 
     def _compute_status(self) -> str:
         if self.paused_at:
             return "paused"
-        if self._streaming:
+        if self._streaming - self._waits.keys():  # a turn waiting for litellm has sent only `start`
             return "streaming"
         if self._agent.recovering:
             return "recovering"
@@ -322,6 +341,22 @@ class ViewHub:
         if self.error:
             return "error"
         return self._waiting_for_user() or "ready"
+
+    def _compute_detail(self, status: str) -> str:
+        """What the newest running turn (the one Stop cancels) waits for, or ""."""
+        if status not in ("submitted", "streaming", "pending"):
+            return ""
+        running = self.running()
+        if not running:
+            return ""
+        newest = running[-1]
+        order = [*self._agent.streaming_turns(), *self._agent.pending_turns()]  # the queue, oldest first
+        ahead = order.index(newest) if newest in order else 0
+        if ahead:
+            return f"queued behind {ahead} turn{'s' if ahead > 1 else ''}"
+        if newest in self._waits:
+            return self._waits[newest]
+        return next(reversed(self._waits.values()), "") if status == "submitted" else ""
 
     def client_tool_names(self) -> set[str]:
         """Names of the tools the panel runs (Python-declared and panel-registered)."""

@@ -110,6 +110,12 @@ class ScriptedModel:
         return _Item("stall", seconds)
 
     @staticmethod
+    def wait(event: Any) -> _Item:
+        """Stop sending at this point until `event` (an `asyncio.Event`, set on the turn's loop) is
+        set: a provider that pauses where the test decides (e.g. to queue a second message)."""
+        return _Item("wait", event)
+
+    @staticmethod
     def error(message: str) -> _Item:
         """Fail the call at this point with `RuntimeError(message)`."""
         return _Item("error", message)
@@ -126,6 +132,7 @@ class ScriptedModel:
 @dataclass
 class _Stall:
     seconds: float | None
+    event: Any = None
 
 
 def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception | _Stall]:
@@ -148,6 +155,8 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception 
             yield RuntimeError(item.value)
         elif item.kind == "stall":
             yield _Stall(item.value)
+        elif item.kind == "wait":
+            yield _Stall(None, item.value)
     finish = "tool_calls" if has_tools else "stop"
     for item in items:
         if item.kind == "usage":
@@ -191,7 +200,10 @@ def _make_handler() -> Any:
                 if script.delay:
                     await asyncio.sleep(script.delay)
                 if isinstance(chunk, _Stall):
-                    await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
+                    if chunk.event is not None:
+                        await chunk.event.wait()
+                    else:
+                        await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
                     continue
                 if isinstance(chunk, Exception):
                     raise chunk

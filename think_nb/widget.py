@@ -101,6 +101,13 @@ class _Listener:
         self._panel._sync_annotations()
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class ChatPanel(anywidget.AnyWidget):
     """The chat panel of one agent; display it in a notebook cell.
 
@@ -113,7 +120,9 @@ class ChatPanel(anywidget.AnyWidget):
 
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
     ``agent_name``, ``db_path``, ``status`` (one of
-    :data:`think_nb.protocol.STATUSES`, shared by every panel of the agent),
+    :data:`think_nb.protocol.STATUSES`, shared by every panel of the agent), ``status_detail``
+    (what the newest running turn waits for: "loading litellm…", "loading the local model…",
+    "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.hub.ViewHub.detail`),
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
     a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
@@ -130,6 +139,7 @@ class ChatPanel(anywidget.AnyWidget):
     agent_name = traitlets.Unicode().tag(sync=True)
     db_path = traitlets.Unicode().tag(sync=True)
     status = traitlets.Unicode("ready").tag(sync=True)
+    status_detail = traitlets.Unicode("").tag(sync=True)  # what the running turn waits for (ViewHub.detail)
     paused_at = traitlets.Unicode("").tag(sync=True)  # step mode: the hook the turn waits at
     error = traitlets.Unicode("").tag(sync=True)
     messages: traitlets.List[UIMessage] = traitlets.List().tag(sync=True)
@@ -155,6 +165,7 @@ class ChatPanel(anywidget.AnyWidget):
             db_path=str(agent.db_path),
             messages=copy.deepcopy(list(agent.messages)),
             status=hub.status,
+            status_detail=hub.detail,
             error=hub.error,
             client_tools=_client_tool_specs(agent),
             client_tool_runner=hub.runner,
@@ -167,6 +178,7 @@ class ChatPanel(anywidget.AnyWidget):
         self._hub = hub
         self._tasks: set[Any] = set()
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
+        self._home_loop = _running_loop()  # the kernel's loop: the agent's turns all run on it
         self.on_msg(self._on_panel_msg)
         self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
 
@@ -189,6 +201,8 @@ class ChatPanel(anywidget.AnyWidget):
             self.paused_at = self._hub.paused_at
         if self.error != self._hub.error:
             self.error = self._hub.error
+        if self.status_detail != self._hub.detail:  # before the status: a view renders both at once
+            self.status_detail = self._hub.detail
         if self.status != self._hub.status:
             self.status = self._hub.status
         self._sync_annotations()
@@ -228,6 +242,13 @@ class ChatPanel(anywidget.AnyWidget):
     # --- panel -> agent ---------------------------------------------------------------
 
     def _on_panel_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        # ipykernel 7 may deliver a comm message on a subshell's thread and loop (it routes replies
+        # to the subshell that last used the comm): hand the frame to the kernel's loop, so every
+        # turn of the agent runs on one loop (one queue lock, one set of tasks).
+        home = self._home_loop
+        if home is not None and home.is_running() and _running_loop() is not home:
+            home.call_soon_threadsafe(self._on_panel_msg, _widget, content, _buffers)
+            return
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
         try:
             self._dispatch(content)

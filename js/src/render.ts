@@ -46,7 +46,7 @@ export const STATUS_LABEL: Partial<Record<Status, string>> = {
 /** What each status means (the status line's tooltip). */
 export const STATUS_HINT: Record<Status, string> = {
   ready: "idle: send a message",
-  submitted: "sent; waiting for the model's first token (a first turn may load the model or litellm first). Stop cancels it.",
+  submitted: "sent; waiting for the model's first token (a first turn may load litellm or the local model first). Stop cancels it.",
   streaming: "the reply is streaming; Stop keeps what arrived",
   "awaiting-approval": "a tool call waits for your Approve or Deny",
   "awaiting-client-tool": "a tool call waits for this browser to run it",
@@ -60,6 +60,8 @@ export interface PanelMeta {
   agentName: string;
   dbPath: string;
   pausedAt?: string;
+  /** What the running turn waits for ("loading litellm…", "queued behind 1 turn"; the `status_detail` trait). */
+  statusDetail?: string;
   /** The agent's class (header "Tutor · default"). */
   agentClass?: string;
   /** The model string, and whether it runs in the kernel (the empty panel says so). */
@@ -74,6 +76,11 @@ export function truncateMiddle(text: string, max = 40): string {
   const keep = max - 1;
   const tail = Math.ceil(keep * 0.6);
   return `${text.slice(0, keep - tail)}…${text.slice(text.length - tail)}`;
+}
+
+/** Width (px) of one character of `el`'s monospace font: about 0.6 em (DejaVu Sans Mono: 0.602). */
+function monoCharWidth(el: HTMLElement): number {
+  return (parseFloat(getComputedStyle(el).fontSize) || 11) * 0.62;
 }
 
 /** The empty panel's hint: which model answers, and what that means. */
@@ -118,6 +125,16 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   status.setAttribute("role", "status");
   const totals = h("span", "think-totals");
   const dbPath = h("code", "think-db-path");
+  let dbFull = "";
+  // The path takes the header's free width (CSS flex 1 1 0) and is cut in the middle to fit it.
+  const fitDbPath = (): void => {
+    const width = dbPath.clientWidth;
+    const chars = width > 0 ? Math.max(5, Math.floor(width / monoCharWidth(dbPath))) : 40;
+    const text = truncateMiddle(dbFull, chars);
+    if (dbPath.textContent !== text) dbPath.textContent = text;
+  };
+  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(fitDbPath);
+  resized?.observe(dbPath);
   const clear = h("button", "think-clear", "Clear");
   const confirm = h("span", "think-clear-confirm");
   confirm.setAttribute("role", "alertdialog");
@@ -238,12 +255,16 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       root.dataset.status = shown;
       name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
       name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
-      status.textContent = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
-      status.title = STATUS_HINT[shown] ?? "";
+      const label = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
+      const detail = busy || shown === "pending" ? meta.statusDetail ?? "" : "";
+      status.textContent = detail ? `${label} · ${detail}` : label;
+      status.dataset.detail = detail;
+      status.title = detail ? `${detail}: ${STATUS_HINT[shown] ?? ""}` : STATUS_HINT[shown] ?? "";
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
-      dbPath.textContent = truncateMiddle(meta.dbPath);
+      dbFull = meta.dbPath;
+      fitDbPath();
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       banner.textContent = state.error;
@@ -255,6 +276,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     },
     destroy() {
       clearInterval(ticker);
+      resized?.disconnect();
       root.remove();
     },
   };

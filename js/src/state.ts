@@ -201,7 +201,7 @@ export function activeRequestId(state: PanelState): string | null {
 
 export function isBusy(state: PanelState): boolean {
   const status = displayStatus(state);
-  return status === "submitted" || status === "streaming";
+  return status === "submitted" || status === "streaming" || status === "pending"; // Stop cancels a queued turn too
 }
 
 /** Results that live continuation turns carry for tool calls of earlier messages. */

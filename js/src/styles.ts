@@ -24,7 +24,10 @@ export const CSS = `
   max-width: 100%;
   container-type: inline-size;
 }
-.think-header { display: flex; flex-wrap: wrap; gap: 4px 8px; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--think-border); }
+.think-header { display: flex; flex-wrap: nowrap; gap: 8px; align-items: center; min-width: 0; padding: 6px 10px; border-bottom: 1px solid var(--think-border); }
+.think-header > * { flex: 0 1 auto; min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.think-header > .think-tabs, .think-header > button { flex: none; overflow: visible; }
+.think-header:has(.think-clear-confirm:not([hidden])) > :is(.think-db-path, .think-totals) { display: none; }
 .think-empty { color: var(--think-muted); font-size: 0.9em; padding: 4px 0; }
 .think-clear-confirm { display: inline-flex; gap: 6px; align-items: center; font-size: 0.85em; }
 .think-panel button.think-clear-yes { border-color: var(--think-error); color: var(--think-error); }
@@ -35,10 +38,17 @@ export const CSS = `
 .think-panel .think-versions button { padding: 0 6px; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
+.think-header > .think-agent-name { min-width: 3em; }
+.think-header > .think-status { min-width: 4.5em; }
 .think-panel[data-status="streaming"] .think-status, .think-panel[data-status="submitted"] .think-status { color: var(--think-brand); }
 .think-panel[data-status="error"] .think-status { color: var(--think-error); }
-.think-db-path { margin-left: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; min-width: 0; }
-@container (max-width: 520px) { .think-db-path { display: none; } }
+.think-db-path { font-family: var(--jp-code-font-family, monospace); font-size: 0.8em; color: var(--think-muted); text-align: right; }
+.think-header > .think-db-path { flex: 1 1 0; min-width: 4em; }
+@container (max-width: 480px) {
+  .think-header { gap: 6px; padding: 6px 8px; }
+  .think-header > .think-totals { display: none; }
+  .think-panel .think-header button { padding: 1px 5px; }
+}
 .think-error { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-error); border-radius: 4px; color: var(--think-error); white-space: pre-wrap; }
 .think-messages { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 520px; min-height: 60px; overflow-y: auto; }
 .think-message { max-width: 90%; padding: 6px 10px; border-radius: 8px; overflow-wrap: anywhere; }

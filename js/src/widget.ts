@@ -48,6 +48,7 @@ export interface Traits {
   db_path: string;
   paused_at: string;
   status: string;
+  status_detail: string;
   error: string;
   messages: UIMessage[];
   client_tools: ClientToolSpec[];
@@ -190,6 +191,7 @@ const render: Render<Traits> = ({ model, el }) => {
       agentName: model.get("agent_name") ?? "",
       dbPath: model.get("db_path") ?? "",
       pausedAt: model.get("paused_at") ?? "",
+      statusDetail: model.get("status_detail") ?? "",
       agentClass: info.class,
       model: info.model,
       offline: info.offline,
@@ -197,7 +199,7 @@ const render: Render<Traits> = ({ model, el }) => {
     });
   };
   store.listeners.add(draw);
-  const unsubscribe = (["agent_name", "db_path", "paused_at", "annotations", "agent_info"] as const).map((name) =>
+  const unsubscribe = (["agent_name", "db_path", "paused_at", "status_detail", "annotations", "agent_info"] as const).map((name) =>
     onChange(model, name, draw),
   );
   draw();

@@ -188,4 +188,27 @@ describe("busy from the first moment", () => {
     $<HTMLButtonElement>("button.think-stop")!.click();
     expect(model.sent.at(-1)).toEqual({ type: FRAME.CHAT_REQUEST_CANCEL, id: "req-cell-1" });
   });
+
+  it("the status says what the turn waits for; the detail is dropped once it streams or ends", async () => {
+    const { model, $ } = await mount({ messages: [user] });
+    model.set("annotations", { active: ["req-cell-1"] });
+    model.set("status_detail", "loading litellm…");
+    model.set("status", "submitted");
+    expect($(".think-status")?.textContent).toBe("submitted · loading litellm…");
+    expect($(".think-status")?.getAttribute("data-detail")).toBe("loading litellm…");
+    expect($(".think-status")?.title).toMatch(/^loading litellm…: sent;/);
+    model.set("status_detail", "queued behind 1 turn");
+    model.set("status", "streaming");
+    expect($(".think-status")?.textContent).toBe("streaming · queued behind 1 turn");
+    model.set("status", "ready"); // a stale detail is never shown on an idle panel
+    expect($(".think-status")?.textContent).toBe("ready");
+  });
+
+  it("a queued (pending) turn can be stopped", async () => {
+    const { model, $ } = await mount({ messages: [user] });
+    model.set("annotations", { active: ["req-q"] });
+    model.set("status", "pending");
+    expect($(".think-status")?.textContent).toBe("queued");
+    expect($("button.think-stop")?.hidden).toBe(false);
+  });
 });

@@ -1,12 +1,18 @@
 """The one place litellm is imported: lazily, offline-safe, with think_nb's providers registered.
 
-`import litellm` takes 4-6 s here and, without `LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches its
-cost map from the network and later prints warnings into notebook cells (docs/platform-facts.md §6), so
-it is never imported at `%load_ext` time.
+`import litellm` takes 4-7 s of CPU here and, without `LITELLM_LOCAL_MODEL_COST_MAP=True`, fetches
+its cost map from the network and later prints warnings into notebook cells (docs/platform-facts.md
+§6); the variable is set before every import. The import never runs on the kernel's event loop:
+`preload()` starts it on a daemon thread as soon as intent is known (`%load_ext think_nb`, an agent's
+creation) and a turn awaits it with `aget_litellm()`, which reports "loading litellm…" to the turn
+(`think_nb.models.progress`) while it waits. While the thread imports, Python code on other threads
+(a CPU-bound cell) shares the GIL with it and runs slower for those seconds (bench/bench_first_turn.py).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import os
 import sys
@@ -36,17 +42,54 @@ def get_litellm() -> ModuleType:
     return litellm
 
 
-_preload: threading.Thread | None = None
+_preload: concurrent.futures.Future[ModuleType] | None = None
+_preload_lock = threading.Lock()
 
 
-def preload() -> None:
-    """Start importing litellm on a daemon thread (once), so the first turn does not wait 4-9 s for it.
-    Called when an agent is created, never at `%load_ext`; a turn that starts earlier simply waits
-    for the import to finish (Python's import lock)."""
+def ready() -> bool:
+    """True when litellm is imported and set up (`get_litellm()` then returns at once)."""
+    module = sys.modules.get("litellm")
+    return module is not None and bool(getattr(module, "_think_nb_ready", False))
+
+
+def preload() -> concurrent.futures.Future[ModuleType]:
+    """Start importing litellm on a daemon thread (once per process) and return its future.
+
+    Called at `%load_ext think_nb` and when an agent is created, so the import overlaps the user's
+    typing. The future holds the module, or the import's exception (a failed import is retried by
+    the next call)."""
     global _preload
-    if _preload is None and "litellm" not in sys.modules:
-        _preload = threading.Thread(target=get_litellm, name="think-nb-import-litellm", daemon=True)
-        _preload.start()
+    with _preload_lock:
+        if _preload is None or (_preload.done() and _preload.exception() is not None):
+            future: concurrent.futures.Future[ModuleType] = concurrent.futures.Future()
+            future.set_running_or_notify_cancel()  # a cancelled waiter (Stop) never cancels the import
+            _preload = future
+            if ready():
+                future.set_result(get_litellm())
+            else:
+                threading.Thread(target=_import_into, args=(future,), name="think-nb-import-litellm",
+                                 daemon=True).start()
+        return _preload
+
+
+def _import_into(future: concurrent.futures.Future[ModuleType]) -> None:
+    try:
+        future.set_result(get_litellm())
+    except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits the import
+        future.set_exception(exc)
+
+
+async def aget_litellm() -> ModuleType:
+    """`get_litellm()` without blocking the event loop: the first call awaits the import thread
+    (`preload()`), reporting "loading litellm…" to the current turn while it waits; later calls
+    return at once. Raises what the import raised (e.g. `ImportError`)."""
+    if ready():
+        return get_litellm()  # imported: only the provider table is checked
+    from think_nb.models import progress
+
+    with progress.waiting(progress.LOADING_LITELLM):
+        await asyncio.wrap_future(preload())
+    return get_litellm()
 
 
 def register_provider(name: str, factory: Any) -> None:

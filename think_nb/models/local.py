@@ -28,6 +28,7 @@ from typing import Any, cast
 
 from think_nb.errors import ModelError
 from think_nb.jsonsafe import to_json_value
+from think_nb.models import progress
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import LOCAL_PROVIDER
 
@@ -200,8 +201,17 @@ def _current_exchange(messages: list) -> list:
     return [m for m in messages[:last_user] if m.get("role") == "system"] + messages[last_user:]
 
 
+async def _ensure_loaded() -> None:
+    """Load the model on a worker thread the first time, telling the turn ("loading the local
+    model…", `think_nb.models.progress`)."""
+    if _llama is None:
+        with progress.waiting(progress.LOADING_LOCAL_MODEL):
+            await asyncio.to_thread(get_llama)
+
+
 async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]:
     """Generic streaming chunks for one call of the embedded model (see the module docstring)."""
+    await _ensure_loaded()
     params, stream = _plan(messages, optional_params)
     messages = _for_template(_current_exchange(messages))
     if stream:
@@ -236,6 +246,7 @@ def _make_handler() -> Any:
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
+            await _ensure_loaded()
             result = await asyncio.to_thread(_call, _for_template(_current_exchange(messages)), params)
             return ModelResponse(**cast("dict[str, Any]", to_json_value(result)))
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
-from think_nb.models.litellm_env import get_litellm
+from think_nb.models.litellm_env import aget_litellm
 from think_nb.models.resolve import ModelConfig
 
 Emit = Callable[[dict], Awaitable[None]]
@@ -70,7 +70,7 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
         Whatever litellm raises (authentication, connection, bad request); the turn turns it into
         an `error` chunk.
     """
-    litellm = get_litellm()
+    litellm = await aget_litellm()  # the first turn awaits the import thread; the loop runs on
     kwargs: dict[str, Any] = {**config.options, **options}
     if tools:
         kwargs["tools"] = tools

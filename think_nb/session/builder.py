@@ -168,6 +168,10 @@ class Session:
 
     async def ablocks(self) -> list[ContextBlock]:
         """Every block as it is now, in registration order (the skills catalogue last)."""
+        if self._specs:
+            from think_nb.models.litellm_env import aget_litellm
+
+            await aget_litellm()  # each block's tokens are counted: await the import thread, never block the loop
         out = []
         for spec in self._specs.values():
             getter = getattr(spec.provider, "get", None)
@@ -347,6 +351,9 @@ class Session:
         """The history for the next turn; compacts first when `compact_after` is exceeded."""
         history = self.history()
         if self._threshold is not None:
+            from think_nb.models.litellm_env import aget_litellm
+
+            await aget_litellm()  # counting needs litellm: await its import thread, never block the loop
             estimate = self.token_estimate(history, system)
             if estimate > self._threshold:
                 try:

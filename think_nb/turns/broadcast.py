@@ -11,6 +11,8 @@ and never breaks the turn):
     on_session(state)                           the agent's memory changed (context tab)
     on_clear()                                  the conversation was cleared
     on_recovering(recovering, request_id)       recovery of a dead process's turns started / ended
+    on_waiting(request_id, what | None)         a turn waits before its model answers ("loading litellm…",
+                                                `think_nb.models.progress`); None: it stopped waiting
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 log = logging.getLogger("think_nb")
 
 EVENTS = ("on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused", "on_session", "on_clear",
-          "on_recovering")
+          "on_recovering", "on_waiting")
 
 
 class Listeners:

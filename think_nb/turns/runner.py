@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
+from think_nb.models import progress
 from think_nb.models import usage as usage_model
 from think_nb.models.errors import describe_error
 from think_nb.models.litellm_env import get_litellm
@@ -77,6 +79,8 @@ class Turn:
         self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
         self.stalled: float | None = None  # the stall timeout (s) that ended the turn
         self._watchdog: asyncio.Task | None = None
+        self.waiting: tuple[str, float] | None = None  # (what, trace ms) while the model path waits
+        self.wait_ended = 0.0  # time.monotonic() when the last wait ended (the stall watchdog skips waits)
 
     def scrubbed(self, chunk: dict) -> dict:
         """`chunk` with the turn's credential values scrubbed from its error text (a tool may echo
@@ -119,7 +123,8 @@ class Turn:
         status: TurnStatus
         error: str | None = None
         try:
-            await self._run_steps()
+            with progress.reporting(self._waiting):
+                await self._run_steps()
             status = "aborted" if self.aborted else "completed"  # an abort the awaited code swallowed
         except (asyncio.CancelledError, KeyboardInterrupt):
             _uncancel()
@@ -134,6 +139,8 @@ class Turn:
                 status = "error"
         finally:
             self.engine.current_turn = None
+            if self.waiting is not None:  # an abort or error ended the wait
+                self._waiting(None)
             if self._watchdog is not None:
                 self._watchdog.cancel()
         if self.stalled is not None and status == "aborted":
@@ -155,6 +162,15 @@ class Turn:
                 status, error = "error", await self._report_error(failure)
         return TurnResult(self.request_id, status, error, message, self.continuation,
                           interrupted=self.stalled is not None and status == "aborted")
+
+    def _waiting(self, what: str | None) -> None:
+        """The model path waits for `what` (None: it stopped waiting; `think_nb.models.progress`):
+        the ended wait becomes a `wait` trace row, and the views hear `on_waiting(request_id, what)`."""
+        if self.waiting is not None:
+            self.tracer.wait(self.waiting[0], self.step, self.waiting[1])
+            self.wait_ended = time.monotonic()
+        self.waiting = (what, self.tracer.now_ms()) if what else None
+        self.engine.notify("on_waiting", self.request_id, what)
 
     # -- assembly -----------------------------------------------------------------------
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:

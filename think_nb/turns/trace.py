@@ -1,7 +1,9 @@
 """The hook trace and the recording of a turn.
 
-Every turn records (1) one row per hook call and per group of consecutive same-type chunks,
-`{t_ms, kind: "hook" | "chunks", hook, step, tool, summary, duration_ms}`, and (2) every
+Every turn records (1) one row per hook call, per group of consecutive same-type chunks and per
+wait before the model could answer ("loading litellm…", "loading the local model…",
+`think_nb.models.progress`), `{t_ms, kind: "hook" | "chunks" | "wait", hook, step, tool, summary,
+duration_ms}`, and (2) every
 UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
 stored with the turn in SQLite (table `turn_traces`) and bounded: at most `MAX_ROWS` rows and
 `MAX_CHUNKS` chunks per turn, and the latest `store.traces.KEEP_TURNS` turns per agent.
@@ -55,6 +57,11 @@ class Tracer:
         summary = scrub(summary, self.secrets) if self.secrets else summary
         self._add({"t_ms": started_ms, "kind": "hook", "hook": hook, "step": step, "tool": tool,
                    "summary": summary, "duration_ms": round(self.now_ms() - started_ms, 3)})
+
+    def wait(self, what: str, step: int | None, started_ms: float) -> None:
+        """A wait the model path reported (`think_nb.models.progress`) ended: one `wait` row."""
+        self._add({"t_ms": started_ms, "kind": "wait", "hook": what, "step": step, "tool": None,
+                   "summary": what, "duration_ms": round(self.now_ms() - started_ms, 3)})
 
     def observed(self, started_ms: float) -> None:
         """`on_chunk` ran for the latest chunk: count it on that chunk group's row."""

@@ -2,8 +2,8 @@
 
 A turn whose stall timeout is set (`Think.chat_stream_stall_timeout`, seconds, or the turn's
 `TurnConfig.chat_stream_stall_timeout`) is watched from the moment its config is known: when no
-chunk has been recorded for that many seconds (model time and tool time alike; the time to
-import litellm in a fresh process does not count), the turn is
+chunk has been recorded for that many seconds (model time and tool time alike; a reported wait
+such as "loading litellm…" does not count, `think_nb.models.progress`), the turn is
 marked `stalled` and aborted. It then ends like an abort (its partial message is persisted,
 with `metadata.interrupted = True`), reports `TurnResult.interrupted = True`, and a `chat()`
 caller gets `on_interrupted(error)`. Turns in step mode are not watched (a person is the pause).
@@ -26,13 +26,13 @@ def watch(turn: Turn, timeout: float) -> asyncio.Task:
 
 
 async def _watch(turn: Turn, timeout: float) -> None:
-    from think_nb.models.litellm_env import get_litellm
-
-    await asyncio.to_thread(get_litellm)  # importing litellm (first turn of a process) is not the model stalling
     started = time.monotonic()
     last_chunk_at = turn.engine.recorder.last_chunk_at
     while True:
-        remaining = max(last_chunk_at.get(turn.request_id, started), started) + timeout - time.monotonic()
+        now = time.monotonic()
+        quiet_since = now if turn.waiting is not None else max(  # loading litellm / the model: not a stall
+            last_chunk_at.get(turn.request_id, started), started, turn.wait_ended)
+        remaining = quiet_since + timeout - now
         if remaining <= 0:
             break
         await asyncio.sleep(remaining)

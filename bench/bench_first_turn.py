@@ -1,0 +1,174 @@
+"""Benchmark: the first turn in a fresh process, while litellm imports (issue 18 §3).
+
+Two measures, each in fresh processes (litellm is imported once per process):
+
+1. **Event-loop stall.** An agent is created (which starts importing litellm on its thread) and its
+   first turn is sent at once, as a `%%think` cell right after `%load_ext` does; a monitor task
+   sleeps 5 ms at a time and records how late it wakes. Reported: the longest stall during turn 1
+   and turn 2, and how long turn 1 took. Before issue 18 the turn imported litellm on the loop
+   (a ~6 s stall); now it awaits the import thread (the stall is what one import step holds the
+   GIL for).
+2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
+   a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
+   return. Before issue 18 the second waited for the import (the loop was blocked).
+3. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
+   repeatedly while the import thread runs, and after it: what a cell computing something pays
+   while litellm imports beside it (both threads share the GIL).
+
+    python bench/bench_first_turn.py [--runs 3] [--quick] [--think-nb PATH]
+
+`--think-nb PATH` runs the children against another checkout (e.g. the commit before the change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+STALL_CHILD = r'''
+import asyncio, json, os, tempfile, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+
+async def main():
+    script = S([[S.text("Hello there, this is the first turn.")], [S.text("And the second one.")]])
+    class Bench(Think):
+        def get_model(self):
+            return script.model
+    agent = Bench("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))
+    loop = asyncio.get_running_loop()
+    ticks = []  # (when the monitor's sleep started, how late it woke)
+    running = True
+    async def monitor():
+        while running:
+            t = loop.time()
+            await asyncio.sleep(0.005)
+            ticks.append((t, loop.time() - t - 0.005))
+    task = loop.create_task(monitor())
+    await asyncio.sleep(0)
+    out = {}
+    for turn in (1, 2):
+        start = loop.time()
+        t = time.perf_counter()
+        result = await agent.send("hi")
+        assert result.status == "completed", result.error
+        out[f"turn{turn}_s"] = time.perf_counter() - t
+        end = loop.time()
+        while not ticks or ticks[-1][0] < end:  # the monitor has seen the whole turn (a stall may end it)
+            await asyncio.sleep(0.005)
+        out[f"turn{turn}_max_stall_s"] = max(late for started, late in ticks if start - 0.01 <= started <= end)
+    running = False
+    await task
+    import think_nb
+    out["think_nb"] = think_nb.__file__
+    print(json.dumps(out))
+
+asyncio.run(main())
+'''
+
+CPU_CHILD = r'''
+import json, os, statistics, threading, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from think_nb.models.litellm_env import get_litellm
+
+def work():
+    t = time.perf_counter()
+    total = 0
+    for i in range(400_000):
+        total += i * i % 7
+    return time.perf_counter() - t
+
+before = min(work() for _ in range(3))
+done = threading.Event()
+started = time.perf_counter()
+def importer():
+    get_litellm()
+    done.set()
+threading.Thread(target=importer, daemon=True).start()
+during = []
+while not done.is_set():
+    d = work()
+    if not done.is_set():
+        during.append(d)
+import_s = time.perf_counter() - started
+after = min(work() for _ in range(3))
+print(json.dumps({"before_s": before, "during_s": statistics.median(during) if during else None,
+                  "after_s": after, "import_s": import_s, "samples": len(during)}))
+'''
+
+
+def kernel_cells(think_nb: Path) -> dict:
+    """Seconds each cell takes to return in a fresh kernel (see the module docstring)."""
+    sys.path[:0] = [str(ROOT / "tests" / "kernel"), str(ROOT / "tests")]
+    from harness import start_frontend, stop_frontend
+
+    fe = start_frontend(Path(tempfile.mkdtemp()), PYTHONPATH=str(think_nb.resolve()))
+    try:
+        fe.execute("%load_ext think_nb").check()
+        fe.execute("from think_nb import Think\nfrom think_nb.testing import ScriptedModel as S\n"
+                   "script = S([[S.text('One.')], [S.text('Two.')]])\n"
+                   "class Helper(Think):\n    def get_model(self):\n        return script.model").check()
+        out = {}
+        for name, code in [("think1", "%%think Helper\nHello"), ("think2", "%%think Helper\nAgain"),
+                           ("trivial", "1 + 1")]:
+            started = time.perf_counter()
+            fe.execute(code, timeout=600).check()
+            out[name] = time.perf_counter() - started
+        return out
+    finally:
+        stop_frontend(fe)
+
+
+def child(code: str, think_nb: Path) -> dict:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(think_nb.resolve())}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
+                          check=False, cwd=tempfile.gettempdir())  # not the repo: `-c` puts the cwd first
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):7.3f} s (min {min(values):.3f}, max {max(values):.3f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one run of each: checks the benchmark runs (CI)")
+    parser.add_argument("--think-nb", type=Path, default=ROOT, help="the checkout whose think_nb the children import")
+    args = parser.parse_args()
+    runs = 1 if args.quick else args.runs
+    stalls = [child(STALL_CHILD, args.think_nb) for _ in range(runs)]
+    kernels = [kernel_cells(args.think_nb) for _ in range(runs)]
+    cpus = [child(CPU_CHILD, args.think_nb) for _ in range(runs)]
+    print(f"think_nb from        {stalls[0]['think_nb']}")
+    print(f"runs                 {runs} (fresh processes, load average {os.getloadavg()[0]:.2f})")
+    print(f"turn 1 duration      {spread([s['turn1_s'] for s in stalls])}")
+    print(f"turn 1 max loop stall {spread([s['turn1_max_stall_s'] for s in stalls])}")
+    print(f"turn 2 max loop stall {spread([s['turn2_max_stall_s'] for s in stalls])}")
+    print(f"kernel: 1st %%think  {spread([k['think1'] for k in kernels])} to return")
+    print(f"kernel: 2nd %%think  {spread([k['think2'] for k in kernels])} to return (right after the 1st)")
+    print(f"kernel: then 1 + 1   {spread([k['trivial'] for k in kernels])} to return")
+    with_samples = [c for c in cpus if c["during_s"]]
+    print(f"litellm import       {spread([c['import_s'] for c in cpus])} (on its thread, beside the CPU loop)")
+    print(f"cpu loop alone       {spread([c['before_s'] for c in cpus])}")
+    if with_samples:
+        print(f"cpu loop during import {spread([c['during_s'] for c in with_samples])}")
+        ratios = [c["during_s"] / c["before_s"] for c in with_samples]
+        print(f"cpu slowdown         {statistics.median(ratios):7.2f}x while litellm imports")
+    print(f"cpu loop after       {spread([c['after_s'] for c in cpus])}")
+
+
+if __name__ == "__main__":
+    main()

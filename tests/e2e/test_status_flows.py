@@ -1,0 +1,184 @@
+"""Busy from the first moment, in a real JupyterLab (issues 17 §1 and §6, 18 §3): a `%%think` cell's
+turn shows `submitted` with Stop within 200 ms of the cell starting (measured in the page, from the
+kernel's `execute_input` to the panel's attribute change), a message queued behind a running turn
+says so, and a narrow panel keeps its header on one line with the database path cut in the middle.
+The kernel's agents are scripted; what is measured and clicked is the real page."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from jlab import REPO_ROOT, run_cell, wait_kernel_idle
+from panel_flows import TURN_MS, expect_status, last_text
+
+pytestmark = pytest.mark.e2e
+
+RESULTS = REPO_ROOT / "test-results"
+
+HELPER = '''
+import asyncio
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+
+gate = asyncio.Event()  # the first reply waits here until a cell sets it
+script = S([[S.text("Working on it"), S.wait(gate), S.text(", done.")], [S.text("Second reply.")]])
+
+class Helper(Think):
+    def get_model(self):
+        return script.model
+'''
+
+# In the page: the time the kernel starts the `%%think` cell (its `execute_input` on IOPub) and the
+# first time a panel's status becomes `submitted` after it, with Stop's visibility at that moment;
+# every status text shown is kept (what a person read, in order).
+WATCH = '''() => {
+  const w = window;
+  w.__think = { t0: null, submittedAt: null, stopShown: null, texts: [], firstBusy: null };
+  const kernel = w.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  kernel.iopubMessage.connect((_, msg) => {
+    if (msg.header.msg_type === "execute_input" && String(msg.content.code).startsWith("%%think")) {
+      w.__think.t0 = performance.now();
+    }
+  });
+  const seen = (panel) => {
+    const s = w.__think;
+    if (s.t0 === null) return;
+    const status = panel.dataset.status;
+    if (s.firstBusy === null && status !== "ready") s.firstBusy = status;
+    if (status === "submitted" && s.submittedAt === null) {
+      s.submittedAt = performance.now();
+      s.stopShown = !panel.querySelector("button.think-stop").hidden;
+    }
+    const text = panel.querySelector(".think-status").textContent;
+    if (s.texts.at(-1) !== text) s.texts.push(text);
+  };
+  new MutationObserver((records) => {
+    for (const r of records) {
+      const panel = r.target.closest && r.target.closest(".think-panel");
+      if (panel) seen(panel);
+    }
+  }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["data-status"],
+                              childList: true, characterData: true });
+}'''
+
+
+def run_cells(page: Any, indices: range) -> None:
+    for i in indices:
+        run_cell(page, i)
+    wait_kernel_idle(page)
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_a_think_cell_is_submitted_with_stop_within_200_ms(notebook, app: str) -> None:
+    page = notebook(["%load_ext think_nb", HELPER, "%think Helper", "%%think Helper\nHello there", "gate.set()"])
+    run_cells(page, range(3))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    page.evaluate(WATCH)
+    run_cell(page, 3)
+    expect(last_text(panel)).to_have_text("Working on it", timeout=TURN_MS)
+    seen = page.evaluate("() => window.__think")
+    print("status texts seen:", seen["texts"], "submitted after", seen["submittedAt"] - seen["t0"], "ms")
+    assert seen["firstBusy"] == "submitted"
+    assert seen["stopShown"] is True
+    assert seen["submittedAt"] - seen["t0"] <= 200, seen
+    expect(panel.locator("button.think-stop")).to_be_visible()
+    run_cell(page, 4)
+    expect(last_text(panel)).to_have_text("Working on it, done.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_a_second_message_says_it_is_queued_behind_the_running_turn(notebook, app: str) -> None:
+    page = notebook(["%load_ext think_nb", HELPER, "%think Helper", "%%think Helper\nFirst question",
+                     "%%think Helper\nSecond question", "gate.set()"])
+    run_cells(page, range(3))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    run_cell(page, 3)
+    expect(last_text(panel)).to_have_text("Working on it", timeout=TURN_MS)  # then it waits on the gate
+    expect_status(panel, "streaming")
+    run_cell(page, 4)
+    status = panel.locator(".think-status")
+    expect(status).to_have_text("streaming · queued behind 1 turn", timeout=30_000)
+    expect(status).to_have_attribute("data-detail", "queued behind 1 turn")
+    expect(panel.locator("button.think-stop")).to_be_visible()
+    run_cell(page, 5)
+    expect(last_text(panel)).to_have_text("Second reply.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    expect(status).to_have_text("ready")
+    texts = panel.locator(".think-message[data-role=assistant] .think-text")
+    expect(texts).to_have_text(["Working on it, done.", "Second reply."])
+
+
+LONG_DB = f"/tmp/think-e2e-narrow-{uuid.uuid4().hex[:8]}/courses/agents-101/week-3/.think/tools_and_approval.sqlite"
+
+NARROW = f'''
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+script = S([[S.text("Hello there."), S.usage(12, 3)]])
+class Tutor(Think):
+    def get_model(self):
+        return script.model
+Tutor("default", db={LONG_DB!r}).panel()
+'''
+
+GEOMETRY = '''(panel) => {
+  const header = panel.querySelector(".think-header");
+  const shown = [...header.children].filter((k) => getComputedStyle(k).display !== "none");
+  const box = header.getBoundingClientRect();
+  const rects = shown.map((k) => k.getBoundingClientRect());
+  const middles = rects.map((r) => (r.top + r.bottom) / 2);
+  const db = header.querySelector(".think-db-path");
+  return {
+    panelWidth: panel.getBoundingClientRect().width,
+    overflow: header.scrollWidth - header.clientWidth,
+    rows: Math.max(...middles) - Math.min(...middles),
+    pastRight: Math.max(...rects.map((r) => r.right)) - box.right,
+    shown: shown.map((k) => k.className),
+    dbTitle: db.title, dbText: db.textContent, dbWidth: db.getBoundingClientRect().width,
+    dbClipped: db.scrollWidth > db.clientWidth,  // CSS would cut its end: the text must fit
+    nameWidth: header.querySelector(".think-agent-name").getBoundingClientRect().width,
+  };
+}'''
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_a_narrow_panel_keeps_its_header_on_one_line(notebook, app: str, request: pytest.FixtureRequest) -> None:
+    page = notebook(["%load_ext think_nb", NARROW])
+    run_cells(page, range(2))
+    folder = Path(LONG_DB).parents[4]
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")  # the left area open
+    expect(page.locator("#filebrowser")).to_be_visible()
+    box = panel.locator("textarea.think-input")
+    box.fill("Hi")
+    box.press("Enter")
+    expect(last_text(panel)).to_have_text("Hello there.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    panel.evaluate("el => { el.style.width = '420px'; }")
+    geometry = panel.evaluate(GEOMETRY)
+    RESULTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(RESULTS / "narrow-header.png"))
+    panel.screenshot(path=str(RESULTS / "narrow-header-panel.png"))
+    print("narrow header:", geometry)
+    assert 420 <= geometry["panelWidth"] <= 422  # 420 px and its border
+    assert geometry["overflow"] <= 0, geometry  # nothing spills out of the header
+    assert geometry["rows"] <= 2, geometry  # every item on one line (their middles align)
+    assert geometry["pastRight"] <= 0.5, geometry
+    assert "think-db-path" in " ".join(geometry["shown"]) and geometry["dbWidth"] > 40, geometry
+    assert geometry["dbTitle"] == LONG_DB
+    head, _, tail = geometry["dbText"].partition("…")  # cut in the middle: both ends of the path shown
+    assert head and tail and LONG_DB.startswith(head) and LONG_DB.endswith(tail), geometry
+    assert not geometry["dbClipped"], geometry  # the cut text fits: CSS does not cut its end as well
+    assert geometry["nameWidth"] > 40, geometry
+    expect(panel.locator(".think-agent-name")).to_have_text(re.compile(r"^Tutor · default$"))
