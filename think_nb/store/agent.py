@@ -10,6 +10,7 @@
     store.sessions        SessionStore: session rows
     store.blocks          BlockRows: context blocks without a provider, cached prompts
     store.approvals       Approvals: the ledger of approve()/deny() decisions
+    store.workspace       WorkspaceRows: the agent's virtual files (think_nb.workspace)
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 Switching the active session is `store.open_session(id)`; nothing else reassigns `messages`.
@@ -30,6 +31,7 @@ from think_nb.store.streams import StreamStore
 from think_nb.store.submissions import SubmissionRows
 from think_nb.store.traces import TraceStore
 from think_nb.store.turn_log import TurnLog
+from think_nb.store.workspace import WorkspaceRows
 
 
 class AgentStore:
@@ -54,6 +56,7 @@ class AgentStore:
         self.blocks = BlockRows(db, agent_key)
         self.messages = MessageStore(db, agent_key)
         self.approvals = Approvals(db, agent_key)
+        self.workspace = WorkspaceRows(db, agent_key)
 
     @property
     def session_id(self) -> str:

@@ -171,3 +171,16 @@ def m008_submissions(db: sqlite3.Connection) -> None:
     db.execute("CREATE UNIQUE INDEX submissions_key ON submissions (agent_key, idempotency_key) "
                "WHERE idempotency_key IS NOT NULL")
     db.execute("CREATE INDEX submissions_status ON submissions (agent_key, status, seq)")
+
+
+@migration
+def m010_workspace(db: sqlite3.Connection) -> None:
+    # Think's cf_workspace_<namespace>: the agent's virtual file system (think_nb.workspace). One row
+    # per file or directory, keyed by the normalised absolute POSIX path; `parent` indexes listings.
+    # A file's bytes are `content`, or, above the spill threshold, a file named `spill` in the
+    # directory beside the database (`.think/<stem>.files/`, Think's R2 overflow). Times are Unix seconds.
+    # (m009 is another branch's migration; names, not numbers, decide what has been applied.)
+    db.execute("CREATE TABLE workspace_files (agent_key TEXT NOT NULL, path TEXT NOT NULL, parent TEXT NOT NULL, "
+               "kind TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0, content BLOB, spill TEXT, "
+               "created_at REAL NOT NULL, modified_at REAL NOT NULL, PRIMARY KEY (agent_key, path))")
+    db.execute("CREATE INDEX workspace_files_parent ON workspace_files (agent_key, parent)")
