@@ -1,6 +1,6 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
-blocks, else `get_system_prompt()`), the merged tools (`get_tools()` → session tools → client
-tools; later sources win) and the history the model reads (compaction overlays applied,
+blocks, else `get_system_prompt()`), the merged tools (workspace tools → `get_tools()` → session
+tools → client tools; later sources win) and the history the model reads (compaction overlays applied,
 compacting first when the session's threshold is exceeded)."""
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ async def system_prompt(host: AgentHost) -> str:
 
 async def tools(host: AgentHost) -> dict[str, Any]:
     """The merged tools of a turn, `{name: Tool}`."""
-    merged = {**resolve_tools(await call_hook(host, "get_tools")), **await (await host.session_ready()).tools()}
+    merged = {**host.workspace_tools(), **resolve_tools(await call_hook(host, "get_tools")),
+              **await (await host.session_ready()).tools()}
     return {**merged, **from_schemas(host.store.state.get(LAST_CLIENT_TOOLS))}
 
 

@@ -218,15 +218,15 @@ def edit_tool(fs: Any) -> Tool:
             if len(hits) > 1 and not replace_all:
                 raise WorkspaceToolError(f"old_string is ambiguous in {norm} ({len(hits)} whitespace-insensitive "
                                          "matches); include more context")
-            updated, last = [], 0
+            pieces, last = [], 0
             for h in hits:
                 begin, end = where[h], where[h + len(needle)]
-                updated += [text[last:begin], new_string]
+                pieces += [text[last:begin], new_string]
                 last = end
-            updated = "".join([*updated, text[last:]])  # type: ignore[assignment]
+            updated = "".join([*pieces, text[last:]])
             fuzzy, count = True, len(hits)
-        _pipe(fs, p, str(updated).encode("utf-8"))
-        out: dict = {"path": norm, "replaced": True, "lines": len(str(updated).splitlines())}
+        _pipe(fs, p, updated.encode("utf-8"))
+        out: dict = {"path": norm, "replaced": True, "lines": len(updated.splitlines())}
         if replace_all:
             out["occurrences"] = count
         if fuzzy:
