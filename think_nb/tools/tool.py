@@ -9,6 +9,7 @@ pydantic-ai's `function_schema` and llm's `Tool.function` do. Think's equivalent
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import re
 from collections.abc import Callable
@@ -81,6 +82,24 @@ class Tool:
 
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+CURRENT_TOOL_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("think_nb_tool_call", default=None)
+"""The `toolCallId` of the call a tool function is running for (set by the engine around each call;
+None outside a turn). A tool that keeps state per call (the `execute` tool's paused runs) reads it."""
+
+
+class ApprovalRequired(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a running tool to pause its call for the user's approval instead of finishing it.
+
+    The engine emits `tool-approval-request` for the call (with `approval_id`, and `descriptor`
+    stored on the part's `approval.descriptor`, Think's approval descriptor) and the turn pauses as
+    for a gated call; after `approve()` the continuation runs the tool again with the same input and
+    `CURRENT_TOOL_CALL`, and the tool resumes what it paused (the `execute` tool's inner calls).
+    """
+
+    def __init__(self, approval_id: str, descriptor: dict) -> None:
+        super().__init__(f"approval {approval_id} required")
+        self.approval_id, self.descriptor = approval_id, descriptor
 
 
 def valid_tool_name(name: object) -> bool:
