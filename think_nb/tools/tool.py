@@ -88,7 +88,7 @@ CURRENT_TOOL_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("
 None outside a turn). A tool that keeps state per call (the `execute` tool's paused runs) reads it."""
 
 
-class ApprovalRequired(Exception):  # noqa: N818 - a signal, not an error
+class ApprovalRequired(Exception):
     """Raised by a running tool to pause its call for the user's approval instead of finishing it.
 
     The engine emits `tool-approval-request` for the call (with `approval_id`, and `descriptor`
