@@ -245,6 +245,9 @@ class WorkspaceFileSystem(AbstractFileSystem):
             return _WriteBuffer(self, path)
         raise ValueError(f"mode={mode!r} is not supported; use 'rb', 'wb', 'ab', 'xb' (or their text forms).")
 
+    def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
+        self.pipe_file(path2, self.cat_file(path1))
+
     def created(self, path: str) -> Any:
         import datetime
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from think_nb import magic
-from think_nb.session.magic_commands import _run
 
 
 @magic.subcommand("files", "%think files [AGENT]\n    Show AGENT's workspace files as a DataFrame "
                   "(path, size, modified).")
 def files(magics: Any, args: list[str]) -> None:
+    from think_nb.session.magic_commands import _run  # imported late: magic.py imports both modules
+
     _run("files", args, magics, lambda agent, _: agent.workspace_df())

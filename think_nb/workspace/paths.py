@@ -34,7 +34,7 @@ def normalize(path: Any) -> str:
         PathError: the path is not a string, is empty, or could escape the workspace root.
     """
     if not isinstance(path, str):
-        raise PathError(f"path={path!r} must be a string such as '/notes/todo.md'.")
+        raise PathError(f"path={path!r} is not a string; pass a string such as '/notes/todo.md'.")
     shown = repr(path if len(path) <= 80 else path[:77] + "...")
     if not path.strip():
         raise PathError("path is empty; pass a workspace path such as '/notes/todo.md'.")
@@ -43,9 +43,9 @@ def normalize(path: Any) -> str:
     if _CONTROL.search(path):
         raise PathError(f"path {shown} contains a NUL or control character; pass a plain path such as '/notes.md'.")
     if "\\" in path:
-        raise PathError(f"path {shown} contains a backslash; workspace paths use '/' (e.g. '/dir/file.txt').")
+        raise PathError(f"path {shown} contains a backslash; pass a path with '/' such as '/dir/file.txt'.")
     if path.startswith("~"):
-        raise PathError(f"path {shown} names a home directory; workspace paths start at '/' (e.g. '/notes.md').")
+        raise PathError(f"path {shown} names a home directory; pass a workspace path from '/' such as '/notes.md'.")
     if _SCHEME.match(path):
         raise PathError(f"path {shown} is a URL or drive path; pass a workspace path such as '/notes.md'.")
     parts = [p for p in path.split("/") if p not in ("", ".")]
