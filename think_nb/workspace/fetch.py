@@ -212,9 +212,15 @@ def _special(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 
 
 def _markdown(html: str) -> str:
-    from markdownify import markdownify
+    from markdownify import MarkdownConverter
 
-    return re.sub(r"\n{3,}", "\n\n", markdownify(html, heading_style="ATX", strip=["script", "style"])).strip()
+    class Converter(MarkdownConverter):  # what a reader never sees is dropped, text and all
+        def convert_script(self, *args: Any, **kwargs: Any) -> str:
+            return ""
+
+        convert_style = convert_noscript = convert_template = convert_script
+
+    return re.sub(r"\n{3,}", "\n\n", Converter(heading_style="ATX").convert(html)).strip()
 
 
 def _spill_path(url: str, host: str) -> str:
