@@ -35,3 +35,8 @@ def test_bench_session_quick() -> None:
 def test_bench_browser_quick() -> None:
     out = run_quick("bench_browser.py")
     assert "deltas/s rendered" in out and '"deltas": 500' in out
+
+
+def test_bench_workspace_quick() -> None:
+    out = run_quick("bench_workspace.py")
+    assert "grep over 500 files" in out and "execute, 100 inner calls" in out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import io
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,12 @@ class WorkspaceFileSystem(AbstractFileSystem):
                 found.insert(0, row)
         out = {r.path: self._entry(r) for r in found}
         return out if detail else sorted(out)
+
+    def iter_files(self, path: str = "/") -> Iterator[tuple[str, int, bytes | None]]:
+        """(path, size, bytes) of every file below `path`, by path: one query for the inline ones
+        (spilled files are read from disk as they come). Used by the `grep` tool."""
+        for row, content in self.rows.contents_under(self._strip_protocol(path)):
+            yield row.path, row.size, content if content is not None else self.cat_file(row.path)
 
     def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
         path = self._strip_protocol(path)

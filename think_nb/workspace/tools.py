@@ -13,8 +13,9 @@ confined (`think_nb.workspace.paths`). Outputs are Think's shapes (anchor §6.2)
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from think_nb.tools.tool import Tool, from_function
@@ -348,19 +349,18 @@ def grep_tool(fs: Any) -> Tool:
         matches: list[Any] = []
         searched = with_matches = skipped = 0
         truncated = False
-        sizes = _sizes(fs)
-        for path in _all_files(fs, _root(fs)):
-            if truncated:
-                break
+        for path, size, read in _files_with_content(fs):
             if not matcher(path):
                 continue
-            if sizes.get(path, 0) > GREP_MAX_FILE_BYTES:
+            if size > GREP_MAX_FILE_BYTES:
                 skipped += 1
                 continue
-            text = _text(fs.cat_file(paths.confine(fs, path)))
+            text = _text(read())
             if text is None:
                 continue
             searched += 1
+            if regex.search(text) is None:
+                continue
             lines = text.splitlines()
             hit = False
             for n, line in enumerate(lines, 1):
@@ -377,6 +377,8 @@ def grep_tool(fs: Any) -> Tool:
                     truncated = True
                     break
             with_matches += hit
+            if truncated:
+                break
         out: dict = {"query": query, "filesSearched": searched, "filesWithMatches": with_matches,
                      "totalMatches": len(matches), "matches": matches}
         if truncated:
@@ -388,9 +390,21 @@ def grep_tool(fs: Any) -> Tool:
     return from_function(grep)
 
 
-def _sizes(fs: Any) -> dict[str, int]:
+def _files_with_content(fs: Any) -> Iterator[tuple[str, int, Callable[[], bytes]]]:
+    """(workspace path, size, a reader of its bytes) for every file, by path: one query on our own
+    file system (`iter_files`), `find` + `cat_file` per file on any other."""
+    if hasattr(fs, "iter_files"):
+        for path, size, data in fs.iter_files("/"):
+            yield path, size, functools.partial(bytes, data)
+        return
     detail = fs.find(_root(fs) or "/", detail=True)
-    return {"/" + str(k).lstrip("/"): int(v.get("size") or 0) for k, v in detail.items()}
+    for name, info in sorted(detail.items()):
+        path = "/" + str(name).lstrip("/")
+        yield path, int(info.get("size") or 0), functools.partial(_cat, fs, path)
+
+
+def _cat(fs: Any, path: str) -> bytes:
+    return fs.cat_file(paths.confine(fs, path))
 
 
 def delete_tool(fs: Any, *, approval: bool = False) -> Tool:
