@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import logging
 import os
@@ -98,10 +99,12 @@ class Think:
     sets it for every agent of the notebook, `agent.default_model = ...` (or `%think --model`) for one.
     Unset, the `THINK_NB_MODEL` environment variable, then the embedded model (`LOCAL_MODEL`)."""
 
-    include_workspace_tools: bool = True
+    include_workspace_tools: bool | None = None
     """Give the model Think's workspace tools (`read`, `write`, `edit`, `list`, `find`, `grep`,
     `delete` over `self.workspace`), merged before `get_tools()` so a tool of yours with the same name
-    wins. False: no default tools (Think merges them unconditionally; opting out is ours)."""
+    wins. None (default): yes, except when `get_model()` returns the embedded 135M model (`LOCAL_MODEL`),
+    which picks the wrong tool once it is offered ten (measured: `read` instead of `add`). True/False:
+    always/never. (Think merges them unconditionally; the opt-out is ours.)"""
     workspace_approval: bool = False
     """True: the workspace's `delete`, and `write` over an existing file, need the user's approval."""
 
@@ -206,11 +209,19 @@ class Think:
     def workspace_tools(self) -> dict:
         """The default tools of a turn, `{name: Tool}` (merged first; empty when
         `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
-        if not self.include_workspace_tools:
+        if not self._wants_workspace_tools():
             return {}
         from think_nb.workspace.tools import workspace_tools
 
         return workspace_tools(self.workspace, approval=self.workspace_approval)
+
+    def _wants_workspace_tools(self) -> bool:
+        if self.include_workspace_tools is not None:
+            return bool(self.include_workspace_tools)
+        if inspect.iscoroutinefunction(type(self).get_model):
+            return True  # an async get_model() is a choice of model, not the embedded default
+        model = self.get_model()
+        return getattr(model, "model", model) != LOCAL_MODEL
 
     def workspace_df(self) -> Any:
         """The workspace's files as a DataFrame: path, size (bytes), modified (UTC timestamp)."""
