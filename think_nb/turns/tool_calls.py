@@ -5,7 +5,8 @@ new input), block (the reason becomes the output) or substitute an output; a too
 approval does not run, the stream emits `tool-approval-request` and the turn pauses there
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
-sees every outcome with its duration in milliseconds.
+sees every outcome with its duration in milliseconds. A streaming tool (an async generator)
+emits each value it yields as a preliminary `tool-output-available`; its last value is the output.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class StepTools:
         started = time.perf_counter()
         token = CURRENT_TOOL_CALL.set(call_id)
         try:
-            success, output, error = await self._outcome(decision, name, arguments, tool)
+            success, output, error = await self._outcome(decision, name, arguments, tool, call_id)
         except ApprovalRequired as pause:
             await self.emit({"type": "tool-approval-request", "approvalId": pause.approval_id, "toolCallId": call_id,
                              "approvalDescriptor": pause.descriptor})
@@ -107,7 +108,7 @@ class StepTools:
         return {**base, "output": output} if success else {**base, "errorText": error}
 
     async def _outcome(self, decision: ToolCallDecision, name: str, arguments: dict,
-                       tool: Tool | None) -> tuple[bool, Any, str | None]:
+                       tool: Tool | None, call_id: str = "") -> tuple[bool, Any, str | None]:
         if decision.action == "block":
             return True, decision.reason or f"Tool {name!r} was blocked by before_tool_call.", None
         if decision.action == "substitute":
@@ -116,6 +117,13 @@ class StepTools:
             if tool is None:
                 available = ", ".join(sorted(self.tools)) or "none"
                 raise LookupError(f"There is no tool named {name!r}; available tools: {available}.")
+            if tool.streaming:  # each yield is a preliminary output; the last one is the result
+                last = None
+                async for value in tool.stream(arguments):
+                    last = dump_output(value)
+                    await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": last,
+                                     "preliminary": True})
+                return True, last, None
             return True, dump_output(await tool.invoke(arguments)), None
         except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired):
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute)
