@@ -8,7 +8,20 @@
 - `fetch.py`: the `fetch` tool (GET only, allowlisted, SSRF-guarded, size-capped).
 """
 
+from think_nb.workspace.execute import execute_tool
+from think_nb.workspace.fetch import fetch_tool
 from think_nb.workspace.fs import WorkspaceFileSystem
 from think_nb.workspace.paths import PathError, normalize
+from think_nb.workspace.tools import (
+    delete_tool,
+    edit_tool,
+    find_tool,
+    grep_tool,
+    list_tool,
+    read_tool,
+    workspace_tools,
+    write_tool,
+)
 
-__all__ = ["PathError", "WorkspaceFileSystem", "normalize"]
+__all__ = ["PathError", "WorkspaceFileSystem", "delete_tool", "edit_tool", "execute_tool", "fetch_tool", "find_tool",
+           "grep_tool", "list_tool", "normalize", "read_tool", "workspace_tools", "write_tool"]
