@@ -304,3 +304,22 @@ async def test_opt_out_swap_backend_and_approval_setting() -> None:
     with pytest.raises(Exception, match=re.escape("must be an fsspec file system")):
         agent.workspace = "/tmp"
     memory.store.clear()
+
+
+def test_think_files_magic_shows_the_workspace(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import IPython
+    from IPython.testing.globalipapp import get_ipython
+
+    import think_nb.session.magic_commands as commands
+
+    shell = get_ipython() or IPython.get_ipython()
+    shell.run_line_magic("load_ext", "think_nb")
+    shown: list = []
+    monkeypatch.setattr(commands, "display", shown.append)
+    agent = Think("magic-files")
+    agent.workspace.pipe_file("/a/b.txt", b"hello")
+    shell.user_ns["files_agent"] = agent
+    shell.run_line_magic("think", "files files_agent")
+    assert shown[0]["path"].tolist() == ["/a/b.txt"] and shown[0]["size"].tolist() == [5]
+    shell.run_line_magic("think", "files --help")
+    assert capsys.readouterr().out.startswith("%think files [AGENT]")
