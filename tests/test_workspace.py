@@ -316,6 +316,7 @@ def test_think_files_magic_shows_the_workspace(monkeypatch: pytest.MonkeyPatch, 
     shell.run_line_magic("load_ext", "think_nb")
     shown: list = []
     monkeypatch.setattr(commands, "display", shown.append)
+    capsys.readouterr()  # "already loaded" when another test loaded it first
     agent = Think("magic-files")
     agent.workspace.pipe_file("/a/b.txt", b"hello")
     shell.user_ns["files_agent"] = agent
