@@ -89,7 +89,8 @@ remembering, appends it to `memory`, then answers."""),
 await ada.send("Hi, I'm Sam from Lyon. I'm allergic to peanuts.")
 ada.tool_calls_df()[["tool_name", "input", "output"]]'''),
     new_markdown_cell("The tool the model was offered on its first call (its schema lists the writable blocks):"),
-    new_code_cell('''set_context = script.requests[0]["tools"][0]["function"]
+    new_code_cell('''set_context = next(t["function"] for t in script.requests[0]["tools"]
+                   if t["function"]["name"] == "set_context")  # the workspace tools come first
 print(set_context["description"])
 set_context["parameters"]["properties"]["label"]'''),
     new_code_cell('ada.context_blocks()[["label", "kind", "tokens", "max_tokens", "percent_used", "content"]]'),

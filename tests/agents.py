@@ -24,7 +24,10 @@ def mul(a: float, b: float) -> float:
 
 def scripted_agent(script: ScriptedModel, tools: list | None = None, name: str = "t", base: type = Think,
                    **attrs: object) -> Think:
-    """An instance of a fresh Think subclass on `script` with `attrs` as class attributes (hooks...)."""
+    """An instance of a fresh Think subclass on `script` with `attrs` as class attributes (hooks...).
+    The default workspace tools are left out (`include_workspace_tools=False`) unless `attrs` asks
+    for them, so a test sees exactly the tools it passes."""
+    attrs.setdefault("include_workspace_tools", False)
     cls = type("Scripted", (base,), {"get_model": lambda self: script.model,
                                      "get_tools": lambda self: tools if tools is not None else [add, mul], **attrs})
     return cls(name)

@@ -334,9 +334,7 @@ def add(a: int, b: int) -> int:
 
 
 TOOL_CASES: list[tuple[str, Callable[[], object], tuple[str, ...]]] = [
-    ("sync generator", lambda: tool(count), ("tool 'count'", "a generator", "streaming tools are not supported yet")),
-    ("async generator", lambda: tool(stream),
-     ("tool 'stream'", "an async generator", "streaming tools are not supported yet")),
+    ("sync generator", lambda: tool(count), ("tool 'count'", "a generator", "must be an async generator")),
     ("parameter without JSON schema (socket)", lambda: tool(connect),
      ("tool 'connect'", "parameter 'sock' has type socket", "no JSON schema")),
     ("parameter without JSON schema (Callable)", lambda: tool(apply),
@@ -347,7 +345,7 @@ TOOL_CASES: list[tuple[str, Callable[[], object], tuple[str, ...]]] = [
     ("non-ASCII name", lambda: tool(add, name="résumé"), ("name='résumé' must match",)),
     ("lambda (no name)", lambda: tool(lambda a: a), ("parameter 'a' has no type hint", "name='<lambda>' must match")),
     ("get_tools() dict key", lambda: resolve_tools({"add two": add}), ("get_tools() key 'add two' is not a valid",)),
-    ("get_tools() generator", lambda: resolve_tools([count]), ("tool 'count'", "streaming tools are not supported")),
+    ("get_tools() generator", lambda: resolve_tools([count]), ("tool 'count'", "must be an async generator")),
     ("get_tools() socket parameter", lambda: resolve_tools({"conn": connect}), ("tool 'conn'", "parameter 'sock'")),
     ("client_tool name", lambda: client_tool("page title", "The title.", js="return document.title;"),
      ("tool name 'page title' is not allowed",)),
@@ -368,7 +366,6 @@ def test_a_bad_tool_is_refused_when_it_is_made_in_one_line(register: Callable[[]
 
 GET_TOOLS_CASES: list[tuple[str, object, str]] = [
     ("sync generator", [count], "tool 'count': the function is a generator"),
-    ("async generator", [stream], "tool 'stream': the function is an async generator"),
     ("socket parameter", [add, connect], "tool 'connect': parameter 'sock' has type socket"),
     ("Callable parameter", {"apply": apply}, "tool 'apply': parameter 'fn'"),
     ("bad dict key", {"add two": add}, "get_tools() key 'add two' is not a valid tool name"),

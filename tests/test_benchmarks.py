@@ -37,7 +37,6 @@ def test_bench_browser_quick() -> None:
     assert "deltas/s rendered" in out and '"deltas": 500' in out
 
 
-<<<<<<< HEAD
 def test_bench_mcp_quick() -> None:
     out = run_quick("bench_mcp.py")
     assert "calls per run        50" in out and "ratio think_nb/SDK" in out
@@ -46,8 +45,13 @@ def test_bench_mcp_quick() -> None:
 def test_bench_peers_quick() -> None:
     out = run_quick("bench_peers.py")
     assert "one turn of 500 deltas" in out and "10 tool turns, ms per turn" in out and "RSS after one turn" in out
-=======
+
+
 def test_bench_first_turn_quick() -> None:
     out = run_quick("bench_first_turn.py")
     assert "turn 1 max loop stall" in out and "kernel: 2nd %%think" in out and "cpu loop alone" in out
->>>>>>> status
+
+
+def test_bench_workspace_quick() -> None:
+    out = run_quick("bench_workspace.py")
+    assert "grep over 500 files" in out and "execute, 100 inner calls" in out

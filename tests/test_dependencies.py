@@ -25,6 +25,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # Declared dependencies think_nb needs without importing them by name, and why.
 USED_WITHOUT_IMPORT = {
     "ipywidgets": "the widget runtime anywidget builds on; declared for its >=8 floor",
+    "pydantic-monty-runtime": "the `monty` worker binary pydantic_monty (the client) spawns for `execute`",
 }
 
 _DYNAMIC = {"find_spec", "import_module", "__import__"}

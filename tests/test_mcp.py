@@ -53,7 +53,8 @@ async def http_server() -> AsyncIterator[tuple[str, int]]:
 
 
 def agent_with(script: S, tmp_path: Path, **attrs: object) -> Think:
-    cls = type("Mcp", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [], **attrs})
+    cls = type("Mcp", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [],
+                                "include_workspace_tools": False, **attrs})
     return cls("m", db=tmp_path / "mcp.sqlite")
 
 

@@ -53,6 +53,7 @@ class Finder:
 
 
 def make(script: ScriptedModel, configure, **attrs) -> Think:
+    attrs.setdefault("include_workspace_tools", False)  # these tests see exactly the session's tools
     cls = type("Mem", (Think,), {"get_model": lambda self: script.model, "configure_session": configure, **attrs})
     return cls("m")
 

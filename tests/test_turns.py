@@ -25,6 +25,7 @@ async def fail(reason: str) -> str:
 
 
 def agent_for(script: ScriptedModel, tools: list | None = None, **attrs: object) -> Think:
+    attrs.setdefault("include_workspace_tools", False)  # these tests see exactly the tools they pass
     cls = type("Scripted", (Think,), {"get_model": lambda self: script.model,
                                       "get_tools": lambda self: tools if tools is not None else [add, fail], **attrs})
     return cls("t")

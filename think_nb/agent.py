@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import logging
 import os
@@ -108,6 +109,15 @@ class Think:
     sets it for every agent of the notebook, `agent.default_model = ...` (or `%think --model`) for one.
     Unset, the `THINK_NB_MODEL` environment variable, then the embedded model (`LOCAL_MODEL`)."""
 
+    include_workspace_tools: bool | None = None
+    """Give the model Think's workspace tools (`read`, `write`, `edit`, `list`, `find`, `grep`,
+    `delete` over `self.workspace`), merged before `get_tools()` so a tool of yours with the same name
+    wins. None (default): yes, except when `get_model()` returns the embedded 135M model (`LOCAL_MODEL`),
+    which picks the wrong tool once it is offered ten (measured: `read` instead of `add`). True/False:
+    always/never. (Think merges them unconditionally; the opt-out is ours.)"""
+    workspace_approval: bool = False
+    """True: the workspace's `delete`, and `write` over an existing file, need the user's approval."""
+
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         if not isinstance(name, str) or not name:
             raise UserError(f"name={name!r}: an agent's name is a non-empty string, e.g. Calc('calc').")
@@ -126,6 +136,7 @@ class Think:
         self.recovery_task: asyncio.Task | None = recovery.schedule(self, self._engine, left)
         """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
+        self._workspace: Any = None
         self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
         self._mcp = McpServers(self)
@@ -185,6 +196,53 @@ class Think:
     def on_chat_error(self, error: Exception) -> Any:
         """Called when a turn fails (the partial message is already persisted). Return an
         exception or string to replace what the user sees, or None to keep it."""
+
+    # -- the workspace (Think's this.workspace) ------------------------------------
+    @property
+    def workspace(self) -> Any:
+        """The agent's virtual file system, an fsspec `AbstractFileSystem` (Think's `this.workspace`).
+
+        Default: `think_nb.workspace.WorkspaceFileSystem` over this agent's rows in the notebook's
+        SQLite file (survives restarts), large files spilled to `.think/<stem>.files/`. Assign any
+        fsspec file system to swap the backend (`agent.workspace = fsspec.filesystem("memory")`, a
+        `DirFileSystem` over a folder, a bucket): the default tools use whatever is assigned."""
+        if self._workspace is None:
+            from think_nb.workspace.fs import WorkspaceFileSystem
+
+            self._workspace = WorkspaceFileSystem(self.store.workspace,
+                                                  self.db_path.parent / f"{self.db_path.stem}.files")
+        return self._workspace
+
+    @workspace.setter
+    def workspace(self, fs: Any) -> None:
+        from fsspec.spec import AbstractFileSystem
+
+        if not isinstance(fs, AbstractFileSystem):
+            raise UserError(f"workspace={fs!r} must be an fsspec file system, e.g. fsspec.filesystem('memory').")
+        self._workspace = fs
+
+    def workspace_tools(self) -> dict:
+        """The default tools of a turn, `{name: Tool}` (merged first; empty when
+        `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
+        if not self._wants_workspace_tools():
+            return {}
+        from think_nb.workspace.tools import workspace_tools
+
+        return workspace_tools(self.workspace, approval=self.workspace_approval)
+
+    def _wants_workspace_tools(self) -> bool:
+        if self.include_workspace_tools is not None:
+            return bool(self.include_workspace_tools)
+        if inspect.iscoroutinefunction(type(self).get_model):
+            return True  # an async get_model() is a choice of model, not the embedded default
+        model = self.get_model()
+        return getattr(model, "model", model) != LOCAL_MODEL
+
+    def workspace_df(self) -> Any:
+        """The workspace's files as a DataFrame: path, size (bytes), modified (UTC timestamp)."""
+        from think_nb.workspace.frame import files_frame
+
+        return files_frame(self.workspace)
 
     # -- messages ---------------------------------------------------------------
     @property

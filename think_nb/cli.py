@@ -27,6 +27,7 @@ class TerminalAgent(Think):
     """The agent of `think-nb chat`: demo tools and a model chosen on the command line."""
 
     model = LOCAL_MODEL
+    include_workspace_tools = False  # the 135M embedded model picks among three tools, not ten
 
     def get_model(self) -> str:
         return self.model

@@ -185,6 +185,9 @@ def register(ipython: Any) -> None:
 # Imported here so `%think context|messages|search|sessions` exist as soon as the extension loads.
 import think_nb.session.magic_commands  # noqa: E402, F401
 
+# `%think files` (think_nb.workspace.magic_commands), likewise.
+from think_nb.workspace import magic_commands as _files  # noqa: E402, F401
+
 
 # -- inspecting turns: %think step / %think trace ------------------------------------------------
 @subcommand("step", "%think step AGENT MESSAGE...\n    Start a turn of AGENT in step mode and return its stepper: "

@@ -14,6 +14,8 @@
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
+import hljs from "highlight.js/lib/core";
+import python from "highlight.js/lib/languages/python";
 import { enhanceCodeBlocks, renderMarkdown } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
@@ -33,6 +35,24 @@ function pretty(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+hljs.registerLanguage("python", python);
+
+/** Python source as a highlighted `<pre><code class="hljs language-python">` (highlight.js escapes
+ * the text it marks up, so its HTML is safe to insert). */
+export function codeBlock(code: string): HTMLElement {
+  const pre = h("pre", "think-code");
+  const el = h("code", "hljs language-python");
+  el.innerHTML = hljs.highlight(code, { language: "python", ignoreIllegals: true }).value;
+  pre.append(el);
+  return pre;
+}
+
+/** The `code` of an `execute` call's input (the sandbox tool, think_nb.workspace.execute), else null. */
+function executeCode(part: ToolPart): string | null {
+  const input = part.input as { code?: unknown } | undefined;
+  return toolName(part) === "execute" && input && typeof input.code === "string" ? input.code : null;
 }
 
 function section(cls: string, label: string, body: string): HTMLElement {
@@ -123,6 +143,10 @@ export function toolLabel(
       if (opts.othersWaiting) return { outcome: "approved", text: "approved — runs when the others are answered" };
       return { outcome: "approved", text: "approved — running" };
     case "output-available":
+      if (part.preliminary === true) {
+        if (!opts.live) return { outcome: "no-result", text: "partial output only" };
+        return { outcome: "running", text: `running… ${seconds(opts.elapsedMs ?? 0)} — partial output` };
+      }
       if (opts.decision?.action === "block") {
         const reason = opts.decision.reason || (typeof part.output === "string" ? part.output : "");
         return { outcome: "blocked", text: reason ? `blocked by before_tool_call: ${reason}` : "blocked by before_tool_call" };
@@ -146,6 +170,13 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const box = h("div", "think-approval");
   const name = toolName(part);
   box.append(h("span", "think-approval-label", `Run ${name}?`));
+  const descriptor = part.approval?.descriptor as { kind?: unknown; call?: { tool?: unknown; input?: unknown }; stdout?: unknown } | undefined;
+  if (descriptor?.kind === "execute" && descriptor.call) {
+    // a gated tool called from execute's code: the code is paused at this call
+    const call = h("div", "think-approval-call", `The code is paused at ${String(descriptor.call.tool)}(${JSON.stringify(descriptor.call.input ?? {})})`);
+    box.append(call);
+    if (typeof descriptor.stdout === "string" && descriptor.stdout) box.append(section("think-tool-output", "printed so far", descriptor.stdout));
+  }
   const reason = h("input", "think-deny-reason");
   reason.placeholder = "reason (optional)";
   reason.value = typedReasons.get(part.toolCallId) ?? "";
@@ -175,7 +206,8 @@ function toolCard(
   card.dataset.toolName = name;
   card.dataset.state = part.state;
   card.dataset.key = `tool:${part.toolCallId}:${part.state}`; // a new state opens or closes it afresh
-  const running = live && (part.state === "input-streaming" || part.state === "input-available");
+  const partial = part.state === "output-available" && part.preliminary === true;
+  const running = live && (part.state === "input-streaming" || part.state === "input-available" || partial);
   if (running && !STARTED.has(part.toolCallId)) STARTED.set(part.toolCallId, Date.now());
   const started = STARTED.get(part.toolCallId) ?? Date.now();
   const label = toolLabel(part, {
@@ -190,14 +222,20 @@ function toolCard(
   const badge = h("span", "think-tool-badge", label.text);
   badge.title = `state: ${part.state}`;
   if (running) badge.dataset.started = String(started); // render.ts ticks its elapsed time
+  if (running && partial) badge.dataset.suffix = " — partial output";
   const summary = h("summary");
   summary.append(h("span", "think-tool-name", name), badge);
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
-  card.append(section("think-tool-input", "input", input));
+  const code = part.state === "input-streaming" ? null : executeCode(part);
+  if (code !== null) {
+    const div = h("div", "think-tool-input");
+    div.append(h("div", "think-tool-label", "code"), codeBlock(code));
+    card.append(div);
+  } else card.append(section("think-tool-input", "input", input));
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
   if (part.state === "output-available") {
-    const what = label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
+    const what = partial ? "partial output" : label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
     card.append(section("think-tool-output", what, pretty(part.output)));
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));

@@ -179,7 +179,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   // the live "running… 3.2 s" of tool cards (a badge with data-started is a call that runs)
   const ticker = setInterval(() => {
     for (const badge of list.querySelectorAll<HTMLElement>(".think-tool-badge[data-started]")) {
-      badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}`;
+      badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}${badge.dataset.suffix ?? ""}`;
     }
   }, 200);
   const submit = (): void => {

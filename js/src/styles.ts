@@ -83,6 +83,13 @@ export const CSS = `
 .think-panel[data-status^="awaiting"] .think-status { color: var(--think-warn); font-weight: 600; }
 .think-approval { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 6px 0 2px; padding: 6px; border: 1px dashed var(--think-warn); border-radius: 4px; }
 .think-approval-label { font-weight: 600; }
+.think-approval-call { flex-basis: 100%; font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; }
+.think-code .hljs-keyword, .think-code .hljs-meta { color: var(--jp-mirror-editor-keyword-color, #008000); font-weight: 600; }
+.think-code .hljs-string { color: var(--jp-mirror-editor-string-color, #ba2121); }
+.think-code .hljs-number, .think-code .hljs-literal { color: var(--jp-mirror-editor-number-color, #080); }
+.think-code .hljs-comment { color: var(--jp-mirror-editor-comment-color, #408080); font-style: italic; }
+.think-code .hljs-built_in { color: var(--jp-mirror-editor-builtin-color, #008000); }
+.think-code .hljs-title, .think-code .hljs-params { color: var(--jp-mirror-editor-def-color, #0000ff); }
 .think-panel button.think-approve { background: var(--think-ok); border-color: var(--think-ok); color: var(--jp-ui-inverse-font-color1, #fff); }
 .think-panel button.think-deny { border-color: var(--think-error); color: var(--think-error); }
 .think-deny-reason { font: inherit; flex: 1; min-width: 8em; color: var(--think-fg); background: var(--think-bg); border: 1px solid var(--think-border); border-radius: 4px; padding: 2px 6px; }

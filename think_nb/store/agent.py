@@ -12,6 +12,7 @@
     store.approvals       Approvals: the ledger of approve()/deny() decisions
     store.schedules       ScheduleRows: scheduled tasks (declared and runtime)
     store.mcp_servers     McpServerRows: MCP servers to reconnect
+    store.workspace       WorkspaceRows: the agent's virtual files (think_nb.workspace)
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 `store.transaction()` groups writes of several repositories into one transaction.
@@ -36,6 +37,7 @@ from think_nb.store.streams import StreamStore
 from think_nb.store.submissions import SubmissionRows
 from think_nb.store.traces import TraceStore
 from think_nb.store.turn_log import TurnLog
+from think_nb.store.workspace import WorkspaceRows
 
 
 class AgentStore:
@@ -62,6 +64,7 @@ class AgentStore:
         self.approvals = Approvals(db, agent_key)
         self.schedules = ScheduleRows(db, agent_key)
         self.mcp_servers = McpServerRows(db, agent_key)
+        self.workspace = WorkspaceRows(db, agent_key)
 
     def transaction(self) -> AbstractContextManager:
         """Group calls to several repositories into one transaction (all or nothing):

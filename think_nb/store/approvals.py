@@ -31,3 +31,10 @@ class Approvals:
         rows = self.db.read("SELECT approved, input FROM approvals WHERE agent_key = ? AND tool_call_id = ?",
                             (self.agent_key, tool_call_id))
         return bool(rows) and bool(rows[0][0]) and rows[0][1] == jsonsafe.dumps_stored(tool_input)
+
+    def decision(self, tool_call_id: str) -> dict | None:
+        """The recorded decision for a call: `{approval_id, approved, input}` (input as stored JSON
+        text), or None when none was made."""
+        rows = self.db.read("SELECT approval_id, approved, input FROM approvals WHERE agent_key = ? AND "
+                            "tool_call_id = ?", (self.agent_key, tool_call_id))
+        return {"approval_id": rows[0][0], "approved": bool(rows[0][1]), "input": rows[0][2]} if rows else None

@@ -188,6 +188,18 @@ def m009_schedules(db: sqlite3.Connection) -> None:
 
 
 @migration
+def m010_workspace(db: sqlite3.Connection) -> None:
+    # Think's cf_workspace_<namespace>: the agent's virtual file system (think_nb.workspace). One row
+    # per file or directory, keyed by the normalised absolute POSIX path; `parent` indexes listings.
+    # A file's bytes are `content`, or, above the spill threshold, a file named `spill` in the
+    # directory beside the database (`.think/<stem>.files/`, Think's R2 overflow). Times are Unix seconds.
+    db.execute("CREATE TABLE workspace_files (agent_key TEXT NOT NULL, path TEXT NOT NULL, parent TEXT NOT NULL, "
+               "kind TEXT NOT NULL, size INTEGER NOT NULL DEFAULT 0, content BLOB, spill TEXT, "
+               "created_at REAL NOT NULL, modified_at REAL NOT NULL, PRIMARY KEY (agent_key, path))")
+    db.execute("CREATE INDEX workspace_files_parent ON workspace_files (agent_key, parent)")
+
+
+@migration
 def m011_mcp_servers(db: sqlite3.Connection) -> None:
     # MCP servers an agent connects to (Think's cf_agents_mcp_servers), reconnected when the agent
     # is created again. `transport`: stdio | http; `target`: the command or the URL; `args`, `env`,

@@ -9,9 +9,10 @@ pydantic-ai's `function_schema` and llm's `Tool.function` do. Think's equivalent
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -68,11 +69,33 @@ class Tool:
         except pydantic.ValidationError as exc:
             raise ToolInputError(f"Invalid input for tool {self.name!r}: {_short(exc)}") from None
 
-    async def invoke(self, arguments: dict) -> Any:
-        """Run the tool with validated arguments. Sync functions run on a worker thread so the
-        kernel's event loop is never blocked; async functions are awaited."""
+    @property
+    def streaming(self) -> bool:
+        """True for an async generator function: each value it yields is a preliminary output and
+        the last one is the result (Think's `async function*` tools)."""
+        return inspect.isasyncgenfunction(self.function)
+
+    async def stream(self, arguments: dict) -> AsyncIterator[Any]:
+        """The values a streaming tool yields, with validated arguments (`invoke` for the others)."""
         if self.function is None:
             raise UserError(f"Tool {self.name!r} has no Python function to run.")
+        if not self.streaming:
+            yield await self.invoke(arguments)
+            return
+        async for value in self.function(**self.validate(arguments)):
+            yield value
+
+    async def invoke(self, arguments: dict) -> Any:
+        """Run the tool with validated arguments. Sync functions run on a worker thread so the
+        kernel's event loop is never blocked; async functions are awaited; a streaming tool's
+        result is the last value it yields (None if it yields nothing)."""
+        if self.function is None:
+            raise UserError(f"Tool {self.name!r} has no Python function to run.")
+        if self.streaming:
+            last = None
+            async for last in self.stream(arguments):  # noqa: B007 - the last value is the result
+                pass
+            return last
         kwargs = self.validate(arguments)
         if inspect.iscoroutinefunction(self.function):
             return await self.function(**kwargs)
@@ -81,6 +104,24 @@ class Tool:
 
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+CURRENT_TOOL_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("think_nb_tool_call", default=None)
+"""The `toolCallId` of the call a tool function is running for (set by the engine around each call;
+None outside a turn). A tool that keeps state per call (the `execute` tool's paused runs) reads it."""
+
+
+class ApprovalRequired(Exception):
+    """Raised by a running tool to pause its call for the user's approval instead of finishing it.
+
+    The engine emits `tool-approval-request` for the call (with `approval_id`, and `descriptor`
+    stored on the part's `approval.descriptor`, Think's approval descriptor) and the turn pauses as
+    for a gated call; after `approve()` the continuation runs the tool again with the same input and
+    `CURRENT_TOOL_CALL`, and the tool resumes what it paused (the `execute` tool's inner calls).
+    """
+
+    def __init__(self, approval_id: str, descriptor: dict) -> None:
+        super().__init__(f"approval {approval_id} required")
+        self.approval_id, self.descriptor = approval_id, descriptor
 
 
 def valid_tool_name(name: object) -> bool:
@@ -135,10 +176,9 @@ def from_function(fn: Callable, *, name: str | None = None, description: str | N
         raise UserError(f"@tool needs a function, got {fn!r}; decorate a def or pass function=...")
     tool_name = name if name is not None else getattr(fn, "__name__", "")
     label = f"tool {tool_name!r}" if isinstance(tool_name, str) and tool_name else f"tool from {fn!r}"
-    if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
-        kind = "an async generator" if inspect.isasyncgenfunction(fn) else "a generator"
-        raise UserError(f"{label}: the function is {kind} (it yields), and streaming tools are not supported yet; "
-                        "return the whole result instead of yielding it.")
+    if inspect.isgeneratorfunction(fn):
+        raise UserError(f"{label}: the function is a generator (it yields), and a streaming tool must be an async "
+                        "generator (`async def` with `yield`); make it async or return the whole result.")
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     params = {p.arg_name: p.description for p in doc.params}
     fields, problems = _fields(fn, params)

@@ -1,7 +1,7 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
-blocks, else `get_system_prompt()`), the merged tools (`get_tools()` → session tools → MCP tools
-→ client tools; later sources win) and the history the model reads (compaction overlays applied,
-compacting first when the session's threshold is exceeded)."""
+blocks, else `get_system_prompt()`), the merged tools (workspace tools → `get_tools()` → session
+tools → MCP tools → client tools; later sources win) and the history the model reads (compaction
+overlays applied, compacting first when the session's threshold is exceeded)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ async def system_prompt(host: AgentHost) -> str:
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:
-    """The merged tools of a turn, `{name: Tool}`: `get_tools()` → session tools → MCP tools
-    (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
-    merged = {**resolve_tools(await call_hook(host, "get_tools")), **await (await host.session_ready()).tools()}
+    """The merged tools of a turn, `{name: Tool}`: workspace tools → `get_tools()` → session
+    tools → MCP tools (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
+    merged = {**host.workspace_tools(), **resolve_tools(await call_hook(host, "get_tools")),
+              **await (await host.session_ready()).tools()}
     if host.include_mcp_tools:
         await host.mcp_ready()
         merged = mcp_merge(merged, host.mcp_tools())

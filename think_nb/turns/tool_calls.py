@@ -5,7 +5,8 @@ new input), block (the reason becomes the output) or substitute an output; a too
 approval does not run, the stream emits `tool-approval-request` and the turn pauses there
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
-sees every outcome with its duration in milliseconds.
+sees every outcome with its duration in milliseconds. A streaming tool (an async generator)
+emits each value it yields as a preliminary `tool-output-available`; its last value is the output.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from think_nb.aio import maybe_await
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
-from think_nb.tools.tool import Tool, ToolInputError, dump_output
+from think_nb.tools.tool import CURRENT_TOOL_CALL, ApprovalRequired, Tool, ToolInputError, dump_output
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 
 Emit = Callable[[dict], Awaitable[None]]
@@ -75,8 +76,9 @@ class StepTools:
                 return None
         return await self.execute(call.id, call.name, arguments, tool)
 
-    async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None) -> dict:
-        """Decide (before_tool_call), run, emit the output chunk, report (after_tool_call)."""
+    async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None) -> dict | None:
+        """Decide (before_tool_call), run, emit the output chunk, report (after_tool_call). None: the
+        tool paused its call for approval (`ApprovalRequired`, e.g. a gated call inside `execute`)."""
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
         decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
                                                                  tool=name))
@@ -85,7 +87,15 @@ class StepTools:
             await self.emit({"type": "data-tool-decision", "id": call_id, "data": {
                 "toolCallId": call_id, "action": decision.action, "reason": decision.reason}})
         started = time.perf_counter()
-        success, output, error = await self._outcome(decision, name, arguments, tool)
+        token = CURRENT_TOOL_CALL.set(call_id)
+        try:
+            success, output, error = await self._outcome(decision, name, arguments, tool, call_id)
+        except ApprovalRequired as pause:
+            await self.emit({"type": "tool-approval-request", "approvalId": pause.approval_id, "toolCallId": call_id,
+                             "approvalDescriptor": pause.descriptor})
+            return None
+        finally:
+            CURRENT_TOOL_CALL.reset(token)
         duration_ms = (time.perf_counter() - started) * 1000
         if success:
             await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": output})
@@ -98,7 +108,7 @@ class StepTools:
         return {**base, "output": output} if success else {**base, "errorText": error}
 
     async def _outcome(self, decision: ToolCallDecision, name: str, arguments: dict,
-                       tool: Tool | None) -> tuple[bool, Any, str | None]:
+                       tool: Tool | None, call_id: str = "") -> tuple[bool, Any, str | None]:
         if decision.action == "block":
             return True, decision.reason or f"Tool {name!r} was blocked by before_tool_call.", None
         if decision.action == "substitute":
@@ -107,9 +117,16 @@ class StepTools:
             if tool is None:
                 available = ", ".join(sorted(self.tools)) or "none"
                 raise LookupError(f"There is no tool named {name!r}; available tools: {available}.")
+            if tool.streaming:  # each yield is a preliminary output; the last one is the result
+                last = None
+                async for value in tool.stream(arguments):
+                    last = dump_output(value)
+                    await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": last,
+                                     "preliminary": True})
+                return True, last, None
             return True, dump_output(await tool.invoke(arguments)), None
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise  # an abort, or the kernel's interrupt: the turn ends `aborted`
+        except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired):
+            raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute)
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
             return False, None, f"{type(exc).__name__}: {exc}"
 

@@ -1,0 +1,200 @@
+"""The `execute` tool: model-written Python in a pydantic-monty sandbox calling the agent's tools
+and workspace; its limits end as tool errors while the event loop keeps running; a gated tool
+called from the code pauses the turn for approval and the approved code resumes where it stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+
+import pytest
+from dirty_equals import IsPartialDict, IsStr
+
+from agents import add, mul, user
+from think_nb import Think, tool
+from think_nb.testing import ScriptedModel as S
+from think_nb.tools.tool import Tool
+from think_nb.workspace.execute import PAUSE_KEY, ExecuteError, execute_tool
+
+ran: list[str] = []
+
+
+@tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    ran.append(path)
+    return f"deleted {path}"
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    ran.clear()
+
+
+def coder(script: S, name: str = "c", db: Path | None = None, **limits: object) -> Think:
+    cls = type("Coder", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": True,
+                                   "get_tools": lambda self: [add, mul, delete_file, execute_tool(self, **limits)]})
+    return cls(name, db=db)
+
+
+def standalone(**limits: object) -> Tool:
+    return execute_tool(tools=[add, mul], **limits)
+
+
+async def test_code_calls_tools_both_ways_and_returns_its_value_with_stdout() -> None:
+    code = "print('adding')\nx = tools.add(a=2, b=40)\ny = mul(x, 2)\n{'x': x, 'y': y}"
+    assert await standalone().invoke({"code": code}) == {"result": {"x": 42.0, "y": 84.0}, "stdout": "adding\n",
+                                                         "calls": 2}
+
+
+async def test_tool_errors_are_exceptions_the_code_can_catch() -> None:
+    code = ("try:\n    add(a='not a number', b=1)\nexcept ValueError as e:\n    print('bad input')\n"
+            "try:\n    tools.nope()\nexcept AttributeError:\n    print('no such tool')\n'ok'")
+    assert await standalone().invoke({"code": code}) == {"result": "ok", "stdout": "bad input\nno such tool\n",
+                                                         "calls": 1}
+
+
+async def test_the_sandbox_has_no_host_files_network_environment_or_imports() -> None:
+    for code, expected in [("open('/etc/passwd').read()", "PermissionError"),
+                           ("import os\nos.listdir('/')", "PermissionError"),
+                           ("import os\nos.environ.get('HOME')", "not supported"),
+                           ("import socket", "ModuleNotFoundError"),
+                           ("import subprocess", "ModuleNotFoundError")]:
+        with pytest.raises(ExecuteError, match=expected):
+            await standalone().invoke({"code": code})
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("while True:\n    pass", "time limit exceeded: the code ran longer than 1 s"),
+    ("x = 'a' * (10**9)\nlen(x)", "memory limit exceeded"),
+    ("def f(n):\n    return f(n + 1)\nf(0)", "recursion limit exceeded"),
+    ("while True:\n    print('x' * 1000)", "output limit exceeded: the code printed more than 20000 bytes"),
+    ("def (", "SyntaxError"),
+])
+async def test_each_limit_ends_as_a_tool_error_while_the_event_loop_keeps_running(code: str, message: str) -> None:
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ExecuteError, match=message):
+            await standalone(timeout=1, max_memory=32 * 1024 * 1024, max_output=20_000).invoke({"code": code})
+    finally:
+        task.cancel()
+    elapsed = time.perf_counter() - started
+    if elapsed > 0.5:  # the sandbox ran a while: the loop kept serving other tasks all along
+        assert ticks >= elapsed / 0.01 / 4
+
+
+async def test_limits_in_a_turn_are_output_errors_the_model_reads() -> None:
+    script = S([[S.tool_call("execute", {"code": "while True:\n    pass"})], [S.text("It looped.")]])
+    agent = coder(script, timeout=0.5)
+    result = await agent.send("loop")
+    assert result.status == "completed"
+    part = next(p for p in agent.messages[-1]["parts"] if p["type"] == "tool-execute")
+    assert part["state"] == "output-error"
+    assert part["errorText"].startswith("ExecuteError: time limit exceeded")
+
+
+async def test_state_reads_and_writes_the_agents_workspace() -> None:
+    script = S([[S.tool_call("execute", {"code": (
+        "state.write('/notes/a.md', 'alpha')\nstate.write('/notes/b.md', 'beta')\n"
+        "[state.read('/notes/a.md'), state.glob('**/*.md'), state.list('/notes'), state.exists('/x')]")})],
+        [S.text("ok")]])
+    agent = coder(script)
+    await agent.send("files")
+    part = next(p for p in agent.messages[-1]["parts"] if p["type"] == "tool-execute")
+    assert part["output"] == {"result": ["alpha", ["/notes/a.md", "/notes/b.md"], ["/notes/a.md", "/notes/b.md"],
+                                         False], "stdout": "", "calls": 6}
+    assert agent.workspace.cat("/notes/b.md") == b"beta"
+    with pytest.raises(ExecuteError, match=re.escape("contains '..'")):
+        await execute_tool(agent).invoke({"code": "state.read('/../etc/passwd')"})
+
+
+CODE = ("print('start')\nx = tools.add(a=2, b=40)\nprint('before the gate')\nz = delete_file('/tmp/x')\n"
+        "print('after', z)\n[x, z, mul(x, 2)]")
+
+
+async def test_a_gated_tool_inside_code_pauses_the_turn_and_the_code_resumes_after_approve() -> None:
+    script = S([[S.tool_call("execute", {"code": CODE})], [S.text("Deleted, and 84.")]])
+    agent = coder(script)
+    first = await agent.send("go")
+    assert first.status == "completed" and ran == [] and len(script.requests) == 1
+    approval = {"id": IsStr(regex="approval_.*"), "descriptor": {
+        "kind": "execute", "code": CODE, "call": {"tool": "delete_file", "input": {"path": "/tmp/x"}},
+        "stdout": "start\nbefore the gate\n"}}
+    assert agent.messages[-1]["parts"][-1] == {"type": "tool-execute", "toolCallId": "call_1_0",
+                                               "state": "approval-requested", "input": {"code": CODE},
+                                               "approval": approval}
+    assert agent.pending_approvals() == [{"tool_call_id": "call_1_0", "tool_name": "execute", "input": {"code": CODE},
+                                          "message_id": agent.messages[-1]["id"], "approval_id": IsStr()}]
+    result = await agent.approve("call_1_0")
+    assert result.status == "completed" and ran == ["/tmp/x"]
+    assert agent.messages == [user("go"), {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(), "parts": [
+            {"type": "step-start"},
+            {"type": "tool-execute", "toolCallId": "call_1_0", "state": "output-available", "input": {"code": CODE},
+             "approval": {**approval, "approved": True},
+             "output": {"result": [42.0, "deleted /tmp/x", 84.0],
+                        "stdout": "start\nbefore the gate\nafter deleted /tmp/x\n", "calls": 3}}]}, {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(continuation=True), "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "Deleted, and 84.", "state": "done"}]}]
+    assert agent.store.state.get(PAUSE_KEY + "call_1_0") is None  # claimed: it can never resume twice
+
+
+async def test_deny_never_runs_the_gated_tool_and_the_code_never_continues() -> None:
+    script = S([[S.tool_call("execute", {"code": CODE})], [S.text("Understood.")]])
+    agent = coder(script)
+    await agent.send("go")
+    result = await agent.deny("call_1_0", "no deleting")
+    assert result.status == "completed" and ran == []
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-denied" and "output" not in part
+    assert part["approval"] == IsPartialDict(approved=False, reason="no deleting")
+    with pytest.raises(Exception, match="call_1_0"):
+        agent.approve("call_1_0")  # a decided call is never decided again
+    assert ran == []
+
+
+async def test_a_paused_run_survives_a_kernel_restart(tmp_path: Path) -> None:
+    db = tmp_path / "restart.sqlite"
+    await coder(S([[S.tool_call("execute", {"code": CODE})]]), name="r", db=db).send("go")
+    again = coder(S([[S.text("Resumed after the restart.")]]), name="r", db=db)
+    assert [p["tool_name"] for p in again.pending_approvals()] == ["execute"]
+    result = await again.approve("call_1_0")
+    assert result.status == "completed" and ran == ["/tmp/x"]
+    assert again.messages[1]["parts"][-1]["output"]["stdout"] == "start\nbefore the gate\nafter deleted /tmp/x\n"
+
+
+async def test_a_second_gated_call_after_resuming_does_not_run() -> None:
+    code = "a = delete_file('/one')\nb = delete_file('/two')\n[a, b]"
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Only one.")]])
+    agent = coder(script)
+    await agent.send("go")
+    await agent.approve("call_1_0")
+    assert ran == ["/one"]
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-error"
+    assert "'delete_file', which needs approval, after this execute call was already approved" in part["errorText"]
+
+
+async def test_without_an_agent_a_gated_call_fails_in_the_code_and_never_runs() -> None:
+    gated = execute_tool(tools=[delete_file])
+    with pytest.raises(ExecuteError, match="needs approval, and this execute tool has no agent"):
+        await gated.invoke({"code": "delete_file('/x')"})
+    assert ran == []
+
+
+def test_bad_settings_are_refused_in_one_line() -> None:
+    with pytest.raises(Exception, match=r"execute_tool\(\) needs the agent"):
+        execute_tool()
+    with pytest.raises(Exception, match=r"execute_tool\(timeout=0\): pass a positive number"):
+        execute_tool(tools=[add], timeout=0)

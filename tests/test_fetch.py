@@ -1,0 +1,146 @@
+"""The `fetch` tool against a local HTTP server on 127.0.0.1: the allowlist, the SSRF guard
+(loopback refused unless allowed, a redirect to a private address refused), the size cap, HTML
+to markdown, long bodies written to the workspace, structured errors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from fsspec.implementations.memory import MemoryFileSystem
+
+from think_nb.workspace.fetch import fetch_tool
+
+PAGE = ("<html><head><title>T</title><style>p {color: red}</style><script>alert(1)</script></head>"
+        "<body><h1>Title</h1><p>Hello <b>world</b>, see <a href='/docs'>the docs</a>.</p></body></html>")
+requests: list[str] = []
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str, length: bool = True, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        for k, v in headers.items():
+            self.send_header(k.replace("_", "-"), v)
+        if length:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        requests.append(f"{self.path} Host={self.headers['Host']}")
+        routes = {
+            "/page": lambda: self._send(200, PAGE.encode(), "text/html; charset=utf-8"),
+            "/json": lambda: self._send(200, b'{"a": 1}', "application/json"),
+            "/text": lambda: self._send(200, b"plain " * 100, "text/plain"),
+            "/big": lambda: self._send(200, b"x" * 5000, "text/plain"),
+            "/stream": lambda: self._send(200, b"y" * 5000, "text/plain", length=False, Connection="close"),
+            "/image": lambda: self._send(200, b"\x89PNG....", "image/png"),
+            "/missing": lambda: self._send(404, b"nope", "text/plain"),
+            "/to-private": lambda: self._send(302, b"", "text/plain", Location="http://10.1.2.3/secret"),
+            "/to-other": lambda: self._send(302, b"", "text/plain", Location="http://evil.test/x"),
+            "/to-page": lambda: self._send(301, b"", "text/plain", Location="/page"),
+            "/loop": lambda: self._send(302, b"", "text/plain", Location="/loop"),
+        }
+        routes.get(self.path, lambda: self._send(404, b"", "text/plain"))()
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    requests.clear()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def local(**kw: object):  # the loopback server is allowed explicitly, as a user would
+    return fetch_tool(allowed_hosts=["127.0.0.1", "10.1.2.3", "evil.test"], allow_private=["127.0.0.1"], **kw)
+
+
+async def test_html_becomes_markdown(server: str) -> None:
+    out = await local().invoke({"url": f"{server}/page"})
+    assert out == {"ok": True, "url": f"{server}/page", "status": 200, "contentType": "text/html", "bytes": len(PAGE),
+                   "content": "T\n\n# Title\n\nHello **world**, see [the docs](/docs)."}
+    assert requests == [f"/page Host={server.removeprefix('http://')}"]
+
+
+async def test_json_and_text_come_back_as_text(server: str) -> None:
+    assert (await local().invoke({"url": f"{server}/json"}))["content"] == '{"a": 1}'
+    assert (await local().invoke({"url": f"{server}/text"}))["content"] == "plain " * 100
+
+
+async def test_fetch_is_off_by_default_and_only_allowed_hosts_are_fetched(server: str) -> None:
+    assert await fetch_tool().invoke({"url": f"{server}/page"}) == {
+        "ok": False, "code": "not_allowed",
+        "message": "fetch is off: no hosts are allowed (fetch_tool(allowed_hosts=[...]))"}
+    assert await fetch_tool(allowed_hosts=["example.com"]).invoke({"url": f"{server}/page"}) == {
+        "ok": False, "code": "not_allowed", "message": "host '127.0.0.1' is not in the allowed hosts"}
+    assert requests == []
+
+
+async def test_loopback_is_refused_unless_explicitly_allowed(server: str) -> None:
+    for url in [f"{server}/page", f"http://localhost:{server.rsplit(':', 1)[1]}/page"]:
+        out = await fetch_tool(allowed_hosts=["127.0.0.1", "localhost"]).invoke({"url": url})
+        assert out["ok"] is False and out["code"] == "blocked_address"
+        assert "private or loopback address" in out["message"]
+    assert requests == []  # refused before any connection
+
+
+async def test_redirects_are_rechecked(server: str) -> None:
+    private = await local().invoke({"url": f"{server}/to-private"})
+    assert private == {"ok": False, "code": "blocked_address",
+                       "message": "'10.1.2.3' resolves to 10.1.2.3, a private or loopback address; it is refused "
+                                  "unless allowed with allow_private"}
+    other = await fetch_tool(allowed_hosts=["127.0.0.1"], allow_private=["127.0.0.1"]).invoke(
+        {"url": f"{server}/to-other"})
+    assert other == {"ok": False, "code": "not_allowed", "message": "host 'evil.test' is not in the allowed hosts"}
+    followed = await local().invoke({"url": f"{server}/to-page"})
+    assert followed["ok"] is True and followed["url"] == f"{server}/page"
+    assert (await local(max_redirects=3).invoke({"url": f"{server}/loop"}))["code"] == "too_many_redirects"
+
+
+async def test_the_size_cap(server: str) -> None:
+    too_large = await local(max_bytes=1000).invoke({"url": f"{server}/big"})
+    assert too_large == {"ok": False, "code": "too_large",
+                         "message": "the body is 5000 bytes, more than max_bytes=1000"}
+    cut = await local(max_bytes=1000).invoke({"url": f"{server}/stream"})
+    assert cut["ok"] is True and cut["truncated"] is True and cut["content"] == "y" * 1000 and cut["bytes"] == 1000
+
+
+async def test_structured_errors(server: str) -> None:
+    assert await local().invoke({"url": f"{server}/missing"}) == {
+        "ok": False, "code": "http_error", "message": "HTTP 404 from '127.0.0.1'", "status": 404}
+    assert (await local().invoke({"url": f"{server}/image"}))["code"] == "unsupported_content"
+    assert (await local().invoke({"url": "ftp://127.0.0.1/x"}))["code"] == "invalid_url"
+    assert (await local().invoke({"url": f"http://user:pw@{server.removeprefix('http://')}/page"}))["code"] == \
+        "invalid_url"
+
+
+async def test_long_bodies_go_to_the_workspace_with_a_pointer(server: str) -> None:
+    memory = MemoryFileSystem(skip_instance_cache=True)
+    memory.store.clear()
+    out = await local(workspace=memory, inline_chars=100).invoke({"url": f"{server}/text"})
+    assert out == {"ok": True, "url": f"{server}/text", "status": 200, "contentType": "text/plain", "bytes": 600,
+                   "path": "/fetched/127.0.0.1/text.md", "preview": "plain " * 100,
+                   "note": "The whole content (600 characters) was written to /fetched/127.0.0.1/text.md; read or "
+                           "grep it there."}
+    assert memory.cat("/fetched/127.0.0.1/text.md") == b"plain " * 100
+    memory.store.clear()
+
+
+def test_bad_settings_are_refused_in_one_line() -> None:
+    with pytest.raises(Exception, match="is not a host name"):
+        fetch_tool(allowed_hosts=["http://x.com/"])
+    with pytest.raises(Exception, match="pass addresses or networks"):
+        fetch_tool(allow_private=["not-an-ip"])

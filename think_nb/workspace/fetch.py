@@ -1,0 +1,230 @@
+"""The `fetch` tool: read a web page safely (Think's `fetch_url`, `packages/think/src/tools/fetch.ts`).
+
+    fetch_tool(allowed_hosts=["docs.python.org", "*.example.com"], workspace=agent.workspace)
+
+- GET only, `http`/`https` only, no credentials in the URL.
+- Hosts must be on `allowed_hosts` (exact, or `*.domain` for subdomains); empty (the default)
+  means fetch is off and every call is refused.
+- SSRF guard: the host is resolved first and every address checked; loopback, private,
+  link-local, multicast, reserved and unspecified addresses are refused unless listed in
+  `allow_private` (addresses or networks, e.g. `["127.0.0.1"]`). An `http` request then connects
+  to the address that was checked (no second lookup); `https` verifies the certificate of the name.
+  Redirects are followed by hand (at most `max_redirects`), each target checked the same way.
+- At most `max_bytes` of body are read (`truncated: true`); a `Content-Length` above it is refused
+  (`too_large`) without reading.
+- HTML becomes markdown (markdownify: MIT licensed and maintained, on BeautifulSoup; html2text is
+  GPL-3.0, which this MIT package does not take on); JSON and text are returned as text; other
+  content types are refused (`unsupported_content`).
+- A body longer than `inline_chars` is written to the workspace (`/fetched/<host>/<name>.md`)
+  when a `workspace` is given, and the result carries its `path` and a `preview`.
+
+Success: `{ok: true, url, status, contentType, content | (path, preview), bytes, truncated?}`.
+Failure: `{ok: false, code, message}` with code in `not_allowed`, `invalid_url`, `blocked_address`,
+`dns_error`, `too_many_redirects`, `too_large`, `http_error` (+ `status`), `unsupported_content`,
+`timeout`, `network_error`. Failures are outputs, not exceptions (Think's structured errors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from think_nb.errors import UserError
+from think_nb.tools.tool import Tool, from_function
+
+ACCEPT = "text/markdown, text/html;q=0.9, text/plain;q=0.8, application/json;q=0.8, */*;q=0.1"
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/ld+json")
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.code, self.extra = code, extra
+
+    def result(self) -> dict:
+        return {"ok": False, "code": self.code, "message": str(self), **self.extra}
+
+
+def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str] = (), max_bytes: int = 1_000_000,
+               timeout: float = 15.0, max_redirects: int = 5, workspace: Any = None, inline_chars: int = 20_000,
+               name: str = "fetch") -> Tool:
+    """Make the `fetch` tool (see the module docstring).
+
+    Args:
+        allowed_hosts: host names the model may fetch (`"example.com"`, `"*.example.com"`); empty: off.
+        allow_private: addresses or networks (`"127.0.0.1"`, `"10.0.0.0/8"`) allowed despite the SSRF guard.
+        max_bytes: body bytes read at most. timeout: seconds per request. max_redirects: redirects followed.
+        workspace: fsspec file system where long bodies are written (e.g. `agent.workspace`); None keeps
+            them inline (cut at `inline_chars`, `truncated: true`).
+        inline_chars: characters of content returned inline.
+
+    Raises:
+        UserError: a malformed host pattern or network, or a limit that is not positive.
+    """
+    hosts = [h.strip().lower() for h in allowed_hosts]
+    for h in hosts:
+        if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+|\[?[0-9a-f:.]+\]?", h):
+            raise UserError(f"fetch_tool(allowed_hosts=...): {h!r} is not a host name; pass e.g. 'example.com' "
+                            "or '*.example.com'.")
+    try:
+        private = [ipaddress.ip_network(p, strict=False) for p in allow_private]
+    except ValueError as exc:
+        raise UserError(f"fetch_tool(allow_private=...): {exc}; pass addresses or networks like '127.0.0.1'.") from None
+    for label, value in (("max_bytes", max_bytes), ("timeout", timeout), ("inline_chars", inline_chars)):
+        if not isinstance(value, (int, float)) or value <= 0:
+            raise UserError(f"fetch_tool({label}={value!r}): pass a positive number.")
+    fetcher = _Fetcher(hosts, private, int(max_bytes), float(timeout), int(max_redirects), workspace,
+                       int(inline_chars))
+
+    async def fetch(url: str) -> dict:
+        """Fetch a web page or document with GET and return it as markdown or text. Only allowed hosts work.
+
+        Args:
+            url: the http(s) URL to read
+        """
+        try:
+            return await fetcher.get(url)
+        except _Refused as refused:
+            return refused.result()
+
+    return from_function(fetch, name=name)
+
+
+class _Fetcher:
+    def __init__(self, hosts: list[str], private: list[Network], max_bytes: int, timeout: float,
+                 max_redirects: int, workspace: Any, inline_chars: int) -> None:
+        self.hosts, self.private, self.max_bytes, self.timeout = hosts, private, max_bytes, timeout
+        self.max_redirects, self.workspace, self.inline_chars = max_redirects, workspace, inline_chars
+
+    def _allowed_host(self, host: str) -> bool:
+        return any(host == h or (h.startswith("*.") and host.endswith(h[1:])) for h in self.hosts)
+
+    async def _check(self, url: str) -> tuple[str, str, str]:
+        """(url, host, the checked address to connect to) or `_Refused`."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _Refused("invalid_url", f"{url!r} is not an http(s) URL")
+        if parts.username or parts.password:
+            raise _Refused("invalid_url", "URLs with credentials are not fetched")
+        host = parts.hostname.lower()
+        if not self.hosts:
+            raise _Refused("not_allowed", "fetch is off: no hosts are allowed (fetch_tool(allowed_hosts=[...]))")
+        if not self._allowed_host(host):
+            raise _Refused("not_allowed", f"host {host!r} is not in the allowed hosts")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            raise _Refused("invalid_url", f"{url!r} has an invalid port") from None
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise _Refused("dns_error", f"{host!r} could not be resolved ({exc})") from None
+        addresses = sorted({str(info[4][0]) for info in infos})
+        for address in addresses:
+            ip = ipaddress.ip_address(address.split("%")[0])
+            if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+                ip = ip.ipv4_mapped
+            if _special(ip) and not any(ip in net for net in self.private):
+                raise _Refused("blocked_address", f"{host!r} resolves to {ip}, a private or loopback address; "
+                                                  "it is refused unless allowed with allow_private")
+        return url, host, addresses[0]
+
+    async def get(self, url: str) -> dict:
+        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
+            for _ in range(self.max_redirects + 1):
+                url, host, address = await self._check(url)
+                try:
+                    response = await self._send(client, url, host, address)
+                except httpx.TimeoutException:
+                    raise _Refused("timeout", f"no answer from {host!r} within {self.timeout:g} s") from None
+                except httpx.HTTPError as exc:
+                    raise _Refused("network_error", f"{type(exc).__name__}: {exc}") from None
+                if response is None:
+                    continue
+                if isinstance(response, str):
+                    url = response
+                    continue
+                return response
+        raise _Refused("too_many_redirects", f"more than {self.max_redirects} redirects")
+
+    async def _send(self, client: httpx.AsyncClient, url: str, host: str, address: str) -> Any:
+        parts = urlsplit(url)
+        target, headers = url, {"Accept": ACCEPT, "User-Agent": "think-nb-fetch"}
+        if parts.scheme == "http":  # connect to the address that was checked, not to a second lookup
+            shown = f"[{address}]" if ":" in address else address
+            netloc = shown + (f":{parts.port}" if parts.port else "")
+            target = urlunsplit(("http", netloc, parts.path or "/", parts.query, ""))
+            headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
+        async with client.stream("GET", target, headers=headers) as response:
+            if response.is_redirect:
+                location = response.headers.get("location", "")
+                return urljoin(url, location)
+            if not 200 <= response.status_code < 300:
+                raise _Refused("http_error", f"HTTP {response.status_code} from {host!r}", status=response.status_code)
+            length = response.headers.get("content-length")
+            if length and length.isdigit() and int(length) > self.max_bytes:
+                raise _Refused("too_large", f"the body is {length} bytes, more than max_bytes={self.max_bytes}")
+            ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype and not ctype.startswith(TEXT_TYPES):
+                raise _Refused("unsupported_content", f"content type {ctype!r} is not text, HTML or JSON")
+            body = bytearray()
+            truncated = False
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self.max_bytes:
+                    del body[self.max_bytes:]
+                    truncated = True
+                    break
+            text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+        if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in text[:1000].lower()):
+            text = _markdown(text)
+        return self._result(url, response.status_code, ctype, text, len(body), truncated, host)
+
+    def _result(self, url: str, status: int, ctype: str, text: str, size: int, truncated: bool, host: str) -> dict:
+        out: dict[str, Any] = {"ok": True, "url": url, "status": status, "contentType": ctype, "bytes": size}
+        if truncated:
+            out["truncated"] = True
+        if len(text) <= self.inline_chars:
+            return {**out, "content": text}
+        if self.workspace is None:
+            return {**out, "content": text[: self.inline_chars], "truncated": True}
+        path = _spill_path(url, host)
+        fs = self.workspace
+        parent = path.rsplit("/", 1)[0]
+        if not fs.exists(parent):
+            fs.makedirs(parent, exist_ok=True)
+        fs.pipe_file(path, text.encode("utf-8"))
+        return {**out, "path": path, "preview": text[:2000],
+                "note": f"The whole content ({len(text)} characters) was written to {path}; read or grep it there."}
+
+
+def _special(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
+            or ip.is_unspecified or not ip.is_global)
+
+
+def _markdown(html: str) -> str:
+    from markdownify import MarkdownConverter
+
+    class Converter(MarkdownConverter):  # what a reader never sees is dropped, text and all
+        def convert_script(self, *args: Any, **kwargs: Any) -> str:
+            return ""
+
+        convert_style = convert_noscript = convert_template = convert_script
+
+    return re.sub(r"\n{3,}", "\n\n", Converter(heading_style="ATX").convert(html)).strip()
+
+
+def _spill_path(url: str, host: str) -> str:
+    parts = urlsplit(url)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", (parts.path.strip("/") or "index"))[:80].strip("-.") or "index"
+    safe_host = re.sub(r"[^A-Za-z0-9.-]+", "-", host) or "host"
+    return f"/fetched/{safe_host}/{slug}.md"
