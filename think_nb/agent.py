@@ -190,6 +190,39 @@ class Think:
         self._submissions.rows.skip_pending()
         self._engine.clear()
 
+    # -- export and import ------------------------------------------------------------------
+    def export(self, format: str = "markdown", path: str | Path | None = None) -> str:
+        """The current branch as `format`: "markdown" | "ipynb" | "json" | "html" (see
+        `think_nb.export`: tool calls with inputs and results, approvals, usage, errors). With
+        `path`, also writes it there (UTF-8) and returns the text. Raises `UserError` for another
+        format. JSON reads back with `import_messages`."""
+        from think_nb import export as exporting
+
+        text = exporting.export(self.get_messages(), format, agent_class=type(self).__name__, agent_name=self.name)
+        if path is not None:
+            Path(path).expanduser().write_text(text, encoding="utf-8")
+        return text
+
+    def import_messages(self, source: Any) -> int:
+        """Load a transcript written by `export("json")` (a path, its text, the parsed document or
+        a list of UIMessages) into this agent's active session, which must be empty (use
+        `create_session()` or `clear_messages()` first); returns the number of messages stored.
+
+        Runs no turn. Goes through the message trust boundary (`check_imported`): settled tool
+        calls are kept as history, a pending call or approval is refused; nothing is stored
+        unless every message passes. Raises `UserError` (one line) otherwise."""
+        from think_nb import export as exporting
+        from think_nb.messages.validate import check_imported
+
+        messages = check_imported(exporting.read_json(source))
+        if self.is_running or self.store.messages.count():
+            raise UserError(f"import_messages: {self.name!r} already has a transcript in this session; import into "
+                            "an empty one: agent.create_session() (or agent.clear_messages()) first.")
+        for message in messages:
+            self.conversation.append(message)
+        self._engine.messages_changed()
+        return len(messages)
+
     # -- the AgentHost seam (used by the TurnEngine) ----------------------------------------
     def overrides(self, hook: str) -> bool:
         """True when this agent's class defines `hook` (so the engine calls it)."""

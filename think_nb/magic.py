@@ -210,3 +210,16 @@ def _trace(magics: ThinkMagics, args: list[str]) -> Any:
         print(f"No traced turn for {agent.name!r} yet: run a turn first.")
         return None
     return frame
+
+
+@subcommand("export", "%think export AGENT FILE\n    Write AGENT's transcript to FILE; the suffix picks the format: "
+                      ".md, .ipynb, .json (reads back with agent.import_messages) or .html (sanitised).")
+def _export(magics: ThinkMagics, args: list[str]) -> Any:
+    from think_nb.export import format_for_path
+
+    if len(args) != 2:
+        raise UserError("usage: %think export AGENT FILE (FILE ending in .md, .ipynb, .json or .html).")
+    agent = magics.resolve_agent(args[0], "default", None)
+    agent.export(format_for_path(args[1]), args[1])
+    print(f"Exported {len(agent.messages)} messages of {agent.name!r} to {args[1]}.")
+    return None
