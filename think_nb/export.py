@@ -254,3 +254,31 @@ def read_json(source: Any) -> list[dict]:
         raise UserError(f"import_messages: got {type(doc).__name__}; pass an exported .json path, its text, "
                         "or a list of UIMessages.")
     return doc
+
+
+# -- the panel's static fallback (saved notebooks without a kernel) ------------------------------------
+FALLBACK_CHARS = 60_000
+"""Most characters of markdown a panel's static fallback holds (the newest messages that fit)."""
+
+
+def static_transcript(messages: list[dict], *, title: str, limit: int = FALLBACK_CHARS) -> tuple[str, str]:
+    """`(markdown, sanitised html)` of the newest messages that fit in `limit` characters of markdown,
+    with a line saying how many older ones were left out; a single message longer than the limit is
+    cut with a `… (N more characters)` marker. What a saved notebook shows where the widget cannot
+    render (GitHub, nbviewer, nbconvert, VS Code without the kernel)."""
+    head = f"## {title}" + ("" if messages else "\n\n*No messages yet.*")
+    blocks: list[str] = []
+    used = len(head)
+    for message in reversed(messages):
+        text = message_markdown(message)
+        if used + len(text) > limit:
+            if not blocks:  # the newest message alone is too long: keep its beginning
+                keep = max(0, limit - used)
+                blocks.append(text[:keep] + f"\n\n*… ({len(text) - keep} more characters)*")
+            break
+        blocks.append(text)
+        used += len(text) + 2
+    left_out = len(messages) - len(blocks)
+    note = [f"*… {left_out} earlier messages not shown: agent.export() writes them all.*"] if left_out else []
+    markdown = "\n\n".join([head, *note, *reversed(blocks)]) + "\n"
+    return markdown, markdown_to_safe_html(markdown)
