@@ -25,6 +25,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # Declared dependencies think_nb needs without importing them by name, and why.
 USED_WITHOUT_IMPORT = {
     "ipywidgets": "the widget runtime anywidget builds on; declared for its >=8 floor",
+    "tabulate": "pandas' DataFrame.to_markdown imports it (think_nb/data_context.py)",
 }
 
 _DYNAMIC = {"find_spec", "import_module", "__import__"}

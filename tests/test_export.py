@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import IPython
 import nbformat
 import pytest
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing.globalipapp import get_ipython
 
 from agents import scripted_agent
 from think_nb import Think, tool
@@ -154,7 +155,7 @@ def test_export_refuses_unknown_formats(tmp_path: Path) -> None:
 
 
 def test_think_export_magic_picks_the_format_from_the_suffix(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    ip = start_ipython()
+    ip = get_ipython() or IPython.get_ipython()  # the test shell is returned only by the first call
     ip.run_line_magic("load_ext", "think_nb")
     agent = Think("mag", db=tmp_path / "m.sqlite")
     agent.import_messages([{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}])

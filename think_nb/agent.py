@@ -284,7 +284,8 @@ class Think:
 
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
     def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "programmatic",
-               body: dict | None = None, client_tools: list[dict] | None = None) -> asyncio.Future:
+               body: dict | None = None, client_tools: list[dict] | None = None,
+               context: dict[str, Any] | None = None) -> asyncio.Future:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
         `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
@@ -292,23 +293,33 @@ class Think:
         them forgets earlier ones, as Think does).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
         event loop (a notebook cell, a coroutine); raises `UserError` without one. The task's
-        result is a `TurnResult`.
+        result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
+        description of each object as a `data-context` part the model reads after the text
+        (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
+        anything else; about `data_context.TOKEN_BUDGET` tokens each).
         """
         message = user_message(message) if isinstance(message, str) else message
+        if context is not None:
+            from think_nb.data_context import context_parts
+
+            if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+                raise UserError("context= needs a text message or a UIMessage dict with a 'parts' list.")
+            message = {**message, "parts": [*message["parts"], *context_parts(context)]}
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             self.set_client_tools(client_tools)
         return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
 
-    async def send(self, text: str) -> TurnResult:
-        """Send one user message and wait for the turn: `result = await agent.send("hi")`."""
-        return await self.submit(text, trigger="programmatic")
+    async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
+        """Send one user message and wait for the turn: `result = await agent.send("hi")`;
+        `context={"df": df}` attaches data (see `submit`)."""
+        return await self.submit(text, trigger="programmatic", context=context)
 
-    def run(self, text: str) -> TurnResult:
+    def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return script_loop().run_until_complete(self.send(text))
+            return script_loop().run_until_complete(self.send(text, context=context))
         raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                         "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
 
