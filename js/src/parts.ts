@@ -14,6 +14,7 @@
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
+import { dataContextElement, tableOutputElement } from "./data-part";
 import { enhanceCodeBlocks, renderMarkdown } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
@@ -198,7 +199,7 @@ function toolCard(
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
   if (part.state === "output-available") {
     const what = label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
-    card.append(section("think-tool-output", what, pretty(part.output)));
+    card.append(tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)));
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
   if (part.state === "output-denied") {
@@ -323,6 +324,8 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
       return link("think-file", p.url, p.filename ?? p.mediaType);
     case "data-subagent":
       return subAgentCard(p);
+    case "data-context":
+      return dataContextElement(p.data, index);
     default:
       return null; // step-start, other data-*, unknown parts: nothing to show
   }
