@@ -11,7 +11,16 @@ Prints:
 - frames the panel received (use_chat_response frames per second, target <= ~30/s).
 Targets (issue 4): >= 5,000 deltas/s rendered, median delay <= 100 ms.
 
+Long replies (issue 16, `--long-reply`): the built panel (think_nb/static/widget.js) in chromium on a
+blank page, driven by an in-page model (the anywidget model interface: traits, `msg:custom`) that
+streams a Markdown reply (paragraphs, lists, code) of 10 KB, 100 KB and 1 MB in `--frames`
+`use_chat_response` frames. The panel renders synchronously on each frame; the time from handing
+it a frame to the end of a forced layout is "time per frame". Prints the median of the last 20
+frames per size: flat across sizes when only the open tail block is rendered again
+(js/src/markdown.ts StreamingMarkdown), growing with the length when the whole message is.
+
     .venv/bin/python bench/bench_browser.py [--deltas 10000] [--runs 3]
+    .venv/bin/python bench/bench_browser.py --long-reply [--frames 200] [--bundle path/to/widget.js]
 """
 
 from __future__ import annotations
@@ -119,12 +128,103 @@ def measure(emit: list[float], samples: list[list[float]], n: int) -> dict:
     }
 
 
+LONG_REPLY = r"""async ({bundle, sizes, frames}) => {
+  class Model {
+    constructor(traits) { this.traits = traits; this.handlers = new Map(); }
+    get(k) { return this.traits[k]; }
+    set(k, v) { this.traits[k] = v; this.emit(`change:${k}`); }
+    on(e, cb) { if (!this.handlers.has(e)) this.handlers.set(e, new Set()); this.handlers.get(e).add(cb); }
+    off(e, cb) { if (e && cb) this.handlers.get(e)?.delete(cb); }
+    send(msg) {  // the kernel's answer to the view's resume probe: nothing to resume
+      if (msg?.type === "stream_resume_request") queueMicrotask(() => this.emit("msg:custom",
+        {type: "stream_resume_none", probeId: msg.probeId}, []));
+    }
+    save_changes() {}
+    emit(e, ...args) { for (const cb of this.handlers.get(e) ?? []) cb(...args); }
+  }
+  const mod = (await import(URL.createObjectURL(new Blob([bundle], {type: "text/javascript"})))).default;
+  const words = "the model streams a long reply with words of varied length and some `code` and **bold**".split(" ");
+  function reply(size) {  // Markdown: paragraphs, a list, a code block, repeated
+    let out = "", i = 0;
+    while (out.length < size) {
+      const k = i++ % 8;
+      if (k === 5) out += "- item one\n- item two with more words\n- item three\n\n";
+      else if (k === 7) out += "```python\nfor i in range(10):\n    print(i * i)\n```\n\n";
+      else out += Array.from({length: 40}, (_, j) => words[(i * 7 + j) % words.length]).join(" ") + ".\n\n";
+    }
+    return out.slice(0, size);
+  }
+  const results = {};
+  for (const size of sizes) {
+    const el = document.createElement("div");
+    document.body.replaceChildren(el);
+    const model = new Model({uid: `bench-${size}`, messages: [], status: "ready", error: "", client_tools: [],
+      client_tool_runner: "", session_state: {}, annotations: {}, agent_info: {}, agent_name: "bench", db_path: "",
+      paused_at: ""});
+    const cleanup = mod.initialize({model});
+    mod.render({model, el});
+    await new Promise((r) => setTimeout(r, 0));  // the resume probe's answer
+    const text = reply(size), per = Math.ceil(size / frames), id = `req-${size}`;
+    const frame = (chunks, done = false) => ({type: "use_chat_response", id, chunks, done});
+    model.emit("msg:custom", frame([{type: "start", messageId: `m-${size}`}, {type: "start-step"},
+                                    {type: "text-start", id: "t"}]), []);
+    const times = [], scripts = [];
+    for (let at = 0; at < size; at += per) {
+      const t0 = performance.now();
+      model.emit("msg:custom", frame([{type: "text-delta", id: "t", delta: text.slice(at, at + per)}]), []);
+      scripts.push(performance.now() - t0);
+      void el.offsetHeight;  // force the layout of what was rendered
+      times.push(performance.now() - t0);
+    }
+    const shown = el.querySelector(".think-message[data-role=assistant] .think-text")?.textContent.length ?? 0;
+    const tail = times.slice(-20).sort((a, b) => a - b);
+    const stail = scripts.slice(-20).sort((a, b) => a - b);
+    results[size] = {frames: times.length, median_last20_ms: tail[Math.floor(tail.length / 2)],
+                     script_median_last20_ms: stail[Math.floor(stail.length / 2)],
+                     max_ms: Math.max(...times), total_ms: times.reduce((a, b) => a + b, 0), shown_chars: shown};
+    if (typeof cleanup === "function") cleanup();
+  }
+  return results;
+}"""
+
+
+def long_reply(sizes: list[int], frames: int, bundle: Path) -> dict:
+    """Time per frame (ms) of the panel rendering a streamed reply of each size (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_content("<!DOCTYPE html><html><body></body></html>")
+        results = page.evaluate(LONG_REPLY, {"bundle": bundle.read_text(encoding="utf-8"), "sizes": sizes,
+                                             "frames": frames})
+        browser.close()
+    for size, r in results.items():
+        assert r["shown_chars"] > 0.9 * int(size) * 0.9, f"the panel shows {r['shown_chars']} of {size} characters"
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deltas", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="500 deltas, 1 run: checks the benchmark runs (CI)")
+    parser.add_argument("--long-reply", action="store_true", help="time per frame vs reply length (10 KB-1 MB)")
+    parser.add_argument("--frames", type=int, default=200, help="--long-reply: frames per reply")
+    parser.add_argument("--bundle", type=Path, default=ROOT / "think_nb" / "static" / "widget.js",
+                        help="--long-reply: the panel bundle to measure (compare builds)")
     args = parser.parse_args()
+    if args.quick or args.long_reply:
+        sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
+        frames = 40 if args.quick else args.frames
+        results = long_reply(sizes, frames, args.bundle)
+        print(f"\nlong reply in {frames} frames ({args.bundle.name}): time per frame, median of the last 20")
+        for size, r in results.items():
+            print(f"  {int(size) // 1000:>6} KB   {r['median_last20_ms']:>8.2f} ms/frame "
+                  f"(render {r['script_median_last20_ms']:>7.2f} ms + layout)   max {r['max_ms']:>8.2f} ms   "
+                  f"total {r['total_ms']:>9.1f} ms")
+        if args.long_reply:
+            return
     if args.quick:
         args.deltas, args.runs = 500, 1
     from playwright.sync_api import sync_playwright

@@ -35,6 +35,7 @@ def test_bench_session_quick() -> None:
 def test_bench_browser_quick() -> None:
     out = run_quick("bench_browser.py")
     assert "deltas/s rendered" in out and '"deltas": 500' in out
+    assert "long reply in 40 frames" in out and "100 KB" in out  # time per frame vs reply length
 
 
 def test_bench_mcp_quick() -> None:

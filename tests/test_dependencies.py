@@ -26,6 +26,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 USED_WITHOUT_IMPORT = {
     "ipywidgets": "the widget runtime anywidget builds on; declared for its >=8 floor",
     "pydantic-monty-runtime": "the `monty` worker binary pydantic_monty (the client) spawns for `execute`",
+    "tabulate": "pandas' DataFrame.to_markdown imports it (think_nb/data_context.py)",
 }
 
 _DYNAMIC = {"find_spec", "import_module", "__import__"}

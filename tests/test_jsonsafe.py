@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from think_nb import Think, jsonsafe, protocol, tool
+from think_nb.data_context import model_text, tool_output
 from think_nb.jsonsafe import MAX_DEPTH, REPR_LIMIT, dumps, to_json_value
 from think_nb.testing import ScriptedModel as S
 
@@ -366,12 +367,15 @@ async def test_a_tool_returning_the_value_completes_and_persists(name: str, tmp_
     assert (result.status, result.error) == ("completed", None)
     assert [t["status"] for t in agent.turns()] == ["completed"]
     expected = {n: e for n, _, e in TABLE}[name]
+    if name in ("dataframe", "series"):  # a bounded table (think_nb.data_context); the model reads its markdown
+        expected = tool_output(RETURNED[name])
     part = agent.messages[1]["parts"][1]
     assert (part["state"], part["output"]) == ("output-available", expected)
-    # the model was sent the same value as strict JSON text
+    # the model was sent the same value as strict JSON text (a table: its markdown)
     tool_message = script.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
-    assert tool_message["content"] == (expected if isinstance(expected, str) else dumps(expected))
+    text = expected if isinstance(expected, str) else model_text(expected) or dumps(expected)
+    assert tool_message["content"] == text
     reopened = _producer(script)("p", db=db)
     assert reopened.messages == agent.messages
     assert reopened.messages[1]["parts"][1]["output"] == expected

@@ -263,6 +263,39 @@ class Think:
         self._submissions.rows.skip_pending()
         self._engine.clear()
 
+    # -- export and import ------------------------------------------------------------------
+    def export(self, format: str = "markdown", path: str | Path | None = None) -> str:
+        """The current branch as `format`: "markdown" | "ipynb" | "json" | "html" (see
+        `think_nb.export`: tool calls with inputs and results, approvals, usage, errors). With
+        `path`, also writes it there (UTF-8) and returns the text. Raises `UserError` for another
+        format. JSON reads back with `import_messages`."""
+        from think_nb import export as exporting
+
+        text = exporting.export(self.get_messages(), format, agent_class=type(self).__name__, agent_name=self.name)
+        if path is not None:
+            Path(path).expanduser().write_text(text, encoding="utf-8")
+        return text
+
+    def import_messages(self, source: Any) -> int:
+        """Load a transcript written by `export("json")` (a path, its text, the parsed document or
+        a list of UIMessages) into this agent's active session, which must be empty (use
+        `create_session()` or `clear_messages()` first); returns the number of messages stored.
+
+        Runs no turn. Goes through the message trust boundary (`check_imported`): settled tool
+        calls are kept as history, a pending call or approval is refused; nothing is stored
+        unless every message passes. Raises `UserError` (one line) otherwise."""
+        from think_nb import export as exporting
+        from think_nb.messages.validate import check_imported
+
+        messages = check_imported(exporting.read_json(source))
+        if self.is_running or self.store.messages.count():
+            raise UserError(f"import_messages: {self.name!r} already has a transcript in this session; import into "
+                            "an empty one: agent.create_session() (or agent.clear_messages()) first.")
+        for message in messages:
+            self.conversation.append(message)
+        self._engine.messages_changed()
+        return len(messages)
+
     # -- the AgentHost seam (used by the TurnEngine) ----------------------------------------
     def overrides(self, hook: str) -> bool:
         """True when this agent's class defines `hook` (so the engine calls it)."""
@@ -333,7 +366,8 @@ class Think:
 
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
     def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "programmatic",
-               body: dict | None = None, client_tools: list[dict] | None = None) -> asyncio.Future:
+               body: dict | None = None, client_tools: list[dict] | None = None,
+               context: dict[str, Any] | None = None) -> asyncio.Future:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
         `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
@@ -341,23 +375,33 @@ class Think:
         them forgets earlier ones, as Think does).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
         event loop (a notebook cell, a coroutine); raises `UserError` without one. The task's
-        result is a `TurnResult`.
+        result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
+        description of each object as a `data-context` part the model reads after the text
+        (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
+        anything else; about `data_context.TOKEN_BUDGET` tokens each).
         """
         message = user_message(message) if isinstance(message, str) else message
+        if context is not None:
+            from think_nb.data_context import context_parts
+
+            if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+                raise UserError("context= needs a text message or a UIMessage dict with a 'parts' list.")
+            message = {**message, "parts": [*message["parts"], *context_parts(context)]}
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             self.set_client_tools(client_tools)
         return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
 
-    async def send(self, text: str) -> TurnResult:
-        """Send one user message and wait for the turn: `result = await agent.send("hi")`."""
-        return await self.submit(text, trigger="programmatic")
+    async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
+        """Send one user message and wait for the turn: `result = await agent.send("hi")`;
+        `context={"df": df}` attaches data (see `submit`)."""
+        return await self.submit(text, trigger="programmatic", context=context)
 
-    def run(self, text: str) -> TurnResult:
+    def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return script_loop().run_until_complete(self.send(text))
+            return script_loop().run_until_complete(self.send(text, context=context))
         raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                         "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
 

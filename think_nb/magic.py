@@ -40,8 +40,9 @@ HELP = """\
     --model sets this agent's model when its class does not override get_model()
     (a litellm string: openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2).
     `agent = %think Calc` also binds the agent to a variable.
-%%think AGENT [NAME] [--db PATH] [--model MODEL]
-    Send the cell's text to AGENT as a user message. The cell returns at once and the reply
+%%think AGENT [NAME] [--db PATH] [--model MODEL] [--with VAR,VAR...]
+    Send the cell's text to AGENT as a user message; --with attaches a bounded description of
+    each notebook variable (a DataFrame's shape, dtypes, head/tail, describe()). The cell returns at once and the reply
     streams into the agent's panel (one is shown in this cell if none is open yet); keep
     running other cells meanwhile.
 %think --help
@@ -77,6 +78,7 @@ def _parser() -> _Parser:
     parser.add_argument("name", nargs="?", default="default")
     parser.add_argument("--db", default=None)
     parser.add_argument("--model", default=None)
+    parser.add_argument("--with", dest="with_", default=None)
     parser.add_argument("-h", "--help", action="store_true")
     return parser
 
@@ -113,8 +115,11 @@ class ThinkMagics(Magics):
         if args.model:
             agent.default_model = args.model
         if cell is not None:
-            self._send(agent, cell.strip())
+            self._send(agent, cell.strip(), self._context(args.with_))
             return None
+        if args.with_:
+            raise UserError("--with attaches data to a message: use it on a %%think cell, e.g. "
+                            "`%%think Calc --with df`.")
         display(agent.panel())
         return agent if _assigned() else None
 
@@ -143,7 +148,22 @@ class ThinkMagics(Magics):
                 raise UserError(f"cannot open the SQLite file ({exc}); pass a writable path with --db.") from None
         return _agents[key]
 
-    def _send(self, agent: Think, text: str) -> None:
+    def _context(self, names: str | None) -> dict[str, Any] | None:
+        """`--with df,model_results` → `{"df": <df>, "model_results": <...>}` from the notebook's namespace."""
+        if not names:
+            return None
+        user_ns = self.shell.user_ns if self.shell is not None else {}
+        context = {}
+        for name in (n.strip() for n in names.split(",")):
+            if not name:
+                continue
+            if name not in user_ns:
+                raise UserError(f"--with {name}: no variable {name!r} in this notebook; define it first, or "
+                                "list existing names separated by commas: --with df,results.")
+            context[name] = user_ns[name]
+        return context or None
+
+    def _send(self, agent: Think, text: str, context: dict[str, Any] | None = None) -> None:
         if not text:
             raise UserError("The %%think cell is empty; write the message below the magic line.")
         try:
@@ -153,13 +173,13 @@ class ThinkMagics(Magics):
 
             unsubscribe = agent.subscribe(TerminalView())
             try:
-                agent.run(text)
+                agent.run(text, context=context)
             finally:
                 unsubscribe()
             return
         if not agent.has_listeners():
             display(agent.panel())
-        agent.submit(text, trigger="cell")
+        agent.submit(text, trigger="cell", context=context)
 
 
 def _assigned() -> bool:
@@ -227,3 +247,16 @@ def _schedules(magics: ThinkMagics, args: list[str]) -> Any:
         print(f"{agent.name!r} has no scheduled tasks: agent.schedule(when, prompt) or get_scheduled_tasks() add some.")
         return None
     return frame
+
+
+@subcommand("export", "%think export AGENT FILE\n    Write AGENT's transcript to FILE; the suffix picks the format: "
+                      ".md, .ipynb, .json (reads back with agent.import_messages) or .html (sanitised).")
+def _export(magics: ThinkMagics, args: list[str]) -> Any:
+    from think_nb.export import format_for_path
+
+    if len(args) != 2:
+        raise UserError("usage: %think export AGENT FILE (FILE ending in .md, .ipynb, .json or .html).")
+    agent = magics.resolve_agent(args[0], "default", None)
+    agent.export(format_for_path(args[1]), args[1])
+    print(f"Exported {len(agent.messages)} messages of {agent.name!r} to {args[1]}.")
+    return None

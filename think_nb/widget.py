@@ -177,10 +177,57 @@ class ChatPanel(anywidget.AnyWidget):
         self._agent = agent
         self._hub = hub
         self._tasks: set[Any] = set()
+        self._display_ids: list[str] = []
+        self._front_end_seen = False  # a view has sent a frame (then its live state is the record)
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
         self._home_loop = _running_loop()  # the kernel's loop: the agent's turns all run on it
         self.on_msg(self._on_panel_msg)
         self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
+
+    # --- display: the live view plus a static transcript for saved notebooks ----------------
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """The widget view, plus the transcript as sanitised `text/html` and markdown `text/plain`
+        (`think_nb.export.static_transcript`, bounded): what a saved notebook shows where the
+        widget cannot render (GitHub, nbviewer, nbconvert, a reopened notebook before its kernel
+        runs the cell again). Re-running the cell shows a live panel on the SQLite history."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        markdown, html = self.static_transcript()
+        return {**data, "text/html": html, "text/plain": markdown}, metadata
+
+    def static_transcript(self) -> tuple[str, str]:
+        """`(markdown, sanitised html)` of the agent's current branch, bounded (see `_repr_mimebundle_`)."""
+        from think_nb.export import static_transcript
+
+        return static_transcript(self._agent.messages, title=f"{type(self._agent).__name__} {self._agent.name!r}")
+
+    def _ipython_display_(self) -> None:
+        """Display with a display id, so the static transcript can follow the conversation
+        (`refresh_display`, called when a turn ends)."""
+        from IPython.display import display
+
+        bundle = self._repr_mimebundle_()
+        if bundle is None:
+            return
+        self._display_ids.append(uuid.uuid4().hex)
+        display(bundle[0], metadata=bundle[1], raw=True, display_id=self._display_ids[-1])
+
+    def refresh_display(self) -> None:
+        """Rewrite every displayed output of this panel with the current static transcript (the
+        saved notebook then holds the conversation as it is now). Called when a turn ends while no
+        front end has shown the panel (a headless run: nbclient, papermill); with a live view, call
+        it yourself before saving: JupyterLab then renders the view again (a draft being typed in
+        the panel is lost)."""
+        from IPython.display import update_display
+
+        bundle = self._repr_mimebundle_() if self._display_ids else None
+        if bundle is None:
+            return
+        for display_id in list(self._display_ids):
+            update_display(bundle[0], metadata=bundle[1], raw=True, display_id=display_id)
 
     def close(self) -> None:
         """Detach from the agent, then close the widget and all its views."""
@@ -221,6 +268,8 @@ class ChatPanel(anywidget.AnyWidget):
         self._batcher.end(request_id, error=status == "error")
         self._set_transcript(self._agent.messages)
         self._sync_status()
+        if not self._front_end_seen:
+            self.refresh_display()  # headless (nbclient, papermill): the saved output follows the turn
 
     def _set_transcript(self, messages: list[UIMessage]) -> None:
         # A deep copy: the agent may mutate its list later, and traitlets only syncs a
@@ -250,6 +299,7 @@ class ChatPanel(anywidget.AnyWidget):
             home.call_soon_threadsafe(self._on_panel_msg, _widget, content, _buffers)
             return
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
+        self._front_end_seen = True
         try:
             self._dispatch(content)
         except Exception:  # noqa: BLE001 - logged; ipywidgets would swallow it silently

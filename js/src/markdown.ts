@@ -166,3 +166,90 @@ export function enhanceCodeBlocks(root: HTMLElement): void {
     wrap.append(button, pre);
   });
 }
+
+/**
+ * Incremental rendering of a growing Markdown text (a reply being streamed): the finished
+ * top-level blocks are rendered once, only the open tail block is rendered again per frame.
+ *
+ * A block is finished when another top-level block starts after it (markdown-it's own block
+ * map of the not-yet-finished part of the text decides): later text cannot change it in
+ * CommonMark, with one exception, link reference definitions (`[x]: url`), which reach back
+ * to every earlier block: a text holding one is rendered whole. The result is the same DOM as
+ * `renderMarkdown` + `enhanceCodeBlocks` of the whole text (tests: js/test/markdown-stream.test.ts).
+ * The finished blocks' nodes are reused (moved into the caller's new element), so a frame
+ * costs the tail, not the message.
+ */
+const REFERENCE_DEFINITION = /^ {0,3}\[[^\]]+\]:/m;
+
+export class StreamingMarkdown {
+  private source = "";
+  private nodes: Node[] = [];
+  private host?: HTMLElement;
+  private tail: Node[] = [];
+  private generation = 0;
+
+  /**
+   * Render `text` into `el` in place: the finished blocks' nodes stay where they are (no new
+   * layout for them), the previous tail's nodes are replaced by the new finished blocks and tail.
+   */
+  renderInto(el: HTMLElement, text: string): void {
+    const generation = this.generation;
+    const kept = this.nodes.length;
+    const nodes = this.render(text);
+    if (this.host !== el || generation !== this.generation || kept > this.nodes.length) {
+      el.replaceChildren(...nodes);
+    } else {
+      for (const node of this.tail) node.parentNode?.removeChild(node);
+      el.append(...nodes.slice(kept));
+    }
+    this.host = el;
+    this.tail = nodes.slice(this.nodes.length);
+  }
+
+  /** Nodes for `text` (the finished blocks' cached nodes, then the tail freshly rendered). */
+  render(text: string): Node[] {
+    if (REFERENCE_DEFINITION.test(text)) {
+      this.reset(); // a definition reaches back to every block: render the whole text
+      return fragment(text);
+    }
+    if (!text.startsWith(this.source)) this.reset();
+    const rest = text.slice(this.source.length);
+    const split = finishedLength(rest);
+    if (split > 0) {
+      this.nodes.push(...fragment(rest.slice(0, split)));
+      this.source += rest.slice(0, split);
+    }
+    return [...this.nodes, ...fragment(text.slice(this.source.length))];
+  }
+
+  /** Characters of the text whose blocks are rendered once and kept. */
+  get finished(): number {
+    return this.source.length;
+  }
+
+  reset(): void {
+    this.source = "";
+    this.nodes = [];
+    this.generation += 1;
+  }
+}
+
+/** Length of the prefix of `text` made of finished top-level blocks (ending at a line start). */
+function finishedLength(text: string): number {
+  if (!text.includes("\n")) return 0;
+  const starts = md.parse(text, {}).filter((t) => t.level === 0 && t.nesting !== -1 && t.map).map((t) => (t.map as [number, number])[0]);
+  const lastStart = starts.length > 1 ? starts[starts.length - 1] : 0;
+  if (!lastStart) return 0;
+  let at = 0;
+  for (let line = 0; line < lastStart; line++) at = text.indexOf("\n", at) + 1;
+  return at;
+}
+
+/** Sanitized, enhanced DOM nodes for a Markdown text rendered on its own. */
+function fragment(text: string): Node[] {
+  if (!text) return [];
+  const holder = document.createElement("div");
+  holder.innerHTML = renderMarkdown(text);
+  enhanceCodeBlocks(holder);
+  return Array.from(holder.childNodes);
+}

@@ -16,7 +16,8 @@
  */
 import hljs from "highlight.js/lib/core";
 import python from "highlight.js/lib/languages/python";
-import { enhanceCodeBlocks, renderMarkdown } from "./markdown";
+import { dataContextElement, tableOutputElement } from "./data-part";
+import { StreamingMarkdown, enhanceCodeBlocks, renderMarkdown } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
 import { formatTurnUsage, turnUsage } from "./usage";
@@ -236,7 +237,7 @@ function toolCard(
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
   if (part.state === "output-available") {
     const what = partial ? "partial output" : label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
-    card.append(section("think-tool-output", what, pretty(part.output)));
+    card.append(tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)));
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
   if (part.state === "output-denied") {
@@ -317,11 +318,26 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
   return bar;
 }
 
-function textPart(part: { text: string; state?: string }): HTMLElement {
-  const div = h("div", "think-text");
-  div.innerHTML = renderMarkdown(part.text);
-  enhanceCodeBlocks(div);
+/**
+ * The text parts of a live message, by part index: each keeps its finished blocks rendered
+ * (`StreamingMarkdown`). Held by the message's element, handed from one rendering to the next
+ * (`messageElement`'s `previous`), so each view of the panel has its own and a finished message
+ * lets them go.
+ */
+const STREAMS = new WeakMap<HTMLElement, Map<number, StreamingMarkdown>>();
+
+/** The text elements of a live message's element, by part index (patched in place while it streams). */
+const TEXTS = new WeakMap<HTMLElement, Map<number, HTMLElement>>();
+
+function textPart(part: { text: string; state?: string }, md?: StreamingMarkdown, div: HTMLElement = h("div", "think-text")): HTMLElement {
+  if (md) {
+    md.renderInto(div, part.text); // only the open tail block is rendered again
+  } else {
+    div.innerHTML = renderMarkdown(part.text);
+    enhanceCodeBlocks(div);
+  }
   if (part.state) div.dataset.state = part.state;
+  else delete div.dataset.state;
   return div;
 }
 
@@ -342,7 +358,15 @@ function link(cls: string, url: unknown, label: unknown): HTMLElement | null {
   return a;
 }
 
-function partElement(part: UIPart, index: number, view: ViewMessage, ctx: MessageContext, waiting: string[] = []): HTMLElement | null {
+function streamOf(streams: Map<number, StreamingMarkdown> | undefined, index: number): StreamingMarkdown | undefined {
+  if (!streams) return undefined;
+  const md = streams.get(index) ?? new StreamingMarkdown();
+  streams.set(index, md);
+  return md;
+}
+
+function partElement(part: UIPart, index: number, view: ViewMessage, ctx: MessageContext, waiting: string[] = [],
+                     streams?: Map<number, StreamingMarkdown>, texts?: Map<number, HTMLElement>): HTMLElement | null {
   if (isToolPart(part)) {
     const at = waiting.indexOf(part.toolCallId);
     const pending: [number, number] | undefined = at >= 0 ? [at + 1, waiting.length] : undefined;
@@ -352,7 +376,12 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
   const p = part as Record<string, unknown>;
   switch (part.type) {
     case "text":
-      return textPart(part as { text: string; state?: string });
+    {
+      const md = streamOf(streams, index);
+      const div = textPart(part as { text: string; state?: string }, md, md ? texts?.get(index) : undefined);
+      if (md) texts?.set(index, div);
+      return div;
+    }
     case "reasoning":
       return reasoningPart(part as { text: string; state?: string }, index);
     case "source-url":
@@ -361,6 +390,8 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
       return link("think-file", p.url, p.filename ?? p.mediaType);
     case "data-subagent":
       return subAgentCard(p);
+    case "data-context":
+      return dataContextElement(p.data, index);
     default:
       return null; // step-start, other data-*, unknown parts: nothing to show
   }
@@ -370,38 +401,72 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
 export function messageElement(view: ViewMessage, ctx: MessageContext, previous?: HTMLElement): HTMLElement {
   const { message } = view;
   const el = h("div", "think-message");
+  const children: HTMLElement[] = [];
   el.dataset.role = message.role;
   el.dataset.messageId = message.id;
   if (view.live) el.dataset.live = "true";
   const waiting = message.parts.filter((p) => isToolPart(p) && p.state === "approval-requested").map((p) => (p as ToolPart).toolCallId);
+  // a live message's text keeps its finished blocks; its last rendering still reuses them
+  const kept = previous ? STREAMS.get(previous) : undefined;
+  const streams = view.live ? kept ?? new Map<number, StreamingMarkdown>() : kept;
+  const texts = streams ? (previous && TEXTS.get(previous)) || new Map<number, HTMLElement>() : undefined;
+  if (view.live && streams && texts) {
+    STREAMS.set(el, streams);
+    TEXTS.set(el, texts);
+  }
   message.parts.forEach((part, i) => {
-    const child = partElement(part, i, view, ctx, waiting);
-    if (child) el.append(child);
+    const child = partElement(part, i, view, ctx, waiting, streams, texts);
+    if (child) children.push(child);
   });
   // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too
   const stored = message.metadata?.error;
   const errorText = view.errorText ?? (typeof stored === "string" ? stored : undefined);
-  if (errorText) el.append(h("div", "think-message-error", errorText));
+  if (errorText) children.push(h("div", "think-message-error", errorText));
   const ending = view.live ? null : endingNote(message, ctx);
-  if (ending) el.append(ending);
+  if (ending) children.push(ending);
   const usage = view.live ? null : usageFooter(message.metadata);
-  if (usage) el.append(usage);
+  if (usage) children.push(usage);
   const versions = view.live ? null : versionsBar(message, ctx);
-  if (versions) el.append(versions);
+  if (versions) children.push(versions);
   if (ctx.canRegenerate) {
     const again = h("button", "think-regenerate", "Regenerate");
     again.addEventListener("click", () => ctx.regenerate());
-    el.append(again);
+    children.push(again);
   }
-  if (previous) keepOpenState(previous, el);
+  if (view.live && previous && kept) {
+    // still streaming: patch the element on the page, so its finished text stays laid out
+    keepOpenState(previous, children);
+    for (const name of previous.getAttributeNames()) if (!el.hasAttribute(name)) previous.removeAttribute(name);
+    for (const name of el.getAttributeNames()) previous.setAttribute(name, el.getAttribute(name) ?? "");
+    reconcile(previous, children);
+    return previous;
+  }
+  el.append(...children);
+  if (previous) keepOpenState(previous, [el]);
   return el;
 }
 
-function keepOpenState(previous: HTMLElement, el: HTMLElement): void {
+function keepOpenState(previous: HTMLElement, els: HTMLElement[]): void {
   const open = new Map<string, boolean>();
   previous.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach((d) => open.set(d.dataset.key ?? "", d.open));
-  el.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach((d) => {
+  const apply = (d: HTMLDetailsElement): void => {
     const was = open.get(d.dataset.key ?? "");
     if (was !== undefined) d.open = was;
+  };
+  for (const el of els) {
+    if (el instanceof HTMLDetailsElement && el.dataset.key) apply(el);
+    el.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach(apply);
+  }
+}
+
+/**
+ * Make `parent`'s children exactly `children`, moving as little as possible: nodes already in
+ * place stay attached (the browser keeps their layout), the rest are inserted or removed.
+ */
+export function reconcile(parent: HTMLElement, children: Node[]): void {
+  children.forEach((child, i) => {
+    const current = parent.childNodes[i];
+    if (current !== child) parent.insertBefore(child, current ?? null);
   });
+  while (parent.childNodes.length > children.length) parent.lastChild?.remove();
 }

@@ -8,7 +8,7 @@
  * reducer replaces only what changed), and keeps the list scrolled to the bottom while
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
-import { type MessageContext, type ToolDecision, type Versions, messageElement, seconds } from "./parts";
+import { type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
 import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
@@ -244,7 +244,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     });
     cache = next;
     empty.textContent = emptyHint(meta);
-    list.replaceChildren(...(els.length ? els : [empty]));
+    reconcile(list, els.length ? els : [empty]); // unchanged messages stay in place (and laid out)
     if (atBottom) list.scrollTop = list.scrollHeight;
   }
 

@@ -97,6 +97,11 @@ export const CSS = `
 .think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
 .think-subagent { border: 1px dashed var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .think-subagent-name { font-weight: 600; }
+.think-data { border: 1px solid var(--think-border); border-radius: 6px; padding: 2px 8px; margin: 6px 0; font-size: 0.9em; }
+.think-data summary { cursor: pointer; color: var(--think-muted); }
+.think-data-table { overflow-x: auto; }
+.think-data-table table { border-collapse: collapse; font-size: 0.9em; }
+.think-data-table th, .think-data-table td { border: 1px solid var(--think-border); padding: 1px 6px; }
 .think-usage { margin-top: 4px; font-size: 0.75em; color: var(--think-muted); }
 .think-panel button.think-regenerate { margin-top: 4px; font-size: 0.8em; }
 .think-tabs { display: flex; gap: 2px; }

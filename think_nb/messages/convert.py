@@ -4,7 +4,9 @@ Done at the start of every step, never stored (DESIGN §1). An assistant UIMessa
 assistant model message per step (split at `step-start`), each followed by one `tool` message
 per tool call. Tool parts without a settled result are left out (the AI SDK's
 `ignoreIncompleteToolCalls`), so a broken history never makes a model call fail. Tool inputs
-and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dumps`).
+and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dumps`), except
+tables and truncated outputs (`think_nb.data_context.model_text`); a user message's `data-context`
+parts follow its text (`think_nb.data_context.context_text`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from think_nb import jsonsafe
+from think_nb.data_context import context_text, model_text
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 
 DENIED_TEXT = "The user denied this tool call."
@@ -32,8 +35,10 @@ def to_model_messages(messages: list[dict], system: str | None = None) -> list[d
         if message["role"] == "assistant":
             out.extend(_assistant(message))
         else:
-            text = "".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text")
-            out.append({"role": message["role"], "content": text})
+            parts = message.get("parts", [])
+            text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+            attached = [context_text(p) for p in parts if p.get("type") == "data-context"]
+            out.append({"role": message["role"], "content": "\n\n".join([text, *attached]) if attached else text})
     return out
 
 
@@ -75,4 +80,7 @@ def _tool_result(part: dict) -> str:
         reason = (part.get("approval") or {}).get("reason")
         return f"{DENIED_TEXT} {reason}" if reason else DENIED_TEXT
     output = part.get("output")
-    return output if isinstance(output, str) else jsonsafe.dumps(output)
+    if isinstance(output, str):
+        return output
+    text = model_text(output)
+    return text if text is not None else jsonsafe.dumps(output)

@@ -162,3 +162,87 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     error = exc.errors()[0]
     field = ".".join(str(p) for p in error.get("loc", ())) or "value"
     return f"field {field!r}: {error.get('msg', 'invalid')} (got {error.get('input')!r:.60})"
+
+
+# -- imported transcripts (Think.import_messages) -------------------------------------------------------
+IMPORTABLE_TOOL_STATES = ("output-available", "output-error", "output-denied")
+
+
+class _Approval(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+    id: str = pydantic.Field(min_length=1, max_length=256)
+    approved: bool
+    reason: str | None = None
+
+
+class _SettledToolPart(_Part):
+    type: str = pydantic.Field(pattern=r"^(tool-[A-Za-z0-9_.:-]{1,128}|dynamic-tool)$")
+    toolCallId: str = pydantic.Field(min_length=1, max_length=256)
+    state: Literal["output-available", "output-error", "output-denied"]
+    toolName: str | None = None
+    input: Any = None
+    output: Any = None
+    errorText: str | None = None
+    approval: _Approval | None = None
+    providerExecuted: bool | None = None
+
+
+def check_imported(messages: Any) -> list[dict]:
+    """Check a transcript read back from `agent.export("json")`; return deep copies to store.
+
+    The rules of `check_message`, except that **settled** tool parts (`output-available`,
+    `output-error`, `output-denied`) are history and may be imported: they are inert, the engine
+    never acts on them. A tool part in any other state (`input-streaming`, `input-available`,
+    `approval-requested`, `approval-responded`) would be a forged pending call (an approval that
+    `approve()` would run, an input the next step would execute) and is refused, as are settled
+    parts whose approval contradicts their state (a call approved yet denied, or denied yet run).
+    Every message needs an id, ids and tool call ids are unique in the batch. Raises `UserError`
+    (one line) for the first bad message; nothing is stored.
+    """
+    if not isinstance(messages, (list, tuple)):
+        raise UserError(f"messages must be a list of UIMessages, not {type(messages).__name__}.")
+    seen: set[str] = set()
+    calls: set[str] = set()
+    out = []
+    for n, message in enumerate(messages):
+        named = isinstance(message, dict) and message.get("id")
+        where = f"message {n}" + (f" ({message.get('id')!r})" if named else "")
+        if not isinstance(message, dict) or not isinstance(message.get("id"), str) or not message["id"]:
+            raise UserError(f"{where}: an imported message needs a string id; import a file written by "
+                            "agent.export('json').")
+        if message["id"] in seen:
+            raise UserError(f"{where}: the id appears twice in this transcript; each message needs its own id.")
+        seen.add(message["id"])
+        parts = message.get("parts")
+        if not isinstance(parts, list):
+            raise UserError(f"{where}: field 'parts' must be a list of parts.")
+        tools = [(k, p) for k, p in enumerate(parts) if isinstance(p, dict) and is_tool_part_type(p.get("type"))]
+        for k, part in tools:
+            _check_settled_tool(part, f"{where} part {k}", message.get("role"), calls)
+        others = {**message, "parts": [p for k, p in enumerate(parts) if k not in {k for k, _ in tools}]}
+        check_message(others, where)
+        out.append(copy.deepcopy(message))
+    return out
+
+
+def _check_settled_tool(part: dict, where: str, role: Any, calls: set[str]) -> None:
+    state = part.get("state")
+    if role != "assistant":
+        raise UserError(f"{where}: a tool part in a {role!r} message; only assistant messages hold tool calls.")
+    if state not in IMPORTABLE_TOOL_STATES:
+        raise UserError(f"{where} is a tool call in state {state!r}; only settled calls "
+                        f"({', '.join(IMPORTABLE_TOOL_STATES)}) can be imported: a pending call or approval "
+                        "would run a tool nobody approved here.")
+    try:
+        tool = _SettledToolPart.model_validate(part)
+    except pydantic.ValidationError as exc:
+        raise UserError(f"{where} ({part.get('type')}): {_first_error(exc)}.") from None
+    if tool.type == "dynamic-tool" and not tool.toolName:
+        raise UserError(f"{where}: a dynamic-tool part needs its 'toolName'.")
+    approved = None if tool.approval is None else tool.approval.approved
+    if (state == "output-denied" and approved is True) or (state != "output-denied" and approved is False):
+        raise UserError(f"{where}: state {state!r} contradicts its approval {part.get('approval')!r}; "
+                        "import the transcript as exported.")
+    if tool.toolCallId in calls:
+        raise UserError(f"{where}: tool call id {tool.toolCallId!r} appears twice; each call needs its own id.")
+    calls.add(tool.toolCallId)

@@ -248,5 +248,8 @@ def dump_output(output: Any) -> Any:
     """A tool's return value as strict JSON (`think_nb.jsonsafe.to_json_value`: NaN/±Inf → null,
     datetimes → ISO text, sets → sorted lists, bytes → `{"type": "bytes", "base64": ...}`, pydantic
     models and dataclasses → objects, anything else → a bounded repr). What the stream, the store and
-    the model see is this value."""
-    return to_json_value(output)
+    the model see is this value. DataFrames, Series and large numpy arrays become bounded `table`
+    objects and overlong values a `truncated` preview (`think_nb.data_context.tool_output`)."""
+    from think_nb.data_context import tool_output
+
+    return tool_output(output)

@@ -1,0 +1,78 @@
+"""A saved notebook reopened in JupyterLab after its kernel was shut down shows the conversation;
+re-running the cell shows a live panel on the SQLite history.
+
+JupyterLab renders a widget output only from a widget model: the kernel's, or the state saved in the
+notebook (the widget manager's "Save Widget State Automatically" setting, `saveState`). With the
+setting on, the saved state holds the panel's ESM and its `messages`, so the panel itself renders the
+transcript with no kernel. (Without saved state JupyterLab shows "model not found"; the transcript is
+then in the output's text/html for nbconvert, nbviewer and GitHub: tests/test_saved_notebook.py.)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from jlab import JupyterServer, open_notebook, run_all, save, wait_kernel_idle
+from panel_flows import SETUP, TURN_MS, expect_status, last_text, send
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def lab_saving_widget_state(tmp_path: Path) -> Iterator[JupyterServer]:
+    """A JupyterLab of its own whose user settings turn the widget manager's saveState on."""
+    settings = tmp_path / "config" / "lab" / "user-settings" / "@jupyter-widgets" / "jupyterlab-manager"
+    settings.mkdir(parents=True)
+    (settings / "plugin.jupyterlab-settings").write_text(json.dumps({"saveState": True}))
+    server = JupyterServer("lab", tmp_path).start()
+    yield server
+    server.stop()
+
+
+def _reopen(page, choice: str) -> None:
+    """Reload the page; answer JupyterLab's kernel dialog (if it asks) with `choice`."""
+    page.reload()
+    page.locator(".think-panel, .jp-Dialog").first.wait_for(timeout=60_000)
+    if page.locator(".jp-Dialog").count():
+        page.locator(".jp-Dialog").get_by_role("button", name=choice).click()
+
+
+def test_reopened_without_its_kernel_the_saved_panel_shows_the_transcript(lab_saving_widget_state, page) -> None:
+    server = lab_saving_widget_state
+    path = server.write_notebook("saved_panel", [
+        "%load_ext think_nb", SETUP, "agent = bot([[S.text('Hello from the saved panel')]], name='saved')",
+        "agent.panel()"])
+    open_notebook(page, server, path)
+    run_all(page)
+    panel = page.locator(".think-panel").first
+    expect_status(panel, "ready", timeout=60_000)
+    send(panel, "Say hello")
+    expect(last_text(panel)).to_have_text("Hello from the saved panel", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    save(page)
+    expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
+    saved = json.loads((server.root / path).read_text())
+    assert "application/vnd.jupyter.widget-state+json" in saved["metadata"]["widgets"]
+
+    server.delete_sessions()  # the kernel is shut down
+    _reopen(page, "No Kernel")
+    panel = page.locator(".think-panel").first
+    expect(panel.locator(".think-message[data-role=user]")).to_have_text("Say hello", timeout=60_000)
+    expect(last_text(panel)).to_have_text("Hello from the saved panel")
+    expect(page.get_by_text("model not found")).to_have_count(0)
+
+    # A kernel again; re-running the cells (a new agent object) shows a live panel on the SQLite history.
+    _reopen(page, "Select")
+    wait_kernel_idle(page)
+    run_all(page)
+    live = page.locator(".think-panel").first
+    expect_status(live, "ready", timeout=60_000)
+    expect(live.locator(".think-message")).to_have_count(2, timeout=60_000)
+    expect(last_text(live)).to_have_text("Hello from the saved panel")
+    send(live, "And again?")
+    expect(live.locator(".think-message[data-role=user]")).to_have_count(2, timeout=TURN_MS)

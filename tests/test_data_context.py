@@ -1,0 +1,140 @@
+"""Data as context: `send(..., context=...)`, `%%think --with`, and bounded tool results (frames, arrays, sets,
+datetimes, custom objects); a 1,000,000-row frame stays small in tokens and in SQLite."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import time
+from pathlib import Path
+
+import IPython
+import numpy as np
+import pandas as pd
+import pytest
+from IPython.testing.globalipapp import get_ipython
+
+from agents import scripted_agent
+from think_nb import Think, tool
+from think_nb.data_context import MAX_OUTPUT_CHARS, TOKEN_BUDGET, context_part, tool_output
+from think_nb.errors import UserError
+from think_nb.session.tokens import count_tokens
+from think_nb.testing import ScriptedModel as S
+
+ROWS = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def big() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"id": np.arange(ROWS), "x": rng.normal(size=ROWS), "label": rng.choice(["a", "b"], ROWS),
+                         "when": pd.date_range("2024-01-01", periods=ROWS, freq="s")})
+
+
+def _db_bytes(path: Path) -> int:
+    with sqlite3.connect(path) as db:  # what the rows hold, whatever the page cache or WAL state
+        return sum(len(r[0]) for r in db.execute("SELECT content FROM messages"))
+
+
+def test_a_million_row_frame_description_is_bounded_in_tokens(big: pd.DataFrame) -> None:
+    count_tokens("warm up")  # litellm's import (the kernel preloads it) is not the description's cost
+    started = time.perf_counter()
+    part = context_part("df", big)
+    took = time.perf_counter() - started
+    data = part["data"]
+    assert data["summary"] == "DataFrame, 1,000,000 rows × 4 columns"
+    assert data["tokens"] == count_tokens(data["markdown"]) <= TOKEN_BUDGET
+    assert data["truncated"] is True and "… 999,990 more rows" in data["markdown"]
+    assert "describe() of a 100,000-row sample" in data["markdown"]
+    assert data["markdown"].startswith("dtypes: id: int64, x: float64, label: ")
+    print(f"\n1M-row frame: description {data['tokens']} tokens, {len(data['markdown'])} chars, {took * 1000:.0f} ms")
+
+
+async def test_send_with_context_reaches_the_model_and_sqlite_stays_small(big: pd.DataFrame) -> None:
+    script = S([[S.text("Noted.")]])
+    agent = scripted_agent(script, tools=[], name="ctx2")
+    before = _db_bytes(agent.db_path)
+    result = await agent.send("Summarise df", context={"df": big, "note": {"k": list(range(1000))}})
+    assert result.status == "completed"
+    user = agent.messages[0]
+    assert [p["type"] for p in user["parts"]] == ["text", "data-context", "data-context"]
+    assert user["parts"][2]["data"]["markdown"].startswith("```\n{'k': [0, 1, 2, 3, 4, 5, ")
+    content = script.requests[0]["messages"][-1]["content"]
+    assert content.startswith("Summarise df\n\n[Attached data `df`: DataFrame, 1,000,000 rows × 4 columns]\ndtypes: ")
+    assert "[Attached data `note`: dict]" in content
+    stored = _db_bytes(agent.db_path) - before
+    assert stored < 40_000
+    print(f"\nsend(context=1M-row frame): {stored} bytes stored, prompt {count_tokens(content)} tokens")
+
+
+async def test_a_tool_returning_a_million_row_frame_stores_and_sends_a_bounded_table(big: pd.DataFrame) -> None:
+    @tool
+    def load() -> object:
+        """Load the data."""
+        return big
+
+    script = S([[S.tool_call("load", {}, id="c1")], [S.text("Loaded.")]])
+    agent = scripted_agent(script, tools=[load], name="tbl")
+    before = _db_bytes(agent.db_path)
+    await agent.send("Load it")
+    part = agent.messages[1]["parts"][1]
+    output = part["output"]
+    assert (output["type"], output["kind"], output["shape"], output["columns"], output["truncated"]) == (
+        "table", "DataFrame", [ROWS, 4], ["id", "x", "label", "when"], True)
+    tool_message = script.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == output["markdown"]
+    lines = output["markdown"].splitlines()
+    assert lines[0] == "DataFrame, 1,000,000 rows × 4 columns"
+    assert sum(line.startswith("| ") for line in lines) == 1 + 20 + 1 + 5  # header, head, marker, tail
+    assert "| … 999,975 more rows" in output["markdown"]
+    stored = _db_bytes(agent.db_path) - before
+    assert stored < 30_000
+    print(f"\ntool returned a 1M-row frame: {stored} bytes stored, {count_tokens(output['markdown'])} tokens to model")
+
+
+def test_tool_outputs_of_arrays_sets_datetimes_and_custom_objects() -> None:
+    class Thing:
+        def __repr__(self) -> str:
+            return "Thing()"
+
+    assert tool_output({3, 1, 2}) == [1, 2, 3]
+    assert tool_output(dt.datetime(2024, 5, 1, 12, 30)) == "2024-05-01T12:30:00"
+    assert tool_output(Thing()) == "Thing()"
+    assert tool_output(np.arange(4)) == [0, 1, 2, 3]
+    matrix = tool_output(np.zeros((1000, 3)))
+    assert (matrix["type"], matrix["kind"], matrix["shape"]) == ("table", "ndarray", [1000, 3])
+    vector = tool_output(np.arange(10_000))
+    assert vector["type"] == "table" and vector["markdown"].startswith("ndarray, shape (10000,), dtype int64\n\n```\n[")
+    series = tool_output(pd.Series([1.5, 2.5], name="s"))
+    assert series["markdown"] == ("Series 's', 2 rows, dtype float64\n\ndtypes: s: float64\n\n|    |   s |\n"
+                                  "|---:|----:|\n|  0 | 1.5 |\n|  1 | 2.5 |")
+    long = tool_output(["x" * 100] * 1000)
+    assert long["type"] == "truncated" and long["chars"] > MAX_OUTPUT_CHARS == len(long["preview"])
+
+
+def test_context_must_be_a_dict_of_names(tmp_path: Path) -> None:
+    agent = Think("bad", db=tmp_path / "b.sqlite")
+    with pytest.raises(UserError, match="pass a dict of names to objects"):
+        agent.submit("hi", context=[1, 2])  # type: ignore[arg-type]
+
+
+async def test_think_cell_with_attaches_notebook_variables(capsys: pytest.CaptureFixture) -> None:
+    ip = get_ipython() or IPython.get_ipython()  # the test shell is returned only by the first call
+    ip.run_line_magic("load_ext", "think_nb")
+    script = S([[S.text("Got it.")]])
+    agent = scripted_agent(script, tools=[], name="cell")
+    ip.user_ns.update(calc=agent, df=pd.DataFrame({"a": [1, 2]}), model_results={"auc": 0.91})
+    agent.subscribe(object())  # a listener: the cell shows no panel
+    ip.run_cell_magic("think", "calc --with df,model_results", "Compare these")
+    await agent.wait_until_stable(60)
+    parts = agent.messages[0]["parts"]
+    assert [(p["type"], p.get("id")) for p in parts] == [("text", None), ("data-context", "df"),
+                                                         ("data-context", "model_results")]
+    assert parts[1]["data"]["markdown"] == ("dtypes: a: int64\n\n|    |   a |\n|---:|----:|\n|  0 |   1 |\n"
+                                            "|  1 |   2 |\n\ndescribe():\n\n|       |      a |\n|:------|-------:|\n"
+                                            "| count | 2      |\n| mean  | 1.5    |\n| std   | 0.7071 |\n"
+                                            "| min   | 1      |\n| 25%   | 1.25   |\n| 50%   | 1.5    |\n"
+                                            "| 75%   | 1.75   |\n| max   | 2      |")
+    assert parts[2]["data"]["markdown"] == "```\n{'auc': 0.91}\n```"
+    ip.run_cell_magic("think", "calc --with nope", "x")
+    assert "no variable 'nope' in this notebook" in capsys.readouterr().out

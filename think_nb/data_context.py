@@ -1,0 +1,219 @@
+"""Python objects as context for the model: bounded descriptions of data frames, arrays and the rest.
+
+Two uses, one rendering:
+
+- **Data attached to a user message** (`agent.send(text, context={"df": df})`, `%%think Calc --with
+  df,model_results`): each object becomes a `data-context` part of the user message,
+  `{"type": "data-context", "id": name, "data": {"name", "kind", "summary", "markdown", "tokens",
+  "truncated"}}`. The model sees `summary` and `markdown` after the message's text
+  (`think_nb.messages.convert`); the panel shows it as a collapsible table.
+- **Tool results** (`think_nb.tools.tool.dump_output`): a DataFrame, Series or a numpy array of more
+  than 200 values becomes
+  `{"type": "table", "kind", "shape", "columns", "markdown", "truncated"}` (the model reads only
+  `markdown`); any other value is mapped by `think_nb.jsonsafe` (sets → sorted lists, datetimes →
+  ISO text, custom objects → a bounded repr) and, when its JSON text is longer than
+  `MAX_OUTPUT_CHARS`, stored as `{"type": "truncated", "chars": N, "preview": first chars}`.
+
+What a description holds (DataFrame): shape, dtypes, the first and last `ROWS` rows as a markdown
+table (columns beyond `MAX_COLUMNS` and cell text beyond `MAX_CELL` characters are cut), and
+`describe()` (of a `DESCRIBE_SAMPLE`-row sample when the frame is longer, so a 1,000,000-row frame
+costs milliseconds); then it is shrunk (describe dropped, fewer rows, finally cut) until it fits
+`budget` tokens (default `TOKEN_BUDGET`, counted with `think_nb.session.tokens.count_tokens`). Every
+cut is marked in the text (`… N more rows`, `… (cut)`) and sets `truncated`. Series: the same as a
+one-column frame; numpy arrays: shape, dtype and `numpy.array2string` with `threshold`/`edgeitems`;
+anything else: `reprlib` (bounded containers and strings).
+"""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+from think_nb import jsonsafe
+
+TOKEN_BUDGET = 1_500
+"""Default token bound of one attached object's description."""
+ROWS = 5
+"""Rows shown from each end of a frame (head and tail)."""
+TOOL_ROWS = 20
+"""Rows shown from the start of a frame a tool returns (plus the last `ROWS`)."""
+MAX_COLUMNS = 20
+MAX_CELL = 40
+DESCRIBE_SAMPLE = 100_000
+MAX_OUTPUT_CHARS = 20_000
+"""Longest JSON text of a tool result stored as it is; longer ones keep a preview."""
+
+
+def _pandas() -> Any:
+    import pandas as pd
+
+    return pd
+
+
+def _is_frame(obj: Any) -> bool:
+    mod = type(obj).__module__
+    if not mod.startswith("pandas"):
+        return False
+    pd = _pandas()
+    return isinstance(obj, (pd.DataFrame, pd.Series))
+
+
+def _is_array(obj: Any) -> bool:
+    return type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray"
+
+
+def _cell(value: Any) -> str:
+    text = str(value).replace("\n", " ").replace("|", "\\|")
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _table(frame: Any) -> str:
+    """A markdown table of `frame` (already small), cells cut to `MAX_CELL` characters."""
+    shown = frame.astype(object).map(_cell) if len(frame) else frame
+    shown.columns = [_cell(c) for c in frame.columns]
+    shown.index = [_cell(i) for i in frame.index]
+    return str(shown.to_markdown())
+
+
+def _frame_parts(df: Any, head: int, tail: int, describe: bool) -> tuple[list[str], bool]:
+    """Markdown sections of a frame: dtypes, rows (head/tail), describe(); and whether it was cut."""
+    rows, cols = df.shape
+    truncated = cols > MAX_COLUMNS
+    view = df.iloc[:, :MAX_COLUMNS] if truncated else df
+    dtypes = ", ".join(f"{_cell(c)}: {t}" for c, t in view.dtypes.items())
+    sections = [f"dtypes: {dtypes}" + (f", … {cols - MAX_COLUMNS} more columns" if truncated else "")]
+    if rows <= head + tail:
+        sections.append(_table(view))
+    else:
+        truncated = True
+        pd = _pandas()
+        more = f"… {rows - head - tail:,} more rows"
+        marker = pd.DataFrame([["…"] * view.shape[1]], columns=view.columns, index=[more])
+        parts = [view.iloc[:head], marker] + ([view.iloc[rows - tail:]] if tail else [])
+        sections.append(_table(pd.concat(parts)))
+    if describe and rows:
+        sample = view.sample(DESCRIBE_SAMPLE, random_state=0) if rows > DESCRIBE_SAMPLE else view
+        try:
+            stats = sample.describe()
+        except (TypeError, ValueError):  # no describable column
+            stats = None
+        if stats is not None and not stats.empty:
+            label = f"describe() of a {DESCRIBE_SAMPLE:,}-row sample" if rows > DESCRIBE_SAMPLE else "describe()"
+            sections.append(f"{label}:\n\n" + _table(stats.round(4)))
+    return sections, truncated
+
+
+def _summary(obj: Any) -> str:
+    if _is_frame(obj):
+        if obj.ndim == 1:
+            return f"Series {obj.name!r}, {len(obj):,} rows, dtype {obj.dtype}"
+        return f"DataFrame, {obj.shape[0]:,} rows × {obj.shape[1]:,} columns"
+    if _is_array(obj):
+        return f"ndarray, shape {tuple(obj.shape)}, dtype {obj.dtype}"
+    return type(obj).__name__
+
+
+def _tokens(text: str) -> int:
+    from think_nb.session.tokens import count_tokens
+
+    return count_tokens(text)
+
+
+def _cut(text: str, budget: int) -> str:
+    """Cut `text` to about `budget` tokens (by characters, checked with the counter), marked."""
+    chars = budget * 3
+    while chars > 40 and _tokens(text[:chars]) > budget - 8:
+        chars = int(chars * 0.8)
+    return text[:chars] + "\n… (cut)"
+
+
+def describe(obj: Any, budget: int = TOKEN_BUDGET, *, rows: int = ROWS) -> tuple[str, bool]:
+    """`(markdown, truncated)`: a description of `obj` of at most about `budget` tokens (see the module
+    docstring). Never raises for odd objects: what cannot be described is shown as its bounded repr."""
+    if _is_frame(obj):
+        df = obj.to_frame() if obj.ndim == 1 else obj
+        attempts = [(rows, rows, True), (rows, rows, False), (3, 2, False), (2, 0, False), (1, 0, False)]
+        sections: list[str] = []
+        truncated = False
+        for head, tail, with_stats in attempts:
+            sections, truncated = _frame_parts(df, head, tail, with_stats)
+            text = "\n\n".join(sections)
+            if _tokens(text) <= budget:
+                return text, truncated or not with_stats
+        return _cut("\n\n".join(sections), budget), True
+    if _is_array(obj):
+        import numpy as np
+
+        text = np.array2string(obj, threshold=200, edgeitems=3, max_line_width=100)
+        truncated = obj.size > 200
+    else:
+        short = reprlib.Repr()  # attributes, not keywords: Python 3.11
+        short.maxlist = short.maxdict = short.maxset = short.maxtuple = short.maxfrozenset = short.maxdeque = 20
+        short.maxstring = short.maxother = 2_000
+        short.maxlevel = 4
+        try:
+            text = short.repr(obj)
+        except Exception as exc:  # noqa: BLE001 - a user object's __repr__ may raise anything
+            text = f"<unrepresentable {type(obj).__name__}: {type(exc).__name__}>"
+        truncated = "..." in text
+    text = f"```\n{text}\n```"
+    if _tokens(text) > budget:
+        return _cut(text, budget) + "\n```", True
+    return text, truncated
+
+
+def context_part(name: str, obj: Any, budget: int = TOKEN_BUDGET) -> dict:
+    """The `data-context` part describing `obj` under `name` (a user message part; see module docstring)."""
+    markdown, truncated = describe(obj, budget)
+    data = {"name": name, "kind": type(obj).__name__, "summary": _summary(obj), "markdown": markdown,
+            "tokens": _tokens(markdown), "truncated": truncated}
+    return {"type": "data-context", "id": name, "data": data}
+
+
+def context_parts(context: Any, budget: int = TOKEN_BUDGET) -> list[dict]:
+    """`data-context` parts for a `{name: object}` mapping; `UserError` for anything else."""
+    from think_nb.errors import UserError
+
+    if not isinstance(context, dict) or not all(isinstance(k, str) and k for k in context):
+        raise UserError(f"context={type(context).__name__}: pass a dict of names to objects, "
+                        "e.g. context={'df': df}.")
+    return [context_part(name, obj, budget) for name, obj in context.items()]
+
+
+def context_text(part: dict) -> str:
+    """What the model reads for a `data-context` part (after the user's text)."""
+    data = part.get("data")
+    data = data if isinstance(data, dict) else {}
+    return f"[Attached data `{data.get('name', '?')}`: {data.get('summary', '')}]\n{data.get('markdown', '')}"
+
+
+def tool_output(value: Any) -> Any:
+    """A tool's return value as stored and streamed: frames and arrays as bounded `table` objects,
+    everything else as strict JSON (`jsonsafe.to_json_value`), bounded by `MAX_OUTPUT_CHARS`."""
+    if _is_frame(value) or (_is_array(value) and value.ndim == 2 and value.size > 200):
+        pd = _pandas()
+        frame = value if _is_frame(value) else pd.DataFrame(value)
+        frame = frame.to_frame() if frame.ndim == 1 else frame
+        sections, truncated = _frame_parts(frame, TOOL_ROWS, ROWS, describe=False)
+        markdown = f"{_summary(value)}\n\n" + "\n\n".join(sections)
+        return {"type": "table", "kind": type(value).__name__, "shape": list(frame.shape),
+                "columns": [jsonsafe.to_json_value(c) for c in frame.columns[:MAX_COLUMNS]],
+                "markdown": markdown, "truncated": truncated}
+    if _is_array(value) and value.size > 200:
+        markdown, _ = describe(value)
+        return {"type": "table", "kind": "ndarray", "shape": list(value.shape), "columns": [],
+                "markdown": f"{_summary(value)}\n\n{markdown}", "truncated": True}
+    mapped = jsonsafe.to_json_value(value)
+    text = jsonsafe.dumps(mapped)
+    if len(text) > MAX_OUTPUT_CHARS:
+        return {"type": "truncated", "chars": len(text), "preview": text[:MAX_OUTPUT_CHARS]}
+    return mapped
+
+
+def model_text(output: Any) -> str | None:
+    """The text the model reads for a stored tool output made by `tool_output`, or None for plain JSON."""
+    if isinstance(output, dict) and output.get("type") == "table" and isinstance(output.get("markdown"), str):
+        return output["markdown"]
+    if isinstance(output, dict) and output.get("type") == "truncated" and isinstance(output.get("preview"), str):
+        return f"{output['preview']}… (cut: {output.get('chars')} characters in all)"
+    return None
