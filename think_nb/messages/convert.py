@@ -5,16 +5,31 @@ assistant model message per step (split at `step-start`), each followed by one `
 per tool call. Tool parts without a settled result are left out (the AI SDK's
 `ignoreIncompleteToolCalls`), so a broken history never makes a model call fail. Tool inputs
 and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dumps`).
+
+Tool call ids are sent as every provider accepts them (`provider_call_id`): a history may hold ids
+made by another provider (a model switched mid-conversation), e.g. Kimi's `functions.add:0`, which
+Anthropic refuses (ids must match `^[a-zA-Z0-9_-]+$`), or ids longer than OpenAI's 40 characters.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
 from think_nb import jsonsafe
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 
 DENIED_TEXT = "The user denied this tool call."
+_VALID_ID = re.compile(r"[a-zA-Z0-9_-]{1,40}")
+
+
+def provider_call_id(call_id: str) -> str:
+    """`call_id` when every provider accepts it (`[a-zA-Z0-9_-]`, 1-40 characters), else a stable
+    stand-in derived from it (`call_` + 32 hex digits), the same for the call and its result."""
+    if _VALID_ID.fullmatch(call_id):
+        return call_id
+    return "call_" + hashlib.blake2b(call_id.encode(), digest_size=16).hexdigest()
 
 
 def to_model_messages(messages: list[dict], system: str | None = None) -> list[dict]:
@@ -48,7 +63,8 @@ def _assistant(message: dict) -> list[dict]:
         if tools:
             entry["tool_calls"] = [_tool_call(p) for p in tools]
         out.append(entry)
-        out.extend({"role": "tool", "tool_call_id": p["toolCallId"], "content": _tool_result(p)} for p in tools)
+        out.extend({"role": "tool", "tool_call_id": provider_call_id(p["toolCallId"]), "content": _tool_result(p)}
+                   for p in tools)
     return out
 
 
@@ -64,7 +80,7 @@ def _steps(parts: list[dict]) -> list[list[dict]]:
 
 
 def _tool_call(part: dict) -> dict:
-    return {"id": part["toolCallId"], "type": "function",
+    return {"id": provider_call_id(part["toolCallId"]), "type": "function",
             "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(part.get("input") or {})}}
 
 
