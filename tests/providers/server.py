@@ -11,7 +11,9 @@ error body, and the problem is kept in `rejections`. Answers are scripted, one `
         agent_model = server.model_config()   # ModelConfig("anthropic/claude-fake", {"api_base": ...})
 
 Faults (`Reply.fail(...)`, `Reply(fault=...)`) reproduce what users hit: error statuses with the
-provider's error body and headers, a stream cut mid-way, malformed SSE, a server that stalls before
+provider's error body and headers, a stream cut mid-way (`cut`: the connection drops; `truncated`:
+the stream's last event comes early, with no finish reason before it; `empty`: right after the
+first event), malformed SSE, a server that stalls before
 its first byte or between chunks. A stall waits until the client gives up (the server sees the
 request closed: `disconnects`) or the server stops; the server stops with the `async with` block.
 """
@@ -30,12 +32,9 @@ from providers import anthropic_format, openai_format
 from think_nb.models.resolve import ModelConfig
 
 Format = Literal["openai", "anthropic"]
-Fault = Literal["cut", "malformed", "stall_first_byte", "stall_between", "refuse_connection"] | None
+Fault = Literal["cut", "truncated", "empty", "malformed", "stall_first_byte", "stall_between"] | None
 UsageMode = Literal["normal", "final_only", "none"]
 
-ERROR_KINDS = {
-    401: "authentication", 403: "permission", 404: "not_found", 429: "rate_limit", 500: "server", 529: "overloaded",
-}
 
 
 @dataclass
@@ -132,7 +131,7 @@ class FakeProvider:
         """The `ModelConfig` that points litellm's real provider at this server."""
         key = "sk-test-key" if self.format == "openai" else "sk-ant-test-key"
         return ModelConfig(f"{self.format}/{self.model_name}", {"api_base": self.api_base, "api_key": key,
-                                                                  "max_retries": 0, **options})
+                                                                  **options})
 
     # -- requests ---------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -156,6 +155,7 @@ class FakeProvider:
         try:
             if reply.fault == "stall_first_byte":
                 await self._stopping.wait()
+                return web.Response(status=503)
             response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
             await response.prepare(request)
             events = list(fmt.events(reply, self.model_name))
@@ -163,10 +163,14 @@ class FakeProvider:
             for n, event in enumerate(events):
                 if reply.fault == "stall_between" and n == cut_at:
                     await self._stopping.wait()
+                    return response
                 if reply.fault == "cut" and n == cut_at:
                     assert request.transport is not None
                     request.transport.close()  # the connection drops: no end of the chunked body
                     return response
+                if (reply.fault == "truncated" and n == cut_at) or (reply.fault == "empty" and n == 1):
+                    await response.write(events[-1])  # `[DONE]` / `message_stop` early: no finish reason
+                    break
                 if reply.fault == "malformed" and n == cut_at:
                     await response.write(b"data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n")
                 await response.write(event)

@@ -59,7 +59,9 @@ def _assistant(message: dict) -> list[dict]:
         tools = [p for p in step if is_tool_part(p) and p.get("state") in SETTLED_TOOL_STATES]
         if not text and not tools:
             continue
-        entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+        # "" rather than None: litellm drops a None content, and some OpenAI-compatible servers'
+        # templates (llama-cpp-python's chatml-function-calling) then fail on the missing key.
+        entry: dict[str, Any] = {"role": "assistant", "content": text}
         if tools:
             entry["tool_calls"] = [_tool_call(p) for p in tools]
         out.append(entry)
@@ -81,7 +83,13 @@ def _steps(parts: list[dict]) -> list[list[dict]]:
 
 def _tool_call(part: dict) -> dict:
     return {"id": provider_call_id(part["toolCallId"]), "type": "function",
-            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(part.get("input") or {})}}
+            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(_object(part.get("input")))}}
+
+
+def _object(value: Any) -> dict:
+    """Tool call arguments as a JSON object: Anthropic refuses anything else (a call whose arguments
+    were not valid JSON keeps its raw text as `input`; the model reads why in the error result)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _tool_result(part: dict) -> str:
