@@ -48,5 +48,6 @@ class A(Think):
 result = A("a", db=sys.argv[1]).run("hi")
 print(result.status, "llama_cpp" in sys.modules and sys.modules["llama_cpp"] is not None)
 """
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.sqlite")], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.sqlite")], capture_output=True, text=True,
+                         timeout=300)
     assert out.stdout.split() == ["completed", "False"], out.stderr
