@@ -28,6 +28,7 @@ def status_error(status: int, headers: dict[str, str] | None = None) -> Exceptio
     (429, {"retry-after": "86400"}, 0, MAX_WAIT),  # capped
     (429, {}, 0, BACKOFF[0]),
     (503, {}, 1, BACKOFF[1]),
+    (429, {"retry-after": "soon"}, 0, BACKOFF[0]),  # unreadable: the backoff
     (429, {"retry-after": "0"}, 2, None),  # the third attempt was the last
     (401, {"retry-after": "0"}, 0, None),  # a bad key fails the same way again
     (404, {}, 0, None),

@@ -114,8 +114,11 @@ def _retry_after(exc: BaseException) -> float | None:
     try:
         return float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
-        return None if parsed is None else parsed.timestamp() - time.time()
+        pass
+    try:  # an HTTP date
+        return email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError):  # neither: ignore the header
+        return None
 
 
 def describe_error(exc: BaseException, model: str | None) -> str:
