@@ -56,3 +56,9 @@ def test_bench_first_turn_quick() -> None:
 def test_bench_workspace_quick() -> None:
     out = run_quick("bench_workspace.py")
     assert "grep over 500 files" in out and "execute, 100 inner calls" in out
+
+
+@pytest.mark.localmodel
+def test_bench_local_eval_quick() -> None:
+    out = run_quick("bench_local_eval.py")
+    assert "embedded-model eval: 5 prompts" in out and "smollm2  chosen" in out and "degenerate" in out

@@ -33,7 +33,7 @@ def test_unsettled_tool_calls_and_empty_steps_are_left_out() -> None:
          "approval": {"id": "x", "approved": False, "reason": "no"}},
     ]}
     assert to_model_messages([assistant]) == [
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": "c2", "type": "function", "function": {"name": "rm", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c2", "content": "The user denied this tool call. no"},
     ]

@@ -106,8 +106,16 @@ DEPENDENCIES = requirement_names(PROJECT["project"]["dependencies"])
 EXTRAS = PROJECT["project"]["optional-dependencies"]
 
 
+LOCAL = requirement_names(EXTRAS["local"])
+"""The `local` extra (the embedded model): optional, so only think_nb/models/local.py may import it."""
+
+
 def test_every_third_party_import_of_think_nb_is_a_declared_dependency() -> None:
-    assert undeclared(imports_of(["think_nb"]), DEPENDENCIES) == []
+    imports = imports_of(["think_nb"])
+    assert undeclared(imports, DEPENDENCIES | LOCAL) == []
+    optional = {module: files for module, files in third_party(imports).items()
+                if distributions_of(module) & LOCAL and not distributions_of(module) & DEPENDENCIES}
+    assert set().union(*optional.values()) == {"think_nb/models/local.py"}
 
 
 def test_every_declared_dependency_is_used_by_think_nb() -> None:
@@ -118,7 +126,7 @@ def test_every_declared_dependency_is_used_by_think_nb() -> None:
 
 
 def test_tests_benchmarks_and_notebook_sources_import_only_declared_packages() -> None:
-    declared = (DEPENDENCIES | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
+    declared = (DEPENDENCIES | LOCAL | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
                 | requirement_names(EXTRAS["bench"]))
     assert undeclared(imports_of(["tests", "bench", "notebooks"]), declared) == []
 

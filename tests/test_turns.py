@@ -194,7 +194,8 @@ async def test_openai_without_a_key_ends_with_a_clear_error(monkeypatch: pytest.
     assert result.status == "error"
     assert result.error.startswith("Model 'openai/gpt-4o-mini' failed: ")
     assert "OPENAI_API_KEY" in result.error
-    assert result.error.endswith("Fix: set the provider's API key (e.g. OPENAI_API_KEY) or override get_model().")
+    assert result.error.startswith("Model 'openai/gpt-4o-mini' failed: authentication failed for openai; set "
+                                   "OPENAI_API_KEY or pass api_key in ModelConfig options. (")
     # the error is persisted with the (empty) partial reply, so a reloaded panel still shows it
     assert Hosted("h").messages[-1] == {"id": IsStr(), "role": "assistant", "parts": [{"type": "step-start"}],
                                         "metadata": {"error": result.error}}

