@@ -415,6 +415,61 @@ async def test_an_async_hook_runs_in_the_recovery_task(tmp_path: Path, monkeypat
     assert [m["role"] for m in agent.messages] == ["user"]  # nothing settled to keep: the partial is dropped
 
 
+async def test_an_async_hook_never_answered_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The partial is stored (the default decision) before an async hook runs: a process that ends
+    before the hook answers keeps it (stranger check: it was lost, and the rows already settled)."""
+    never = asyncio.Event()
+
+    async def on_chat_recovery(self: Think, ctx: object) -> object:
+        await never.wait()
+        return {"persist": False}
+
+    cls = agent_class(S([]), on_chat_recovery=on_chat_recovery)
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"]  # before the hook answered
+    assert agent.messages[-1]["metadata"]["interrupted"] is True
+    assert agent.recovery_task is not None
+    agent.recovery_task.cancel()  # the process "ends" here
+    again = agent_class(S([]))("r", db=tmp_path / "a.sqlite")
+    assert [m["parts"][-1].get("text") for m in again.messages] == ["hi", "half an ans"]
+
+
+def test_a_script_exits_while_an_async_recovery_hook_is_pending(tmp_path: Path) -> None:
+    """A script that opens the agent and ends at once exits (it hung at interpreter shutdown while
+    litellm's import thread held the import lock)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from think_nb import Think
+        from think_nb.store import owners
+        from think_nb.messages import user_message
+        from test_durable import partial_chunks
+
+        class R(Think):
+            async def on_chat_recovery(self, ctx):
+                return None
+
+        db = {str(tmp_path / "exit.sqlite")!r}
+        a = R("r", db=db)
+        a.conversation.append(user_message("hi"))
+        owners.PROCESS = "dead-process"
+        a.store.turn_log.start("req-dead", "panel", False)
+        a.store.streams.set_status("req-dead", False, "streaming")
+        a.store.streams.append("req-dead", partial_chunks())
+        owners.PROCESS = "alive"
+        b = R("r", db=db)
+        print([m["role"] for m in b.messages], flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['user', 'assistant']"
+
+
 # -- submissions ------------------------------------------------------------------------------------
 async def test_submissions_are_accepted_durably_idempotent_and_fifo(tmp_path: Path) -> None:
     from think_nb.errors import UserError

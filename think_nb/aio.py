@@ -6,6 +6,8 @@ place that knows how to call both.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import inspect
 from typing import Any
 
@@ -37,4 +39,20 @@ def script_loop() -> Any:
     loop = getattr(_thread, "loop", None)
     if loop is None or loop.is_closed():
         loop = _thread.loop = asyncio.new_event_loop()
+        atexit.register(_close_script_loop, loop)
     return loop
+
+
+def _close_script_loop(loop: Any) -> None:
+    """At exit, cancel what a script left on its loop (a recovery or schedule task it never drove)
+    so nothing is reported "destroyed but pending" while the interpreter shuts down."""
+    import asyncio
+
+    if loop.is_closed() or loop.is_running():
+        return
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    with contextlib.suppress(Exception):
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.close()

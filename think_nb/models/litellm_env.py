@@ -12,7 +12,9 @@ creation) and a turn awaits it with `aget_litellm()`, which reports "loading lit
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import logging
 import os
 import sys
@@ -69,7 +71,16 @@ def preload() -> concurrent.futures.Future[ModuleType]:
             else:
                 threading.Thread(target=_import_into, args=(future,), name="think-nb-import-litellm",
                                  daemon=True).start()
+                atexit.register(_finish_import, future)
         return _preload
+
+
+def _finish_import(future: concurrent.futures.Future[ModuleType]) -> None:
+    """At interpreter exit, let an import in progress finish (at most 120 s): a daemon thread
+    stopped while it holds the import lock hangs any import during shutdown (a warning printed by
+    a garbage-collected task imports `warnings` machinery), so the process would never exit."""
+    with contextlib.suppress(Exception):
+        future.exception(timeout=120)
 
 
 def _import_into(future: concurrent.futures.Future[ModuleType]) -> None:

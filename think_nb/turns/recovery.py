@@ -26,9 +26,11 @@ A turn the stall watchdog ends in a live process takes the same route (`route_st
 `_routeStallToBoundedRecovery`): its partial is already persisted; the hook is asked with
 `ctx.reason == "stalled"` and may continue it, within the same attempt budget.
 
-Steps 1-3 run in the agent's constructor (an async `on_chat_recovery` is awaited later, in the
-recovery task); step 4 needs an event loop: it runs as a task (`agent.recovery_task`) on the
-running loop, or on the script loop that `agent.run()` drives. `Think.chat_recovery = False`
+Steps 1-3 run in the agent's constructor; an async `on_chat_recovery` is awaited later, in the
+recovery task, so the partial is stored with the default decision first (a process that exits
+before the hook answers loses nothing) and the hook's decision is applied when it answers.
+Step 4 needs an event loop: it runs as a task (`agent.recovery_task`) on the running loop, or on
+the script loop that `agent.run()` drives. `Think.chat_recovery = False`
 keeps steps 1 and 3 (nothing recorded is lost) and skips the hook.
 """
 
@@ -162,12 +164,17 @@ def recover(agent: Think) -> list[tuple[Incident, Any]]:
         attempt = _attempt(store, incident.request_id)
         ctx = ChatRecoveryContext(incident.request_id, incident.partial, _last_user(store), incident.trigger,
                                   attempt, exhausted=attempt > agent.chat_recovery_max_attempts)
+        if inspect.iscoroutinefunction(agent.on_chat_recovery):  # asked in the task; keep the partial now
+            apply(store, incident, RecoveryDecision())
+            left.append((incident, (ctx, _Ask(agent.on_chat_recovery, ctx))))
+            continue
         try:
             value = agent.on_chat_recovery(ctx)
         except Exception:
             log.exception("on_chat_recovery raised; the partial reply of %s is kept", incident.request_id)
             value = None
-        if inspect.isawaitable(value):
+        if inspect.isawaitable(value):  # keep the partial now (the default): the hook answers later, if ever
+            apply(store, incident, RecoveryDecision())
             left.append((incident, (ctx, value)))
             continue
         decision = _decision(value, incident)
@@ -200,6 +207,18 @@ def route_stall(agent: Think, engine: TurnEngine, request_id: str, partial: dict
                                                   name=f"think-stall-recovery-{agent.key}")
 
 
+@dataclass
+class _Ask:
+    """An async `on_chat_recovery` call made inside the recovery task (never a coroutine left
+    unawaited when a script ends before the task runs)."""
+
+    hook: Any
+    ctx: ChatRecoveryContext
+
+    def __call__(self) -> Any:
+        return self.hook(self.ctx)
+
+
 def schedule(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
     """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
     if not left:
@@ -225,7 +244,7 @@ async def _finish_all(agent: Think, engine: TurnEngine, left: list[tuple[Inciden
     for incident, (ctx, pending) in left:
         if not isinstance(pending, RecoveryDecision) or ctx.reason == "stalled":
             try:
-                value = await maybe_await(pending)
+                value = await maybe_await(pending() if isinstance(pending, _Ask) else pending)
             except Exception:
                 log.exception("on_chat_recovery raised; the partial reply of %s is kept", incident.request_id)
                 value = None
