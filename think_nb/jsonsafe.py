@@ -138,6 +138,20 @@ def loads(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+def dumps_chunks(chunks: list) -> str:
+    """`dumps_stored` for a list of UIMessageChunks the engine built (the recorded stream): they
+    are almost always plain JSON already, so the C encoder is tried first and its text kept only
+    when it is strict JSON that encodes as UTF-8 (no NaN, no lone surrogate, str keys, not too
+    deep); anything else goes through `dumps_stored`. Walking 10,000 deltas' segments with the
+    mapper cost ~9% of a streamed turn."""
+    try:
+        text = json.dumps(chunks, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+        text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        return dumps_stored(chunks)
+    return text
+
+
 def loads_stored(text: str | bytes) -> Any:
     """Parse JSON that `dumps_stored` wrote (what every SQLite read uses): orjson (about 3x faster
     than `json` on a 10,000-message branch), but `json` when the text holds a run of 19 or more

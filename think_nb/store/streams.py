@@ -34,7 +34,7 @@ class StreamStore:
     def append(self, request_id: str, segment: list[dict]) -> None:
         """Append one segment (a list of chunks) in one transaction."""
         self.db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) VALUES (?, ?, ?, ?)",
-                        (self.agent_key, request_id, jsonsafe.dumps_stored(segment), time.time()))
+                        (self.agent_key, request_id, jsonsafe.dumps_chunks(segment), time.time()))
 
     def meta(self, request_id: str) -> tuple[bool, str] | None:
         """`(continuation, status)` of a stored turn, or None."""
