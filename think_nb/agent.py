@@ -45,7 +45,7 @@ from think_nb.conversation import Conversation
 from think_nb.errors import UserError
 from think_nb.mcp.servers import McpServers
 from think_nb.messages import new_id, user_message
-from think_nb.models.litellm_env import preload as preload_litellm
+from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.schedules.scheduler import Scheduler
 from think_nb.store import AgentStore, default_db_path, open_database
@@ -144,7 +144,15 @@ class Think:
         self._scheduler = Scheduler(self, self.schedule_clock)
         self._scheduler.reconcile(self.get_scheduled_tasks())  # declared tasks; stored ones re-armed
         self._scheduler.kick()
-        preload_litellm()
+        preload_for(self._model_hint())  # hosted: the import overlaps the user's typing
+
+    def _model_hint(self) -> Any:
+        """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when
+        `get_model()` is not overridden, else None (unknown: an overridden `get_model` runs only when
+        a turn resolves its model, which starts litellm's import then if the model is hosted)."""
+        if type(self).get_model is not Think.get_model:
+            return None
+        return self.get_model()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}: {len(self.conversation)} messages in {self.db_path}>"
