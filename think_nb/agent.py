@@ -137,6 +137,7 @@ class Think:
         """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
         self._workspace: Any = None
+        self._workspace_tools: tuple[Any, bool, dict] | None = None  # (fs, approval, tools) last built
         self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
         self._mcp = McpServers(self)
@@ -236,7 +237,11 @@ class Think:
             return {}
         from think_nb.workspace.tools import workspace_tools
 
-        return workspace_tools(self.workspace, approval=self.workspace_approval)
+        fs, approval = self.workspace, self.workspace_approval
+        cached = self._workspace_tools
+        if cached is None or cached[0] is not fs or cached[1] != approval:  # built once: ~90 ms of schemas
+            cached = self._workspace_tools = (fs, approval, workspace_tools(fs, approval=approval))
+        return dict(cached[2])
 
     def _wants_workspace_tools(self) -> bool:
         if self.include_workspace_tools is not None:

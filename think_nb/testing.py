@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from think_nb.jsonsafe import to_json_value
+from think_nb.jsonsafe import dumps_plain, to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
@@ -122,7 +122,7 @@ class ScriptedModel:
         return _Item("error", message)
 
     def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
-        self.requests.append({"messages": to_json_value(messages),
+        self.requests.append({"messages": json.loads(dumps_plain(messages)),  # a snapshot, copied in C
                               "tools": optional_params.get("tools") or [],
                               "options": {k: v for k, v in optional_params.items() if k != "tools"}})
         if not self.steps:
