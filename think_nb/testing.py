@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from think_nb.jsonsafe import dumps_plain, to_json_value
+from think_nb.jsonsafe import dumps_plain
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
