@@ -101,7 +101,7 @@ class Connection:
             text = _describe(exc)
             code = getattr(getattr(exc, "error", None), "code", None)
             if not isinstance(exc, MCPError) or code == CONNECTION_CLOSED:  # the transport failed: reconnect
-                self.last_error = text
+                self._set("failed", text)  # at once: a reader never sees "connected" on a dead server
                 self._broken.set()
             raise McpCallError(f"{where}: the call failed ({text}).") from None
 

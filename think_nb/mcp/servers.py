@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import script_loop
+from think_nb.aio import task_loop
 from think_nb.mcp.config import ServerConfig, make
 from think_nb.mcp.connection import Connection, McpCallError
 from think_nb.tools.tool import Tool
@@ -104,10 +104,7 @@ class McpServers:
         return out
 
     def _start(self, config: ServerConfig) -> Connection:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = script_loop()
+        loop = task_loop()
         folder = self.agent.db_path.with_name(self.agent.db_path.name + ".mcp")
         connection = Connection(config, folder / f"{config.name}.log")
         connection.start(loop)
