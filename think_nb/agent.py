@@ -153,7 +153,7 @@ class Think:
         self._workspace: Any = None
         self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
-        self._mcp = McpServers(self)
+        self._mcp = McpServers(self, lambda servers: self._engine.notify("on_mcp_servers", servers))
         self._mcp.restore()  # servers added before reconnect in the background
         self._extensions = ExtensionManager(self)
         with user_code("get_extensions"):
@@ -823,6 +823,11 @@ class Think:
 
         return pd.DataFrame(self._mcp.table(),
                             columns=["name", "transport", "target", "state", "tools", "last_error", "calls", "log"])
+
+    def mcp_state(self) -> list[dict]:
+        """The MCP servers as `mcp_servers()` rows plus `tool_names` (the names the model sees);
+        what the panel's context tab shows."""
+        return self._mcp.table()
 
     def mcp_tools(self) -> dict:
         """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
