@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
@@ -464,7 +464,7 @@ def session_frame(state: Mapping[str, Any], sessions: list[SessionInfo] | None =
     return cast("SessionFrame", to_json_value(frame))
 
 
-def mcp_servers_frame(servers: list[Mapping[str, Any]]) -> McpServersFrame:
+def mcp_servers_frame(servers: Sequence[Mapping[str, Any]]) -> McpServersFrame:
     """Build an ``mcp_servers`` frame from ``McpServers.table()`` rows (other keys dropped)."""
     keys = ("name", "transport", "state", "tools", "tool_names", "last_error")
     rows = [{k: s.get(k) for k in keys} for s in servers]
