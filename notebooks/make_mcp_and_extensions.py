@@ -157,7 +157,8 @@ builder.tool_calls_df()[["tool_name", "state", "output"]]'''),
     new_markdown_cell("""`extensions()` shows each extension: where it came from, its state, its tools, how long it
 took to load and how often it was called. A broken extension (code that raises, or loops past
 `extension_timeout`) shows `state == "error"` with the error, and the agent keeps working."""),
-    new_code_cell('''builder.extensions()[["name", "version", "origin", "state", "tools", "load_ms", "calls", "error"]]'''),
+    new_code_cell('''builder.extensions()[["name", "version", "origin", "state", "tools", "load_ms", "calls",
+                      "error"]]'''),
     new_code_cell('''await builder.load_extension({"name": "broken", "version": "0.1"}, "while True:\\n    pass\\n")
 builder.extensions()[["name", "state", "error"]]'''),
     new_markdown_cell("""Loaded extensions are stored in the notebook's SQLite file and loaded again when the agent is

@@ -62,3 +62,8 @@ def test_bench_workspace_quick() -> None:
 def test_bench_local_eval_quick() -> None:
     out = run_quick("bench_local_eval.py")
     assert "embedded-model eval: 5 prompts" in out and "smollm2  chosen" in out and "degenerate" in out
+
+
+def test_bench_extensions_quick() -> None:
+    out = run_quick("bench_extensions.py")
+    assert "extension tool call (20 calls)" in out and "before_turn hook (10 calls)" in out
