@@ -12,6 +12,7 @@ import pytest
 
 from think_nb import Think
 from think_nb.errors import UserError
+from think_nb.extensions import ExtensionError
 from think_nb.testing import ScriptedModel as S
 
 MATH = '''
@@ -322,4 +323,77 @@ async def test_bad_manifests_are_one_line_errors(tmp_path: Path) -> None:
         await agent.load_extension({"name": "ok", "version": "1", "permissions": {"workspace": "all"}}, MATH)
     with pytest.raises(UserError, match="get_extensions\\(\\) entry"):
         make(S([]), tmp_path, name="y", get_extensions=lambda self: ["not a dict"])
+    await agent.shutdown()
+
+
+OBSERVER = '''
+import json
+
+async def record(name, ctx):
+    seen = await read_file("/seen.jsonl") or ""
+    await write_file("/seen.jsonl", seen + json.dumps({"hook": name, "ctx": ctx}) + "\\n")
+
+async def before_tool_call(ctx):
+    await record("before_tool_call", ctx)
+
+async def after_tool_call(ctx):
+    await record("after_tool_call", ctx)
+
+async def on_step_finish(ctx):
+    await record("on_step_finish", ctx)
+
+tools = {}
+hooks = {"before_tool_call": before_tool_call, "after_tool_call": after_tool_call, "on_step_finish": on_step_finish}
+'''
+
+
+async def test_observation_hooks_receive_snapshots_after_the_agents_hooks(tmp_path: Path) -> None:
+    import json
+
+    script = S([[S.tool_call("math_add", {"a": 2, "b": 3}, id="call-1")], [S.text("5")]])
+    agent = make(script, tmp_path, get_extensions=statics(
+        ({"name": "obs", "version": "1", "permissions": {"workspace": "read-write"}}, OBSERVER),
+        ({"name": "math", "version": "1"}, MATH)))
+    assert (await agent.send("add")).status == "completed"
+    seen = [json.loads(line) for line in agent.workspace.cat_file("/seen.jsonl").decode().splitlines()]
+    assert [s["hook"] for s in seen] == ["before_tool_call", "after_tool_call", "on_step_finish", "on_step_finish"]
+    assert seen[0]["ctx"] == {"tool_name": "math_add", "tool_call_id": "call-1", "input": {"a": 2, "b": 3},
+                              "step_number": 0}
+    after = seen[1]["ctx"]
+    assert after.pop("duration_ms") >= 0
+    assert after == {"tool_name": "math_add", "tool_call_id": "call-1", "input": {"a": 2, "b": 3}, "step_number": 0,
+                     "success": True, "output": {"result": 5}}
+    assert [(s["ctx"]["step_number"], s["ctx"]["finish_reason"], s["ctx"]["tool_call_count"]) for s in seen[2:]] == [
+        (0, "tool-calls", 1), (1, "stop", 0)]
+    assert agent.extensions().set_index("name").loc["obs", "hook_errors"] == 0
+    await agent.shutdown()
+
+
+async def test_a_model_loaded_extension_gets_the_workspace_access_it_asked_for(tmp_path: Path) -> None:
+    script = S([[S.tool_call("load_extension", {"name": "notes", "version": "1", "source": FILES,
+                                                "workspace_access": "read"})], [S.text("loaded")],
+                [S.tool_call("notes_read", {"path": "/notes.txt"}, id="r"),
+                 S.tool_call("notes_write", {"path": "/x.txt", "content": "x"}, id="w")], [S.text("done")]])
+    agent = make(script, tmp_path, include_extension_tools=True)
+    agent.workspace.pipe_file("/notes.txt", b"secret notes")
+    assert (await agent.send("load")).status == "completed"
+    assert (await agent.send("use")).status == "completed"
+    read, write = tool_parts(agent)[1:]
+    assert (read["state"], read["output"]) == ("output-available", "secret notes")
+    assert write["state"] == "output-error" and "permissions.workspace='read-write'" in write["errorText"]
+    assert not agent.workspace.exists("/x.txt")
+    stored = agent.store.extensions.all()
+    assert stored[0]["manifest"]["permissions"] == {"workspace": "read", "network": []}
+    await agent.shutdown()
+
+
+async def test_a_tool_of_an_unloaded_extension_says_so(tmp_path: Path) -> None:
+    agent = make(S([]), tmp_path)
+    await agent.load_extension({"name": "math", "version": "1"}, MATH)
+    tool = (await agent.extension_tools())["math_add"]
+    assert await tool.invoke({"a": 1, "b": 1}) == {"result": 2}
+    await agent.unload_extension("math")
+    with pytest.raises(ExtensionError, match=r'Extension "math" has been unloaded\. Tool "math_add" is no longer'):
+        await tool.invoke({"a": 1, "b": 1})
+    assert await agent.extension_tools() == {}
     await agent.shutdown()
