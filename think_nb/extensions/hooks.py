@@ -7,9 +7,10 @@ extension load order, each bounded by `Think.extension_hook_timeout` seconds (de
 and skipped; the turn goes on.
 
 - `before_turn({system, tool_names, message_count, continuation, body, model, request_id, trigger})`
-  may return a dict of `MERGEABLE` fields (system, active_tools, tool_choice, max_steps and the
-  sampling options), merged over the agent's `TurnConfig` (later extensions win; the next one sees
-  the changed `system` / `tool_names`). Other fields (model, messages, tools) are ignored, logged.
+  may return a dict of `MERGEABLE` fields (system, messages, active_tools, tool_choice, max_steps
+  and the sampling options: Think's list), merged over the agent's `TurnConfig` (later extensions
+  win; the next one sees the changed `system` / `tool_names`). Other fields (model, tools) are
+  ignored and logged.
 - `before_tool_call({tool_name, tool_call_id, input, step_number})`: observation only.
 - `after_tool_call({... , duration_ms, success, output | error})`: observation only.
 - `on_step_finish({step_number, finish_reason, text, tool_call_count, tool_result_count, usage})`.
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("think_nb")
 
 HOOKS = ("before_turn", "before_tool_call", "after_tool_call", "on_step_finish", "on_chunk")
-MERGEABLE = ("system", "active_tools", "tool_choice", "max_steps", "temperature", "top_p", "max_output_tokens",
-             "seed", "stop_sequences", "presence_penalty", "frequency_penalty")
+MERGEABLE = ("system", "messages", "active_tools", "tool_choice", "max_steps", "temperature", "top_p",
+             "max_output_tokens", "seed", "stop_sequences", "presence_penalty", "frequency_penalty")
 
 
 def snapshot(hook: str, ctx: Any) -> dict:
