@@ -20,9 +20,17 @@ an extension tool, an extension tool replaces a `get_tools()` one); `hooks` mirr
 extension hooks with a per-hook timeout (`hooks`); run-time extensions are stored in SQLite and
 restored (`manager`). Modules: `manifest`, `host`, `sandbox`, `manager`, `hooks`, `tools`.
 
+Context blocks: as in Think, an extension's blocks join the session, and a session with blocks
+renders the system prompt from its blocks, so `get_system_prompt()` is then not used (declare
+your prompt as a block in `configure_session` if you combine the two).
+Processes: the extensions of one agent share a pool of Monty worker processes (one, up to
+two), started on first use and stopped by `agent.shutdown()` or when the kernel exits.
+
 Not mirrored from Think: the `messages` and `session` permissions (host `getMessages`,
-`sendMessage`, `getSessionInfo`), per-host network filtering is stricter than Think's (which is
-all-or-nothing today), and extensions run Python, not JavaScript.
+`sendMessage`, `getSessionInfo`) and reading other extensions' blocks; network access is per host
+(Think's is all-or-nothing today); extensions run Python, not JavaScript; and an extension keeps
+no state between calls (its source runs again for each call; a Think Worker keeps module state
+until it is evicted).
 """
 
 from think_nb.extensions.manager import Extension, ExtensionManager
