@@ -378,18 +378,23 @@ class Think:
         result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
         description of each object as a `data-context` part the model reads after the text
         (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
-        anything else; about `data_context.TOKEN_BUDGET` tokens each).
+        anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
+        a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
+        starts, so the event loop never waits for it; bad `context` raises `UserError` here.
         """
         message = user_message(message) if isinstance(message, str) else message
+        extra_parts = None
         if context is not None:
-            from think_nb.data_context import context_parts
+            from think_nb.data_context import context_parts_later
 
             if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
                 raise UserError("context= needs a text message or a UIMessage dict with a 'parts' list.")
-            message = {**message, "parts": [*message["parts"], *context_parts(context)]}
+            message = {**message, "id": message.get("id") or new_id("msg")}
+            extra_parts = {message["id"]: context_parts_later(context)}
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             self.set_client_tools(client_tools)
-        return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
+        return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
+                           extra_parts=extra_parts)
 
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
