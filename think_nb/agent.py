@@ -909,3 +909,13 @@ class Think:
         from think_nb.widget import ChatPanel
 
         return ChatPanel(self)
+
+    def marimo_chat(self, **options: Any) -> Any:
+        """marimo's native chat element (`mo.ui.chat`) bound to this agent, for marimo users who prefer
+        it to `mo.ui.anywidget(agent.panel())`: replies, reasoning and tool calls stream; approvals use
+        marimo's Approve/Deny; Stop aborts the turn. Client tools are not run there (use the panel),
+        and the chat shows only what was said through it (the agent's transcript is authoritative).
+        See `think_nb.marimo_chat`. `options` go to `mo.ui.chat`; `UserError` without marimo."""
+        from think_nb.marimo_chat import marimo_chat
+
+        return marimo_chat(self, **options)
