@@ -72,6 +72,7 @@ async def test_approve_and_deny_in_the_chat_run_or_refuse_the_call() -> None:
 
     second = await play(model, [user("Delete a.txt"), answered("c1", request["approvalId"], True)])
     assert second[0] == {"type": "tool-output-available", "toolCallId": "c1", "output": "deleted a.txt"}
+    assert second[1] == {"type": "start", "messageMetadata": {"continuation": True}}  # continues the browser's message
     assert "".join(c.get("delta", "") for c in second) == "Deleted a.txt." and deleted == ["a.txt"]
 
     third = await play(model, [user("Delete b.txt", id="u2")])

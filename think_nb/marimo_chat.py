@@ -13,8 +13,9 @@ What works, and what does not (marimo 0.25):
 - **Streaming**: text, reasoning and tool calls (name, input, output) stream into the chat.
 - **Approvals**: a tool that needs approval shows marimo's Approve / Deny on the call; the browser
   then sends the conversation back with the decision, and `ChatModel` applies it
-  (`agent.approve` / `agent.deny`) and streams the continuation. A decision already taken
-  elsewhere (the panel, `agent.approve`) is not redone: the chat says so.
+  (`agent.approve` / `agent.deny`) and streams the continuation into the same chat message (the
+  agent stores it as a continuation message). A decision already taken elsewhere (the panel,
+  `agent.approve`) is not redone: the chat says so.
 - **Stop** cancels the turn (`agent.abort_request`): the partial reply is kept, status `aborted`.
 - **Regenerate** (marimo's reload on the last reply) runs `agent.regenerate()` (a new branch).
 - **Client tools** (JavaScript the panel runs) are not run by `mo.ui.chat`: a turn that ends waiting
@@ -83,12 +84,15 @@ class ChatModel:
         finish: dict | None = None
         try:
             task, note = self._start(last, request_id)
+            continues = _field(last, "role") == "assistant"
             if task is not None:
                 while (chunk := await stream.queue.get()) is not None:
                     if chunk.get("type") == "finish":
                         finish = chunk  # sent last, after a note
-                    else:
-                        yield chunk
+                        continue
+                    if continues and chunk.get("type") == "start":  # the browser continues its message:
+                        chunk = {k: v for k, v in chunk.items() if k != "messageId"}  # a new id would copy it
+                    yield chunk
                 await task
                 note = self._waiting_note()
         except asyncio.CancelledError:  # Stop in the chat: marimo cancels this generator

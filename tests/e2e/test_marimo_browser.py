@@ -64,16 +64,21 @@ def _():
     agent = Bot("mo", db=DB)
     panel = mo.ui.anywidget(agent.panel())
     panel
-    return (S, Think, mo)
+    return (S, Think, delete_file)
 
 
 @app.cell
-def _(S, Think, mo):
-    chat_script = S([[S.text("Streamed " + "into marimo's chat " * 30 + "THE END", chunk_size=8)]], delay=0.01)
+def _(S, Think, delete_file):
+    chat_script = S([[S.text("Streamed " + "into marimo's chat " * 30 + "THE END", chunk_size=8)],
+                     [S.tool_call("delete_file", {"path": "draft.txt"})], [S.text("Deleted draft.txt.")]],
+                    delay=0.01)
 
     class Chatty(Think):
         def get_model(self):
             return chat_script.model
+
+        def get_tools(self):
+            return [delete_file]
 
     chat = Chatty("mo-chat", db=DB).marimo_chat()
     chat
@@ -172,7 +177,7 @@ WATCH_LENGTHS = f"""() => {{ window.__chatLengths = []; const root = {CHAT_ROOT}
 
 
 @pytest.mark.parametrize("marimo_app", ["edit"], indirect=True)
-def test_marimo_chat_streams_a_reply_into_marimos_chat_element(marimo_app: tuple[str, str], page) -> None:
+def test_marimo_chat_streams_a_reply_and_approves_in_marimos_chat_element(marimo_app: tuple[str, str], page) -> None:
     _, url = marimo_app
     page.goto(url)
     box = page.locator("marimo-chatbot .cm-content[role=textbox]")
@@ -188,3 +193,19 @@ def test_marimo_chat_streams_a_reply_into_marimos_chat_element(marimo_app: tuple
     lengths = page.evaluate("() => window.__chatLengths")
     partial = {n for n in lengths if before < n < len(text)}
     assert len(partial) >= 10, lengths  # it grew chunk by chunk (8 characters a chunk, 70 chunks)
+
+    # a tool that needs approval: marimo's own Approve, then the continuation streams in
+    box.click()
+    box.type("Delete draft.txt")
+    box.press("Enter")
+    dialog = page.locator("marimo-chatbot [role=alertdialog][aria-label='Approval required for delete_file']")
+    expect(dialog).to_contain_text("draft.txt", timeout=TURN_MS)
+    dialog.get_by_role("button", name="Approve").click()
+    page.wait_for_function(f"() => {CHAT_ROOT}.textContent.includes('Deleted draft.txt.')", timeout=TURN_MS)
+    expect(dialog).to_have_count(0)
+    replies = page.locator("marimo-chatbot .group.items-start")  # the assistant's messages
+    expect(replies.last).to_contain_text("delete_file")  # one message: the call, then the continuation
+    expect(replies.last).to_contain_text("Deleted draft.txt.")
+    expect(replies).to_have_count(2)
+    replies.last.get_by_role("button", name="delete_file").click()  # the call's details: its output
+    expect(replies.last).to_contain_text("deleted draft.txt")
