@@ -187,3 +187,15 @@ async def test_attached_frames_are_described_as_they_were_when_sent_and_turns_ke
     assert [(await first).status, (await second).status] == ["completed", "completed"]
     assert [text_of(m) for m in agent.messages] == ["first", "One.", "second", "Two."]
     assert agent.messages[0]["parts"][1] == expected
+
+
+async def test_attached_data_is_kept_when_a_newer_message_supersedes_its_turn() -> None:
+    """message_concurrency="latest": the superseded message is stored by the surviving turn, with its data."""
+    agent = scripted_agent(S([[S.text("All seen.")]]), tools=[], name="latest", message_concurrency="latest")
+    df = pd.DataFrame({"a": [1, 2]})
+    first = agent.submit("first")
+    superseded = agent.submit("second", context={"df": df})
+    newest = agent.submit("third")
+    assert [(await t).status for t in (first, superseded, newest)] == ["skipped", "skipped", "completed"]
+    assert [text_of(m) for m in agent.messages] == ["first", "second", "third", "All seen."]
+    assert agent.messages[1]["parts"][1] == context_part("df", df)
