@@ -70,8 +70,8 @@ def _():
 @app.cell
 def _(S, Think, delete_file):
     chat_script = S([[S.text("Streamed " + "into marimo's chat " * 30 + "THE END", chunk_size=8)],
-                     [S.tool_call("delete_file", {"path": "draft.txt"})], [S.text("Deleted draft.txt.")]],
-                    delay=0.01)
+                     [S.tool_call("delete_file", {"path": "draft.txt"})], [S.text("Deleted draft.txt.")],
+                     [S.text("slow chat " * 400, chunk_size=4)]], delay=0.01)
 
     class Chatty(Think):
         def get_model(self):
@@ -177,7 +177,7 @@ WATCH_LENGTHS = f"""() => {{ window.__chatLengths = []; const root = {CHAT_ROOT}
 
 
 @pytest.mark.parametrize("marimo_app", ["edit"], indirect=True)
-def test_marimo_chat_streams_a_reply_and_approves_in_marimos_chat_element(marimo_app: tuple[str, str], page) -> None:
+def test_marimo_chat_streams_approves_and_stops_in_marimos_chat_element(marimo_app: tuple[str, str], page) -> None:
     _, url = marimo_app
     page.goto(url)
     box = page.locator("marimo-chatbot .cm-content[role=textbox]")
@@ -209,3 +209,12 @@ def test_marimo_chat_streams_a_reply_and_approves_in_marimos_chat_element(marimo
     expect(replies).to_have_count(2)
     replies.last.get_by_role("button", name="delete_file").click()  # the call's details: its output
     expect(replies.last).to_contain_text("deleted draft.txt")
+
+    # Stop (marimo's stop button while the reply streams) ends the reply early
+    box.click()
+    box.type("Say something long")
+    box.press("Enter")
+    expect(replies.last).to_contain_text("slow chat", timeout=TURN_MS)
+    page.locator("marimo-chatbot form button").filter(has=page.locator("svg.lucide-square")).click()
+    expect(page.locator("marimo-chatbot form button[aria-label='Send message']")).to_be_visible()
+    assert len(replies.last.text_content() or "") < len("slow chat " * 400)
