@@ -16,8 +16,9 @@ Two uses, one rendering:
 
 What a description holds (DataFrame): shape, dtypes, the first and last `ROWS` rows as a markdown
 table (columns beyond `MAX_COLUMNS` and cell text beyond `MAX_CELL` characters are cut), and
-`describe()` (of a `DESCRIBE_SAMPLE`-row sample when the frame is longer, so a 1,000,000-row frame
-costs milliseconds); then it is shrunk (describe dropped, fewer rows, finally cut) until it fits
+`describe()` (of a `DESCRIBE_SAMPLE`-row sample when the frame is longer: ~0.1 s for a 1,000,000-row
+frame, done in a worker thread by `context_parts_later`, which `submit(context=)` uses); then it
+is shrunk (describe dropped, fewer rows, finally cut) until it fits
 `budget` tokens (default `TOKEN_BUDGET`, counted with `think_nb.session.tokens.count_tokens`). Every
 cut is marked in the text (`… N more rows`, `… (cut)`) and sets `truncated`. Series: the same as a
 one-column frame; numpy arrays: shape, dtype and `numpy.array2string` with `threshold`/`edgeitems`;
