@@ -326,6 +326,6 @@ async def test_close_unsubscribes(recording_comm: Any) -> None:
     sent = len(panel.comm.sent)
     comm = panel.comm
     panel.close()
-    assert panel._hub._listeners == []
+    assert len(panel._hub._listeners) == 0
     await agent.send("hi")
     assert [m for _, m, _ in comm.sent[sent:] if m and m.get("method") == "custom"] == []

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from think_nb import protocol
+from think_nb.turns.broadcast import Listeners
 
 if TYPE_CHECKING:
     from think_nb.agent import Think
@@ -66,7 +67,7 @@ class ViewHub:
         self._decisions: dict[str, dict] = {}  # toolCallId -> {action, reason} (data-tool-decision)
         self._submitted: set[str] = set()
         self._panel_tools: set[str] = set()
-        self._listeners: list[Any] = []
+        self._listeners = Listeners()  # the panels (views) of this agent
         self.error = ""
         self.runner = ""
         self.status = "ready"
@@ -82,15 +83,10 @@ class ViewHub:
     # -- panels -------------------------------------------------------------------------------
     def subscribe(self, listener: Any) -> Callable[[], None]:
         """Attach a panel; returns `unsubscribe()`."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.add(listener)
 
     def _fan_out(self, method: str, *args: Any) -> None:
-        for listener in list(self._listeners):
-            try:
-                getattr(listener, method)(*args)
-            except Exception:  # noqa: BLE001 - one broken panel must not break the others
-                _log.exception("panel %r failed in %s", listener, method)
+        self._listeners.notify(method, *args)  # one broken panel never breaks the others
 
     def set_runner(self, client_id: str) -> None:
         """Make view `client_id` the one that runs client tools."""
