@@ -174,16 +174,104 @@ async def test_a_paused_run_survives_a_kernel_restart(tmp_path: Path) -> None:
     assert again.messages[1]["parts"][-1]["output"]["stdout"] == "start\nbefore the gate\nafter deleted /tmp/x\n"
 
 
-async def test_a_second_gated_call_after_resuming_does_not_run() -> None:
-    code = "a = delete_file('/one')\nb = delete_file('/two')\n[a, b]"
-    script = S([[S.tool_call("execute", {"code": code})], [S.text("Only one.")]])
+THREE = ("a = delete_file('/one')\nprint('one done')\nb = delete_file('/two')\nprint('two done')\n"
+         "c = delete_file('/three')\n[a, b, c]")
+
+
+def pauses(agent: Think) -> list[str]:
+    """The paused-run records left in the agent's store."""
+    return agent.store.state.keys(PAUSE_KEY)
+
+
+def waiting_call(agent: Think) -> dict:
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "approval-requested"
+    return {"call": part["approval"]["descriptor"]["call"], "stdout": part["approval"]["descriptor"]["stdout"]}
+
+
+async def test_every_gated_call_in_code_pauses_the_turn_and_resumes_the_same_run() -> None:
+    script = S([[S.tool_call("execute", {"code": THREE})], [S.text("All three deleted.")]])
+    agent = coder(script)
+    await agent.send("go")
+    first_id = agent.messages[1]["parts"][-1]["approval"]["id"]
+    assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/one"}}, "stdout": ""}
+    assert (await agent.approve("call_1_0")).status == "completed"
+    assert ran == ["/one"] and len(script.requests) == 1  # paused again: the model was not called
+    assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/two"}}, "stdout": "one done\n"}
+    assert agent.messages[1]["parts"][-1]["approval"]["id"] != first_id  # a new approval round
+    assert [p["tool_name"] for p in agent.pending_approvals()] == ["execute"] and pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    await agent.approve("call_1_0")
+    assert ran == ["/one", "/two"] and len(script.requests) == 1
+    assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/three"}},
+                                   "stdout": "one done\ntwo done\n"}
+    await agent.approve("call_1_0")
+    assert ran == ["/one", "/two", "/three"] and len(script.requests) == 2
+    assert agent.messages == [user("go"), {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(), "parts": [
+            {"type": "step-start"},
+            {"type": "tool-execute", "toolCallId": "call_1_0", "state": "output-available", "input": {"code": THREE},
+             "approval": {"id": IsStr(regex="approval_.*"), "approved": True, "descriptor": {
+                 "kind": "execute", "code": THREE, "call": {"tool": "delete_file", "input": {"path": "/three"}},
+                 "stdout": "one done\ntwo done\n"}},
+             "output": {"result": ["deleted /one", "deleted /two", "deleted /three"],
+                        "stdout": "one done\ntwo done\n", "calls": 3}}]}, {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(continuation=True), "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "All three deleted.", "state": "done"}]}]
+    assert pauses(agent) == []
+
+
+async def test_denying_a_later_pause_denies_the_execute_call_as_a_direct_denial_and_leaves_nothing() -> None:
+    script = S([[S.tool_call("execute", {"code": THREE})], [S.text("Stopped at two.")]])
     agent = coder(script)
     await agent.send("go")
     await agent.approve("call_1_0")
-    assert ran == ["/one"]
+    assert pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    result = await agent.deny("call_1_0", "not that one")
+    assert result.status == "completed" and ran == ["/one"]  # the first ran; the denied one never did
     part = agent.messages[1]["parts"][-1]
-    assert part["state"] == "output-error"
-    assert "'delete_file', which needs approval, after this execute call was already approved" in part["errorText"]
+    assert part["state"] == "output-denied" and "output" not in part
+    assert part["approval"] == IsPartialDict(approved=False, reason="not that one",
+                                             descriptor=IsPartialDict(call={"tool": "delete_file",
+                                                                            "input": {"path": "/two"}}))
+    assert agent.messages[-1]["parts"][-1] == {"type": "text", "text": "Stopped at two.", "state": "done"}
+    assert pauses(agent) == []  # the snapshot went with the denial
+
+
+async def test_a_pause_superseded_by_a_new_message_or_cleared_leaves_no_snapshot() -> None:
+    script = S([[S.tool_call("execute", {"code": CODE})], [S.text("Something else, then.")],
+                [S.tool_call("execute", {"code": CODE})]])
+    agent = coder(script)
+    await agent.send("go")
+    assert pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    await agent.send("never mind")  # the waiting call is repaired (superseded): it can never resume
+    assert agent.messages[1]["parts"][-1]["state"] == "output-error" and pauses(agent) == []
+    await agent.send("again")
+    assert len(pauses(agent)) == 1
+    agent.clear_messages()
+    assert pauses(agent) == [] and ran == []
+
+
+async def test_a_resumed_call_whose_snapshot_is_gone_runs_nothing_again() -> None:
+    script = S([[S.tool_call("execute", {"code": CODE})], [S.text("It said so.")]])
+    agent = coder(script)
+    await agent.send("go")
+    agent.store.state.delete(PAUSE_KEY + "call_1_0")  # as if an earlier resume had claimed it
+    await agent.approve("call_1_0")
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"] and ran == []
+
+
+async def test_several_pauses_survive_kernel_restarts(tmp_path: Path) -> None:
+    db = tmp_path / "restarts.sqlite"
+    await coder(S([[S.tool_call("execute", {"code": THREE})]]), name="r", db=db).send("go")
+    for done in (["/one"], ["/one", "/two"]):
+        again = coder(S([]), name="r", db=db)
+        await again.approve("call_1_0")
+        assert ran == done and waiting_call(again)["stdout"].count("done") == len(done)
+    last = coder(S([[S.text("Three, across restarts.")]]), name="r", db=db)
+    assert (await last.approve("call_1_0")).status == "completed"
+    assert ran == ["/one", "/two", "/three"] and pauses(last) == []
+    assert last.messages[1]["parts"][-1]["output"]["result"] == ["deleted /one", "deleted /two", "deleted /three"]
 
 
 async def test_without_an_agent_a_gated_call_fails_in_the_code_and_never_runs() -> None:
