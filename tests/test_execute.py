@@ -14,6 +14,7 @@ from dirty_equals import IsPartialDict, IsStr
 
 from agents import add, mul, user
 from think_nb import Think, tool
+from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools.tool import Tool
 from think_nb.workspace.execute import PAUSE_KEY, ExecuteError, execute_tool
@@ -33,9 +34,10 @@ def _reset() -> None:
     ran.clear()
 
 
-def coder(script: S, name: str = "c", db: Path | None = None, **limits: object) -> Think:
+def coder(script: S, name: str = "c", db: Path | None = None, hooks: dict | None = None, **limits: object) -> Think:
     cls = type("Coder", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": True,
-                                   "get_tools": lambda self: [add, mul, delete_file, execute_tool(self, **limits)]})
+                                   "get_tools": lambda self: [add, mul, delete_file, execute_tool(self, **limits)],
+                                   **(hooks or {})})
     return cls(name, db=db)
 
 
@@ -286,3 +288,61 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         execute_tool()
     with pytest.raises(Exception, match=r"execute_tool\(timeout=0\): pass a positive number"):
         execute_tool(tools=[add], timeout=0)
+
+
+async def test_inner_calls_go_through_before_and_after_tool_call_like_direct_calls() -> None:
+    seen: list[tuple] = []
+
+    def before_tool_call(self: Think, ctx: ToolCallContext) -> ToolCallDecision | None:
+        seen.append(("before", ctx.tool_name, ctx.tool_call_id, ctx.parent_tool_call_id, ctx.input))
+        if ctx.tool_name == "add" and ctx.input.get("a") == 2:
+            return ToolCallDecision.allow(input={**ctx.input, "a": 100})  # a new input, as for a direct call
+        if ctx.tool_name == "mul":
+            return ToolCallDecision.block("no multiplying")
+        if ctx.tool_name == "write":
+            return ToolCallDecision.substitute("not written")
+        return None
+
+    def after_tool_call(self: Think, ctx: ToolCallResultContext) -> None:
+        seen.append(("after", ctx.tool_name, ctx.tool_call_id, ctx.parent_tool_call_id, ctx.success, ctx.output,
+                     ctx.error))
+
+    code = ("x = add(2, 40)\ny = mul(x, 2)\nw = state.write('/f.txt', 'hi')\n"
+            "try:\n    add(a='nan?', b=1)\nexcept ValueError:\n    pass\nz = delete_file('/gated')\n[x, y, w, z]")
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Done.")]])
+    agent = coder(script, hooks={"before_tool_call": before_tool_call, "after_tool_call": after_tool_call})
+    await agent.send("go")
+    assert ran == [] and not agent.workspace.exists("/f.txt")
+    paused_at = list(seen)
+    await agent.approve("call_1_0")
+    assert ran == ["/gated"]
+    assert paused_at == [
+        ("before", "execute", "call_1_0", None, {"code": code}),
+        ("before", "add", "call_1_0.1", "call_1_0", {"a": 2, "b": 40}),
+        ("after", "add", "call_1_0.1", "call_1_0", True, 140.0, None),
+        ("before", "mul", "call_1_0.2", "call_1_0", {"a": 140.0, "b": 2}),
+        ("after", "mul", "call_1_0.2", "call_1_0", True, "no multiplying", None),
+        ("before", "write", "call_1_0.3", "call_1_0", {"path": "/f.txt", "content": "hi"}),
+        ("after", "write", "call_1_0.3", "call_1_0", True, "not written", None),
+        ("before", "add", "call_1_0.4", "call_1_0", {"a": "nan?", "b": 1}),
+        ("after", "add", "call_1_0.4", "call_1_0", False, None, IsStr(regex="ToolInputError: .*")),
+    ]  # the gated call's hooks wait for its approval, as a direct call's do
+    assert seen[len(paused_at):] == [
+        ("before", "execute", "call_1_0", None, {"code": code}),
+        ("before", "delete_file", "call_1_0.5", "call_1_0", {"path": "/gated"}),
+        ("after", "delete_file", "call_1_0.5", "call_1_0", True, "deleted /gated", None),
+        ("after", "execute", "call_1_0", None, True, {"result": [140.0, "no multiplying", "not written",
+                                                                  "deleted /gated"], "stdout": "", "calls": 5}, None),
+    ]
+
+
+async def test_a_hook_failing_on_an_inner_call_ends_the_turn_as_for_a_direct_call() -> None:
+    def before_tool_call(self: Think, ctx: ToolCallContext) -> None:
+        if ctx.parent_tool_call_id is not None:
+            raise RuntimeError("inner hook broke")
+
+    script = S([[S.tool_call("execute", {"code": "add(1, 2)"})], [S.text("unreached")]])
+    agent = coder(script, hooks={"before_tool_call": before_tool_call})
+    result = await agent.send("go")
+    assert result.status == "error" and result.error == "before_tool_call() raised RuntimeError: inner hook broke"
+    assert len(script.requests) == 1

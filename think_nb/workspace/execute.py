@@ -259,7 +259,7 @@ class _Run:
         if tool is None:
             raise LookupError(f"there is no tool named {name!r}")
         arguments = self._input(kind, name, args, kwargs)
-        await self._gate(tool, name, tool.validate(arguments), approved, snap, call_id)
+        await self._gate(tool, name, arguments, approved, snap, call_id)
         return await self._hooked(tool, arguments, call_id)
 
     async def _hooked(self, tool: Tool, arguments: dict, call_id: str | None) -> Any:
@@ -277,7 +277,13 @@ class _Run:
                     call_id: str | None) -> None:
         from think_nb.turns.tool_calls import needs_approval
 
-        if approved or not tool.needs_approval or not await needs_approval(tool, arguments):
+        if approved or not tool.needs_approval:
+            return
+        try:
+            arguments = tool.validate(arguments)  # the predicate sees what the tool would run with
+        except ToolInputError:
+            return  # invalid input never opens an approval: the run reports it (a ValueError in the code)
+        if not await needs_approval(tool, arguments):
             return
         agent = self.runner.agent
         if agent is None or call_id is None:
@@ -310,7 +316,7 @@ class _Run:
 
             approval = bool(getattr(self.runner.agent, "workspace_approval", False))
             tool = write_tool(fs, approval=approval) if op == "write" else delete_tool(fs, approval=approval)
-            await self._gate(tool, f"state.{op}", tool.validate(given), approved, snap, call_id)
+            await self._gate(tool, f"state.{op}", given, approved, snap, call_id)
             return await self._hooked(tool, given, call_id)
 
         def sync() -> Any:
