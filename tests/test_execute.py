@@ -14,9 +14,9 @@ from dirty_equals import IsPartialDict, IsStr
 
 from agents import add, mul, user
 from think_nb import Think, tool
-from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools.tool import Tool
+from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 from think_nb.workspace.execute import PAUSE_KEY, ExecuteError, execute_tool
 
 ran: list[str] = []
@@ -201,7 +201,8 @@ async def test_every_gated_call_in_code_pauses_the_turn_and_resumes_the_same_run
     assert ran == ["/one"] and len(script.requests) == 1  # paused again: the model was not called
     assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/two"}}, "stdout": "one done\n"}
     assert agent.messages[1]["parts"][-1]["approval"]["id"] != first_id  # a new approval round
-    assert [p["tool_name"] for p in agent.pending_approvals()] == ["execute"] and pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    assert [p["tool_name"] for p in agent.pending_approvals()] == ["execute"]
+    assert pauses(agent) == [PAUSE_KEY + "call_1_0"]
     await agent.approve("call_1_0")
     assert ran == ["/one", "/two"] and len(script.requests) == 1
     assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/three"}},

@@ -21,8 +21,14 @@ from typing import Any
 from think_nb.aio import maybe_await
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
-from think_nb.tools.tool import CURRENT_TOOL_CALL, CURRENT_TOOL_RUNNER, ApprovalRequired, Tool, ToolInputError, \
-    dump_output
+from think_nb.tools.tool import (
+    CURRENT_TOOL_CALL,
+    CURRENT_TOOL_RUNNER,
+    ApprovalRequired,
+    Tool,
+    ToolInputError,
+    dump_output,
+)
 from think_nb.turns.hooks import HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext
 
 Emit = Callable[[dict], Awaitable[None]]

@@ -59,8 +59,16 @@ from typing import Any
 from think_nb.aio import maybe_await
 from think_nb.errors import UserError
 from think_nb.messages.ids import new_id
-from think_nb.tools.tool import CURRENT_TOOL_CALL, CURRENT_TOOL_RUNNER, PAUSE_PREFIX, ApprovalRequired, Tool, \
-    ToolInputError, dump_output, from_function
+from think_nb.tools.tool import (
+    CURRENT_TOOL_CALL,
+    CURRENT_TOOL_RUNNER,
+    PAUSE_PREFIX,
+    ApprovalRequired,
+    Tool,
+    ToolInputError,
+    dump_output,
+    from_function,
+)
 from think_nb.tools.toolset import resolve_tools
 from think_nb.workspace import paths
 
