@@ -55,7 +55,7 @@ def test_bench_first_turn_quick() -> None:
 
 def test_bench_workspace_quick() -> None:
     out = run_quick("bench_workspace.py")
-    assert "grep over 500 files" in out and "execute, 100 inner calls" in out
+    assert "grep over 500 files" in out and "execute, 100 inner calls" in out and "same in a hooked turn" in out
 
 
 @pytest.mark.localmodel
