@@ -347,3 +347,29 @@ async def test_a_hook_failing_on_an_inner_call_ends_the_turn_as_for_a_direct_cal
     result = await agent.send("go")
     assert result.status == "error" and result.error == "before_tool_call() raised RuntimeError: inner hook broke"
     assert len(script.requests) == 1
+
+
+async def test_an_aborted_resume_leaves_no_snapshot_and_never_reruns_what_ran() -> None:
+    reached = asyncio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Wait forever."""
+        reached.set()
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    code = "a = delete_file('/one')\nb = hang()\n[a, b]"
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Moving on.")]])
+    agent = coder(script, hooks={"get_tools": lambda self: [delete_file, hang, execute_tool(self)]})
+    await agent.send("go")
+    resumed = agent.approve("call_1_0")
+    assert resumed is not None
+    await reached.wait()  # the resumed code runs hang(), after the approved call ran
+    agent.abort_all_requests()
+    assert (await resumed).status == "aborted" and ran == ["/one"]
+    assert pauses(agent) == []  # claimed when the resume started
+    await agent.continue_last_turn()  # the approved part runs again: its state is gone, so nothing runs twice
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"]
+    assert ran == ["/one"] and pauses(agent) == []
