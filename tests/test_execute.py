@@ -373,3 +373,21 @@ async def test_an_aborted_resume_leaves_no_snapshot_and_never_reruns_what_ran() 
     part = agent.messages[1]["parts"][-1]
     assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"]
     assert ran == ["/one"] and pauses(agent) == []
+
+
+def test_step_mode_pauses_at_inner_calls_which_the_user_can_edit() -> None:
+    script = S([[S.tool_call("execute", {"code": "tools.add(a=1, b=2)"})], [S.text("42.")]])
+    agent = coder(script, name="stepped")
+    stepper = agent.step("go")
+    event, seen = stepper.next(), []
+    while event.hook != "done":
+        if event.hook == "before_tool_call":
+            seen.append((event.tool, event.ctx.tool_call_id, event.ctx.parent_tool_call_id))
+            if event.tool == "add":
+                assert re.search(r">called from</th><td[^>]*>call_1_0</td>", event._repr_html_())
+                event.ctx.input = {"a": 40, "b": 2}
+        event = stepper.next()
+    assert event.result.status == "completed"
+    assert seen == [("execute", "call_1_0", None), ("add", "call_1_0.1", "call_1_0")]
+    part = next(p for p in agent.messages[1]["parts"] if p["type"] == "tool-execute")
+    assert part["output"] == {"result": 42.0, "stdout": "", "calls": 1}
