@@ -391,3 +391,15 @@ def test_step_mode_pauses_at_inner_calls_which_the_user_can_edit() -> None:
     assert seen == [("execute", "call_1_0", None), ("add", "call_1_0.1", "call_1_0")]
     part = next(p for p in agent.messages[1]["parts"] if p["type"] == "tool-execute")
     assert part["output"] == {"result": 42.0, "stdout": "", "calls": 1}
+
+
+async def test_a_new_call_reusing_an_old_call_id_after_clear_runs_from_the_start(tmp_path: Path) -> None:
+    db = tmp_path / "reuse.sqlite"
+    first = coder(S([[S.tool_call("execute", {"code": CODE})], [S.text("Done.")]]), name="u", db=db)
+    await first.send("go")
+    await first.approve("call_1_0")
+    first.clear_messages()
+    again = coder(S([[S.tool_call("execute", {"code": "add(1, 2)"})], [S.text("3.")]]), name="u", db=db)
+    await again.send("add")  # the model reuses the id call_1_0; the old approval does not make it a resume
+    part = next(p for p in again.messages[1]["parts"] if p["type"] == "tool-execute")
+    assert part["toolCallId"] == "call_1_0" and part["output"] == {"result": 3.0, "stdout": "", "calls": 1}

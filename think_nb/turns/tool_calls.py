@@ -6,8 +6,9 @@ approval does not run, the stream emits `tool-approval-request` and the turn pau
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
 sees every outcome with its duration in milliseconds. Calls a tool makes from inside its own run
-(the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A streaming tool (an async generator)
-emits each value it yields as a preliminary `tool-output-available`; its last value is the output.
+(the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A streaming tool
+(an async generator) emits each value it yields as a preliminary `tool-output-available`; its
+last value is the output.
 """
 
 from __future__ import annotations

@@ -165,7 +165,9 @@ class _Runner:
             if not (decision and decision["approved"] and decision["approval_id"] == pause["approval_id"]):
                 raise ExecuteError("The paused code was not approved; it did not continue.")
             approved_call = pause["call"]
-        elif store is not None and call_id is not None and store.approvals.decision(call_id) is not None:
+        elif store is not None and call_id is not None and store.approvals.granted(call_id, {"code": code}):
+            # approved, so this call paused before, and the resume that claimed its state never finished
+            # (aborted): starting over would repeat the inner calls that already ran
             raise ExecuteError("This execute call was approved to resume, but its paused state is gone (claimed by "
                                "an earlier resume); nothing ran again. Call execute anew.")
         stdout = pm.CollectString(max_bytes=self.max_output)
