@@ -131,7 +131,11 @@ await coder.send("How much will my shopping cost?")
 coder.tool_calls_df()[["tool_name", "output"]].iloc[-1]["output"]'''),
     new_markdown_cell("""A tool that needs approval still needs it inside code. The run **pauses** at that call: the
 sandbox's state is saved in SQLite and the turn waits, showing the code and the call. After
-`approve()` the code continues from exactly where it stopped (nothing before it runs twice)."""),
+`approve()` the code continues from exactly where it stopped (nothing before it runs twice). Every
+gated call the code reaches pauses again the same way (one approval each); `deny()` denies the
+whole `execute` call, as it would a direct call. Calls made from code also go through
+`before_tool_call` / `after_tool_call` (their context's `parent_tool_call_id` names the `execute`
+call), so a hook that blocks a tool blocks it inside code too."""),
     new_code_cell('''@tool(needs_approval=True)
 def clear_list(path: str) -> str:
     """Delete a list."""

@@ -103,3 +103,23 @@ def test_metadata_merges_into_a_new_dict_the_chunks_do_not_share() -> None:
     acc.apply({"type": "finish", "messageMetadata": {"usage": {"output": 2}}})
     assert acc.message["metadata"] == {"usage": {"input": 1, "output": 2}}
     assert start["messageMetadata"] == {"usage": {"input": 1}}
+
+
+def test_an_approved_call_asking_again_opens_a_new_round_only_with_a_new_approval_id() -> None:
+    def part(state: str, approval: dict) -> dict:
+        return {"type": "tool-execute", "toolCallId": "c1", "state": state, "input": {"code": "x"},
+                "approval": approval}
+
+    def after(stored: dict, approval_id: str) -> dict:
+        acc = MessageAccumulator("m", base={"id": "m", "role": "assistant", "parts": [stored]})
+        acc.apply({"type": "tool-approval-request", "approvalId": approval_id, "toolCallId": "c1",
+                   "approvalDescriptor": {"call": "second"}})
+        return acc.parts[0]
+
+    approved = part("approval-responded", {"id": "ap1", "approved": True})
+    assert after(approved, "ap2") == part("approval-requested", {"id": "ap2", "descriptor": {"call": "second"}})
+    assert after(approved, "ap1") == approved  # a replayed request never reopens it
+    denied = part("output-denied", {"id": "ap1", "approved": False})
+    assert after(denied, "ap2") == denied  # settled parts never move back
+    asking = part("approval-requested", {"id": "ap1"})
+    assert after(asking, "ap2") == asking  # one open round at a time (the first request stands)

@@ -30,7 +30,7 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_mcp.py", ["calls per run        50", "ratio think_nb/SDK"], []),
     ("bench_peers.py", ["one turn of 500 deltas", "10 tool turns, ms per turn", "RSS after one turn"], []),
     ("bench_first_turn.py", ["turn 1 max loop stall", "kernel: 2nd %%think", "cpu loop alone"], []),
-    ("bench_workspace.py", ["grep over 500 files", "execute, 100 inner calls"], []),
+    ("bench_workspace.py", ["grep over 500 files", "execute, 100 inner calls", "same in a hooked turn"], []),
     ("bench_extensions.py", ["extension tool call (20 calls)", "before_turn hook (10 calls)"], []),
     ("bench_local_eval.py", ["embedded-model eval: 5 prompts", "smollm2  chosen", "degenerate"],
      [pytest.mark.localmodel]),

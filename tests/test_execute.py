@@ -16,6 +16,7 @@ from agents import add, mul, user
 from think_nb import Think, tool
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools.tool import Tool
+from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 from think_nb.workspace.execute import PAUSE_KEY, ExecuteError, execute_tool
 
 ran: list[str] = []
@@ -33,9 +34,10 @@ def _reset() -> None:
     ran.clear()
 
 
-def coder(script: S, name: str = "c", db: Path | None = None, **limits: object) -> Think:
+def coder(script: S, name: str = "c", db: Path | None = None, hooks: dict | None = None, **limits: object) -> Think:
     cls = type("Coder", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": True,
-                                   "get_tools": lambda self: [add, mul, delete_file, execute_tool(self, **limits)]})
+                                   "get_tools": lambda self: [add, mul, delete_file, execute_tool(self, **limits)],
+                                   **(hooks or {})})
     return cls(name, db=db)
 
 
@@ -174,16 +176,105 @@ async def test_a_paused_run_survives_a_kernel_restart(tmp_path: Path) -> None:
     assert again.messages[1]["parts"][-1]["output"]["stdout"] == "start\nbefore the gate\nafter deleted /tmp/x\n"
 
 
-async def test_a_second_gated_call_after_resuming_does_not_run() -> None:
-    code = "a = delete_file('/one')\nb = delete_file('/two')\n[a, b]"
-    script = S([[S.tool_call("execute", {"code": code})], [S.text("Only one.")]])
+THREE = ("a = delete_file('/one')\nprint('one done')\nb = delete_file('/two')\nprint('two done')\n"
+         "c = delete_file('/three')\n[a, b, c]")
+
+
+def pauses(agent: Think) -> list[str]:
+    """The paused-run records left in the agent's store."""
+    return agent.store.state.keys(PAUSE_KEY)
+
+
+def waiting_call(agent: Think) -> dict:
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "approval-requested"
+    return {"call": part["approval"]["descriptor"]["call"], "stdout": part["approval"]["descriptor"]["stdout"]}
+
+
+async def test_every_gated_call_in_code_pauses_the_turn_and_resumes_the_same_run() -> None:
+    script = S([[S.tool_call("execute", {"code": THREE})], [S.text("All three deleted.")]])
+    agent = coder(script)
+    await agent.send("go")
+    first_id = agent.messages[1]["parts"][-1]["approval"]["id"]
+    assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/one"}}, "stdout": ""}
+    assert (await agent.approve("call_1_0")).status == "completed"
+    assert ran == ["/one"] and len(script.requests) == 1  # paused again: the model was not called
+    assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/two"}}, "stdout": "one done\n"}
+    assert agent.messages[1]["parts"][-1]["approval"]["id"] != first_id  # a new approval round
+    assert [p["tool_name"] for p in agent.pending_approvals()] == ["execute"]
+    assert pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    await agent.approve("call_1_0")
+    assert ran == ["/one", "/two"] and len(script.requests) == 1
+    assert waiting_call(agent) == {"call": {"tool": "delete_file", "input": {"path": "/three"}},
+                                   "stdout": "one done\ntwo done\n"}
+    await agent.approve("call_1_0")
+    assert ran == ["/one", "/two", "/three"] and len(script.requests) == 2
+    assert agent.messages == [user("go"), {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(), "parts": [
+            {"type": "step-start"},
+            {"type": "tool-execute", "toolCallId": "call_1_0", "state": "output-available", "input": {"code": THREE},
+             "approval": {"id": IsStr(regex="approval_.*"), "approved": True, "descriptor": {
+                 "kind": "execute", "code": THREE, "call": {"tool": "delete_file", "input": {"path": "/three"}},
+                 "stdout": "one done\ntwo done\n"}},
+             "output": {"result": ["deleted /one", "deleted /two", "deleted /three"],
+                        "stdout": "one done\ntwo done\n", "calls": 3}}]}, {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(continuation=True), "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "All three deleted.", "state": "done"}]}]
+    assert pauses(agent) == []
+
+
+async def test_denying_a_later_pause_denies_the_execute_call_as_a_direct_denial_and_leaves_nothing() -> None:
+    script = S([[S.tool_call("execute", {"code": THREE})], [S.text("Stopped at two.")]])
     agent = coder(script)
     await agent.send("go")
     await agent.approve("call_1_0")
-    assert ran == ["/one"]
+    assert pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    result = await agent.deny("call_1_0", "not that one")
+    assert result.status == "completed" and ran == ["/one"]  # the first ran; the denied one never did
     part = agent.messages[1]["parts"][-1]
-    assert part["state"] == "output-error"
-    assert "'delete_file', which needs approval, after this execute call was already approved" in part["errorText"]
+    assert part["state"] == "output-denied" and "output" not in part
+    assert part["approval"] == IsPartialDict(approved=False, reason="not that one",
+                                             descriptor=IsPartialDict(call={"tool": "delete_file",
+                                                                            "input": {"path": "/two"}}))
+    assert agent.messages[-1]["parts"][-1] == {"type": "text", "text": "Stopped at two.", "state": "done"}
+    assert pauses(agent) == []  # the snapshot went with the denial
+
+
+async def test_a_pause_superseded_by_a_new_message_or_cleared_leaves_no_snapshot() -> None:
+    script = S([[S.tool_call("execute", {"code": CODE})], [S.text("Something else, then.")],
+                [S.tool_call("execute", {"code": CODE})]])
+    agent = coder(script)
+    await agent.send("go")
+    assert pauses(agent) == [PAUSE_KEY + "call_1_0"]
+    await agent.send("never mind")  # the waiting call is repaired (superseded): it can never resume
+    assert agent.messages[1]["parts"][-1]["state"] == "output-error" and pauses(agent) == []
+    await agent.send("again")
+    assert len(pauses(agent)) == 1
+    agent.clear_messages()
+    assert pauses(agent) == [] and ran == []
+
+
+async def test_a_resumed_call_whose_snapshot_is_gone_runs_nothing_again() -> None:
+    script = S([[S.tool_call("execute", {"code": CODE})], [S.text("It said so.")]])
+    agent = coder(script)
+    await agent.send("go")
+    agent.store.state.delete(PAUSE_KEY + "call_1_0")  # as if an earlier resume had claimed it
+    await agent.approve("call_1_0")
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"] and ran == []
+
+
+async def test_several_pauses_survive_kernel_restarts(tmp_path: Path) -> None:
+    db = tmp_path / "restarts.sqlite"
+    await coder(S([[S.tool_call("execute", {"code": THREE})]]), name="r", db=db).send("go")
+    for done in (["/one"], ["/one", "/two"]):
+        again = coder(S([]), name="r", db=db)
+        await again.approve("call_1_0")
+        assert ran == done and waiting_call(again)["stdout"].count("done") == len(done)
+    last = coder(S([[S.text("Three, across restarts.")]]), name="r", db=db)
+    assert (await last.approve("call_1_0")).status == "completed"
+    assert ran == ["/one", "/two", "/three"] and pauses(last) == []
+    assert last.messages[1]["parts"][-1]["output"]["result"] == ["deleted /one", "deleted /two", "deleted /three"]
 
 
 async def test_without_an_agent_a_gated_call_fails_in_the_code_and_never_runs() -> None:
@@ -198,3 +289,117 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         execute_tool()
     with pytest.raises(Exception, match=r"execute_tool\(timeout=0\): pass a positive number"):
         execute_tool(tools=[add], timeout=0)
+
+
+async def test_inner_calls_go_through_before_and_after_tool_call_like_direct_calls() -> None:
+    seen: list[tuple] = []
+
+    def before_tool_call(self: Think, ctx: ToolCallContext) -> ToolCallDecision | None:
+        seen.append(("before", ctx.tool_name, ctx.tool_call_id, ctx.parent_tool_call_id, ctx.input))
+        if ctx.tool_name == "add" and ctx.input.get("a") == 2:
+            return ToolCallDecision.allow(input={**ctx.input, "a": 100})  # a new input, as for a direct call
+        if ctx.tool_name == "mul":
+            return ToolCallDecision.block("no multiplying")
+        if ctx.tool_name == "write":
+            return ToolCallDecision.substitute("not written")
+        return None
+
+    def after_tool_call(self: Think, ctx: ToolCallResultContext) -> None:
+        seen.append(("after", ctx.tool_name, ctx.tool_call_id, ctx.parent_tool_call_id, ctx.success, ctx.output,
+                     ctx.error))
+
+    code = ("x = add(2, 40)\ny = mul(x, 2)\nw = state.write('/f.txt', 'hi')\n"
+            "try:\n    add(a='nan?', b=1)\nexcept ValueError:\n    pass\nz = delete_file('/gated')\n[x, y, w, z]")
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Done.")]])
+    agent = coder(script, hooks={"before_tool_call": before_tool_call, "after_tool_call": after_tool_call})
+    await agent.send("go")
+    assert ran == [] and not agent.workspace.exists("/f.txt")
+    paused_at = list(seen)
+    await agent.approve("call_1_0")
+    assert ran == ["/gated"]
+    assert paused_at == [
+        ("before", "execute", "call_1_0", None, {"code": code}),
+        ("before", "add", "call_1_0.1", "call_1_0", {"a": 2, "b": 40}),
+        ("after", "add", "call_1_0.1", "call_1_0", True, 140.0, None),
+        ("before", "mul", "call_1_0.2", "call_1_0", {"a": 140.0, "b": 2}),
+        ("after", "mul", "call_1_0.2", "call_1_0", True, "no multiplying", None),
+        ("before", "write", "call_1_0.3", "call_1_0", {"path": "/f.txt", "content": "hi"}),
+        ("after", "write", "call_1_0.3", "call_1_0", True, "not written", None),
+        ("before", "add", "call_1_0.4", "call_1_0", {"a": "nan?", "b": 1}),
+        ("after", "add", "call_1_0.4", "call_1_0", False, None, IsStr(regex="ToolInputError: .*")),
+    ]  # the gated call's hooks wait for its approval, as a direct call's do
+    assert seen[len(paused_at):] == [
+        ("before", "execute", "call_1_0", None, {"code": code}),
+        ("before", "delete_file", "call_1_0.5", "call_1_0", {"path": "/gated"}),
+        ("after", "delete_file", "call_1_0.5", "call_1_0", True, "deleted /gated", None),
+        ("after", "execute", "call_1_0", None, True, {"result": [140.0, "no multiplying", "not written",
+                                                                  "deleted /gated"], "stdout": "", "calls": 5}, None),
+    ]
+
+
+async def test_a_hook_failing_on_an_inner_call_ends_the_turn_as_for_a_direct_call() -> None:
+    def before_tool_call(self: Think, ctx: ToolCallContext) -> None:
+        if ctx.parent_tool_call_id is not None:
+            raise RuntimeError("inner hook broke")
+
+    script = S([[S.tool_call("execute", {"code": "add(1, 2)"})], [S.text("unreached")]])
+    agent = coder(script, hooks={"before_tool_call": before_tool_call})
+    result = await agent.send("go")
+    assert result.status == "error" and result.error == "before_tool_call() raised RuntimeError: inner hook broke"
+    assert len(script.requests) == 1
+
+
+async def test_an_aborted_resume_leaves_no_snapshot_and_never_reruns_what_ran() -> None:
+    reached = asyncio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Wait forever."""
+        reached.set()
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    code = "a = delete_file('/one')\nb = hang()\n[a, b]"
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Moving on.")]])
+    agent = coder(script, hooks={"get_tools": lambda self: [delete_file, hang, execute_tool(self)]})
+    await agent.send("go")
+    resumed = agent.approve("call_1_0")
+    assert resumed is not None
+    await reached.wait()  # the resumed code runs hang(), after the approved call ran
+    agent.abort_all_requests()
+    assert (await resumed).status == "aborted" and ran == ["/one"]
+    assert pauses(agent) == []  # claimed when the resume started
+    await agent.continue_last_turn()  # the approved part runs again: its state is gone, so nothing runs twice
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"]
+    assert ran == ["/one"] and pauses(agent) == []
+
+
+def test_step_mode_pauses_at_inner_calls_which_the_user_can_edit() -> None:
+    script = S([[S.tool_call("execute", {"code": "tools.add(a=1, b=2)"})], [S.text("42.")]])
+    agent = coder(script, name="stepped")
+    stepper = agent.step("go")
+    event, seen = stepper.next(), []
+    while event.hook != "done":
+        if event.hook == "before_tool_call":
+            seen.append((event.tool, event.ctx.tool_call_id, event.ctx.parent_tool_call_id))
+            if event.tool == "add":
+                assert re.search(r">called from</th><td[^>]*>call_1_0</td>", event._repr_html_())
+                event.ctx.input = {"a": 40, "b": 2}
+        event = stepper.next()
+    assert event.result.status == "completed"
+    assert seen == [("execute", "call_1_0", None), ("add", "call_1_0.1", "call_1_0")]
+    part = next(p for p in agent.messages[1]["parts"] if p["type"] == "tool-execute")
+    assert part["output"] == {"result": 42.0, "stdout": "", "calls": 1}
+
+
+async def test_a_new_call_reusing_an_old_call_id_after_clear_runs_from_the_start(tmp_path: Path) -> None:
+    db = tmp_path / "reuse.sqlite"
+    first = coder(S([[S.tool_call("execute", {"code": CODE})], [S.text("Done.")]]), name="u", db=db)
+    await first.send("go")
+    await first.approve("call_1_0")
+    first.clear_messages()
+    again = coder(S([[S.tool_call("execute", {"code": "add(1, 2)"})], [S.text("3.")]]), name="u", db=db)
+    await again.send("add")  # the model reuses the id call_1_0; the old approval does not make it a resume
+    part = next(p for p in again.messages[1]["parts"] if p["type"] == "tool-execute")
+    assert part["toolCallId"] == "call_1_0" and part["output"] == {"result": 3.0, "stdout": "", "calls": 1}

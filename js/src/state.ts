@@ -37,7 +37,9 @@ export interface PanelState {
   probePending: boolean;
   /** Turns whose replay this view acked and waits for. */
   awaitingReplay: string[];
-  /** toolCallIds the user approved or denied here (their buttons are disabled). */
+  /** toolCallIds the user approved or denied here (their buttons are disabled) and whose stored part
+   * still asks; a mark is dropped once the kernel's copy of the part leaves `approval-requested`, so a
+   * call that asks again (an `execute` call reaching a second gated inner call) can be answered again. */
   responded: Record<string, boolean>;
   /** The agent's memory (context tab), or null when the kernel sent none. */
   memory: SessionState | null;
@@ -100,7 +102,8 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
       return { ...state, recovering: frame.recovering };
     case FRAME.MESSAGE_UPDATED: {
       const { message } = frame;
-      return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)) };
+      return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)),
+        responded: answeredOnly(state.responded, [message]) };
     }
     case FRAME.SESSION: {
       const { type: _type, ...memory } = frame;
@@ -163,6 +166,7 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
   return {
     ...state,
     transcript,
+    responded: answeredOnly(state.responded, transcript),
     live: state.live.filter((t) => !t.done),
     optimistic: state.optimistic.filter((m) => !known.has(m.id)),
   };
@@ -183,6 +187,19 @@ export function setError(state: PanelState, error: string): PanelState {
 export function submitted(state: PanelState, requestId: string, message?: UIMessage): PanelState {
   const optimistic = message ? [...state.optimistic, message] : state.optimistic;
   return { ...state, optimistic, error: "", pendingRequestId: requestId, localSubmitted: true };
+}
+
+/** `responded` without the calls whose part in `messages` no longer waits for approval (the kernel
+ * took the answer); the same object when nothing changes. */
+function answeredOnly(responded: Record<string, boolean>, messages: readonly UIMessage[]): Record<string, boolean> {
+  const taken = new Set<string>();
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (isToolPart(p) && responded[p.toolCallId] && p.state !== "approval-requested") taken.add(p.toolCallId);
+    }
+  }
+  if (taken.size === 0) return responded;
+  return Object.fromEntries(Object.entries(responded).filter(([id]) => !taken.has(id)));
 }
 
 /** The user approved or denied `toolCallId` in this view. */

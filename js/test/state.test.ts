@@ -237,6 +237,20 @@ describe("reduce", () => {
     expect(responded(s, "c1").responded).toEqual({ c1: true });
   });
 
+  it("an answered call that asks again (a second gated call inside execute) can be answered again", () => {
+    const asking = (id: string) => ({ type: "tool-execute", toolCallId: "c1", state: "approval-requested", input: { code: "x" }, approval: { id } });
+    const message = (part: object): UIMessage => ({ id: "a1", role: "assistant", parts: [part as never] });
+    let s = responded(initialState({ transcript: [user, message(asking("ap1"))] }), "c1");
+    s = reduce(s, { type: FRAME.MESSAGE_UPDATED, message: message(asking("ap1")) }); // not taken yet: still answered
+    expect(s.responded).toEqual({ c1: true });
+    s = reduce(s, { type: FRAME.MESSAGE_UPDATED, message: message({ ...asking("ap1"), state: "approval-responded", approval: { id: "ap1", approved: true } }) });
+    expect(s.responded).toEqual({});
+    s = reduce(s, { type: FRAME.MESSAGE_UPDATED, message: message(asking("ap2")) });
+    expect(s.responded).toEqual({});
+    s = responded(s, "c1");
+    expect(setTranscript(s, [user, message({ ...asking("ap2"), state: "output-denied" })]).responded).toEqual({});
+  });
+
   it("an error chunk sets the error and shows inline", () => {
     const s = reduce(initialState(), frame<UseChatResponse>("use_chat_response--error"));
     expect(s.error).toBe("The model provider returned 429 Too Many Requests.");

@@ -19,7 +19,8 @@ tests/fixtures/chunks/ (one expected UIMessage per chunk stream).
 - `source-url`, `source-document` and `file` append a part with the chunk's fields.
 - `data-<name>` appends `{type, id?, data}`; when a part of that type with that `id` exists,
   its `data` is replaced in place instead. `transient: true` data is never kept.
-- Tool chunks keep one part per `toolCallId` (see `_advance` for the state order). Only
+- Tool chunks keep one part per `toolCallId` (see `_advance` for the state order; an approved
+  call asking again with a new approval id opens a new round, see `_reopens`). Only
   `tool-input-start`, `tool-input-available` and `tool-input-error` create it: a
   `tool-<toolName>` part, or a `dynamic-tool` part carrying `toolName` when `dynamic` is
   true. The streamed input text of `tool-input-delta` never becomes the part's `input`
@@ -72,6 +73,18 @@ def merge_metadata(base: dict, overrides: dict) -> dict:
         old = merged.get(key)
         merged[key] = merge_metadata(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
     return merged
+
+
+def _reopens(part: dict, approval_id: str) -> bool:
+    """True when a `tool-approval-request` asks again for an approved call still running: the
+    part is `approval-responded` and approved, and the request carries a new approval id. A tool
+    that pauses more than once (the `execute` tool reaching a second gated inner call after its
+    first was approved) opens one approval round per pause; a replayed request (same id) never
+    does. Only a continuation, which starts from the stored approved message, reaches this: the
+    panel's accumulator (js/src/accumulate.ts) never holds an `approval-responded` part."""
+    approval = part.get("approval") or {}
+    return part.get("state") == "approval-responded" and bool(approval.get("approved")) and \
+        bool(approval_id) and approval.get("id") != approval_id
 
 
 def _text(chunk: dict, key: str) -> str:
@@ -220,7 +233,11 @@ class MessageAccumulator:
         approval = {"id": _text(chunk, "approvalId")}
         if chunk.get("approvalDescriptor") is not None:
             approval["descriptor"] = chunk["approvalDescriptor"]
-        self._advance(self._known_tool(chunk), "approval-requested", {"approval": approval})
+        part = self._known_tool(chunk)
+        if part is not None and _reopens(part, approval["id"]):
+            part.update(state="approval-requested", approval=approval)  # a new round: see `_reopens`
+            return
+        self._advance(part, "approval-requested", {"approval": approval})
 
     def _tool_output_available(self, chunk: dict) -> None:
         fields = {"output": chunk.get("output"), **_present(chunk, ("providerExecuted",))}

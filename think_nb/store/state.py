@@ -28,3 +28,10 @@ class AgentState:
 
     def delete(self, key: str) -> None:
         self.db.execute("DELETE FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, key))
+
+    def keys(self, prefix: str = "") -> list[str]:
+        """The keys starting with `prefix`, sorted."""
+        rows = self.db.read("SELECT key FROM agent_state WHERE agent_key = ? AND substr(key, 1, ?) = ? ORDER BY key",
+                            (self.agent_key, len(prefix), prefix))
+        return [r[0] for r in rows]
+

@@ -110,6 +110,17 @@ CURRENT_TOOL_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("
 None outside a turn). A tool that keeps state per call (the `execute` tool's paused runs) reads it."""
 
 
+CURRENT_TOOL_RUNNER: contextvars.ContextVar[Any] = contextvars.ContextVar("think_nb_tool_runner", default=None)
+"""The turn's tool runner while a tool function runs (None outside a turn): a tool that calls other
+tools (the `execute` tool) runs each through `await runner.call_inner(parent_call_id, inner_call_id,
+name, input, run)`, so `before_tool_call` / `after_tool_call` see it as they see a direct call."""
+
+PAUSE_PREFIX = "tool-pause:"
+"""`agent_state` key prefix of what a paused tool keeps to resume (`PAUSE_PREFIX + toolCallId`). The
+engine deletes it when the call can no longer resume: denied, repaired (superseded by a new message,
+or interrupted), or the conversation cleared."""
+
+
 class ApprovalRequired(Exception):
     """Raised by a running tool to pause its call for the user's approval instead of finishing it.
 

@@ -27,7 +27,7 @@ from think_nb.aio import close_unawaited, maybe_await
 from think_nb.errors import UserError
 from think_nb.messages import new_id, validate
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
-from think_nb.tools.tool import dump_output
+from think_nb.tools.tool import PAUSE_PREFIX, dump_output
 from think_nb.turns import assemble
 from think_nb.turns.admission import Submission, TurnQueue
 from think_nb.turns.broadcast import Listeners
@@ -166,7 +166,10 @@ class TurnEngine:
         self.queue.invalidate()
         if self.queue.active is not None:
             self.abort_request(self.queue.active.request_id)
+        calls = [p.get("toolCallId") for m in self.conversation for p in m.get("parts", []) if is_tool_part(p)]
         self.conversation.clear()
+        for call_id in calls:  # no call of the cleared transcript can resume
+            self.store.state.delete(PAUSE_PREFIX + str(call_id))
         self.recorder.clear()
         self.listeners.notify("on_clear")
         self.messages_changed()
@@ -298,7 +301,15 @@ class TurnEngine:
 
     def repair_interrupted_tools(self) -> None:
         """Settle tool parts left without a result (Think's `repairInterruptedToolPart`)."""
-        if self.conversation.rewrite(lambda m: repaired(m, self.host.repair_interrupted_tool_part)):
+        settled: list[str] = []
+
+        def repair(part: dict) -> dict:
+            settled.append(str(part.get("toolCallId")))
+            return self.host.repair_interrupted_tool_part(part)
+
+        if self.conversation.rewrite(lambda m: repaired(m, repair)):
+            for call_id in settled:  # superseded or interrupted: it never resumes
+                self.store.state.delete(PAUSE_PREFIX + call_id)
             self.messages_changed()
 
     def replace_message(self, message: dict) -> None:
@@ -321,6 +332,8 @@ class TurnEngine:
             approval["reason"] = reason
         self.store.approvals.record(tool_call_id, approval.get("id"), approved, reason, part.get("input"))
         part.update(state="approval-responded" if approved else "output-denied", approval=approval)
+        if not approved:  # a denied call never resumes: what its tool kept to resume goes now
+            self.store.state.delete(PAUSE_PREFIX + tool_call_id)
         return self._apply_and_continue(message, auto_continue)
 
     def add_tool_output(self, tool_call_id: str, output: Any, error_text: str | None, state: str | None,

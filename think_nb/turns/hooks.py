@@ -135,6 +135,9 @@ class ToolCallContext:
     input: dict
     messages: list[dict]
     step_number: int = 0
+    parent_tool_call_id: str | None = None
+    """Set for a call a tool makes from inside its run (an `execute` tool's inner call): the running
+    tool's call id; `tool_call_id` is then `<parent>.<n>`."""
 
 
 @dataclass
@@ -192,3 +195,4 @@ class ToolCallResultContext:
     error: str | None = None
     duration_ms: float = 0.0
     step_number: int = 0
+    parent_tool_call_id: str | None = None

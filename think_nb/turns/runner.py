@@ -212,15 +212,17 @@ class Turn:
         return system, messages, tools, config
 
     # -- steps ----------------------------------------------------------------------------
-    async def _run_approved_tools(self, tools: dict) -> bool:
+    async def _run_approved_tools(self, tools: dict) -> tuple[bool, bool]:
         """Run the calls approved since the last turn; their results land in the message that asked
-        (a cross-message update: `on_message_updated`). Returns True when any ran."""
+        (a cross-message update: `on_message_updated`). Returns (any ran, any paused again: a tool
+        that asked for a new approval while resuming, e.g. `execute` reaching a second gated inner
+        call; the turn then ends before calling the model, waiting for that approval)."""
         history = self.engine.conversation.messages
         last = history[-1] if history and history[-1]["role"] == "assistant" else None
         approved = [p for p in (last or {}).get("parts", [])
                     if p.get("state") == "approval-responded" and (p.get("approval") or {}).get("approved")]
         if not approved:
-            return False
+            return False, False
         assert last is not None  # `approved` is empty otherwise
         earlier = MessageAccumulator(last["id"], base=last)
 
@@ -237,10 +239,10 @@ class Turn:
                             "errorText": "No approval was recorded for this call (only agent.approve() approves "
                                          "a call); the tool did not run."})
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
-        await run_all([runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
-                                      tools.get(tool_name_of(p))) for p in granted])
+        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
+                                                 tools.get(tool_name_of(p))) for p in granted])
         self.engine.replace_message(earlier.message)
-        return True
+        return True, any(outcome is None for outcome in outcomes)
 
     async def emit_broadcast(self, chunk: dict) -> None:
         """`publish` a chunk and show it to `on_chunk`, without applying it to this turn's message
@@ -252,7 +254,10 @@ class Turn:
     async def _run_steps(self) -> None:
         system, base_messages, tools, config = await self._prepare()
         self._watch_stalls(config)
-        if await self._run_approved_tools(tools) and config.messages is None:
+        ran, paused = await self._run_approved_tools(tools)
+        if paused:  # waiting for the user again: no model call until that approval is decided
+            return
+        if ran and config.messages is None:
             base_messages = to_model_messages(await assemble.history(self.host))
         options = config.litellm_options()
         max_steps = config.max_steps if config.max_steps is not None else self.host.max_steps

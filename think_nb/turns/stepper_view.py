@@ -46,6 +46,8 @@ def render_event(event: Any) -> str:
     elif event.hook == "before_tool_call":
         rows += [_row("tool", html.escape(ctx.tool_name)), _row("input", _pre(ctx.input)),
                  _row("call id", html.escape(ctx.tool_call_id))]
+        if ctx.parent_tool_call_id:  # an inner call of a running tool (execute's code)
+            rows.append(_row("called from", html.escape(ctx.parent_tool_call_id)))
     elif event.hook == "after_tool_call":
         error = f"<span style='color:var(--jp-error-color1,red)'>{html.escape(str(ctx.error))}</span>"
         outcome = _pre(ctx.output) if ctx.success else error

@@ -5,8 +5,10 @@ new input), block (the reason becomes the output) or substitute an output; a too
 approval does not run, the stream emits `tool-approval-request` and the turn pauses there
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
-sees every outcome with its duration in milliseconds. A streaming tool (an async generator)
-emits each value it yields as a preliminary `tool-output-available`; its last value is the output.
+sees every outcome with its duration in milliseconds. Calls a tool makes from inside its own run
+(the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A streaming tool
+(an async generator) emits each value it yields as a preliminary `tool-output-available`; its
+last value is the output.
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from typing import Any
 from think_nb.aio import maybe_await
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
-from think_nb.tools.tool import CURRENT_TOOL_CALL, ApprovalRequired, Tool, ToolInputError, dump_output
-from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
+from think_nb.tools.tool import (
+    CURRENT_TOOL_CALL,
+    CURRENT_TOOL_RUNNER,
+    ApprovalRequired,
+    Tool,
+    ToolInputError,
+    dump_output,
+)
+from think_nb.turns.hooks import HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -88,6 +97,7 @@ class StepTools:
                 "toolCallId": call_id, "action": decision.action, "reason": decision.reason}})
         started = time.perf_counter()
         token = CURRENT_TOOL_CALL.set(call_id)
+        runner_token = CURRENT_TOOL_RUNNER.set(self)
         try:
             success, output, error = await self._outcome(decision, name, arguments, tool, call_id)
         except ApprovalRequired as pause:
@@ -95,6 +105,7 @@ class StepTools:
                              "approvalDescriptor": pause.descriptor})
             return None
         finally:
+            CURRENT_TOOL_RUNNER.reset(runner_token)
             CURRENT_TOOL_CALL.reset(token)
         duration_ms = (time.perf_counter() - started) * 1000
         if success:
@@ -106,6 +117,49 @@ class StepTools:
         await self.hooks.fire("after_tool_call", result_ctx, step=self.step_number, tool=name)
         base = {"toolCallId": call_id, "toolName": name}
         return {**base, "output": output} if success else {**base, "errorText": error}
+
+    async def call_inner(self, parent_call_id: str, call_id: str, name: str, arguments: dict,
+                         run: Callable[[dict], Awaitable[Any]]) -> Any:
+        """Run a call a tool makes from inside its own run (the `execute` tool's `tools.add(...)`)
+        through the same hooks as a direct call: `before_tool_call` may allow (with a new input),
+        block (the reason, or Think's default text, is the call's value) or substitute a value;
+        `after_tool_call` reports the outcome. Both contexts carry `parent_tool_call_id`. No chunk
+        is emitted (the inner call has no part of its own).
+
+        Args:
+            parent_call_id: the running tool's call id. call_id: the inner call's id
+                (`<parent>.<n>`, n counting the parent's inner calls from 1).
+            name, arguments: the inner tool and its input. run: `await run(input)` runs it.
+
+        Returns the call's value; raises what `run` raised (after `after_tool_call`), and the
+        hooks' `HookError` (it ends the turn, as for a direct call)."""
+        ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number,
+                              parent_tool_call_id=parent_call_id)
+        decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
+                                                                 tool=name))
+        arguments = decision.input if decision.input is not None else ctx.input
+        started = time.perf_counter()
+        failure: BaseException | None = None
+        output: Any = None
+        if decision.action == "block":
+            output = decision.reason or f"Tool {name!r} was blocked by before_tool_call."
+        elif decision.action == "substitute":
+            output = dump_output(decision.output)
+        else:
+            try:
+                output = await run(arguments)
+            except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
+                failure = exc
+        duration_ms = (time.perf_counter() - started) * 1000
+        error = None if failure is None else f"{type(failure).__name__}: {failure}"
+        await self.hooks.fire("after_tool_call", ToolCallResultContext(
+            name, call_id, arguments, failure is None, output, error, duration_ms, self.step_number,
+            parent_tool_call_id=parent_call_id), step=self.step_number, tool=name)
+        if failure is not None:
+            raise failure
+        return output
 
     async def _outcome(self, decision: ToolCallDecision, name: str, arguments: dict,
                        tool: Tool | None, call_id: str = "") -> tuple[bool, Any, str | None]:
@@ -125,8 +179,9 @@ class StepTools:
                                      "preliminary": True})
                 return True, last, None
             return True, dump_output(await tool.invoke(arguments)), None
-        except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired):
-            raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute)
+        except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
+            raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute); a
+            # hook failing on an inner call (call_inner) ends the turn as it does for a direct call
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
             return False, None, f"{type(exc).__name__}: {exc}"
 

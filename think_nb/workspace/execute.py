@@ -26,15 +26,26 @@ Limits (each a tool error naming it):
 Approval inside code: when the code calls a tool that needs approval, the run is dumped (a Monty
 snapshot: the interpreter's whole state, bytes), stored in the agent's SQLite with the stdout so
 far, and the call pauses like a direct gated call: the stream emits `tool-approval-request` for the
-`execute` call, with `approval.descriptor = {"kind": "execute", "code", "call": {"tool", "input"}}`
-shown by the approval card. `approve()` then continues the turn; the continuation runs `execute`
-again for the same call id, which restores the snapshot in a fresh worker, runs the approved inner
-call once, and resumes the code from that point (nothing before it runs again; a kernel restart in
-between is fine). `deny()` discards it: the code never continues. The pause record is claimed
-(deleted) before the inner call runs, so an inner tool never runs twice, and the record names the
-approval id it waits for, so no other decision opens it. One gated call per pause: a second gated
-call reached after resuming ends the run with a tool error (it did not run), because a tool part
-that was approved cannot ask again (its state only moves forward).
+`execute` call, with `approval.descriptor = {"kind": "execute", "code", "call": {"tool", "input"},
+"stdout"}` shown by the approval card. `approve()` then continues the turn; the continuation runs
+`execute` again for the same call id, which restores the snapshot in a fresh worker, runs the
+approved inner call once, and resumes the code from that point (nothing before it runs again; a
+kernel restart in between is fine). Any number of gated calls works: each one reached after a
+resume pauses again with a new approval id (the part goes back to `approval-requested`, with the
+new inner call in its descriptor), and the turn waits for that decision before calling the model.
+
+`deny()` denies the whole `execute` call, as it denies a direct call: the part becomes
+`output-denied` (the model sees the denial), the code never continues, the gated inner call never
+runs (inner calls made before the pause keep their effects), and the stored snapshot is deleted
+(so is the snapshot of a pause superseded by a new message, or of a cleared conversation). The
+pause record is claimed (deleted) before the inner call runs, so an inner tool never runs twice,
+and the record names the approval id it waits for, so no other decision opens it.
+
+Hooks: each inner tool call (`tools.<name>(...)`, and `state.write` / `state.delete`, which are the
+`write` / `delete` tools) goes through `before_tool_call` and `after_tool_call` like a direct call
+(block, substitute, a new input; their contexts carry `parent_tool_call_id`, and the inner call id
+is `<execute call id>.<n>`); a gated inner call's hooks fire once it is approved, as a direct
+call's do. `state.read/list/glob/exists` are workspace reads, not tool calls: no hooks.
 """
 
 from __future__ import annotations
@@ -48,12 +59,22 @@ from typing import Any
 from think_nb.aio import maybe_await
 from think_nb.errors import UserError
 from think_nb.messages.ids import new_id
-from think_nb.tools.tool import CURRENT_TOOL_CALL, ApprovalRequired, Tool, ToolInputError, dump_output, from_function
+from think_nb.tools.tool import (
+    CURRENT_TOOL_CALL,
+    CURRENT_TOOL_RUNNER,
+    PAUSE_PREFIX,
+    ApprovalRequired,
+    Tool,
+    ToolInputError,
+    dump_output,
+    from_function,
+)
 from think_nb.tools.toolset import resolve_tools
 from think_nb.workspace import paths
 
-PAUSE_KEY = "execute-pause:"
-"""agent_state key prefix of a paused run: `{approval_id, snapshot (base64), stdout, call, calls}`."""
+PAUSE_KEY = PAUSE_PREFIX
+"""agent_state key prefix of a paused run (`PAUSE_KEY + toolCallId`): `{approval_id, snapshot (base64),
+stdout, call, calls}`; the engine deletes it when the call can no longer resume."""
 
 DESCRIPTION = (
     "Run Python code in a sandbox (a Python subset: no imports of host modules, no files, no network). "
@@ -144,6 +165,11 @@ class _Runner:
             if not (decision and decision["approved"] and decision["approval_id"] == pause["approval_id"]):
                 raise ExecuteError("The paused code was not approved; it did not continue.")
             approved_call = pause["call"]
+        elif store is not None and call_id is not None and store.approvals.granted(call_id, {"code": code}):
+            # approved, so this call paused before, and the resume that claimed its state never finished
+            # (aborted): starting over would repeat the inner calls that already ran
+            raise ExecuteError("This execute call was approved to resume, but its paused state is gone (claimed by "
+                               "an earlier resume); nothing ran again. Call execute anew.")
         stdout = pm.CollectString(max_bytes=self.max_output)
         state = _Run(self, tools, code, stdout, pause)
         pool = pm.AsyncMonty(min_processes=1, max_processes=1, request_timeout=self.timeout + 30)
@@ -167,7 +193,6 @@ class _Run:
         self.runner, self.tools, self.code, self.stdout = runner, tools, code, stdout
         self.before = (pause or {}).get("stdout", "")
         self.calls = int((pause or {}).get("calls", 0))
-        self.resumed = pause is not None
 
     def output(self) -> str:
         return self.before + self.stdout.output
@@ -189,6 +214,8 @@ class _Run:
 
     async def drive(self, snap: Any, approved_call: dict | None, call_id: str | None) -> dict:
         import pydantic_monty as pm
+
+        from think_nb.turns.hooks import HookError
 
         while not isinstance(snap, pm.MontyComplete):
             if isinstance(snap, pm.AsyncNameLookupSnapshot):
@@ -216,9 +243,7 @@ class _Run:
             try:
                 value = await self._call(kind, name, args, kwargs, approved, snap, call_id)
                 result: dict = {"return_value": value}
-            except ApprovalRequired:
-                raise
-            except ExecuteError:
+            except (ApprovalRequired, ExecuteError, HookError):
                 raise
             except ToolInputError as exc:
                 result = {"exception": ValueError(str(exc))}
@@ -244,22 +269,36 @@ class _Run:
         if tool is None:
             raise LookupError(f"there is no tool named {name!r}")
         arguments = self._input(kind, name, args, kwargs)
-        await self._gate(tool, name, tool.validate(arguments), approved, snap, call_id)
-        return dump_output(await tool.invoke(arguments))
+        await self._gate(tool, name, arguments, approved, snap, call_id)
+        return await self._hooked(tool, arguments, call_id)
+
+    async def _hooked(self, tool: Tool, arguments: dict, call_id: str | None) -> Any:
+        """Run an inner tool call, through the turn's `before_tool_call` / `after_tool_call` when
+        there is a turn (`CURRENT_TOOL_RUNNER`), directly otherwise."""
+        async def run(given: dict) -> Any:
+            return dump_output(await tool.invoke(given))
+
+        runner = CURRENT_TOOL_RUNNER.get()
+        if runner is None or call_id is None:
+            return await run(arguments)
+        return await runner.call_inner(call_id, f"{call_id}.{self.calls}", tool.name, arguments, run)
 
     async def _gate(self, tool: Tool, name: str, arguments: dict, approved: bool, snap: Any,
                     call_id: str | None) -> None:
         from think_nb.turns.tool_calls import needs_approval
 
-        if approved or not tool.needs_approval or not await needs_approval(tool, arguments):
+        if approved or not tool.needs_approval:
+            return
+        try:
+            arguments = tool.validate(arguments)  # the predicate sees what the tool would run with
+        except ToolInputError:
+            return  # invalid input never opens an approval: the run reports it (a ValueError in the code)
+        if not await needs_approval(tool, arguments):
             return
         agent = self.runner.agent
         if agent is None or call_id is None:
             raise ExecuteError(f"the code called {name!r}, which needs approval, and this execute tool has no agent "
                                "to ask; call the tool directly")
-        if self.resumed or agent.store.approvals.decision(call_id) is not None:
-            raise ExecuteError(f"the code called {name!r}, which needs approval, after this execute call was "
-                               "already approved once; it did not run. Call it directly or in a new execute call.")
         approval_id = new_id("approval")
         call = {"tool": name, "input": _jsonable(arguments)}
         agent.store.state.set(PAUSE_KEY + call_id, {
@@ -287,8 +326,8 @@ class _Run:
 
             approval = bool(getattr(self.runner.agent, "workspace_approval", False))
             tool = write_tool(fs, approval=approval) if op == "write" else delete_tool(fs, approval=approval)
-            await self._gate(tool, f"state.{op}", tool.validate(given), approved, snap, call_id)
-            return dump_output(await tool.invoke(given))
+            await self._gate(tool, f"state.{op}", given, approved, snap, call_id)
+            return await self._hooked(tool, given, call_id)
 
         def sync() -> Any:
             if op == "glob":
