@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
-from think_nb.models.errors import CallFacts, IncompleteStream, retry_delay
+from think_nb.models.errors import CallFacts, retry_delay
 from think_nb.models.litellm_env import aget_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
 
@@ -110,8 +110,6 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
             facts.attempts += 1
             await asyncio.sleep(delay)
     outcome = await translator.close()
-    if hosted and outcome.finish_reason is None:  # litellm passes an early end of stream through silently
-        raise IncompleteStream(config.model, facts.provider)
     outcome.usage_source = usage_source(outcome.usage, response)
     return outcome
 
