@@ -85,10 +85,9 @@ async def test_continue_last_turn_persists_a_new_continuation_message() -> None:
     assert flags == [(False, None), (True, {"style": "short"})]
     assert agent.messages[-1] == {"id": IsStr(), "role": "assistant", "parts": [
         {"type": "step-start"}, {"type": "text", "text": " a time.", "state": "done"}],
-        "metadata": {"continuation": True, "model": script.model, "usage": {"prompt_tokens": IsInt(),
-                                                                            "completion_tokens": IsInt(),
-                                                                            "total_tokens": IsInt(),
-                                                                            "source": "estimated"},
+        "metadata": {"continuation": True, "model": script.model, "usage": {
+            "prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "source": None,
+            "estimated_tokens": {"prompt_tokens": IsInt(), "completion_tokens": IsInt(), "total_tokens": IsInt()}},
                      "requestId": result.request_id,
                      "finishReason": "stop"}}
     assert len(agent.messages) == 3
