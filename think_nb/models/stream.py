@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
+from think_nb.models import reasoning
 from think_nb.models.errors import CallFacts, retry_delay
 from think_nb.models.litellm_env import aget_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
@@ -92,7 +93,8 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
     while True:
         translator = _Translator(emit)
         try:
-            response = await litellm.acompletion(model=config.model, messages=messages, stream=True,
+            response = await litellm.acompletion(model=config.model, stream=True,
+                                                 messages=reasoning.for_provider(messages, config.provider),
                                                  stream_options={"include_usage": True}, **kwargs)
             try:
                 async for chunk in response:
@@ -156,9 +158,12 @@ class _Translator:
             self.outcome.usage = _usage(usage)
         for choice in getattr(chunk, "choices", None) or []:
             delta = choice.delta
-            reasoning = getattr(delta, "reasoning_content", None)
-            if reasoning:
-                await self._stream("reasoning", reasoning)
+            thinking = getattr(delta, "reasoning_content", None)
+            if thinking:
+                await self._stream("reasoning", thinking)
+            sig = reasoning.signature(delta)
+            if sig:  # Anthropic's thinking signature, sent back with the reasoning (models/reasoning.py)
+                await self._stream("reasoning", "", providerMetadata=reasoning.provider_metadata(sig))
             if delta.content:
                 self.outcome.text += delta.content
                 await self._stream("text", delta.content)
@@ -171,12 +176,12 @@ class _Translator:
         self.emitted = True
         await self.emit(chunk)
 
-    async def _stream(self, kind: str, delta: str) -> None:
+    async def _stream(self, kind: str, delta: str, **extra: Any) -> None:
         if self.open is None or self.open[0] != kind:
             await self._close_open()
             self.open = (kind, new_id(kind[0]))
             await self._emit({"type": f"{kind}-start", "id": self.open[1]})
-        await self._emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta})
+        await self._emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta, **extra})
 
     async def _close_open(self) -> None:
         if self.open is not None:
