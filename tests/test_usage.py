@@ -41,7 +41,8 @@ async def test_reported_usage_is_stored_as_reported_and_an_unpriced_model_has_no
     df = agent.usage_df()
     row = df.drop(columns=["created_at", "cost_usd"]).to_dict("records")
     assert row == [{"message_id": agent.messages[-1]["id"], "request_id": meta["requestId"], "model": script.model,
-                    "prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "usage_source": "reported"}]
+                    "prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "usage_source": "reported",
+                    "estimated_tokens": None}]
     assert math.isnan(df["cost_usd"].iloc[0])  # no price: NaN, not 0.0
     assert _agent(script, tmp_path / "u.sqlite").messages[-1]["metadata"] == meta  # persisted as such
 
