@@ -1,5 +1,8 @@
 """Benchmark: the first turn in a fresh process, while litellm imports (issue 18 §3).
 
+The agents here take a hosted model's path (a `ScriptedModel` with `via_litellm=True`); an
+in-process model never imports litellm (`bench/bench_peers.py` measures that path).
+
 Two measures, each in fresh processes (litellm is imported once per process):
 
 1. **Event-loop stall.** An agent is created (which starts importing litellm on its thread) and its
@@ -37,14 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 STALL_CHILD = r'''
 import asyncio, json, os, tempfile, time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from think_nb import Think
+from think_nb import ModelConfig, Think
 from think_nb.testing import ScriptedModel as S
 
 async def main():
     script = S([[S.text("Hello there, this is the first turn.")], [S.text("And the second one.")]])
-    class Bench(Think):
-        def get_model(self):
-            return script.model
+    class Bench(Think):  # a hosted model's path: the script through litellm
+        default_model = ModelConfig(script.model, via_litellm=True)
     agent = Bench("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))
     loop = asyncio.get_running_loop()
     ticks = []  # (when the monitor's sleep started, how late it woke)
@@ -115,9 +117,10 @@ def kernel_cells(think_nb: Path) -> dict:
     fe = start_frontend(Path(tempfile.mkdtemp()), PYTHONPATH=str(think_nb.resolve()))
     try:
         fe.execute("%load_ext think_nb").check()
-        fe.execute("from think_nb import Think\nfrom think_nb.testing import ScriptedModel as S\n"
+        fe.execute("from think_nb import ModelConfig, Think\nfrom think_nb.testing import ScriptedModel as S\n"
                    "script = S([[S.text('One.')], [S.text('Two.')]])\n"
-                   "class Helper(Think):\n    def get_model(self):\n        return script.model").check()
+                   "class Helper(Think):  # a hosted model's path: the script through litellm\n"
+                   "    default_model = ModelConfig(script.model, via_litellm=True)").check()
         out = {}
         for name, code in [("think1", "%%think Helper\nHello"), ("think2", "%%think Helper\nAgain"),
                            ("trivial", "1 + 1")]:

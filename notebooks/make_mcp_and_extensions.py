@@ -102,6 +102,71 @@ await again.mcp_ready()          # what a turn does before its first model call 
 again.mcp_servers()'''),
     new_code_cell('''await clerk.shutdown()
 await again.shutdown()'''),
+    new_markdown_cell("""# Extensions the model writes
+
+An **extension** is a small piece of Python that adds tools (and, optionally, context blocks and
+hooks) to an agent. Cloudflare's Think runs extensions in sandboxed Workers; think_nb runs them in
+**pydantic-monty**, the same sandbox as the `execute` tool: a Python subset in a separate process,
+with no host files, network, environment or imports. What an extension may reach is written in its
+**manifest**: `workspace` access (`read`, `read-write`) and `network` hosts (only those the agent
+also allows in `extension_allowed_hosts`).
+
+With `include_extension_tools = True` the model gets two tools, `load_extension` and
+`list_extensions`: it can write an extension, load it, and use the new tool in the next turn.
+Extensions can also be declared by the class (`get_extensions()`, loaded each time the agent is
+created)."""),
+    new_code_cell('''UNITS = \'\'\'
+def to_celsius(fahrenheit):
+    return {"celsius": round((fahrenheit - 32) * 5 / 9, 1)}
+
+tools = {"to_celsius": {"description": "Convert a temperature from Fahrenheit to Celsius",
+                        "parameters": {"fahrenheit": {"type": "number"}},
+                        "required": ["fahrenheit"], "function": to_celsius}}
+\'\'\'
+
+script = S([
+    # turn 1: the model writes the extension and loads it
+    [S.tool_call("load_extension", {"name": "units", "version": "1.0.0", "source": UNITS,
+                                    "description": "Unit conversions"})],
+    [S.text("I wrote a `units` extension; its tool `units_to_celsius` is ready.")],
+    # turn 2: it calls the new tool
+    [S.tool_call("units_to_celsius", {"fahrenheit": 98.6})],
+    [S.text("98.6 °F is 37.0 °C.")],
+])
+
+
+class Builder(Think):
+    include_extension_tools = True        # the model may write and load extensions
+    extension_timeout = 2.0               # seconds an extension may run to load or answer a call
+    include_workspace_tools = False
+
+    def get_model(self):
+        return script.model
+
+
+builder = Builder("ext-demo")
+builder.clear_messages()
+for name in builder.extensions()["name"]:   # start from nothing when the notebook is re-run
+    await builder.unload_extension(name)
+result = await builder.send("Make yourself a tool that converts Fahrenheit to Celsius.")
+print(result.status, "→", builder.messages[-1]["parts"][-1]["text"])'''),
+    new_markdown_cell("""The extension's tool is in the model's tool list from now on, named `<extension>_<tool>`:"""),
+    new_code_cell('''result = await builder.send("What is 98.6 °F in Celsius?")
+print(builder.messages[-1]["parts"][-1]["text"])
+builder.tool_calls_df()[["tool_name", "state", "output"]]'''),
+    new_markdown_cell("""`extensions()` shows each extension: where it came from, its state, its tools, how long it
+took to load and how often it was called. A broken extension (code that raises, or loops past
+`extension_timeout`) shows `state == "error"` with the error, and the agent keeps working."""),
+    new_code_cell('''builder.extensions()[["name", "version", "origin", "state", "tools", "load_ms", "calls",
+                      "error"]]'''),
+    new_code_cell('''await builder.load_extension({"name": "broken", "version": "0.1"}, "while True:\\n    pass\\n")
+builder.extensions()[["name", "state", "error"]]'''),
+    new_markdown_cell("""Loaded extensions are stored in the notebook's SQLite file and loaded again when the agent is
+created (a failed load is not stored):"""),
+    new_code_cell('''restored = Builder("ext-demo")
+sorted(await restored.extension_tools())'''),
+    new_code_cell('''await builder.shutdown()
+await restored.shutdown()'''),
 ]
 
 for n, cell in enumerate(cells):  # stable ids: regenerating gives the same file

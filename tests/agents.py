@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from dirty_equals import IsStr
 
-from think_nb import Think, tool
+from think_nb import ModelConfig, Think, tool
 from think_nb.testing import ScriptedModel
 
 
@@ -23,12 +23,14 @@ def mul(a: float, b: float) -> float:
 
 
 def scripted_agent(script: ScriptedModel, tools: list | None = None, name: str = "t", base: type = Think,
-                   **attrs: object) -> Think:
+                   via_litellm: bool = False, **attrs: object) -> Think:
     """An instance of a fresh Think subclass on `script` with `attrs` as class attributes (hooks...).
     The default workspace tools are left out (`include_workspace_tools=False`) unless `attrs` asks
-    for them, so a test sees exactly the tools it passes."""
+    for them, so a test sees exactly the tools it passes. `via_litellm=True`: the script runs through
+    litellm's custom-provider path, as a hosted model does (import wait, stream wrapper)."""
     attrs.setdefault("include_workspace_tools", False)
-    cls = type("Scripted", (base,), {"get_model": lambda self: script.model,
+    model = ModelConfig(script.model, via_litellm=True) if via_litellm else script.model
+    cls = type("Scripted", (base,), {"get_model": lambda self: model,
                                      "get_tools": lambda self: tools if tools is not None else [add, mul], **attrs})
     return cls(name)
 

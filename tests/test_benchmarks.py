@@ -21,44 +21,26 @@ def run_quick(name: str) -> str:
     return done.stdout
 
 
-def test_bench_stream_quick() -> None:
-    out = run_quick("bench_stream.py")
-    assert "ratio engine/raw" in out and "deltas per turn      500" in out
+QUICK = [  # (benchmark, what its output must say, marks)
+    ("bench_stream.py", ["deltas per turn                 500", "ratio via litellm / raw litellm",
+                         "ratio in-process / raw gen."], []),
+    ("bench_session.py", ["open a 500-message session", "search over 2,000 messages"], []),
+    ("bench_browser.py", ["deltas/s rendered", '"deltas": 500', "long reply in 40 frames", "100 KB"],
+     [pytest.mark.e2e]),
+    ("bench_mcp.py", ["calls per run        50", "ratio think_nb/SDK"], []),
+    ("bench_peers.py", ["one turn of 500 deltas", "10 tool turns, ms per turn", "RSS after one turn"], []),
+    ("bench_first_turn.py", ["turn 1 max loop stall", "kernel: 2nd %%think", "cpu loop alone"], []),
+    ("bench_workspace.py", ["grep over 500 files", "execute, 100 inner calls"], []),
+    ("bench_extensions.py", ["extension tool call (20 calls)", "before_turn hook (10 calls)"], []),
+    ("bench_local_eval.py", ["embedded-model eval: 5 prompts", "smollm2  chosen", "degenerate"],
+     [pytest.mark.localmodel]),
+    ("bench_embedded.py", ["first token after import, s", "litellm imported                False",
+                           "think-nb chat (main job), s"], [pytest.mark.localmodel]),
+]
 
 
-def test_bench_session_quick() -> None:
-    out = run_quick("bench_session.py")
-    assert "open a 500-message session" in out and "search over 2,000 messages" in out
-
-
-@pytest.mark.e2e
-def test_bench_browser_quick() -> None:
-    out = run_quick("bench_browser.py")
-    assert "deltas/s rendered" in out and '"deltas": 500' in out
-    assert "long reply in 40 frames" in out and "100 KB" in out  # time per frame vs reply length
-
-
-def test_bench_mcp_quick() -> None:
-    out = run_quick("bench_mcp.py")
-    assert "calls per run        50" in out and "ratio think_nb/SDK" in out
-
-
-def test_bench_peers_quick() -> None:
-    out = run_quick("bench_peers.py")
-    assert "one turn of 500 deltas" in out and "10 tool turns, ms per turn" in out and "RSS after one turn" in out
-
-
-def test_bench_first_turn_quick() -> None:
-    out = run_quick("bench_first_turn.py")
-    assert "turn 1 max loop stall" in out and "kernel: 2nd %%think" in out and "cpu loop alone" in out
-
-
-def test_bench_workspace_quick() -> None:
-    out = run_quick("bench_workspace.py")
-    assert "grep over 500 files" in out and "execute, 100 inner calls" in out
-
-
-@pytest.mark.localmodel
-def test_bench_local_eval_quick() -> None:
-    out = run_quick("bench_local_eval.py")
-    assert "embedded-model eval: 5 prompts" in out and "smollm2  chosen" in out and "degenerate" in out
+@pytest.mark.parametrize(("name", "says"), [pytest.param(n, s, marks=m, id=n.removesuffix(".py")) for n, s, m in QUICK])
+def test_a_benchmark_runs_in_quick_mode(name: str, says: list[str]) -> None:
+    out = run_quick(name)
+    missing = [line for line in says if line not in out]
+    assert not missing, f"{name} --quick did not print {missing}:\n{out}"

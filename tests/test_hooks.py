@@ -83,8 +83,7 @@ async def test_before_turn_context_then_switching_model_and_restricting_tools() 
                                                     "parameters": {"type": "object", "required": ["a", "b"],
                                                                    "properties": {"a": {"type": "number"},
                                                                                   "b": {"type": "number"}}}}}],
-        "options": {"temperature": 0.1, "max_tokens": 50, "tool_choice": "none", "stream": True,
-                    "stream_options": {"include_usage": True}}}]
+        "options": {"temperature": 0.1, "max_tokens": 50, "tool_choice": "none"}}]
     assert agent.messages[-1]["metadata"]["model"] == cheap.model
 
 

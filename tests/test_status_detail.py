@@ -66,7 +66,7 @@ def start_submit_messages(agent: Any, panel: ChatPanel) -> None:
 @pytest.mark.parametrize("start", [start_cell, start_send, start_panel, start_submit_messages])
 async def test_every_entry_path_is_submitted_then_says_it_loads_litellm(recording_comm: Any, start: Any,
                                                                        litellm_importing: Any) -> None:
-    agent = scripted_agent(S([[S.text("Hi there.")]]))
+    agent = scripted_agent(S([[S.text("Hi there.")]]), via_litellm=True)
     panel = ChatPanel(agent)
     start(agent, panel)
     await until(lambda: panel.status != "ready", "the turn shows")
@@ -143,7 +143,7 @@ async def test_the_first_local_model_call_says_it_loads_the_model(recording_comm
 
 async def test_a_stop_while_litellm_loads_ends_the_turn_and_not_the_import(recording_comm: Any,
                                                                            litellm_importing: Any) -> None:
-    agent = scripted_agent(S([[S.text("late")], [S.text("Next.")]]))
+    agent = scripted_agent(S([[S.text("late")], [S.text("Next.")]]), via_litellm=True)
     panel = ChatPanel(agent)
     task = agent.submit("Hello", trigger="cell")
     await until(lambda: panel.status_detail == progress.LOADING_LITELLM, "the wait is reported")
@@ -157,7 +157,7 @@ async def test_a_stop_while_litellm_loads_ends_the_turn_and_not_the_import(recor
 
 
 async def test_a_stall_timeout_does_not_count_the_import(recording_comm: Any, litellm_importing: Any) -> None:
-    agent = scripted_agent(S([[S.text("Fine.")]]), chat_stream_stall_timeout=0.05)
+    agent = scripted_agent(S([[S.text("Fine.")]]), chat_stream_stall_timeout=0.05, via_litellm=True)
     task = agent.submit("Hello", trigger="cell")
     hub = ViewHub.for_agent(agent)
     await until(lambda: hub.detail == progress.LOADING_LITELLM, "the wait is reported")

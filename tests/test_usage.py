@@ -12,22 +12,23 @@ import pytest
 from dirty_equals import IsPositiveInt, IsStr
 
 from agents import add
-from think_nb import Think
+from think_nb import ModelConfig, Think
 from think_nb.models import usage as usage_model
-from think_nb.models.stream import usage_source
+from think_nb.models.litellm_client import usage_source
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns import runner
 
 UNKNOWN = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "source": None}
 
 
-def _agent(script: S, db: Path) -> Think:
-    cls = type("Meter", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [add]})
+def _agent(script: S, db: Path, via_litellm: bool = False) -> Think:
+    model = ModelConfig(script.model, via_litellm=True) if via_litellm else script.model
+    cls = type("Meter", (Think,), {"get_model": lambda self: model, "get_tools": lambda self: [add]})
     return cls("m", db=db)
 
 
-async def _turn(script: S, db: Path) -> tuple[Think, dict]:
-    agent = _agent(script, db)
+async def _turn(script: S, db: Path, via_litellm: bool = False) -> tuple[Think, dict]:
+    agent = _agent(script, db, via_litellm)
     result = await agent.send("2 + 40?")
     assert result.status == "completed"
     return agent, agent.messages[-1]["metadata"]
@@ -47,8 +48,15 @@ async def test_reported_usage_is_stored_as_reported_and_an_unpriced_model_has_no
     assert _agent(script, tmp_path / "u.sqlite").messages[-1]["metadata"] == meta  # persisted as such
 
 
+async def test_no_reported_usage_from_an_in_process_model_is_unknown(tmp_path: Path) -> None:
+    """Called directly (no litellm), nothing estimates the counts: unknown, never 0."""
+    agent, meta = await _turn(S([[S.text("Forty-two.")]]), tmp_path / "d.sqlite")
+    assert meta["usage"] == UNKNOWN
+    assert agent.usage_df()["total_tokens"].isna().all()
+
+
 async def test_no_reported_usage_is_unknown_and_litellms_estimate_is_kept_apart(tmp_path: Path) -> None:
-    agent, meta = await _turn(S([[S.text("Forty-two.")]]), tmp_path / "e.sqlite")
+    agent, meta = await _turn(S([[S.text("Forty-two.")]]), tmp_path / "e.sqlite", via_litellm=True)
     usage = meta["usage"]
     estimate = usage["estimated_tokens"]
     assert usage == {**UNKNOWN, "estimated_tokens": {
@@ -77,15 +85,18 @@ async def test_a_step_that_streams_nothing_has_unknown_usage_not_zero(tmp_path: 
 
 async def test_a_turn_with_one_unreported_step_has_unknown_counts_and_an_estimate_of_all_steps(tmp_path: Path) -> None:
     _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.text("42.")]]),
-                          tmp_path / "a.sqlite")
+                          tmp_path / "a.sqlite", via_litellm=True)  # litellm estimates the second step
     usage = meta["usage"]
     assert {k: usage[k] for k in UNKNOWN} == UNKNOWN and "cost_usd" not in meta
     estimate = usage["estimated_tokens"]  # the reported step's counts + litellm's count of the other
     assert estimate["prompt_tokens"] > 10 and estimate["completion_tokens"] > 5
     assert estimate["total_tokens"] == estimate["prompt_tokens"] + estimate["completion_tokens"]
     _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.silent()]]),
-                          tmp_path / "b.sqlite")
+                          tmp_path / "b.sqlite", via_litellm=True)
     assert meta["usage"] == UNKNOWN  # a step nobody could count: no estimate either
+    _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.text("42.")]]),
+                          tmp_path / "c.sqlite")  # in-process: the second step's counts are unknown
+    assert meta["usage"] == UNKNOWN
 
 
 async def test_a_priced_model_stores_cost_only_for_known_usage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,8 @@
 Public names only; see `think_nb.agent.Think` to start.
 """
 
+import os
+
 from think_nb._version import __version__
 from think_nb.agent import Think
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
@@ -29,11 +31,13 @@ def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
 
 
 def load_ipython_extension(ipython) -> None:  # IPython's own signature
-    """`%load_ext think_nb`: registers `%think` / `%%think` and starts importing litellm on a
-    daemon thread (`think_nb.models.litellm_env.preload`), so the first turn does not wait for it;
-    the cell returns at once."""
+    """`%load_ext think_nb`: registers `%think` / `%%think` and, when the notebook's default model is
+    hosted (`Think.default_model`, `THINK_NB_MODEL`), starts importing litellm on a daemon thread
+    (`think_nb.models.litellm_env.preload_for`), so the first turn does not wait for it; the
+    embedded model needs no litellm. The cell returns at once."""
+    from think_nb.agent import Think
     from think_nb.magic import register
-    from think_nb.models.litellm_env import preload
+    from think_nb.models.litellm_env import preload_for
 
     register(ipython)
-    preload()
+    preload_for(Think.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL)

@@ -43,9 +43,10 @@ from typing import Any
 from think_nb.aio import script_loop
 from think_nb.conversation import Conversation
 from think_nb.errors import UserError
+from think_nb.extensions.manager import ExtensionManager
 from think_nb.mcp.servers import McpServers
 from think_nb.messages import new_id, user_message
-from think_nb.models.litellm_env import preload as preload_litellm
+from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.schedules.scheduler import Scheduler
 from think_nb.store import AgentStore, default_db_path, open_database
@@ -99,6 +100,19 @@ class Think:
     wait_for_mcp_connections: bool | dict = False
     """Before a turn's first model call, wait for MCP servers still connecting (Think's
     `waitForMcpConnections`): True waits up to 10 s, `{"timeout": s}` up to s, False not at all."""
+    include_extension_tools: bool = False
+    """Give the model `load_extension` and `list_extensions` so it can write its own extensions
+    (Think's `createExtensionTools`; off by default, as in Think). See `think_nb.extensions`."""
+    extension_timeout: float = 10.0
+    """Seconds an extension may run to load or to answer one tool call (then it is an error)."""
+    extension_hook_timeout: float = 5.0
+    """Seconds each extension hook may run (Think's `hookTimeout`, 5000 ms); then it is skipped."""
+    extension_allowed_hosts: tuple | list = ()
+    """Hosts (`"api.example.com"`, `"*.example.com"`) an extension granted `network` may fetch;
+    an extension reaches only the hosts both its manifest and this list name. Empty: no network."""
+    extension_allow_private: tuple | list = ()
+    """Private addresses or networks (`"127.0.0.1"`) an extension's fetch may reach anyway
+    (the fetch tool's SSRF guard refuses them otherwise)."""
     schedule_clock: Any = None
     """The clock scheduled tasks run by (`think_nb.schedules.clock.Clock`); None: wall time.
     Tests and demos set `think_nb.testing.FakeClock()` to move time by hand."""
@@ -137,14 +151,27 @@ class Think:
         """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
         self._workspace: Any = None
+        self._workspace_tools: tuple[Any, bool, dict] | None = None  # (fs, approval, tools) last built
         self._submissions = Submissions(self, self._engine)
         self._submissions.recover()  # a dead kernel's accepted submissions run again
-        self._mcp = McpServers(self)
+        self._mcp = McpServers(self, lambda servers: self._engine.notify("on_mcp_servers", servers))
         self._mcp.restore()  # servers added before reconnect in the background
+        self._extensions = ExtensionManager(self)
+        with user_code("get_extensions"):
+            static = self.get_extensions()
+        self._extensions.restore(static)  # static, then stored extensions load in the background
         self._scheduler = Scheduler(self, self.schedule_clock)
         self._scheduler.reconcile(self.get_scheduled_tasks())  # declared tasks; stored ones re-armed
         self._scheduler.kick()
-        preload_litellm()
+        preload_for(self._model_hint())  # hosted: the import overlaps the user's typing
+
+    def _model_hint(self) -> Any:
+        """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when
+        `get_model()` is not overridden, else None (unknown: an overridden `get_model` runs only when
+        a turn resolves its model, which starts litellm's import then if the model is hosted)."""
+        if type(self).get_model is not Think.get_model:
+            return None
+        return self.get_model()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}: {len(self.conversation)} messages in {self.db_path}>"
@@ -168,6 +195,14 @@ class Think:
 
     def get_tools(self) -> list | dict:
         """Tools offered to the model: functions or `@tool` objects, as a list or a dict name -> tool."""
+        return []
+
+    def get_extensions(self) -> list[dict]:
+        """Extensions loaded each time the agent is created (Think's `getExtensions`), in hook
+        order: `[{"manifest": {"name", "version", "description"?, "permissions"?: {"workspace":
+        "none"|"read"|"read-write", "network": [hosts]}, "context"?: [{"label", "description"?,
+        "max_tokens"?}]}, "source": "<python defining tools / hooks / context>"}]`. See
+        `think_nb.extensions`. A broken one is reported in `extensions()`, never fatal."""
         return []
 
     def before_turn(self, ctx: TurnContext) -> TurnConfig | dict | None:
@@ -228,7 +263,11 @@ class Think:
             return {}
         from think_nb.workspace.tools import workspace_tools
 
-        return workspace_tools(self.workspace, approval=self.workspace_approval)
+        fs, approval = self.workspace, self.workspace_approval
+        cached = self._workspace_tools
+        if cached is None or cached[0] is not fs or cached[1] != approval:  # built once: ~90 ms of schemas
+            cached = self._workspace_tools = (fs, approval, workspace_tools(fs, approval=approval))
+        return dict(cached[2])
 
     def _wants_workspace_tools(self) -> bool:
         if self.include_workspace_tools is not None:
@@ -798,6 +837,11 @@ class Think:
         return pd.DataFrame(self._mcp.table(),
                             columns=["name", "transport", "target", "state", "tools", "last_error", "calls", "log"])
 
+    def mcp_state(self) -> list[dict]:
+        """The MCP servers as `mcp_servers()` rows plus `tool_names` (the names the model sees);
+        what the panel's context tab shows."""
+        return self._mcp.table()
+
     def mcp_tools(self) -> dict:
         """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
         return self._mcp.tools()
@@ -807,10 +851,52 @@ class Think:
         before its first model call)."""
         await self._mcp.ready(self.wait_for_mcp_connections)
 
+    # -- extensions (Think's extensionManager; think_nb.extensions) -----------------------------
+    async def load_extension(self, manifest: dict, source: str) -> dict:
+        """Load an extension at run time and store it, so it is loaded again when the agent is
+        created (Think's `extensionManager.load`). `manifest`: see `get_extensions`. Returns
+        `{name, version, description, tools, context_labels, permissions, hooks, origin, state,
+        error}`; a source that fails gives `state == "error"` and its `error` (nothing stored).
+        Raises `UserError` for a bad manifest or a name already loaded (unload it first)."""
+        return await self._extensions.load(manifest, source)
+
+    async def unload_extension(self, name: str) -> bool:
+        """Remove an extension's tools, hooks and context blocks, and forget it (Think's
+        `extensionManager.unload`); False when unknown."""
+        return await self._extensions.unload(name)
+
+    def extensions(self) -> Any:
+        """The extensions as a pandas DataFrame: name, version, origin (static | loaded), state
+        (loading | loaded | error), tools, hooks, context_labels, permissions, error, load_ms
+        (milliseconds to load), calls, hook_errors."""
+        import pandas as pd
+
+        return pd.DataFrame(self._extensions.table(),
+                            columns=["name", "version", "origin", "state", "tools", "hooks", "context_labels",
+                                     "permissions", "error", "load_ms", "calls", "hook_errors"])
+
+    async def extension_tools(self) -> dict:
+        """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
+        `list_extensions` (when `include_extension_tools`), then the loaded extensions' tools
+        (after waiting for the ones restored at creation)."""
+        from think_nb.extensions.tools import extension_tools
+
+        await self._extensions.ready()
+        model_tools = extension_tools(self._extensions) if self.include_extension_tools else {}
+        return {**model_tools, **self._extensions.tools()}
+
+    async def extension_hook(self, name: str, ctx: Any, value: Any) -> Any:
+        """Run the extensions' hook `name` after the agent's (`think_nb.extensions.hooks`); returns
+        `value`, for `before_turn` merged with the extensions' changes."""
+        if not self._extensions.subscribers(name):
+            return value
+        return await self._extensions.run_hook(name, ctx, value)
+
     async def shutdown(self) -> None:
-        """Close MCP connections and stop scheduled tasks in this process (the configuration
-        stays stored; creating the agent again restores both)."""
+        """Close MCP connections, the extensions' sandbox and stop scheduled tasks in this process
+        (the configuration stays stored; creating the agent again restores them)."""
         await self._mcp.close()
+        await self._extensions.close()
         self._scheduler.stop()
 
     # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------

@@ -43,6 +43,17 @@ def script_loop() -> Any:
     return loop
 
 
+def task_loop() -> Any:
+    """The loop background tasks (recovery, submissions, schedules, MCP connections) go on: the
+    running loop (a kernel's, an `asyncio.run`), else this thread's `script_loop()`."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return script_loop()
+
+
 def _close_script_loop(loop: Any) -> None:
     """At exit, cancel what a script left on its loop (a recovery or schedule task it never drove)
     so nothing is reported "destroyed but pending" while the interpreter shuts down."""

@@ -29,14 +29,19 @@ def merge_chunk(chunks: list[dict], chunk: dict) -> None:
     Never mutates a chunk dict: a merge builds a new one (a dict may sit in several lists).
     """
     keys = MERGEABLE.get(chunk.get("type", ""))
-    last = chunks[-1] if chunks else None
-    if keys and last is not None and last.get("type") == chunk["type"]:
+    if keys and chunks:
+        last = chunks[-1]
         match, text = keys
-        rest = {k: v for k, v in chunk.items() if k != text}
-        if rest == {k: v for k, v in last.items() if k != text} and match in rest:
-            chunks[-1] = {**last, text: last.get(text, "") + chunk.get(text, "")}
+        # same type, same part, same other fields (compared key by key: no dicts built per delta)
+        if (last.get("type") == chunk["type"] and match in chunk and len(last) == len(chunk)
+                and text in last and text in chunk
+                and all(k == text or last.get(k, _MISSING) == v for k, v in chunk.items())):
+            chunks[-1] = {**last, text: last[text] + chunk[text]}
             return
     chunks.append(chunk)
+
+
+_MISSING = object()
 
 
 class ChunkBatcher:

@@ -4,7 +4,8 @@ One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener o
 (`agent.subscribe`). It
 
 - fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
-  `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`);
+  `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`,
+  `on_mcp_servers`);
 - keeps the status every panel shows (`think_nb.protocol.STATUSES`: submitted, pending (a turn
   waits out its debounce window), streaming, recovering (a dead kernel's
   turns are being continued), awaiting-approval, awaiting-client-tool, paused, error, ready); a
@@ -272,6 +273,14 @@ class ViewHub:
     def on_session(self, state: dict) -> None:
         """The agent's memory changed (`Session.emit_status`): tell every panel."""
         self._fan_out("on_session", self._session_frame(state))
+
+    def on_mcp_servers(self, servers: list[dict]) -> None:
+        """An MCP server was added, removed or changed state: tell every panel."""
+        self._fan_out("on_mcp_servers", protocol.mcp_servers_frame(servers))
+
+    def mcp_frame(self) -> protocol.McpServersFrame:
+        """The `mcp_servers` frame of the agent now (a view that attaches gets it)."""
+        return protocol.mcp_servers_frame(self._agent.mcp_state())
 
     def on_paused(self, request_id: str, hook: str | None) -> None:
         """A step-mode turn paused before `hook` (None: it resumed)."""

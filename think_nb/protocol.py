@@ -24,7 +24,8 @@ regenerated reply).
 Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
 ``stream_resuming``, ``stream_resume_none``, ``stream_pending`` (accepted, not streaming yet),
 ``chat_recovering`` (recovery of a dead kernel's turns starts/ends), ``chat_clear``, ``session`` (Think's
-``cf_agent_session``: the context tab's state, ``Session.status()`` plus the session list).
+``cf_agent_session``: the context tab's state, ``Session.status()`` plus the session list),
+``mcp_servers`` (Think's ``cf_agent_mcp_servers``: the MCP servers, their state and tools).
 
 The resume handshake (Think's): a panel model that starts sends
 ``stream_resume_request {probeId}``; the kernel answers ``stream_resuming {id, probeId}``
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
@@ -59,6 +60,7 @@ __all__ = [
     "CHAT_REQUEST_CANCEL",
     "CONTINUE_REQUEST",
     "KERNEL_FRAME_TYPES",
+    "MCP_SERVERS",
     "MESSAGE_UPDATED",
     "PANEL_FRAME_TYPES",
     "SESSION",
@@ -82,6 +84,8 @@ __all__ = [
     "ContinueRequest",
     "Frame",
     "KernelFrame",
+    "McpServer",
+    "McpServersFrame",
     "MessageUpdated",
     "PanelFrame",
     "SessionBlock",
@@ -101,6 +105,7 @@ __all__ = [
     "chat_clear",
     "chat_recovering",
     "frame_error",
+    "mcp_servers_frame",
     "message_updated",
     "parse_frame",
     "session_frame",
@@ -140,6 +145,7 @@ CHAT_RECOVERING: Final[str] = _FRAMES["CHAT_RECOVERING"]
 SESSION_SWITCH: Final[str] = _FRAMES["SESSION_SWITCH"]
 CONTINUE_REQUEST: Final[str] = _FRAMES["CONTINUE_REQUEST"]
 SWITCH_BRANCH: Final[str] = _FRAMES["SWITCH_BRANCH"]
+MCP_SERVERS: Final[str] = _FRAMES["MCP_SERVERS"]
 
 STATUSES: Final[tuple[str, ...]] = tuple(SPEC["statuses"])
 """What every panel of an agent shows: ready, submitted, streaming, awaiting-approval, ..."""
@@ -349,13 +355,32 @@ class SwitchBranch(TypedDict):
     messageId: str
 
 
+class McpServer(TypedDict):
+    """One MCP server as the context tab shows it (``McpServers.describe``)."""
+
+    name: str
+    transport: str
+    state: str
+    tools: int
+    tool_names: list[str]
+    last_error: str | None
+
+
+class McpServersFrame(TypedDict):
+    """Kernel -> panel: the agent's MCP servers (Think's ``cf_agent_mcp_servers``), sent when a
+    view attaches and whenever a server is added, removed, connects, fails or closes."""
+
+    type: Literal["mcp_servers"]
+    servers: list[McpServer]
+
+
 PanelFrame = (
     UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
     | StreamResumeRequest | StreamResumeAck | SessionSwitch | ContinueRequest | SwitchBranch
 )
 KernelFrame = (
     UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | StreamPending | ChatRecovering
-    | ChatClear | SessionFrame
+    | ChatClear | SessionFrame | McpServersFrame
 )
 Frame = PanelFrame | KernelFrame
 
@@ -437,6 +462,13 @@ def session_frame(state: Mapping[str, Any], sessions: list[SessionInfo] | None =
     if sessions is not None:
         frame["sessions"] = sessions
     return cast("SessionFrame", to_json_value(frame))
+
+
+def mcp_servers_frame(servers: Sequence[Mapping[str, Any]]) -> McpServersFrame:
+    """Build an ``mcp_servers`` frame from ``McpServers.table()`` rows (other keys dropped)."""
+    keys = ("name", "transport", "state", "tools", "tool_names", "last_error")
+    rows = [{k: s.get(k) for k in keys} for s in servers]
+    return cast("McpServersFrame", to_json_value({"type": MCP_SERVERS, "servers": rows}))
 
 
 # --- parsing --------------------------------------------------------------------------
@@ -585,6 +617,19 @@ def _check_session_switch(raw: Mapping[str, Any]) -> str | None:
     return None if isinstance(raw.get("session"), str) else "missing string 'session'"
 
 
+def _check_mcp_servers(raw: Mapping[str, Any]) -> str | None:
+    servers = raw.get("servers")
+    if not isinstance(servers, list):
+        return "'servers' must be a list"
+    for s in servers:
+        if not isinstance(s, Mapping) or not _is_str(s.get("name")) or not isinstance(s.get("state"), str):
+            return "a server has no string 'name' and 'state'"
+        names = s.get("tool_names", [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return "a server's 'tool_names' must be a list of strings"
+    return None
+
+
 _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     USE_CHAT_REQUEST: _check_use_chat_request,
     CHAT_REQUEST_CANCEL: _need_id,
@@ -603,6 +648,7 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     SESSION_SWITCH: _check_session_switch,
     CONTINUE_REQUEST: _need_id,
     SWITCH_BRANCH: lambda raw: None if _is_str(raw.get("messageId")) else "missing string 'messageId'",
+    MCP_SERVERS: _check_mcp_servers,
 }
 
 

@@ -30,7 +30,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import script_loop
+from think_nb.aio import task_loop
 from think_nb.errors import UserError
 from think_nb.messages import new_id, validate
 
@@ -87,10 +87,7 @@ class Submissions:
         """Start the drain unless it runs (on the running loop, else on the script loop)."""
         if self.task is not None and not self.task.done():
             return self.task
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = script_loop()
+        loop = task_loop()
         self.task = loop.create_task(self._drain(), name=f"think-submissions-{self.agent.key}")
         return self.task
 

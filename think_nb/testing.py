@@ -1,8 +1,9 @@
-"""Scripted models for tests and teaching notebooks, reached through litellm like any model.
+"""Scripted models for tests and teaching notebooks, reached through the model seam like any model.
 
-A `ScriptedModel` is registered under the litellm custom provider `think-scripted`; an agent
-whose `get_model()` returns `scripted.model` (`"think-scripted/<id>"`) streams exactly the
-script, so the code under test is the code users run (only the provider is replaced):
+An agent whose `get_model()` returns `scripted.model` (`"think-scripted/<id>"`) streams exactly
+the script, so the code under test is the code users run (only the model is replaced). Scripted
+models run in-process (`think_nb.models.inprocess`, no litellm); the same script also works as
+the litellm custom provider `think-scripted` (`ModelConfig(scripted.model, via_litellm=True)`):
 
     scripted = ScriptedModel([
         [ScriptedModel.tool_call("add", {"a": 2, "b": 40})],        # step 1: call a tool
@@ -21,11 +22,11 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from think_nb.jsonsafe import to_json_value
+from think_nb.jsonsafe import dumps_plain
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
-__all__ = ["FakeClock", "ScriptedModel"]
+__all__ = ["FakeClock", "ScriptedModel", "play"]
 
 _REGISTRY: dict[str, ScriptedModel] = {}
 _ids = itertools.count(1)
@@ -122,7 +123,7 @@ class ScriptedModel:
         return _Item("error", message)
 
     def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
-        self.requests.append({"messages": to_json_value(messages),
+        self.requests.append({"messages": json.loads(dumps_plain(messages)),  # a snapshot, copied in C
                               "tools": optional_params.get("tools") or [],
                               "options": {k: v for k, v in optional_params.items() if k != "tools"}})
         if not self.steps:
@@ -183,6 +184,26 @@ def _chunk(text: str = "", tool_use: dict | None = None, is_finished: bool = Fal
             "usage": usage, "index": 0}
 
 
+async def play(model: str, messages: list, optional_params: dict) -> AsyncIterator[dict]:
+    """One call of the `ScriptedModel` named by `model`: its next step as litellm
+    `GenericStreamingChunk` dicts (called directly by `think_nb.models.inprocess`, or by litellm
+    through the `think-scripted` custom provider)."""
+    script = _lookup(model)
+    items = script.next_step(messages, optional_params)
+    for chunk in _generic_chunks(items, len(script.requests)):
+        if script.delay:
+            await asyncio.sleep(script.delay)
+        if isinstance(chunk, _Stall):
+            if chunk.event is not None:
+                await chunk.event.wait()
+            else:
+                await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
+            continue
+        if isinstance(chunk, Exception):
+            raise chunk
+        yield chunk
+
+
 def _make_handler() -> Any:
     from litellm import CustomLLM
     from litellm.types.utils import ModelResponse
@@ -195,19 +216,7 @@ def _make_handler() -> Any:
         async def astreaming(  # type: ignore[override]
             self, model: str, messages: list, *args: Any, **kwargs: Any
         ) -> AsyncIterator[Any]:
-            script = _lookup(model)
-            items = script.next_step(messages, kwargs.get("optional_params") or {})
-            for chunk in _generic_chunks(items, len(script.requests)):
-                if script.delay:
-                    await asyncio.sleep(script.delay)
-                if isinstance(chunk, _Stall):
-                    if chunk.event is not None:
-                        await chunk.event.wait()
-                    else:
-                        await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
-                    continue
-                if isinstance(chunk, Exception):
-                    raise chunk
+            async for chunk in play(model, messages, kwargs.get("optional_params") or {}):
                 yield chunk
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:

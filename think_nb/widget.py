@@ -88,6 +88,10 @@ class _Listener:
         """The agent's memory changed: a ``session`` frame for the context tab."""
         self._panel._on_session(frame)
 
+    def on_mcp_servers(self, frame: protocol.McpServersFrame) -> None:
+        """An MCP server changed: an ``mcp_servers`` frame for the context tab."""
+        self._panel._send_frame(frame)
+
     def on_recovering(self, recovering: bool, request_id: str) -> None:
         """Recovery of a dead kernel's turns started or ended."""
         self._panel._send_frame(protocol.chat_recovering(recovering, request_id))
@@ -404,6 +408,9 @@ class ChatPanel(anywidget.AnyWidget):
     def _handle_resume_request(self, probe_id: str | None) -> None:
         if probe_id:
             self._hub.set_runner(probe_id)
+        mcp = self._hub.mcp_frame()
+        if mcp["servers"]:
+            self._send_frame(mcp)  # Think sends cf_agent_mcp_servers on connect
         if self._hub.recovering():
             self._send_frame(protocol.chat_recovering(True))
         active = self._hub.active()

@@ -4,11 +4,14 @@
  * threshold, and one card per context block (label, kind, description, tokens / max with a
  * usage bar, content in a collapsible).
  *
- * `blockUsage` and `sessionChoices` are pure; `createContextTab(actions)` builds the DOM and
- * `update(memory)` redraws it only when the memory object changed (the reducer replaces it
- * on every `session` frame). The user's switch goes out through `actions`.
+ * Below the blocks, the agent's MCP servers (Think's `cf_agent_mcp_servers`): one row per
+ * server with its state, transport, tool count and last error (`updateMcp(servers)`).
+ *
+ * `blockUsage`, `sessionChoices` and `mcpSummary` are pure; `createContextTab(actions)` builds
+ * the DOM and `update(memory)` / `updateMcp(servers)` redraw it only when the object changed
+ * (the reducer replaces it on every frame). The user's switch goes out through `actions`.
  */
-import type { SessionBlock, SessionInfo, SessionState } from "./protocol";
+import type { McpServer, SessionBlock, SessionInfo, SessionState } from "./protocol";
 
 export interface ContextActions {
   switchSession(id: string): void;
@@ -40,6 +43,13 @@ export function sessionChoices(memory: SessionState): { value: string; label: st
     label: s.name || s.id || "default",
     selected: s.id === memory.session,
   }));
+}
+
+/** The line a server row shows: "connected · stdio · 5 tools" (the error on its own line). */
+export function mcpSummary(server: McpServer): string {
+  const tools = server.tools ?? server.tool_names?.length ?? 0;
+  const parts = [server.state, server.transport ?? "", server.state === "connected" ? `${tools} tool${tools === 1 ? "" : "s"}` : ""];
+  return parts.filter(Boolean).join(" · ");
 }
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
@@ -80,9 +90,20 @@ function blockElement(block: SessionBlock, open: Set<string>): HTMLElement {
   return card;
 }
 
+function serverElement(server: McpServer): HTMLElement {
+  const row = h("div", "think-mcp-server");
+  row.dataset.name = server.name;
+  row.dataset.state = server.state;
+  row.append(h("span", "think-mcp-name", server.name), h("span", "think-mcp-state", mcpSummary(server)));
+  if (server.last_error) row.append(h("div", "think-mcp-error", server.last_error));
+  if (server.tool_names?.length) row.title = server.tool_names.join(", ");
+  return row;
+}
+
 export interface ContextTab {
   el: HTMLElement;
   update(memory: SessionState | null): void;
+  updateMcp(servers: readonly McpServer[]): void;
 }
 
 export function createContextTab(actions: ContextActions): ContextTab {
@@ -95,13 +116,25 @@ export function createContextTab(actions: ContextActions): ContextTab {
   bar.append(label, totals);
   const note = h("div", "think-context-note");
   const blocks = h("div", "think-context-blocks");
-  el.append(bar, note, blocks);
+  const mcp = h("div", "think-mcp");
+  const mcpTitle = h("div", "think-mcp-title", "MCP servers");
+  const mcpList = h("div", "think-mcp-servers");
+  mcp.append(mcpTitle, mcpList);
+  mcp.hidden = true;
+  el.append(bar, note, blocks, mcp);
+  let lastMcp: readonly McpServer[] | undefined;
   const open = new Set<string>(); // labels whose content the user expanded
   let last: SessionState | null | undefined;
   select.addEventListener("change", () => actions.switchSession(select.value));
 
   return {
     el,
+    updateMcp(servers) {
+      if (servers === lastMcp) return;
+      lastMcp = servers;
+      mcp.hidden = servers.length === 0;
+      mcpList.replaceChildren(...servers.map(serverElement));
+    },
     update(memory) {
       if (memory === last) return;
       last = memory;

@@ -95,6 +95,8 @@ export interface MessageContext {
   versions?: Versions;
   canSwitch?: boolean;
   switchBranch?(messageId: string): void;
+  /** Tool name → the MCP server it came from (the card names it). */
+  toolServers?: Record<string, string>;
 }
 
 /** When each running tool call was first drawn (the live "running… 3.2 s"). */
@@ -225,7 +227,15 @@ function toolCard(
   if (running) badge.dataset.started = String(started); // render.ts ticks its elapsed time
   if (running && partial) badge.dataset.suffix = " — partial output";
   const summary = h("summary");
-  summary.append(h("span", "think-tool-name", name), badge);
+  summary.append(h("span", "think-tool-name", name));
+  const server = ctx.toolServers?.[name];
+  if (server) {
+    card.dataset.server = server;
+    const via = h("span", "think-tool-server", `MCP ${server}`);
+    via.title = `from the MCP server ${server}`;
+    summary.append(via);
+  }
+  summary.append(badge);
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
   const code = part.state === "input-streaming" ? null : executeCode(part);

@@ -146,6 +146,22 @@ export interface SessionSwitch {
   session: string;
 }
 
+/** One MCP server of the agent (`McpServers.describe`): `tool_names` are the names the model sees. */
+export interface McpServer {
+  name: string;
+  transport?: string;
+  /** connecting | connected | failed | closed */
+  state: string;
+  tools?: number;
+  tool_names?: string[];
+  last_error?: string | null;
+}
+/** Kernel → panel: the agent's MCP servers (Think's `cf_agent_mcp_servers`), on attach and on every change. */
+export interface McpServersFrame {
+  type: typeof FRAME.MCP_SERVERS;
+  servers: McpServer[];
+}
+
 /** Panel → kernel: continue the last assistant message (`continue_last_turn`) as request `id`. */
 export interface ContinueRequest {
   type: typeof FRAME.CONTINUE_REQUEST;
@@ -176,7 +192,8 @@ export type KernelFrame =
   | StreamPending
   | ChatRecovering
   | ChatClear
-  | SessionFrame;
+  | SessionFrame
+  | McpServersFrame;
 export type Frame = PanelFrame | KernelFrame;
 
 type Obj = Record<string, unknown>;
@@ -268,6 +285,18 @@ function checkSession(raw: Obj): string | null {
   return optionalStr(raw, "phase") ?? optionalStr(raw, "error") ?? raw.blocks.map(blockError).find((e) => e !== null) ?? null;
 }
 
+function checkMcpServers(raw: Obj): string | null {
+  if (!Array.isArray(raw.servers)) return "'servers' must be a list";
+  for (const s of raw.servers) {
+    if (!isObj(s) || !isId(s.name) || typeof s.state !== "string") return "a server has no string 'name' and 'state'";
+    const names = s.tool_names ?? [];
+    if (!Array.isArray(names) || !names.every((n) => typeof n === "string")) {
+      return "a server's 'tool_names' must be a list of strings";
+    }
+  }
+  return null;
+}
+
 const none = (): null => null;
 const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.USE_CHAT_REQUEST]: checkRequest,
@@ -287,6 +316,7 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.SESSION_SWITCH]: (raw) => (typeof raw.session === "string" ? null : "missing string 'session'"),
   [FRAME.CONTINUE_REQUEST]: needId,
   [FRAME.SWITCH_BRANCH]: (raw) => (isId(raw.messageId) ? null : "missing string 'messageId'"),
+  [FRAME.MCP_SERVERS]: checkMcpServers,
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */

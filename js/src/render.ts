@@ -9,7 +9,7 @@
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
 import { type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
-import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, visibleMessages } from "./state";
+import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
@@ -216,6 +216,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       views.some((v) => v.message.parts.some((p) => isToolPart(p) && p.state === "approval-requested"));
     const idle = !isBusy(state) && views.every((v) => !v.live);
     const notes = meta.annotations ?? {};
+    const servers = mcpToolServers(state.mcp);
+    const serversSig = Object.entries(servers).map(([t, s]) => `${t}=${s}`).join(",");
     const els = views.map((view, i) => {
       const id = view.message.id;
       const last = idle && i === lastAssistant && i === views.length - 1;
@@ -232,11 +234,12 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         versions: notes.branches?.[id],
         canSwitch: idle,
         switchBranch: actions.switchBranch,
+        toolServers: servers,
       };
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
-      const sig = `${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${serversSig}:${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : messageElement(view, ctx, old?.el);
       next.set(view.message.id, { view, sig, el });
@@ -273,6 +276,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       stop.hidden = !busy;
       drawMessages(visibleMessages(state), state, meta);
       context.update(state.memory);
+      context.updateMcp(state.mcp);
     },
     destroy() {
       clearInterval(ticker);

@@ -29,6 +29,7 @@ export interface FrameTypes {
   STREAM_PENDING: "stream_pending";
   CHAT_RECOVERING: "chat_recovering";
   SESSION: "session";
+  MCP_SERVERS: "mcp_servers";
 }
 
 /** The frame types, by constant name. */

@@ -15,7 +15,7 @@
  * has not arrived, live frames are dropped — the replay holds them (no duplicates).
  */
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
-import { FRAME, type Frame, type SessionState, type UseChatResponse } from "./protocol";
+import { FRAME, type Frame, type McpServer, type SessionState, type UseChatResponse } from "./protocol";
 import { STATUSES, type Status } from "./spec";
 import { type ToolPart, type UIMessage, type UIPart, isToolPart } from "./ui-message";
 
@@ -41,6 +41,8 @@ export interface PanelState {
   responded: Record<string, boolean>;
   /** The agent's memory (context tab), or null when the kernel sent none. */
   memory: SessionState | null;
+  /** The agent's MCP servers (context tab; `mcp_servers` frames), [] when none. */
+  mcp: McpServer[];
   /** A turn the kernel accepted and has not streamed yet (`stream_pending`), or null. */
   pendingTurn: string | null;
   /** The kernel is recovering turns a dead kernel left unfinished (`chat_recovering`). */
@@ -69,6 +71,7 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     awaitingReplay: [],
     responded: {},
     memory: null,
+    mcp: [],
     pendingTurn: null,
     recovering: false,
     ...init,
@@ -103,6 +106,8 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
       const { type: _type, ...memory } = frame;
       return { ...state, memory };
     }
+    case FRAME.MCP_SERVERS:
+      return { ...state, mcp: frame.servers };
     case FRAME.CHAT_CLEAR:
       return {
         ...state,
@@ -244,6 +249,13 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
       out[out.length - 1] = { ...view, message: { ...last.message, parts: [...last.message.parts, ...turn.message.parts] } };
     } else out.push(view);
   }
+  return out;
+}
+
+/** Tool name (as the model sees it) → the MCP server it came from, for the tool cards. */
+export function mcpToolServers(servers: readonly McpServer[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const server of servers) for (const tool of server.tool_names ?? []) out[tool] = server.name;
   return out;
 }
 

@@ -64,6 +64,7 @@ export const CSS = `
 .think-reasoning summary, .think-tool summary { cursor: pointer; }
 .think-tool { border: 1px solid var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .think-tool-name { font-family: var(--jp-code-font-family, monospace); font-weight: 600; }
+.think-tool-server { font-size: 0.75em; padding: 0 6px; margin-left: 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }
 .think-tool-badge { font-size: 0.8em; margin-left: 6px; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }
 .think-tool[data-outcome="done"] .think-tool-badge { color: var(--think-ok); border-color: var(--think-ok); }
 .think-tool[data-outcome="failed"] .think-tool-badge, .think-tool[data-outcome="denied"] .think-tool-badge, .think-tool[data-outcome="blocked"] .think-tool-badge { color: var(--think-error); border-color: var(--think-error); }
@@ -113,6 +114,13 @@ export const CSS = `
 .think-context-totals, .think-context-note, .think-context-tokens, .think-context-description { font-size: 0.85em; color: var(--think-muted); }
 .think-context-blocks { display: flex; flex-direction: column; gap: 8px; }
 .think-context-block { border: 1px solid var(--think-border); border-radius: 6px; padding: 6px 8px; }
+.think-mcp { margin-top: 10px; }
+.think-mcp-title { font-weight: 600; margin-bottom: 4px; }
+.think-mcp-server { border: 1px solid var(--think-border); border-radius: 6px; padding: 4px 8px; margin-bottom: 4px; }
+.think-mcp-name { font-family: var(--jp-code-font-family, monospace); font-weight: 600; margin-right: 8px; }
+.think-mcp-state { color: var(--think-muted); font-size: 0.85em; }
+.think-mcp-server[data-state=failed] .think-mcp-state { color: var(--think-error, #c62828); }
+.think-mcp-error { font-size: 0.8em; color: var(--think-error, #c62828); white-space: pre-wrap; }
 .think-context-head { display: flex; gap: 6px; align-items: baseline; }
 .think-context-label { font-family: var(--jp-code-font-family, monospace); font-weight: 600; }
 .think-context-kind { font-size: 0.75em; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }

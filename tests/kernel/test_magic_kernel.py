@@ -41,14 +41,20 @@ def show_panel(fe: FakeFrontend, line: str) -> str:
     return comm_id
 
 
-def test_load_ext_starts_importing_litellm(fresh_frontend) -> None:
-    """`%load_ext` returns at once and litellm imports on its own thread (issue 18)."""
+IMPORTING = ("import threading, sys; from think_nb.models import litellm_env\n"
+             "print(litellm_env.ready() or any(t.name == 'think-nb-import-litellm' for t in threading.enumerate()),"
+             " 'litellm' in sys.modules)")
+
+
+def test_load_ext_starts_importing_litellm_when_the_default_model_is_hosted(fresh_frontend) -> None:
+    """`%load_ext` returns at once and, for a hosted default model, litellm imports on its own
+    thread (issue 18 §3); with the embedded model nothing imports litellm (§2)."""
+    fe = fresh_frontend(THINK_NB_MODEL="openai/gpt-4o-mini")
+    fe.execute("%load_ext think_nb").check()
+    assert fe.execute(IMPORTING).check().stdout.split()[0] == "True"
     fe = fresh_frontend()
     fe.execute("%load_ext think_nb").check()
-    res = fe.execute("import threading; from think_nb.models import litellm_env\n"
-                     "print(litellm_env.ready() or any(t.name == 'think-nb-import-litellm' "
-                     "for t in threading.enumerate()))").check()
-    assert res.stdout.strip() == "True"
+    assert fe.execute(IMPORTING).check().stdout.split() == ["False", "False"]
 
 
 def test_think_help(frontend: FakeFrontend) -> None:

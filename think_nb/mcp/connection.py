@@ -46,6 +46,8 @@ class Connection:
         self._stop = asyncio.Event()
         self._broken = asyncio.Event()
         self._changed = asyncio.Event()
+        self.on_change: Any = None
+        """Called with no argument after every state change (the panel's `mcp_servers` frame)."""
 
     def start(self, loop: asyncio.AbstractEventLoop) -> asyncio.Task:
         self._task = loop.create_task(self._run(), name=f"think-mcp-{self.config.name}")
@@ -101,7 +103,7 @@ class Connection:
             text = _describe(exc)
             code = getattr(getattr(exc, "error", None), "code", None)
             if not isinstance(exc, MCPError) or code == CONNECTION_CLOSED:  # the transport failed: reconnect
-                self.last_error = text
+                self._set("failed", text)  # at once: a reader never sees "connected" on a dead server
                 self._broken.set()
             raise McpCallError(f"{where}: the call failed ({text}).") from None
 
@@ -116,8 +118,11 @@ class Connection:
         return self._log_file
 
     def _set(self, state: str, error: str | None) -> None:
+        changed = (state, error) != (self.state, self.last_error)
         self.state, self.last_error = state, error
         self._changed.set()
+        if self.on_change is not None and (changed or state == "connected"):
+            self.on_change()
 
     async def _run(self) -> None:
         attempt = 0

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import script_loop
+from think_nb.aio import task_loop
 from think_nb.mcp.config import ServerConfig, make
 from think_nb.mcp.connection import Connection, McpCallError
 from think_nb.tools.tool import Tool
@@ -37,8 +37,10 @@ DEFAULT_WAIT_S = 10.0
 class McpServers:
     """The MCP servers of one agent (see the module docstring)."""
 
-    def __init__(self, agent: Think) -> None:
+    def __init__(self, agent: Think, on_change: Callable[[list[dict]], None] | None = None) -> None:
         self.agent = agent
+        self.on_change = on_change
+        """Called with `table()` whenever a server is added, removed or changes state."""
         self.rows = agent.store.mcp_servers
         self.live: dict[str, Connection] = {}
         self.predicates: dict[str, Callable[..., Any]] = {}
@@ -66,9 +68,20 @@ class McpServers:
     async def remove(self, name: str) -> bool:
         connection = self.live.pop(name, None)
         if connection is not None:
+            connection.on_change = None
             await connection.close()
         self.predicates.pop(name, None)
-        return self.rows.delete(name) or connection is not None
+        removed = self.rows.delete(name) or connection is not None
+        self.changed()
+        return removed
+
+    def changed(self) -> None:
+        """Tell `on_change` (the agent's listeners) the servers' table now."""
+        if self.on_change is not None:
+            try:
+                self.on_change(self.table())
+            except Exception:  # a display must never break a connection
+                log.exception("MCP state listener failed")
 
     async def close(self) -> None:
         """Close every connection (the configuration stays stored)."""
@@ -86,7 +99,9 @@ class McpServers:
     def describe(self, name: str) -> dict:
         c = self.live[name]
         return {"name": name, "transport": c.config.transport, "target": c.config.target, "state": c.state,
-                "tools": len(c.tools) if c.state == "connected" else 0, "last_error": c.last_error, "calls": c.calls,
+                "tools": len(c.tools) if c.state == "connected" else 0,
+                "tool_names": [tool_name(name, t.name) for t in c.tools] if c.state == "connected" else [],
+                "last_error": c.last_error, "calls": c.calls,
                 "log": str(c.log_path) if c.config.transport == "stdio" else None}
 
     def table(self) -> list[dict]:
@@ -104,14 +119,13 @@ class McpServers:
         return out
 
     def _start(self, config: ServerConfig) -> Connection:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = script_loop()
+        loop = task_loop()
         folder = self.agent.db_path.with_name(self.agent.db_path.name + ".mcp")
         connection = Connection(config, folder / f"{config.name}.log")
+        connection.on_change = self.changed
         connection.start(loop)
         self.live[config.name] = connection
+        self.changed()
         return connection
 
     def _tool(self, connection: Connection, spec: Any) -> Tool:

@@ -94,7 +94,7 @@ def _steps(parts: list[dict]) -> list[list[dict]]:
 
 def _tool_call(part: dict) -> dict:
     return {"id": provider_call_id(part["toolCallId"]), "type": "function",
-            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps(_object(part.get("input")))}}
+            "function": {"name": tool_name_of(part), "arguments": jsonsafe.dumps_plain(_object(part.get("input")))}}
 
 
 def _object(value: Any) -> dict:
@@ -113,4 +113,4 @@ def _tool_result(part: dict) -> str:
     if isinstance(output, str):
         return output
     text = model_text(output)
-    return text if text is not None else jsonsafe.dumps(output)
+    return text if text is not None else jsonsafe.dumps_plain(output)

@@ -1,4 +1,5 @@
-"""Models: everything between a turn and `litellm.acompletion(stream=True)`.
+"""Models: everything between a turn and the model: the seam (`client.py`), litellm for hosted
+providers, in-process models called directly.
 
 - `resolve.py`: what `get_model()` may return (a litellm model string or a `ModelConfig`).
 - `litellm_env.py`: the lazy, offline-safe `import litellm` and custom-provider registration.

@@ -75,6 +75,20 @@ def preload() -> concurrent.futures.Future[ModuleType]:
         return _preload
 
 
+def preload_for(model: Any) -> None:
+    """`preload()` when `model` (a `get_model()` result: a model string or a `ModelConfig`) needs
+    litellm; nothing for in-process models (`think_nb.models.client`) or an unknown model (None)."""
+    if model is None:
+        return
+    name = getattr(model, "model", model)
+    if isinstance(name, str) and not getattr(model, "via_litellm", False):
+        from think_nb.models.resolve import IN_PROCESS_PROVIDERS
+
+        if name.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+            return
+    preload()
+
+
 def _finish_import(future: concurrent.futures.Future[ModuleType]) -> None:
     """At interpreter exit, let an import in progress finish (at most 120 s): a daemon thread
     stopped while it holds the import lock hangs any import during shutdown (a warning printed by

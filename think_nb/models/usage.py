@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from think_nb.models.stream import UsageSource
+from think_nb.models.client import UsageSource
 
 COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
 ESTIMATE = "estimated_tokens"

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import maybe_await, script_loop
+from think_nb.aio import maybe_await, task_loop
 from think_nb.errors import UserError
 from think_nb.schedules import spec as specs
 from think_nb.schedules.clock import Clock, SystemClock
@@ -166,10 +166,7 @@ class Scheduler:
             return self.task
         if not any(r["next_run_at"] is not None for r in self.rows.all()):
             return None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = script_loop()
+        loop = task_loop()
         self.task = loop.create_task(self._loop(), name=f"think-schedules-{self.agent.key}")
         return self.task
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from think_nb.aio import call as _call
 from think_nb.aio import close_unawaited as _close
 from think_nb.errors import UserError
-from think_nb.session import compaction
+from think_nb.session import compaction, tokens
 from think_nb.session import skills as skills_mod
 from think_nb.session.blocks import ContextBlock, render_prompt
 from think_nb.session.providers import SqliteBlockProvider, SqliteSearchProvider, provider_kind
@@ -169,9 +169,7 @@ class Session:
     async def ablocks(self) -> list[ContextBlock]:
         """Every block as it is now, in registration order (the skills catalogue last)."""
         if self._specs:
-            from think_nb.models.litellm_env import aget_litellm
-
-            await aget_litellm()  # each block's tokens are counted: await the import thread, never block the loop
+            await tokens.aready(self.model_name())  # each block's tokens are counted: never block the loop
         out = []
         for spec in self._specs.values():
             getter = getattr(spec.provider, "get", None)
@@ -351,9 +349,7 @@ class Session:
         """The history for the next turn; compacts first when `compact_after` is exceeded."""
         history = self.history()
         if self._threshold is not None:
-            from think_nb.models.litellm_env import aget_litellm
-
-            await aget_litellm()  # counting needs litellm: await its import thread, never block the loop
+            await tokens.aready(self.model_name())  # counting needs a tokenizer: never block the loop
             estimate = self.token_estimate(history, system)
             if estimate > self._threshold:
                 try:

@@ -4,14 +4,20 @@
 for OpenAI models, Anthropic's and others' bundled tokenizers, cl100k_base as its fallback). The
 in-process models (`think-local/*`, `think-scripted/*`) have no litellm tokenizer, so they are
 counted with `DEFAULT_TOKENIZER_MODEL`, whose encoding ships inside the litellm wheel
-(`litellm_core_utils/tokenizers`, found through `TIKTOKEN_CACHE_DIR`): counting never needs the
-network. litellm is imported lazily (first count), through `think_nb.models.litellm_env`.
+(`litellm_core_utils/tokenizers`, found through `TIKTOKEN_CACHE_DIR`) and read with tiktoken
+directly: counting for them never imports litellm, and never needs the network. For hosted models
+litellm is imported lazily (first count), through `think_nb.models.litellm_env`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import importlib.util
 import math
+import os
+from pathlib import Path
+from typing import Any
 
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS
 
@@ -30,22 +36,53 @@ def tokenizer_model(model: str | None) -> str:
 def count_tokens(text: str, model: str | None = None) -> int:
     """Tokens in `text` for `model` (litellm's counter). Empty text is 0 tokens.
 
+    In-process models (and `model=None`) are counted with cl100k_base through tiktoken directly,
+    the encoding litellm's counter would use for them, so counting for them never imports litellm.
     Falls back to `DEFAULT_TOKENIZER_MODEL` when litellm cannot count for `model`, and to the
-    heuristic `estimate_tokens` only when litellm itself fails.
+    heuristic `estimate_tokens` only when the tokenizer itself fails.
     """
     if not text:
         return 0
+    if tokenizer_model(model) == DEFAULT_TOKENIZER_MODEL:
+        try:
+            return len(bundled_encoding().encode(text, disallowed_special=()))
+        except Exception:  # noqa: BLE001 - no tokenizer file: the heuristic
+            return estimate_tokens(text)
     from think_nb.models.litellm_env import get_litellm
 
     litellm = get_litellm()
-    name = tokenizer_model(model)
     try:
-        return int(litellm.token_counter(model=name, text=text))
+        return int(litellm.token_counter(model=model, text=text))
     except Exception:  # noqa: BLE001 - unknown model or tokenizer: count with the bundled default
         try:
-            return int(litellm.token_counter(model=DEFAULT_TOKENIZER_MODEL, text=text))
+            return len(bundled_encoding().encode(text, disallowed_special=()))
         except Exception:  # noqa: BLE001
             return estimate_tokens(text)
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_encoding() -> Any:
+    """tiktoken's cl100k_base, read from the copy bundled in the litellm wheel (offline; litellm
+    itself is not imported: its package directory is found with `importlib.util.find_spec`)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is not None and spec.submodule_search_locations:
+        bundled = Path(spec.submodule_search_locations[0]) / "litellm_core_utils" / "tokenizers"
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))  # what litellm sets on import
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base")
+
+
+async def aready(model: str | None) -> None:
+    """Make `count_tokens(..., model)` ready without blocking the event loop: for a hosted model
+    await litellm's import thread (`aget_litellm`), else load the bundled encoding on a thread."""
+    if tokenizer_model(model) == DEFAULT_TOKENIZER_MODEL:
+        if bundled_encoding.cache_info().currsize == 0:
+            await asyncio.to_thread(bundled_encoding)
+        return
+    from think_nb.models.litellm_env import aget_litellm
+
+    await aget_litellm()
 
 
 def estimate_tokens(text: str) -> int:

@@ -12,6 +12,7 @@
     store.approvals       Approvals: the ledger of approve()/deny() decisions
     store.schedules       ScheduleRows: scheduled tasks (declared and runtime)
     store.mcp_servers     McpServerRows: MCP servers to reconnect
+    store.extensions      ExtensionRows: extensions loaded at run time, to load again
     store.workspace       WorkspaceRows: the agent's virtual files (think_nb.workspace)
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
@@ -28,6 +29,7 @@ from think_nb.store.approvals import Approvals
 from think_nb.store.blocks import BlockRows, SearchRows
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.db import Database
+from think_nb.store.extensions import ExtensionRows
 from think_nb.store.mcp_servers import McpServerRows
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
 from think_nb.store.schedules import ScheduleRows
@@ -64,6 +66,7 @@ class AgentStore:
         self.approvals = Approvals(db, agent_key)
         self.schedules = ScheduleRows(db, agent_key)
         self.mcp_servers = McpServerRows(db, agent_key)
+        self.extensions = ExtensionRows(db, agent_key)
         self.workspace = WorkspaceRows(db, agent_key)
 
     def transaction(self) -> AbstractContextManager:

@@ -17,6 +17,7 @@ sends them back (guard for Think's open bug cloudflare/agents#1984).
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 
 from think_nb import jsonsafe
@@ -101,15 +102,8 @@ class MessageStore:
             return
         if parent_id is not None and parent_id.startswith(SYNTHETIC_PREFIX):
             parent_id = self.leaf_id
-        now = time.time()
         with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
-                "content = excluded.content, updated_at = excluded.updated_at",
-                (self.key, message["id"], parent_id, message["role"], jsonsafe.dumps_stored(message), now, now))
-            conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
-                         (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
+            self._upsert_leaf(conn, message, parent_id)
 
     def append_to_leaf(self, message: dict) -> str | None:
         """Store a new message under the current leaf, read inside the write transaction, and
@@ -120,7 +114,6 @@ class MessageStore:
         if str(message.get("id", "")).startswith(SYNTHETIC_PREFIX):
             log.warning("not storing synthetic compaction message %s (echoed back?)", message["id"])
             return self.leaf_id
-        now = time.time()
         with self.db.write() as conn:
             row = conn.execute("SELECT value FROM agent_state WHERE agent_key = ? AND key = ?",
                                (self.agent_key, self._leaf_key)).fetchone()
@@ -128,14 +121,20 @@ class MessageStore:
             existing = conn.execute("SELECT parent_id FROM messages WHERE agent_key = ? AND id = ?",
                                     (self.key, message["id"])).fetchone()
             parent = existing[0] if existing is not None else leaf
-            conn.execute(
-                "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
-                "content = excluded.content, updated_at = excluded.updated_at",
-                (self.key, message["id"], parent, message["role"], jsonsafe.dumps_stored(message), now, now))
-            conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
-                         (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
+            self._upsert_leaf(conn, message, parent)
         return parent
+
+    def _upsert_leaf(self, conn: sqlite3.Connection, message: dict, parent_id: str | None) -> None:
+        """Insert `message` under `parent_id` (an existing id: content updated, never re-parented)
+        and make it the leaf, inside the caller's write transaction."""
+        now = time.time()
+        conn.execute(
+            "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
+            "content = excluded.content, updated_at = excluded.updated_at",
+            (self.key, message["id"], parent_id, message["role"], jsonsafe.dumps_stored(message), now, now))
+        conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
+                     (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
 
     def extend(self, messages: list[dict], parent_id: str | None) -> None:
         """Store `messages` as a chain under `parent_id` in one transaction; the last becomes the leaf."""

@@ -209,3 +209,13 @@ def m011_mcp_servers(db: sqlite3.Connection) -> None:
                "target TEXT NOT NULL, args TEXT NOT NULL, env TEXT NOT NULL, headers TEXT NOT NULL, "
                "approval TEXT NOT NULL, timeout REAL NOT NULL, created_at REAL NOT NULL, "
                "PRIMARY KEY (agent_key, name))")
+
+
+@migration
+def m012_extensions(db: sqlite3.Connection) -> None:
+    # Extensions loaded at run time (by the model's `load_extension` or `agent.load_extension`), restored
+    # when the agent is created again (Think's DO storage `ext:<name>`). Static ones (`get_extensions()`)
+    # come from the class each time and are not stored.
+    db.execute("CREATE TABLE extensions (agent_key TEXT NOT NULL, name TEXT NOT NULL, version TEXT NOT NULL, "
+               "manifest TEXT NOT NULL, source TEXT NOT NULL, created_at REAL NOT NULL, "
+               "PRIMARY KEY (agent_key, name))")

@@ -21,8 +21,8 @@ class TraceStore:
         """Store (or replace) a turn's trace rows and `[(t_ms, chunk)]` recording; keep the newest turns."""
         with self.db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
-                         "VALUES (?, ?, ?, ?, ?)", (self.agent_key, request_id, jsonsafe.dumps_stored(rows),
-                                                    jsonsafe.dumps_stored(chunks), time.time()))
+                         "VALUES (?, ?, ?, ?, ?)", (self.agent_key, request_id, jsonsafe.dumps_chunks(rows),
+                                                    jsonsafe.dumps_chunks(chunks), time.time()))
             conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq NOT IN (SELECT seq FROM turn_traces "
                          "WHERE agent_key = ? ORDER BY seq DESC LIMIT ?)", (self.agent_key, self.agent_key, KEEP_TURNS))
 

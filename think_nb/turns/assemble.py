@@ -1,10 +1,11 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
-blocks, else `get_system_prompt()`), the merged tools (workspace tools → `get_tools()` → session
-tools → MCP tools → client tools; later sources win) and the history the model reads (compaction
+blocks, else `get_system_prompt()`), the merged tools (workspace tools → `get_tools()` → extension
+tools → session tools → MCP tools → client tools; later sources win) and the history the model reads (compaction
 overlays applied, compacting first when the session's threshold is exceeded)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from think_nb.mcp.servers import merge as mcp_merge
@@ -12,6 +13,8 @@ from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import call_hook
 from think_nb.turns.host import AgentHost
+
+log = logging.getLogger("think_nb")
 
 LAST_CLIENT_TOOLS = "lastClientTools"
 """agent_state key of the panel-registered client tool schemas of the last request (Think's name)."""
@@ -24,10 +27,15 @@ async def system_prompt(host: AgentHost) -> str:
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:
-    """The merged tools of a turn, `{name: Tool}`: workspace tools → `get_tools()` → session
-    tools → MCP tools (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
-    merged = {**host.workspace_tools(), **resolve_tools(await call_hook(host, "get_tools")),
-              **await (await host.session_ready()).tools()}
+    """The merged tools of a turn, `{name: Tool}`: workspace tools → `get_tools()` (the model's
+    `load_extension`/`list_extensions` just before it) → extension tools → session tools → MCP
+    tools (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
+    extension = await host.extension_tools()
+    own = {n: extension.pop(n) for n in ("load_extension", "list_extensions") if n in extension}
+    local = {**host.workspace_tools(), **own, **resolve_tools(await call_hook(host, "get_tools"))}
+    for name in local.keys() & extension.keys():
+        log.warning("tool %r: the extension tool replaces the local tool of the same name (later sources win)", name)
+    merged = {**local, **extension, **await (await host.session_ready()).tools()}
     if host.include_mcp_tools:
         await host.mcp_ready()
         merged = mcp_merge(merged, host.mcp_tools())

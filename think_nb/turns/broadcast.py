@@ -9,6 +9,8 @@ and never breaks the turn):
     on_message_updated(message)                 one stored message changed (approval, tool result)
     on_paused(request_id, hook | None)          a step-mode turn paused before `hook` (None: resumed)
     on_session(state)                           the agent's memory changed (context tab)
+    on_mcp_servers(servers)                     an MCP server was added, removed or changed state
+                                                (`Think.mcp_state()` rows; context tab)
     on_clear()                                  the conversation was cleared
     on_recovering(recovering, request_id)       recovery of a dead process's turns started / ended
     on_waiting(request_id, what | None)         a turn waits before its model answers ("loading litellm…",
@@ -25,7 +27,7 @@ from typing import Any
 log = logging.getLogger("think_nb")
 
 EVENTS = ("on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused", "on_session", "on_clear",
-          "on_recovering", "on_waiting")
+          "on_recovering", "on_waiting", "on_mcp_servers")
 
 
 class Listeners:

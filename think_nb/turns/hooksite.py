@@ -16,6 +16,8 @@ from typing import Any
 from think_nb.turns.hooks import call_hook
 from think_nb.turns.trace import Tracer, summarize
 
+EXTENSION_HOOKS = ("before_turn", "before_tool_call", "after_tool_call", "on_step_finish")
+
 
 class HookSite:
     """Fires the hooks of one turn (see the module docstring)."""
@@ -38,6 +40,7 @@ class HookSite:
         if name == "on_chunk":
             started = self.tracer.now_ms()
             value = await call_hook(self.agent, name, ctx)
+            await self.agent.extension_hook(name, ctx, value)
             self.tracer.observed(started)
             return value
         decided = None
@@ -50,6 +53,8 @@ class HookSite:
             value = await call_hook(self.agent, name, ctx)
         else:
             value = None
+        if name in EXTENSION_HOOKS:
+            value = await self.agent.extension_hook(name, ctx, value)  # Think: extensions after the subclass
         result = f" → {summarize(value)}" if value is not None else ""
         self.tracer.hook(name, step, tool, summarize(ctx) + result, started)
         if not reports_ending:

@@ -42,7 +42,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import maybe_await, script_loop
+from think_nb.aio import maybe_await, task_loop
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part
 from think_nb.messages.ids import new_id
 from think_nb.store.agent import AgentStore
@@ -223,10 +223,7 @@ def schedule(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]])
     """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
     if not left:
         return None
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = script_loop()
+    loop = task_loop()
     return loop.create_task(_finish(agent, engine, left), name=f"think-recovery-{agent.key}")
 
 

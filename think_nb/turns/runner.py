@@ -22,7 +22,7 @@ from think_nb.messages.ids import new_id
 from think_nb.models import progress
 from think_nb.models import usage as usage_model
 from think_nb.models.errors import describe_error
-from think_nb.models.litellm_env import get_litellm
+from think_nb.models.litellm_env import get_litellm, preload_for
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import scrub, secrets_of
@@ -178,6 +178,7 @@ class Turn:
         self.model = resolve_model(await call_hook(host, "get_model"))  # a raise names get_model()
         self.secrets |= secrets_of(self.model)
         engine.resolved_model = self.model.model
+        preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble
         system = await assemble.system_prompt(host)
         tools = await assemble.tools(host)
         engine.resolved_tools = tools

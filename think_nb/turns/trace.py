@@ -70,8 +70,6 @@ class Tracer:
             return
         last["observed"] = last.get("observed", 0) + 1
         last["observed_ms"] = round(last.get("observed_ms", 0.0) + self.now_ms() - started_ms, 3)
-        last["summary"] = last["summary"].split(" · on_chunk", 1)[0] + \
-            f" · on_chunk ×{last['observed']} ({last['observed_ms']} ms)"
 
     def chunk(self, chunk: dict, step: int | None) -> None:
         t = self.now_ms()
@@ -86,12 +84,10 @@ class Tracer:
         if call and chunk.get("toolName"):
             self._tool_names[call] = chunk["toolName"]
         if last and last["kind"] == "chunks" and last["hook"] == kind and last.get("call") == call:
-            last["count"] += 1
-            last["text"] = (last["text"] + text)[:SUMMARY_CHARS]
+            last["count"] += 1  # the group's summary is written by rows_out (a delta costs no string work)
+            if text and len(last["text"]) < SUMMARY_CHARS:
+                last["text"] = (last["text"] + text)[:SUMMARY_CHARS]
             last["duration_ms"] = round(t - last["t_ms"], 3)
-            last["summary"] = f"{kind} ×{last['count']}" + (f": {last['text']}" if last["text"] else "")
-            if last.get("observed"):
-                last["summary"] += f" · on_chunk ×{last['observed']} ({last['observed_ms']} ms)"
             return
         tool = self._tool_names.get(call, call) if call else None
         self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": tool, "call": call,
@@ -107,10 +103,20 @@ class Tracer:
             self.truncated = True
 
     def rows_out(self) -> list[dict]:
-        """The trace rows as stored and shown (bookkeeping keys dropped)."""
+        """The trace rows as stored and shown (bookkeeping keys dropped; a chunk group's summary
+        says how many chunks, their text so far and how often `on_chunk` saw them)."""
         return [{k: v for k, v in r.items() if k not in ("count", "text", "call", "observed", "observed_ms")}
-                for r in self.rows]
+                | ({"summary": _group_summary(r)} if r["kind"] == "chunks" else {}) for r in self.rows]
 
     def save(self, traces: TraceStore) -> None:
         """Store the rows and the recording (`think_nb.store.traces`)."""
         traces.save(self.request_id, self.rows_out(), self.chunks)
+
+
+def _group_summary(row: dict) -> str:
+    summary = row["summary"]
+    if row["count"] > 1:
+        summary = f"{row['hook']} ×{row['count']}" + (f": {row['text']}" if row["text"] else "")
+    if row.get("observed"):
+        summary += f" · on_chunk ×{row['observed']} ({row['observed_ms']} ms)"
+    return summary

@@ -1,0 +1,154 @@
+"""The model seam (think_nb/models/client.py): in-process models called directly give the same
+UIMessageChunk stream as through litellm's custom-provider path, and never import litellm."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from agents import add
+from think_nb import ModelConfig, Think
+from think_nb.models.client import client_for
+from think_nb.models.inprocess import InProcessClient
+from think_nb.models.litellm_client import LitellmClient
+from think_nb.models.stream import stream_step
+from think_nb.testing import ScriptedModel as S
+
+TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add.",
+                                           "parameters": {"type": "object", "properties": {}}}}]
+
+SCRIPTS: dict[str, list] = {
+    "text": [S.text("Hello there, how are you today?", chunk_size=4), S.usage(12, 7)],
+    "exact deltas": [S.deltas(["a", "bc", " ", "déf", "😀", "\n\n", "end"]), S.usage(1, 2)],
+    "one tool call": [S.tool_call("add", {"a": 2, "b": 40}, id="call_x"), S.usage(30, 9)],
+    "text then two tool calls": [S.text("Adding."), S.tool_call("add", {"a": 1, "b": 2}, id="c1"),
+                                 S.tool_call("add", {"a": 3, "b": 4}, id="c2", chunk_size=3), S.usage(5, 5)],
+    "invalid tool arguments": [S.tool_call("add", "{not json", id="bad"), S.usage(3, 3)],
+    "array tool arguments": [S.tool_call("add", "[1, 2]", id="arr"), S.usage(3, 3)],
+    "empty tool arguments": [S.tool_call("add", "", id="empty"), S.usage(3, 3)],
+    "cut at the token limit": [S.text("A long answer that was cut"), S.finish("length"), S.usage(9, 9)],
+}
+
+
+def _normalise(chunks: list[dict]) -> list[dict]:
+    """Part ids are random per call (`new_id`): number them in order of appearance."""
+    ids: dict[str, str] = {}
+    out = []
+    for chunk in chunks:
+        chunk = dict(chunk)
+        if "id" in chunk:
+            chunk["id"] = ids.setdefault(chunk["id"], f"part-{len(ids)}")
+        out.append(chunk)
+    return out
+
+
+async def _run(items: list, via_litellm: bool) -> tuple[list[dict], Any, Exception | None]:
+    script = S([list(items)])
+    chunks: list[dict] = []
+
+    async def emit(chunk: dict) -> None:
+        chunks.append(chunk)
+
+    try:
+        outcome = await stream_step(ModelConfig(script.model, via_litellm=via_litellm),
+                                    [{"role": "user", "content": "go"}], TOOLS, emit)
+    except Exception as exc:  # noqa: BLE001 - compared below
+        return _normalise(chunks), None, exc
+    return _normalise(chunks), outcome, None
+
+
+def test_the_seam_picks_the_direct_client_for_in_process_models_only() -> None:
+    script = S([])
+    assert isinstance(client_for(ModelConfig(script.model)), InProcessClient)
+    assert isinstance(client_for(ModelConfig("think-local/smollm2-135m-instruct")), InProcessClient)
+    assert isinstance(client_for(ModelConfig(script.model, via_litellm=True)), LitellmClient)
+    assert isinstance(client_for(ModelConfig("openai/gpt-4o-mini")), LitellmClient)
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+async def test_a_script_streams_the_same_chunks_directly_and_through_litellm(name: str) -> None:
+    direct, direct_outcome, direct_error = await _run(SCRIPTS[name], via_litellm=False)
+    litellm, litellm_outcome, litellm_error = await _run(SCRIPTS[name], via_litellm=True)
+    assert direct_error is None and litellm_error is None
+    assert direct == litellm
+    assert len(direct) >= 2
+    assert direct_outcome == litellm_outcome  # text, tool calls, finish reason, usage and its source
+
+
+async def test_a_model_error_mid_stream_streams_the_same_chunks_first() -> None:
+    items = [S.text("Partial answer"), S.error("upstream exploded")]
+    direct, _, direct_error = await _run(items, via_litellm=False)
+    litellm, _, litellm_error = await _run(items, via_litellm=True)
+    assert direct == litellm
+    assert [c["type"] for c in direct] == ["text-start"] + ["text-delta"] * 5
+    # the direct path raises the model's own exception; litellm wraps it in its typed error
+    assert type(direct_error).__name__ == "RuntimeError"
+    assert litellm_error is not None and type(litellm_error).__module__.startswith("litellm")
+    assert "upstream exploded" in str(direct_error) and "upstream exploded" in str(litellm_error)
+
+
+async def test_whole_turns_store_the_same_transcript_either_way(tmp_path: Any) -> None:
+    """Two turns with a tool exchange: the stored messages (ids aside) and what the model was sent."""
+    def steps() -> list:
+        return [[S.text("Let me add."), S.tool_call("add", {"a": 2, "b": 40}, id="call_1"), S.usage(20, 8)],
+                [S.text("It is 42."), S.usage(30, 4)],
+                [S.text("Still 42."), S.usage(40, 3)]]
+
+    transcripts, sent = [], []
+    for via in (False, True):
+        script = S(steps())
+        model = ModelConfig(script.model, via_litellm=via)
+        cls = type("Seam", (Think,), {"get_model": lambda self, m=model: m, "get_tools": lambda self: [add]})
+        agent = cls("seam", db=tmp_path / f"{via}.sqlite")
+        assert (await agent.send("2 + 40?")).status == "completed"
+        assert (await agent.send("again?")).status == "completed"
+        transcripts.append(_strip(agent.messages, script.model))
+        sent.append([r["messages"] for r in script.requests])
+    assert transcripts[0] == transcripts[1]
+    assert sent[0] == sent[1]
+    assert [p["type"] for p in transcripts[0][1]["parts"]] == ["step-start", "text", "tool-add", "step-start", "text"]
+
+
+def _strip(messages: list[dict], model: str) -> list[dict]:
+    text = json.dumps(messages).replace(model, "MODEL")
+    out = json.loads(text)
+    for message in out:
+        message["id"] = "ID"
+        message.get("metadata", {}).pop("requestId", None)
+    return out
+
+
+def test_an_in_process_turn_never_imports_litellm(tmp_path: Any) -> None:
+    """A fresh process: import, a scripted turn with a tool and token-counted context, no litellm."""
+    code = textwrap.dedent(f"""
+        import asyncio, sys
+        from think_nb import Think
+        from think_nb.testing import ScriptedModel as S
+
+        script = S([[S.tool_call("add", {{"a": 2, "b": 40}})], [S.text("42."), S.usage(5, 2)]])
+
+        def add(a: float, b: float) -> float:
+            \"\"\"Add two numbers.\"\"\"
+            return a + b
+
+        class Calc(Think):
+            def get_model(self):
+                return script.model
+            def get_tools(self):
+                return [add]
+            def configure_session(self, session):
+                return session.with_context("notes", description="Facts.").compact_after(10_000)
+
+        async def main():
+            agent = Calc("c", db={str(tmp_path / "c.sqlite")!r})
+            result = await agent.send("2 + 40?")
+            print(result.status, result.error, agent.messages[-1]["parts"][-1].get("text"), "litellm" in sys.modules)
+        asyncio.run(main())
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["completed", "None", "42.", "False"]

@@ -1,0 +1,148 @@
+"""The host functions an extension's code receives, decided by its manifest (Think's host bridge).
+
+Everything else is out of reach: the sandbox (pydantic-monty) has no host files, environment,
+sockets or imports of host modules, and a name that is not given here is a `NameError`.
+
+All are `async` (`await read_file(p)`, so the tool function is an `async def`):
+- `read_file(path) -> str | None`, `list_files(path="/") -> list[str]`, `exists(path) -> bool`:
+  `permissions.workspace` is "read" or "read-write";
+- `write_file(path, content) -> None`, `delete_file(path) -> bool`: "read-write";
+- `fetch(url) -> dict` (the `fetch` tool's result, `{ok, content, ...}` or `{ok: False, code,
+  message}`): `permissions.network` names hosts the agent's `extension_allowed_hosts` also allows;
+- `get_context(label) -> str`, `set_context(label, content)`: the extension's own blocks.
+
+A function the manifest does not grant is still defined, and raises `PermissionError` naming the
+permission to ask for, so the model that wrote the code learns what to change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from think_nb.extensions.manifest import Manifest
+from think_nb.workspace import paths
+
+READ = ("read_file", "list_files", "exists")
+WRITE = ("write_file", "delete_file")
+CONTEXT = ("get_context", "set_context")
+
+
+def host_functions(agent: Any, manifest: Manifest) -> dict[str, Callable[..., Any]]:
+    """`{name: async function}` for the sandbox's `external_lookup` (see the module docstring)."""
+    out: dict[str, Callable[..., Any]] = {}
+    for name in READ + WRITE:
+        out[name] = _denied(name, f"permissions.workspace={'read-write' if name in WRITE else 'read'!r}")
+    out["fetch"] = _denied("fetch", "permissions.network=[<host>] (and the host in the agent's "
+                                    "extension_allowed_hosts)")
+    for name in CONTEXT:
+        out[name] = _denied(name, "a 'context' entry in the manifest")
+    if manifest.workspace in ("read", "read-write"):
+        out.update(_workspace(agent, write=manifest.workspace == "read-write"))
+    hosts = allowed_hosts(manifest, getattr(agent, "extension_allowed_hosts", ()) or ())
+    if hosts:
+        out["fetch"] = _fetch(agent, hosts)
+    if manifest.context:
+        out.update(_context(agent, manifest))
+    return out
+
+
+def allowed_hosts(manifest: Manifest, agent_hosts: Any) -> list[str]:
+    """The manifest's hosts that the agent allows (exact or `*.domain` patterns of the agent)."""
+    allow = [h.lower() for h in agent_hosts]
+    network = manifest.network
+    wanted = allow if network is True else [h.lower() for h in network] if isinstance(network, list) else []
+
+    def ok(host: str) -> bool:
+        return any(host == a or (a.startswith("*.") and (host.endswith(a[1:]) or host == a)) for a in allow)
+
+    return [h for h in wanted if ok(h)]
+
+
+def _denied(name: str, needs: str) -> Callable[..., Any]:
+    async def denied(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(f"{name}() is not granted to this extension; its manifest needs {needs}")
+
+    return denied
+
+
+def _workspace(agent: Any, write: bool) -> dict[str, Callable[..., Any]]:
+    def fs() -> Any:
+        return agent.workspace
+
+    async def read_file(path: str) -> str | None:
+        def run() -> str | None:
+            p = paths.confine(fs(), paths.normalize(path))
+            return fs().cat_file(p).decode("utf-8", errors="replace") if fs().isfile(p) else None
+
+        return await asyncio.to_thread(run)
+
+    async def list_files(path: str = "/") -> list[str]:
+        def run() -> list[str]:
+            norm = paths.normalize(path)
+            p = paths.confine(fs(), norm)
+            return sorted("/" + str(e).lstrip("/") for e in fs().ls(p if p else "/", detail=False))
+
+        return await asyncio.to_thread(run)
+
+    async def exists(path: str) -> bool:
+        norm = paths.normalize(path)
+        return norm == "/" or await asyncio.to_thread(lambda: bool(fs().exists(paths.confine(fs(), norm))))
+
+    out: dict[str, Callable[..., Any]] = {"read_file": read_file, "list_files": list_files, "exists": exists}
+    if not write:
+        return out
+
+    async def write_file(path: str, content: str) -> None:
+        def run() -> None:
+            norm = paths.normalize(path)
+            p = paths.confine(fs(), norm)
+            parent = paths.confine(fs(), paths.parent(norm))
+            if parent and not fs().exists(parent):
+                fs().makedirs(parent, exist_ok=True)
+            fs().pipe_file(p, str(content).encode("utf-8"))
+
+        await asyncio.to_thread(run)
+
+    async def delete_file(path: str) -> bool:
+        def run() -> bool:
+            p = paths.confine(fs(), paths.normalize(path))
+            if not fs().exists(p):
+                return False
+            fs().rm(p)
+            return True
+
+        return await asyncio.to_thread(run)
+
+    return {**out, "write_file": write_file, "delete_file": delete_file}
+
+
+def _fetch(agent: Any, hosts: list[str]) -> Callable[..., Any]:
+    from think_nb.workspace.fetch import fetch_tool
+
+    tool = fetch_tool(allowed_hosts=hosts, allow_private=getattr(agent, "extension_allow_private", ()) or ())
+
+    async def fetch(url: str) -> dict:
+        return await tool.invoke({"url": url})
+
+    return fetch
+
+
+def _context(agent: Any, manifest: Manifest) -> dict[str, Callable[..., Any]]:
+    own = {c["label"] for c in manifest.context}
+
+    def label_of(label: str) -> str:
+        if label not in own:
+            raise PermissionError(f"context block {label!r} is not declared by extension {manifest.name!r} "
+                                  f"(its blocks: {sorted(own)})")
+        return f"{manifest.prefix}_{label}"
+
+    async def get_context(label: str) -> str:
+        block = (await agent.session_ready()).get_context_block(label_of(label))
+        return block.content if block is not None else ""
+
+    async def set_context(label: str, content: str) -> None:
+        await (await agent.session_ready()).set_block(label_of(label), str(content))
+
+    return {"get_context": get_context, "set_context": set_context}

@@ -1,0 +1,104 @@
+"""The model seam: one protocol every model is reached through, under the turn engine.
+
+A `ModelClient` streams one model call as `Delta`s, OpenAI's chat-completions stream delta made
+small: text (`content`), reasoning, tool-call fragments (`index`, `id`, `name`, `arguments`
+piece), a finish reason, and usage with where it came from. `think_nb.models.stream` turns those
+into AI SDK UIMessageChunks; nothing above this module knows which client ran.
+
+Two implementations:
+- `think_nb.models.litellm_client.LitellmClient`: every hosted provider, through
+  `litellm.acompletion(stream=True)` (retries, timeouts, litellm's usage estimate).
+- `think_nb.models.inprocess.InProcessClient`: the embedded model (`think-local/*`) and scripted
+  models (`think-scripted/*`), called directly in the kernel: no litellm import (4-7 s of CPU,
+  ~200 MiB) and no litellm stream wrapper (~0.3 ms per chunk).
+
+`client_for(config)` picks one. `ModelConfig(..., via_litellm=True)` routes an in-process model
+through litellm's custom-provider path instead (the parity test, `bench/bench_stream.py`'s
+baseline): the same script gives the same UIMessageChunk stream either way (tests/test_model_seam.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
+
+UsageSource = Literal["reported", "estimated"] | None
+"""Where a step's token counts come from: `"reported"` by the provider in its stream, `"estimated"`
+by litellm (it counts the prompt and the streamed text with the model's tokenizer when the provider
+sends no usage), or None: unknown (nothing reported and nothing to estimate from)."""
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    """A piece of one tool call: `index` says which call; `id` and `name` come with the first piece."""
+
+    index: int | None
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(slots=True)
+class Delta:
+    """One streamed piece of a model call (every field optional).
+
+    Attributes:
+        content: answer text.
+        reasoning: reasoning text (OpenAI-compatible `reasoning_content`).
+        reasoning_signature: the signature of the reasoning so far (Anthropic's thinking blocks;
+            `think_nb.models.reasoning`), on the piece that carries it.
+        tool_calls: tool-call fragments.
+        finish_reason: the provider's reason (`stop`, `tool_calls`, `length`, ...), on the last piece.
+        usage: `{prompt_tokens, completion_tokens, total_tokens}` (token counts).
+        usage_source: where `usage` came from (`"reported"` when a provider sent it).
+    """
+
+    content: str | None = None
+    reasoning: str | None = None
+    reasoning_signature: str | None = None
+    tool_calls: list[ToolCallDelta] | None = None
+    finish_reason: str | None = None
+    usage: dict | None = None
+    usage_source: UsageSource = None
+
+
+class ModelClient(Protocol):
+    """Streams one model call.
+
+    `stream(config, messages, tools, options)` yields `Delta`s in order. `messages` are OpenAI-shaped
+    model messages, `tools` OpenAI function declarations (`[]`: none offered), `options` extra call
+    arguments (temperature, tool_choice, max_tokens, ...). Errors propagate as exceptions; closing
+    the iterator early (an abort) closes the upstream request.
+    """
+
+    def stream(self, config: ModelConfig, messages: list[dict], tools: list[dict],
+               options: dict[str, Any]) -> AsyncIterator[Delta]: ...
+
+
+def client_for(config: ModelConfig) -> ModelClient:
+    """The client for `config`: in-process models directly, everything else through litellm."""
+    if config.provider in IN_PROCESS_PROVIDERS and not config.via_litellm:
+        from think_nb.models.inprocess import InProcessClient
+
+        return InProcessClient()
+    from think_nb.models.litellm_client import LitellmClient
+
+    return LitellmClient()
+
+
+def from_generic(chunk: dict) -> Delta:
+    """A litellm `GenericStreamingChunk` dict (`text`, `tool_use`, `finish_reason`, `usage`; what
+    in-process providers yield) as a `Delta`, the way litellm's stream wrapper reads it."""
+    tool_use = chunk.get("tool_use")
+    calls = None
+    if tool_use:
+        function = tool_use.get("function") or {}
+        calls = [ToolCallDelta(tool_use.get("index"), tool_use.get("id"), function.get("name"),
+                               function.get("arguments") or "")]
+    usage = chunk.get("usage")
+    return Delta(content=chunk.get("text") or None, tool_calls=calls,
+                 finish_reason=chunk.get("finish_reason") or None, usage=usage,
+                 usage_source="reported" if usage else None)
