@@ -3,6 +3,7 @@ datetimes, custom objects); a 1,000,000-row frame stays small in tokens and in S
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import sqlite3
 import time
@@ -16,8 +17,9 @@ from IPython.testing.globalipapp import get_ipython
 
 from agents import scripted_agent
 from think_nb import Think, tool
-from think_nb.data_context import MAX_OUTPUT_CHARS, TOKEN_BUDGET, context_part, tool_output
+from think_nb.data_context import MAX_OUTPUT_CHARS, TOKEN_BUDGET, context_part, context_parts_later, tool_output
 from think_nb.errors import UserError
+from think_nb.messages import text_of
 from think_nb.session.tokens import count_tokens
 from think_nb.testing import ScriptedModel as S
 
@@ -138,3 +140,62 @@ async def test_think_cell_with_attaches_notebook_variables(capsys: pytest.Captur
     assert parts[2]["data"]["markdown"] == "```\n{'auc': 0.91}\n```"
     ip.run_cell_magic("think", "calc --with nope", "x")
     assert "no variable 'nope' in this notebook" in capsys.readouterr().out
+
+
+async def test_describing_attached_data_does_not_stall_the_event_loop(big: pd.DataFrame) -> None:
+    """`send(context=)` describes frames with `context_parts_later` (a worker thread): a ticker task on
+    the loop keeps ticking meanwhile. Its longest gap is compared with the time the same description
+    takes when run on the loop itself. (pandas holds the GIL in short stretches, so the loop still
+    waits for those, not for the whole description.)"""
+    count_tokens("warm up")
+    started = time.perf_counter()
+    expected = context_part("df", big)  # what blocking the loop would cost (and the result to keep)
+    on_loop = time.perf_counter() - started
+    loop = asyncio.get_running_loop()
+    gaps: list[float] = []
+    done = False
+
+    async def ticker() -> None:
+        last = loop.time()
+        while not done:
+            await asyncio.sleep(0)
+            now = loop.time()
+            gaps.append(now - last)
+            last = now
+
+    ticks = asyncio.create_task(ticker())
+    await asyncio.sleep(0)  # the ticker's first tick
+    parts = await context_parts_later({"df": big})
+    done = True
+    await ticks
+    assert parts == [expected]  # the same description as on the loop
+    stall = max(gaps)
+    assert stall < on_loop / 2, (stall, on_loop)
+    print(f"\n1M-row frame attached: described in {on_loop * 1000:.0f} ms on the loop; in the worker thread "
+          f"the loop's longest stall was {stall * 1000:.1f} ms over {len(gaps)} ticks")
+
+
+async def test_attached_frames_are_described_as_they_were_when_sent_and_turns_keep_their_order() -> None:
+    script = S([[S.text("One.")], [S.text("Two.")]])
+    agent = scripted_agent(script, tools=[], name="snap")
+    df = pd.DataFrame({"a": [1, 2]})
+    expected = context_part("df", df)
+    first = agent.submit("first", context={"df": df})
+    df.loc[0, "a"] = 100  # the next cell changes the frame in place before the turn starts
+    df["b"] = 1
+    second = agent.submit("second")
+    assert [(await first).status, (await second).status] == ["completed", "completed"]
+    assert [text_of(m) for m in agent.messages] == ["first", "One.", "second", "Two."]
+    assert agent.messages[0]["parts"][1] == expected
+
+
+async def test_attached_data_is_kept_when_a_newer_message_supersedes_its_turn() -> None:
+    """message_concurrency="latest": the superseded message is stored by the surviving turn, with its data."""
+    agent = scripted_agent(S([[S.text("All seen.")]]), tools=[], name="latest", message_concurrency="latest")
+    df = pd.DataFrame({"a": [1, 2]})
+    first = agent.submit("first")
+    superseded = agent.submit("second", context={"df": df})
+    newest = agent.submit("third")
+    assert [(await t).status for t in (first, superseded, newest)] == ["skipped", "skipped", "completed"]
+    assert [text_of(m) for m in agent.messages] == ["first", "second", "third", "All seen."]
+    assert agent.messages[1]["parts"][1] == context_part("df", df)

@@ -110,12 +110,17 @@ LOCAL = requirement_names(EXTRAS["local"])
 """The `local` extra (the embedded model): optional, so only think_nb/models/local.py may import it."""
 
 
+MARIMO = requirement_names(EXTRAS["marimo"])
+"""The `marimo` extra: optional, so only think_nb/marimo_chat.py may import it."""
+
+
 def test_every_third_party_import_of_think_nb_is_a_declared_dependency() -> None:
     imports = imports_of(["think_nb"])
-    assert undeclared(imports, DEPENDENCIES | LOCAL) == []
-    optional = {module: files for module, files in third_party(imports).items()
-                if distributions_of(module) & LOCAL and not distributions_of(module) & DEPENDENCIES}
-    assert set().union(*optional.values()) == {"think_nb/models/local.py"}
+    assert undeclared(imports, DEPENDENCIES | LOCAL | MARIMO) == []
+    for extra, only in ((LOCAL, "think_nb/models/local.py"), (MARIMO, "think_nb/marimo_chat.py")):
+        optional = {module: files for module, files in third_party(imports).items()
+                    if distributions_of(module) & extra and not distributions_of(module) & DEPENDENCIES}
+        assert set().union(*optional.values()) == {only}
 
 
 def test_every_declared_dependency_is_used_by_think_nb() -> None:
@@ -126,7 +131,7 @@ def test_every_declared_dependency_is_used_by_think_nb() -> None:
 
 
 def test_tests_benchmarks_and_notebook_sources_import_only_declared_packages() -> None:
-    declared = (DEPENDENCIES | LOCAL | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
+    declared = (DEPENDENCIES | LOCAL | MARIMO | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
                 | requirement_names(EXTRAS["bench"]))
     assert undeclared(imports_of(["tests", "bench", "notebooks"]), declared) == []
 

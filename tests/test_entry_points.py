@@ -85,8 +85,10 @@ async def test_continue_last_turn_persists_a_new_continuation_message() -> None:
     assert flags == [(False, None), (True, {"style": "short"})]
     assert agent.messages[-1] == {"id": IsStr(), "role": "assistant", "parts": [
         {"type": "step-start"}, {"type": "text", "text": " a time.", "state": "done"}],
-        "metadata": {"continuation": True, "model": script.model, "usage": {  # the script reports none: unknown
-            "prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "source": None},
+        "metadata": {"continuation": True, "model": script.model, "usage": {"prompt_tokens": None,
+                                                                            "completion_tokens": None,
+                                                                            "total_tokens": None,
+                                                                            "source": None},
                      "requestId": result.request_id,
                      "finishReason": "stop"}}
     assert len(agent.messages) == 3
@@ -214,7 +216,7 @@ async def test_turn_log_records_trigger_status_and_duration() -> None:
     assert [(t["trigger"], t["status"], t["continuation"]) for t in agent.turns()] == [
         ("programmatic", "completed", False), ("programmatic", "error", False), ("continuation", "completed", True)]
     assert all(t["duration_ms"] >= 0 and t["finished_at"] >= t["started_at"] for t in agent.turns())
-    assert agent.turns()[1]["error"] == f"Model {script.model!r} failed: RuntimeError: x"  # called directly
+    assert agent.turns()[1]["error"] == f"Model {script.model!r} failed: RuntimeError: x"
 
 
 async def test_text_streamed_before_a_kernel_kill_is_recovered_from_the_stream_buffer(tmp_path: Path) -> None:

@@ -152,3 +152,12 @@ def test_an_in_process_turn_never_imports_litellm(tmp_path: Any) -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["completed", "None", "42.", "False"]
+
+
+def test_import_think_nb_leaves_the_heavy_libraries_for_later() -> None:
+    """`import think_nb` (what every script and `%load_ext` pays) imports none of litellm, pandas,
+    the workspace's fsspec/httpx, the MCP SDK, the sandbox or llama-cpp: each loads on first use."""
+    heavy = ["litellm", "pandas", "fsspec", "httpx", "mcp", "pydantic_monty", "llama_cpp", "anywidget"]
+    code = f"import sys, think_nb; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"

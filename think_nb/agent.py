@@ -417,18 +417,23 @@ class Think:
         result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
         description of each object as a `data-context` part the model reads after the text
         (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
-        anything else; about `data_context.TOKEN_BUDGET` tokens each).
+        anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
+        a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
+        starts, so the event loop never waits for it; bad `context` raises `UserError` here.
         """
         message = user_message(message) if isinstance(message, str) else message
+        extra_parts = None
         if context is not None:
-            from think_nb.data_context import context_parts
+            from think_nb.data_context import context_parts_later
 
             if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
                 raise UserError("context= needs a text message or a UIMessage dict with a 'parts' list.")
-            message = {**message, "parts": [*message["parts"], *context_parts(context)]}
+            message = {**message, "id": message.get("id") or new_id("msg")}
+            extra_parts = {message["id"]: context_parts_later(context)}
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             self.set_client_tools(client_tools)
-        return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body)
+        return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
+                           extra_parts=extra_parts)
 
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
@@ -990,3 +995,13 @@ class Think:
         from think_nb.widget import ChatPanel
 
         return ChatPanel(self)
+
+    def marimo_chat(self, **options: Any) -> Any:
+        """marimo's native chat element (`mo.ui.chat`) bound to this agent, for marimo users who prefer
+        it to `mo.ui.anywidget(agent.panel())`: replies, reasoning and tool calls stream; approvals use
+        marimo's Approve/Deny; Stop aborts the turn. Client tools are not run there (use the panel),
+        and the chat shows only what was said through it (the agent's transcript is authoritative).
+        See `think_nb.marimo_chat`. `options` go to `mo.ui.chat`; `UserError` without marimo."""
+        from think_nb.marimo_chat import marimo_chat
+
+        return marimo_chat(self, **options)

@@ -16,8 +16,9 @@ Two uses, one rendering:
 
 What a description holds (DataFrame): shape, dtypes, the first and last `ROWS` rows as a markdown
 table (columns beyond `MAX_COLUMNS` and cell text beyond `MAX_CELL` characters are cut), and
-`describe()` (of a `DESCRIBE_SAMPLE`-row sample when the frame is longer, so a 1,000,000-row frame
-costs milliseconds); then it is shrunk (describe dropped, fewer rows, finally cut) until it fits
+`describe()` (of a `DESCRIBE_SAMPLE`-row sample when the frame is longer: ~0.1 s for a 1,000,000-row
+frame, done in a worker thread by `context_parts_later`, which `submit(context=)` uses); then it
+is shrunk (describe dropped, fewer rows, finally cut) until it fits
 `budget` tokens (default `TOKEN_BUDGET`, counted with `think_nb.session.tokens.count_tokens`). Every
 cut is marked in the text (`… N more rows`, `… (cut)`) and sets `truncated`. Series: the same as a
 one-column frame; numpy arrays: shape, dtype and `numpy.array2string` with `threshold`/`edgeitems`;
@@ -26,6 +27,7 @@ anything else: `reprlib` (bounded containers and strings).
 
 from __future__ import annotations
 
+import asyncio
 import reprlib
 from typing import Any
 
@@ -75,6 +77,15 @@ def _table(frame: Any) -> str:
     return str(shown.to_markdown())
 
 
+def _sample_rows(rows: int) -> Any:
+    """`DESCRIBE_SAMPLE` row positions out of `rows`, the same on every call (numpy's Generator, seed 0,
+    in order): O(sample) where `DataFrame.sample` permutes every row (~60 ms for 1,000,000, holding
+    the GIL, so a worker thread describing a frame would still stall the event loop)."""
+    import numpy as np
+
+    return np.sort(np.random.default_rng(0).choice(rows, DESCRIBE_SAMPLE, replace=False))
+
+
 def _frame_parts(df: Any, head: int, tail: int, describe: bool) -> tuple[list[str], bool]:
     """Markdown sections of a frame: dtypes, rows (head/tail), describe(); and whether it was cut."""
     rows, cols = df.shape
@@ -92,7 +103,7 @@ def _frame_parts(df: Any, head: int, tail: int, describe: bool) -> tuple[list[st
         parts = [view.iloc[:head], marker] + ([view.iloc[rows - tail:]] if tail else [])
         sections.append(_table(pd.concat(parts)))
     if describe and rows:
-        sample = view.sample(DESCRIBE_SAMPLE, random_state=0) if rows > DESCRIBE_SAMPLE else view
+        sample = view.take(_sample_rows(rows)) if rows > DESCRIBE_SAMPLE else view
         try:
             stats = sample.describe()
         except (TypeError, ValueError):  # no describable column
@@ -170,14 +181,51 @@ def context_part(name: str, obj: Any, budget: int = TOKEN_BUDGET) -> dict:
     return {"type": "data-context", "id": name, "data": data}
 
 
-def context_parts(context: Any, budget: int = TOKEN_BUDGET) -> list[dict]:
-    """`data-context` parts for a `{name: object}` mapping; `UserError` for anything else."""
+def _check_context(context: Any) -> dict:
     from think_nb.errors import UserError
 
     if not isinstance(context, dict) or not all(isinstance(k, str) and k for k in context):
         raise UserError(f"context={type(context).__name__}: pass a dict of names to objects, "
                         "e.g. context={'df': df}.")
-    return [context_part(name, obj, budget) for name, obj in context.items()]
+    return context
+
+
+def context_parts(context: Any, budget: int = TOKEN_BUDGET) -> list[dict]:
+    """`data-context` parts for a `{name: object}` mapping; `UserError` for anything else."""
+    return [context_part(name, obj, budget) for name, obj in _check_context(context).items()]
+
+
+def snapshot(frame: Any) -> Any:
+    """A copy of a DataFrame/Series that later writes to `frame` cannot change: a shallow copy under
+    pandas' copy-on-write (pandas >= 3; O(columns)), else a deep copy."""
+    pd = _pandas()
+    cow = int(pd.__version__.split(".")[0]) >= 3 or pd.options.mode.copy_on_write is True
+    return frame.copy(deep=not cow)
+
+
+def context_parts_later(context: Any, budget: int = TOKEN_BUDGET) -> asyncio.Future:
+    """`context_parts(context, budget)` without blocking the running event loop: a future of the same
+    parts. Data frames and Series are described in the loop's default executor (a worker thread)
+    from a `snapshot` taken now (a 1,000,000-row frame takes ~0.1 s there, litellm's tokenizer
+    import on first use much longer); other objects (bounded reprs, numpy summaries: cheap) are
+    described at once. `UserError` now for a bad `context`, or without a running loop."""
+    from think_nb.errors import UserError
+
+    items = _check_context(context).items()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise UserError("Attaching data needs a running event loop: use `await agent.send(..., context=...)` "
+                        "in a notebook cell, or `agent.run(..., context=...)` in a script.") from None
+    parts: list[asyncio.Future] = []
+    for name, obj in items:
+        if _is_frame(obj):
+            parts.append(loop.run_in_executor(None, context_part, name, snapshot(obj), budget))
+        else:
+            done = loop.create_future()
+            done.set_result(context_part(name, obj, budget))
+            parts.append(done)
+    return asyncio.gather(*parts)
 
 
 def context_text(part: dict) -> str:

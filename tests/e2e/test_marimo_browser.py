@@ -1,8 +1,11 @@
-"""The chat panel in marimo: `mo.ui.anywidget(agent.panel())` in a real `marimo edit` server and chromium.
+"""The chat panel and `agent.marimo_chat()` in marimo: a real `marimo edit` / `marimo run` server and chromium.
 
-The panel is an anywidget, so marimo's own widget model carries its traits and custom messages both
-ways; the turn runs on marimo's kernel loop. Covered: the panel renders, a typed message streams a
-reply, a tool that needs approval waits for the Approve button and runs, and Stop aborts a slow reply.
+The panel is `mo.ui.anywidget(agent.panel())`: marimo's own widget model carries its traits and
+custom messages both ways; the turn runs on marimo's kernel loop. Covered, in the editor and in app
+mode (`marimo run`): the panel renders, a typed message streams a reply, the Context tab shows a
+memory block the model writes during a turn, a tool that needs approval waits for the Approve
+button and runs, and Stop aborts a slow reply. In the editor, `agent.marimo_chat()` (marimo's own
+`mo.ui.chat`) streams a reply into marimo's chat element.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from panel_flows import TURN_MS, expect_status, last_text, send
 
 pytestmark = pytest.mark.e2e
 
+FACT = "The user's name is Ada."
+
 NOTEBOOK = '''
 import marimo
 
@@ -41,6 +46,8 @@ def _():
         return f"deleted {path}"
 
     script = S([[S.text("Hello from marimo")],
+                [S.text("Let me remember that."), S.tool_call("set_context", {"label": "memory", "content": FACT})],
+                [S.text("Noted, Ada.")],
                 [S.tool_call("delete_file", {"path": "notes.txt"})], [S.text("Deleted notes.txt.")],
                 [S.text("a slow reply " * 400)]], delay=0.002)
 
@@ -51,9 +58,30 @@ def _():
         def get_tools(self):
             return [delete_file]
 
+        def configure_session(self, session):
+            return session.with_context("memory", description="Facts learned about the user.", max_tokens=200)
+
     agent = Bot("mo", db=DB)
     panel = mo.ui.anywidget(agent.panel())
     panel
+    return (S, Think, delete_file)
+
+
+@app.cell
+def _(S, Think, delete_file):
+    chat_script = S([[S.text("Streamed " + "into marimo's chat " * 30 + "THE END", chunk_size=8)],
+                     [S.tool_call("delete_file", {"path": "draft.txt"})], [S.text("Deleted draft.txt.")],
+                     [S.text("slow chat " * 400, chunk_size=4)]], delay=0.01)
+
+    class Chatty(Think):
+        def get_model(self):
+            return chat_script.model
+
+        def get_tools(self):
+            return [delete_file]
+
+    chat = Chatty("mo-chat", db=DB).marimo_chat()
+    chat
     return
 
 
@@ -62,10 +90,13 @@ if __name__ == "__main__":
 '''
 
 
-@pytest.fixture
-def marimo_edit(tmp_path: Path) -> Iterator[str]:
-    """`marimo edit` of NOTEBOOK on 127.0.0.1 (headless, no token); yields its URL; stopped after."""
-    (tmp_path / "chat.py").write_text(NOTEBOOK.replace("DB", repr(str(tmp_path / "chat.sqlite"))))
+@pytest.fixture(params=["edit", "run"])
+def marimo_app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """`marimo edit` or `marimo run` of NOTEBOOK on 127.0.0.1 (headless, no token); yields (mode, URL);
+    stopped after."""
+    mode = request.param
+    source = NOTEBOOK.replace("DB", repr(str(tmp_path / "chat.sqlite"))).replace("FACT", repr(FACT))
+    (tmp_path / "chat.py").write_text(source)
     config = tmp_path / "config" / "marimo"
     config.mkdir(parents=True)
     (config / "marimo.toml").write_text("[runtime]\nauto_instantiate = true\n")  # run the notebook on open
@@ -74,8 +105,9 @@ def marimo_edit(tmp_path: Path) -> Iterator[str]:
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), LITELLM_LOCAL_MODEL_COST_MAP="True",
                THINK_NB_ALLOW_MODEL_REQUESTS="0")
     log = (tmp_path / "marimo.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "marimo", "edit", "chat.py", "--headless", "--no-token",
-                             "--host", "127.0.0.1", "--port", str(port), "--skip-update-check"],
+    env["MARIMO_SKIP_UPDATE_CHECK"] = "1"  # `marimo run` has no --skip-update-check
+    proc = subprocess.Popen([sys.executable, "-m", "marimo", mode, "chat.py", "--headless", "--no-token",
+                             "--host", "127.0.0.1", "--port", str(port)],
                             cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -86,7 +118,7 @@ def marimo_edit(tmp_path: Path) -> Iterator[str]:
         except OSError:
             assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "marimo.log").read_text()
             time.sleep(0.2)
-    yield url
+    yield mode, url
     proc.terminate()
     try:
         proc.wait(timeout=15)
@@ -95,14 +127,30 @@ def marimo_edit(tmp_path: Path) -> Iterator[str]:
         proc.wait(timeout=5)
 
 
-def test_panel_streams_approves_and_stops_in_marimo_edit(marimo_edit: str, page) -> None:
-    page.goto(marimo_edit)
+def test_panel_streams_shows_context_approves_and_stops_in_marimo(marimo_app: tuple[str, str], page) -> None:
+    _, url = marimo_app
+    page.goto(url)
     panel = page.locator(".think-panel").first
     expect_status(panel, "ready", timeout=90_000)
 
     send(panel, "hi")
     expect(last_text(panel)).to_have_text("Hello from marimo", timeout=TURN_MS)
     expect_status(panel, "ready")
+
+    block = panel.locator(".think-context-block[data-label=memory]")
+    usage = block.locator(".think-context-usage")
+    panel.locator(".think-tab[data-tab=context]").click()
+    expect(block).to_be_visible()
+    expect(usage).to_have_attribute("data-percent", "0")
+    panel.locator(".think-tab[data-tab=chat]").click()
+    send(panel, "My name is Ada.")
+    panel.locator(".think-tab[data-tab=context]").click()  # watch the tab while the turn runs
+    expect(block.locator(".think-context-text")).to_have_text(FACT, timeout=TURN_MS)
+    expect(usage).not_to_have_attribute("data-percent", "0")
+    expect(block.locator(".think-context-tokens")).to_contain_text("/ 200 tokens")
+    expect_status(panel, "ready")
+    panel.locator(".think-tab[data-tab=chat]").click()
+    expect(last_text(panel)).to_have_text("Noted, Ada.")
 
     send(panel, "Delete notes.txt")
     expect_status(panel, "awaiting-approval")
@@ -118,3 +166,55 @@ def test_panel_streams_approves_and_stops_in_marimo_edit(marimo_edit: str, page)
     panel.locator("button.think-stop").click()
     expect_status(panel, "ready")
     assert len(last_text(panel).text_content() or "") < len("a slow reply " * 400)
+
+
+# The chat element's text (marimo renders it in a shadow root) and, once installed, every length it
+# went through (a MutationObserver), so the test sees a reply grow instead of appear at once.
+CHAT_ROOT = "(document.querySelector('marimo-chatbot').shadowRoot || document.querySelector('marimo-chatbot'))"
+WATCH_LENGTHS = f"""() => {{ window.__chatLengths = []; const root = {CHAT_ROOT};
+    new MutationObserver(() => window.__chatLengths.push(root.textContent.length))
+        .observe(root, {{subtree: true, childList: true, characterData: true}}); }}"""
+
+
+@pytest.mark.parametrize("marimo_app", ["edit"], indirect=True)
+def test_marimo_chat_streams_approves_and_stops_in_marimos_chat_element(marimo_app: tuple[str, str], page) -> None:
+    _, url = marimo_app
+    page.goto(url)
+    box = page.locator("marimo-chatbot .cm-content[role=textbox]")
+    box.wait_for(timeout=90_000)
+    page.evaluate(WATCH_LENGTHS)
+    before = page.evaluate(f"() => {CHAT_ROOT}.textContent.length")
+    box.click()
+    box.type("hi")
+    box.press("Enter")
+    page.wait_for_function(f"() => {CHAT_ROOT}.textContent.includes('THE END')", timeout=TURN_MS)
+    text = page.evaluate(f"() => {CHAT_ROOT}.textContent")
+    assert "Streamed " + "into marimo's chat " * 30 + "THE END" in text
+    lengths = page.evaluate("() => window.__chatLengths")
+    partial = {n for n in lengths if before < n < len(text)}
+    assert len(partial) >= 10, lengths  # it grew chunk by chunk (8 characters a chunk, 70 chunks)
+
+    # a tool that needs approval: marimo's own Approve, then the continuation streams in
+    box.click()
+    box.type("Delete draft.txt")
+    box.press("Enter")
+    dialog = page.locator("marimo-chatbot [role=alertdialog][aria-label='Approval required for delete_file']")
+    expect(dialog).to_contain_text("draft.txt", timeout=TURN_MS)
+    dialog.get_by_role("button", name="Approve").click()
+    page.wait_for_function(f"() => {CHAT_ROOT}.textContent.includes('Deleted draft.txt.')", timeout=TURN_MS)
+    expect(dialog).to_have_count(0)
+    replies = page.locator("marimo-chatbot .group.items-start")  # the assistant's messages
+    expect(replies.last).to_contain_text("delete_file")  # one message: the call, then the continuation
+    expect(replies.last).to_contain_text("Deleted draft.txt.")
+    expect(replies).to_have_count(2)
+    replies.last.get_by_role("button", name="delete_file").click()  # the call's details: its output
+    expect(replies.last).to_contain_text("deleted draft.txt")
+
+    # Stop (marimo's stop button while the reply streams) ends the reply early
+    box.click()
+    box.type("Say something long")
+    box.press("Enter")
+    expect(replies.last).to_contain_text("slow chat", timeout=TURN_MS)
+    page.locator("marimo-chatbot form button").filter(has=page.locator("svg.lucide-square")).click()
+    expect(page.locator("marimo-chatbot form button[aria-label='Send message']")).to_be_visible()
+    assert len(replies.last.text_content() or "") < len("slow chat " * 400)

@@ -22,10 +22,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from think_nb.aio import script_loop
+from think_nb.aio import task_loop
 from think_nb.errors import UserError
 from think_nb.extensions import hooks as hook_mod
-from think_nb.extensions.host import host_functions
 from think_nb.extensions.manifest import Manifest, parse
 from think_nb.extensions.sandbox import ExtensionError, Sandbox
 from think_nb.tools.tool import Tool, dump_output
@@ -98,10 +97,7 @@ class ExtensionManager:
                 self.items[manifest.name] = Extension(manifest, row["source"], "loaded")
                 await self._load(self.items[manifest.name])
 
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = script_loop()
+        loop = task_loop()
         self.task = loop.create_task(run(), name=f"think_nb extensions {self.agent.name}")
 
     async def ready(self) -> None:
@@ -248,3 +244,11 @@ def _schema(spec: dict) -> dict:
     if params.get("type") == "object" and isinstance(params.get("properties"), dict):
         return params
     return {"type": "object", "properties": params, "required": list(spec.get("required") or [])}
+
+
+def host_functions(agent: Any, manifest: Manifest) -> dict:
+    """`think_nb.extensions.host.host_functions`, imported on first use: it pulls in the workspace
+    (fsspec, httpx), which `import think_nb` does not need."""
+    from think_nb.extensions.host import host_functions as build
+
+    return build(agent, manifest)

@@ -18,6 +18,7 @@ Clearing the conversation bumps `generation`: turns queued before it end `skippe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,9 @@ class Submission:
     superseded: bool = False
     carried: list[dict] = field(default_factory=list)
     debounce_s: float = 0.0
+    extra_parts: dict[str, Awaitable[list[dict]]] = field(default_factory=dict)
+    """message id -> parts appended to that message when its turn starts (prepared off the loop, e.g.
+    data attached with `context=`); carried with the messages when a newer submission supersedes it."""
 
 
 def parse_policy(value: Any) -> tuple[str, float]:
@@ -83,6 +87,7 @@ class TurnQueue:
                 if older.user_submit and not older.superseded:
                     older.superseded = True
                     sub.carried = older.carried + list(older.messages) + sub.carried
+                    sub.extra_parts = {**older.extra_parts, **sub.extra_parts}
             sub.debounce_s = debounce_s if strategy == "debounce" else 0.0
         self.waiting.append(sub)
         return True

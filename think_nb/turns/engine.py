@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from think_nb import interrupts
@@ -88,9 +88,12 @@ class TurnEngine:
     # -- entry ------------------------------------------------------------------------------
     def start(self, messages: Messages, request_id: str, *, trigger: str, user_submit: bool = False,
               continuation: bool = False, regenerate: bool = False, body: dict | None = None,
-              signal: AbortSignal | None = None) -> asyncio.Future:
+              signal: AbortSignal | None = None,
+              extra_parts: dict[str, Awaitable[list[dict]]] | None = None) -> asyncio.Future:
         """Admit a turn and run it as a task on the running loop; returns the task (or a finished
-        future with a `skipped` result when admission drops it). Raises `UserError` without a loop."""
+        future with a `skipped` result when admission drops it). Raises `UserError` without a loop.
+        `extra_parts` (`{message id: awaitable of parts}`): parts prepared off the loop, awaited when
+        the turn starts (in queue order) and appended to that message before it is stored."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -98,7 +101,8 @@ class TurnEngine:
                             "notebook cell, or `agent.run(...)` in a script.") from None
         if not callable(messages):
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
-        sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation)
+        sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
+                         extra_parts=dict(extra_parts or {}))
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped"))
@@ -229,6 +233,9 @@ class TurnEngine:
             self.messages_changed()
         messages = sub.messages(copy.deepcopy(conversation.messages)) if callable(sub.messages) else sub.messages
         new = self.admit_messages(sub.carried + list(await maybe_await(messages) or []))  # again: the branch moved
+        for message in new:
+            if message["id"] in sub.extra_parts:  # e.g. attached data, described in a worker thread
+                message["parts"] = [*message["parts"], *await sub.extra_parts[message["id"]]]
         if not new and not (continuation or regenerate):
             return TurnResult(sub.request_id, "skipped")
         self.repair_interrupted_tools()
