@@ -114,12 +114,14 @@ ada.session.get_context_block("memory").content'''),
 
 `messages_df()` is the current branch, one row per message; `tool_calls_df()` every tool call;
 `usage_df()` the tokens and cost of each turn. `usage_source` says who counted: the provider
-(`reported`), litellm's tokenizer because the provider sent nothing (`estimated`; the panel shows
-these with "≈"), or nobody (`None`: unknown, `<NA>`, never 0). The scripted model reports no usage
-of its own, so these counts are estimates; it has no price either, so `cost_usd` is NaN (unknown)."""),
+(`reported`) or nobody (`None`: unknown, `<NA>`, never 0; the panel shows "usage unknown").
+When a hosted provider sends no usage, litellm's tokenizer estimate is kept apart in
+`estimated_tokens` (a guess, not a count). The scripted model reports no usage of its own and runs
+in the kernel without litellm, so its counts are unknown and nothing estimates them; it has no
+price either, so `cost_usd` is NaN (unknown)."""),
     new_code_cell('ada.messages_df()[["role", "text", "parts", "tool_calls", "total_tokens"]]'),
     new_code_cell('ada.usage_df()[["model", "prompt_tokens", "completion_tokens", "total_tokens", "usage_source",\n'
-                  '              "cost_usd"]]'),
+                  '              "estimated_tokens", "cost_usd"]]'),
     new_markdown_cell("""## 4. Search
 
 Every message is indexed with SQLite FTS5. `agent.search(query)` matches the query as a phrase,

@@ -37,3 +37,29 @@ def test_unsettled_tool_calls_and_empty_steps_are_left_out() -> None:
             {"id": "c2", "type": "function", "function": {"name": "rm", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c2", "content": "The user denied this tool call. no"},
     ]
+
+
+def test_signed_reasoning_goes_back_as_thinking_blocks_of_its_step_and_only_to_anthropic() -> None:
+    from think_nb.models.reasoning import for_provider
+
+    signed = {"anthropic": {"signature": "sig_1"}}
+    assistant = {"id": "a", "role": "assistant", "parts": [
+        {"type": "step-start"},
+        {"type": "reasoning", "text": "Add them.", "state": "done", "providerMetadata": signed},
+        {"type": "tool-add", "toolCallId": "call_1", "state": "output-available", "input": {"a": 1}, "output": 2},
+        {"type": "step-start"},
+        {"type": "reasoning", "text": "Unsigned (an OpenAI-compatible model's).", "state": "done"},
+        {"type": "text", "text": "2.", "state": "done"}]}
+    messages = to_model_messages([user_message("1+1?"), assistant])
+    assert messages == [
+        {"role": "user", "content": "1+1?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a":1}'}}],
+         "thinking_blocks": [{"type": "thinking", "thinking": "Add them.", "signature": "sig_1"}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "2"},
+        {"role": "assistant", "content": "2."}]
+    assert for_provider(messages, "anthropic") is messages
+    stripped = for_provider(messages, "openai")
+    assert [m for m in stripped if "thinking_blocks" in m] == []
+    assert stripped[1] == {k: v for k, v in messages[1].items() if k != "thinking_blocks"}
+    assert "thinking_blocks" in messages[1]  # the caller's list is left as it was

@@ -111,7 +111,9 @@ async def test_tool_call_then_a_streamed_answer_with_the_exchange_in_history(lla
     [call] = [p for p in agent.messages[-1]["parts"] if p["type"] == "tool-add"]
     assert (call["state"], call["input"], call["output"]) == ("output-available", {"a": 2, "b": 40}, 42)
     usage = agent.messages[-1]["metadata"]["usage"]
-    assert usage["source"] in ("reported", "estimated") and usage["prompt_tokens"] > 0  # counted, never 0
+    # llama-cpp-python's server streams no usage: unknown (never 0), litellm's count kept apart as an estimate
+    assert (usage["source"], usage["prompt_tokens"], usage["total_tokens"]) == (None, None, None)
+    assert usage["estimated_tokens"]["prompt_tokens"] > 0
     assert "cost_usd" not in agent.messages[-1]["metadata"]  # a local alias has no price: unknown, not $0.00
 
     chunks.clear()

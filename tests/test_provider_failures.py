@@ -1,25 +1,30 @@
 """The ways a hosted provider fails, over real HTTP, each with one clear outcome.
 
 One parametrised test: failure kind × {OpenAI chat completions, Anthropic messages}, through
-litellm's real `openai/` and `anthropic/` providers pointed at a `FakeProvider`. Every case ends
+litellm's real `openai/` and `anthropic/` providers pointed at a `FakeProvider`. Each turn is sent
+from a real `ChatPanel` (its `use_chat_request` frame, as the front end sends it). Every case ends
 the turn `error` (or succeeds after the documented retries), with the partial answer persisted,
-listeners told the turn ended exactly once (the panel leaves "streaming"), `on_chat_error` called
-once for an error, and a message naming the provider and the fix. None may hang: the stalls end
-by the call's `timeout`, and the whole turn is bounded.
+listeners told the turn ended exactly once, the panel out of "streaming" (its status `error` with
+the error shown, or `ready`), `on_chat_error` called once for an error, and a message naming the
+provider and the fix. None may hang: the stalls end by the call's `timeout`, and the whole turn
+is bounded. A provider that reports no usage gives unknown usage (never 0 tokens or $0).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from agents import eventually
+from helpers_comm import from_js
+from panels import chat_request, chunks_of, responses, statuses, until
 from providers.agents import hosted_agent
 from providers.server import Call, FakeProvider, Reply, closed_port
+from think_nb.widget import ChatPanel
 
 PRICED = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -105,7 +110,7 @@ class Listener:
 
 @pytest.mark.parametrize("kind", list(CASES))
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
-async def test_a_provider_failure_ends_the_turn_with_one_clear_outcome(fmt: str, kind: str,
+async def test_a_provider_failure_ends_the_turn_with_one_clear_outcome(fmt: str, kind: str, recording_comm: Any,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     case = CASES[kind]
     monkeypatch.setenv("THINK_NB_ALLOW_MODEL_REQUESTS", "1")
@@ -119,38 +124,53 @@ async def test_a_provider_failure_ends_the_turn_with_one_clear_outcome(fmt: str,
             agent.model.options["api_base"] = server.api_base.replace(str(server.port), str(port))  # type: ignore[attr-defined]
         listener = Listener()
         agent.subscribe(listener)
-        result = await asyncio.wait_for(agent.send("What is 2 + 40?"), 60)  # a hang fails, it never blocks CI
+        panel = ChatPanel(agent)
+        from_js(panel, chat_request("r1"))  # the user sends "What is 2 + 40?" from the panel
+        assert await agent.wait_until_stable(timeout=60), "the turn hung"  # a hang fails, it never blocks CI
+        ending = "ready" if case.error is None else "error"
+        await until(lambda: panel.status == ending, f"the panel's {ending} status")
+        [turn] = agent.turns()
         where = f"{fmt}: {kind}"
         assert len(server.requests) == case.requests, where
         assert server.rejections == [], where
         stored = type(agent)(agent.name).messages[-1]  # read back from SQLite by a new object
-        assert stored == result.message, where
+        assert stored == agent.messages[-1] == panel.messages[-1], where
         assert not any(p.get("state") == "streaming" for p in stored["parts"]), where
-        assert listener.ends == [(result.status, result.error)], where  # the panel left "streaming", once
+        assert listener.ends == [(turn["status"], turn["error"])], where  # told once that the turn ended
         assert not agent.is_running and agent.streaming_turns() == [], where
+        assert statuses(panel) == ["submitted", "streaming", ending], where  # out of "streaming", once
+        frames = responses(panel, "r1")
+        assert (frames[-1]["done"], frames[-1].get("error")) == (True, True if case.error else None), where
         if case.disconnect:
             await eventually(lambda: server.disconnects == 1, what="the server saw the request closed")
         if case.error is None:
-            assert (result.status, result.error, errors) == ("completed", None, []), where
-            check_success(kind, stored, server)
+            assert (turn["status"], turn["error"], errors, panel.error) == ("completed", None, [], ""), where
+            check_success(kind, stored, server, agent)
             return
         error = case.error if isinstance(case.error, str) else case.error[fmt]
         pattern = f"Model '{fmt}/{name}' failed: " + error.format(p=fmt, env=ENV[fmt]) + r"( \(.+\))?"
-        assert result.status == "error", where
-        assert re.fullmatch(pattern, result.error or ""), (where, result.error)
+        assert turn["status"] == "error", where
+        assert re.fullmatch(pattern, turn["error"] or ""), (where, turn["error"])
+        assert panel.error == turn["error"], where  # the panel shows the error
+        assert chunks_of(frames)[-1] == {"type": "error", "errorText": turn["error"]}, where
         assert len(errors) == 1, where  # on_chat_error once, with the provider's exception
-        assert listener.chunks[-1] == {"type": "error", "errorText": result.error}, where
-        assert stored["metadata"]["error"] == result.error, where
+        assert listener.chunks[-1] == {"type": "error", "errorText": turn["error"]}, where
+        assert stored["metadata"]["error"] == turn["error"], where
         text = "".join(p.get("text", "") for p in stored["parts"] if p["type"] == "text")
         assert text.startswith(case.partial) and (bool(text) == bool(case.partial)), (where, text)
 
 
-def check_success(kind: str, stored: dict, server: FakeProvider) -> None:
+def check_success(kind: str, stored: dict, server: FakeProvider, agent: Any) -> None:
     metadata = stored["metadata"]
     usage = metadata["usage"]
-    if kind == "no usage at all":  # litellm's estimate, labelled so; never 0 and never "reported"
-        assert usage["source"] == "estimated" and usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
-        assert metadata["cost_usd"] > 0
+    if kind == "no usage at all":  # unknown, never 0 tokens nor $0; litellm's count kept apart as an estimate
+        estimate = usage.pop("estimated_tokens")
+        assert usage == {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "source": None}
+        assert estimate["prompt_tokens"] > 0 and estimate["completion_tokens"] > 0
+        assert "cost_usd" not in metadata
+        [row] = agent.usage_df().to_dict("records")
+        assert row["usage_source"] is None and row["estimated_tokens"] == estimate["total_tokens"]
+        assert all(pd.isna(row[k]) for k in ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd"))
     else:
         assert usage == {"prompt_tokens": 24 if kind.startswith("tool") else 12,
                          "completion_tokens": 10 if kind.startswith("tool") else 5,
@@ -160,4 +180,3 @@ def check_success(kind: str, stored: dict, server: FakeProvider) -> None:
         [part] = [p for p in stored["parts"] if p["type"] == "tool-add"]
         assert part["state"] == "output-error" and part["errorText"].startswith("The tool arguments are not valid JSON")
         assert "The tool arguments are not valid JSON" in str(server.requests[-1]["messages"])
-

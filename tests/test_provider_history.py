@@ -10,6 +10,7 @@ blocks, invalid tool call ids...), so every request of every situation must be a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import subprocess
@@ -21,6 +22,7 @@ import pytest
 
 from agents import add, eventually
 from providers.agents import hosted_agent, server  # noqa: F401 - the fixture
+from providers.anthropic_format import signature_for
 from providers.server import Call, FakeProvider, Reply
 from think_nb import Think, client_tool, tool
 from think_nb.turns.signal import AbortController
@@ -191,6 +193,37 @@ async def with_reasoning(fake: FakeProvider, tmp: Path) -> Think:
     return agent
 
 
+THINKING_ON = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+THINKING_MODEL = "claude-haiku-4-5"
+
+
+async def signed_thinking(fake: FakeProvider, tmp: Path) -> Think:
+    """Anthropic with thinking enabled: every request answering a `tool_use` sends its signed
+    thinking block first, within a turn (step 2) and after an approval (a continuation turn
+    resumes the stored reply); then the history goes to this format's provider (an OpenAI one
+    gets no `thinking_blocks`: it would refuse the unknown field)."""
+    async with contextlib.AsyncExitStack() as stack:
+        source = fake if fake.format == "anthropic" else await stack.enter_async_context(FakeProvider("anthropic"))
+        source.model_name = THINKING_MODEL  # litellm refuses `thinking` for a model it does not know to think
+        thoughts = ["Delete it first.", "Now add.", "Answer."]
+        source.replies += [Reply(reasoning=thoughts[0], tool_calls=[Call("delete_file", {"path": "a.txt"})]),
+                           Reply(reasoning=thoughts[1], tool_calls=[Call("add", {"a": 2, "b": 40})]),
+                           Reply(reasoning=thoughts[2], text="Deleted; 42.")]
+        agent = hosted_agent(source, [delete_file, add], options=THINKING_ON)
+        await agent.send("delete a.txt, then add 2 and 40")
+        [pending] = agent.pending_approvals()
+        task = agent.approve(pending["tool_call_id"])
+        assert task is not None and (await task).status == "completed"
+        assert source.rejections == []
+        for request, thought in zip(source.requests[1:], thoughts[:2], strict=True):  # those answering a tool_use
+            assert request["messages"][-2]["content"][0] == {"type": "thinking", "thinking": thought,
+                                                             "signature": signature_for(thought)}
+        assert [p["providerMetadata"] for m in agent.messages for p in m["parts"] if p["type"] == "reasoning"] == [
+            {"anthropic": {"signature": signature_for(t)}} for t in thoughts]  # stored with the reasoning
+    agent.model = fake.model_config(**(THINKING_ON if fake.format == "anthropic" else {}))  # type: ignore[attr-defined]
+    return agent
+
+
 async def model_switch(fake: FakeProvider, tmp: Path) -> Think:
     async with FakeProvider("openai", "kimi-like") as other:  # an OpenAI-compatible fake with its own ids
         other.replies += [Reply(tool_calls=[Call("add", {"a": 1, "b": 2}, id="functions.add:0"),
@@ -225,6 +258,7 @@ SITUATIONS: dict[str, Callable[..., Awaitable[Think]]] = {
     "client tool error": client_tool_error,
     "continue_last_turn": continued,
     "reasoning parts": with_reasoning,
+    "Anthropic thinking (signed) with tool use and an approval": signed_thinking,
     "model switch mid-conversation": model_switch,
     "regenerate": regenerated,
 }

@@ -296,13 +296,13 @@ async def test_messages_tool_calls_and_usage_dataframes(add_tool) -> None:
     u = agent.usage_df()
     assert u.drop(columns=["created_at", "cost_usd"]).to_dict("records") == [
         {"message_id": reply["id"], "request_id": IsStr(regex="req_.*"), "model": script.model, "prompt_tokens": 30,
-         "completion_tokens": 8, "total_tokens": 38, "usage_source": "reported"}]
+         "completion_tokens": 8, "total_tokens": 38, "usage_source": "reported", "estimated_tokens": None}]
     assert u["cost_usd"].isna().all()  # the scripted model has no price: unknown, not 0
 
 
 def test_empty_agent_dataframes_keep_their_columns() -> None:
     agent = make(S([]))
-    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 9),
+    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 10),
                   (agent.context_blocks(), 8)):
         assert len(df) == 0 and len(df.columns) == n
 

@@ -1,5 +1,6 @@
-"""Unknown is not zero: token usage is stored as reported, estimated or unknown, and cost only when known
-(think_nb.models.stream / think_nb.models.usage, runner metadata, views.usage)."""
+"""Unknown is not zero: token usage is stored as reported or unknown (litellm's estimate kept apart as
+`estimated_tokens`), and cost only when reported (think_nb.models.stream / think_nb.models.usage,
+runner metadata, views.usage)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import math
 from pathlib import Path
 from types import SimpleNamespace
 
-import pandas as pd
 import pytest
 from dirty_equals import IsPositiveInt, IsStr
 
@@ -42,7 +42,8 @@ async def test_reported_usage_is_stored_as_reported_and_an_unpriced_model_has_no
     df = agent.usage_df()
     row = df.drop(columns=["created_at", "cost_usd"]).to_dict("records")
     assert row == [{"message_id": agent.messages[-1]["id"], "request_id": meta["requestId"], "model": script.model,
-                    "prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "usage_source": "reported"}]
+                    "prompt_tokens": 20, "completion_tokens": 6, "total_tokens": 26, "usage_source": "reported",
+                    "estimated_tokens": None}]
     assert math.isnan(df["cost_usd"].iloc[0])  # no price: NaN, not 0.0
     assert _agent(script, tmp_path / "u.sqlite").messages[-1]["metadata"] == meta  # persisted as such
 
@@ -54,15 +55,19 @@ async def test_no_reported_usage_from_an_in_process_model_is_unknown(tmp_path: P
     assert agent.usage_df()["total_tokens"].isna().all()
 
 
-async def test_no_reported_usage_is_litellms_estimate_and_says_so(tmp_path: Path) -> None:
+async def test_no_reported_usage_is_unknown_and_litellms_estimate_is_kept_apart(tmp_path: Path) -> None:
     agent, meta = await _turn(S([[S.text("Forty-two.")]]), tmp_path / "e.sqlite", via_litellm=True)
     usage = meta["usage"]
-    assert usage == {"prompt_tokens": IsPositiveInt(), "completion_tokens": IsPositiveInt(),
-                     "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"], "source": "estimated"}
+    estimate = usage["estimated_tokens"]
+    assert usage == {**UNKNOWN, "estimated_tokens": {
+        "prompt_tokens": IsPositiveInt(), "completion_tokens": IsPositiveInt(),
+        "total_tokens": estimate["prompt_tokens"] + estimate["completion_tokens"]}}
     assert "cost_usd" not in meta
     df = agent.usage_df()
-    assert df["usage_source"].tolist() == ["estimated"]
-    assert df["total_tokens"].tolist() == [usage["total_tokens"]]
+    assert df.drop(columns=["message_id", "request_id", "model", "created_at", "cost_usd"]).to_dict("records") == [
+        {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "usage_source": None,
+         "estimated_tokens": estimate["total_tokens"]}]
+    assert df["cost_usd"].isna().all()
 
 
 async def test_a_step_that_streams_nothing_has_unknown_usage_not_zero(tmp_path: Path) -> None:
@@ -71,23 +76,24 @@ async def test_a_step_that_streams_nothing_has_unknown_usage_not_zero(tmp_path: 
     assert "cost_usd" not in meta
     df = agent.usage_df()
     assert len(df) == 1
-    assert df[["prompt_tokens", "completion_tokens", "total_tokens", "cost_usd"]].isna().all().all()
+    assert df[["prompt_tokens", "completion_tokens", "total_tokens", "estimated_tokens", "cost_usd"]].isna().all().all()
     assert df["usage_source"].tolist() == [None]
     assert str(df["total_tokens"].dtype) == "Int64"
     # the panel's transcript (and a reopened agent) holds the same: counts null, never 0
     assert _agent(S([]), tmp_path / "n.sqlite").messages[-1]["metadata"]["usage"] == UNKNOWN
 
 
-async def test_turn_totals_reported_plus_estimated_is_estimated_and_unknown_wins(tmp_path: Path) -> None:
+async def test_a_turn_with_one_unreported_step_has_unknown_counts_and_an_estimate_of_all_steps(tmp_path: Path) -> None:
     _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.text("42.")]]),
                           tmp_path / "a.sqlite", via_litellm=True)  # litellm estimates the second step
     usage = meta["usage"]
-    assert usage["source"] == "estimated"
-    assert usage["prompt_tokens"] > 10 and usage["completion_tokens"] > 5
-    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert {k: usage[k] for k in UNKNOWN} == UNKNOWN and "cost_usd" not in meta
+    estimate = usage["estimated_tokens"]  # the reported step's counts + litellm's count of the other
+    assert estimate["prompt_tokens"] > 10 and estimate["completion_tokens"] > 5
+    assert estimate["total_tokens"] == estimate["prompt_tokens"] + estimate["completion_tokens"]
     _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.silent()]]),
                           tmp_path / "b.sqlite", via_litellm=True)
-    assert meta["usage"] == UNKNOWN
+    assert meta["usage"] == UNKNOWN  # a step nobody could count: no estimate either
     _, meta = await _turn(S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.text("42.")]]),
                           tmp_path / "c.sqlite")  # in-process: the second step's counts are unknown
     assert meta["usage"] == UNKNOWN
@@ -122,7 +128,11 @@ def test_cost_from_litellms_price_table() -> None:
      {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9, "source": "reported"}),
     ([({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported"),
       ({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "estimated")],
-     {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9, "source": "estimated"}),
+     {**UNKNOWN, "estimated_tokens": {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9}}),
+    ([({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "estimated"),
+      ({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported")],
+     {**UNKNOWN, "estimated_tokens": {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9}}),
+    ([({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "estimated"), (None, None)], UNKNOWN),
     ([({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}, "reported"), (None, None)], UNKNOWN),
     ([(None, None), ({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, "reported")], UNKNOWN),
     ([], UNKNOWN),
@@ -144,16 +154,22 @@ def test_usage_source_reads_litellms_kept_provider_chunks() -> None:
     assert usage_source(None, provider_sent) is None
 
 
-def test_legacy_usage_without_a_source_reads_as_unknown_source(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_legacy_usage_records_read_as_stored_or_as_unknown_with_an_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
     from think_nb import views
 
-    legacy = SimpleNamespace(messages=[{"id": "a", "role": "assistant", "parts": [], "metadata": {
-        "model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}}])
-    monkeypatch.setattr(views, "_stored_rows", lambda agent: {"a": (None, 0.0)})
+    counts = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    legacy = SimpleNamespace(messages=[
+        {"id": "a", "role": "assistant", "parts": [], "metadata": {"model": "m", "usage": counts}},
+        {"id": "b", "role": "assistant", "parts": [], "metadata": {  # litellm's estimate, stored as counts
+            "model": "m", "usage": {**counts, "source": "estimated"}, "cost_usd": 0.5}}])
+    monkeypatch.setattr(views, "_stored_rows", lambda agent: {"a": (None, 0.0), "b": (None, 0.0)})
     df = views.usage(legacy)  # type: ignore[arg-type]
-    assert df["usage_source"].tolist() == [None]
-    assert df["total_tokens"].tolist() == [3]
-    assert pd.isna(df["cost_usd"].iloc[0])
+    assert df["usage_source"].tolist() == [None, None]
+    assert df["total_tokens"].fillna(-1).tolist() == [3, -1]
+    assert df["estimated_tokens"].fillna(-1).tolist() == [-1, 3]
+    assert df["cost_usd"].isna().all()
+    assert usage_model.normalized({**counts, "source": "estimated"}) == {**UNKNOWN, "estimated_tokens": counts}
+    assert usage_model.normalized({**counts, "source": "reported"}) == {**counts, "source": "reported"}
 
 
 async def test_unknown_step_usage_reaches_hooks_as_none_and_unfinished_turns_add_no_usage_row(tmp_path: Path) -> None:

@@ -85,7 +85,8 @@ class ScriptedModel:
     @staticmethod
     def usage(prompt_tokens: int | None, completion_tokens: int | None) -> _Item:
         """Report token usage for this call, as the provider would. A call without a `usage` item
-        reports none, and litellm estimates it; `usage(None, None)` (either count None) is the same
+        reports none: the turn's usage is unknown (litellm's estimate kept apart as
+        `estimated_tokens`); `usage(None, None)` (either count None) is the same
         as leaving it out (a replayed turn whose usage was unknown)."""
         if prompt_tokens is None or completion_tokens is None:
             return _Item("usage", None)

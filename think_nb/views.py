@@ -17,7 +17,7 @@ BLOCK_COLUMNS = ["label", "description", "kind", "writable", "tokens", "max_toke
 MESSAGE_COLUMNS = ["id", "parent_id", "role", "text", "parts", "tool_calls", "created_at", "model", "total_tokens"]
 TOOL_CALL_COLUMNS = ["message_id", "tool_call_id", "tool_name", "state", "input", "output", "error_text"]
 USAGE_COLUMNS = ["message_id", "request_id", "model", "prompt_tokens", "completion_tokens", "total_tokens",
-                 "usage_source", "cost_usd", "created_at"]
+                 "usage_source", "estimated_tokens", "cost_usd", "created_at"]
 SESSION_COLUMNS = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
                    "created_at", "updated_at"]
 SEARCH_COLUMNS = ["id", "role", "session", "snippet", "rank", "text", "created_at"]
@@ -70,30 +70,36 @@ def usage(agent: Think) -> pd.DataFrame:
     """Token usage per finished turn (assistant message) on the current branch.
 
     Columns: message_id, request_id, model; prompt_tokens, completion_tokens, total_tokens
-    (token counts, nullable Int64: <NA> when unknown); usage_source: "reported" (by the
-    provider), "estimated" (litellm counted the text because the provider reported nothing) or
-    None (unknown: a step streamed nothing countable, or the message predates usage sources);
-    cost_usd (US dollars from litellm's price table, as stored with the message: an estimate when
-    the usage is; NaN when unknown: no price for the model, the in-process models included, or
-    unknown usage; never a made-up 0); created_at (UTC timestamp).
+    (token counts as the provider reported them, nullable Int64: <NA> when unknown, never a
+    made-up 0); usage_source: "reported" (by the provider) or None (unknown: a step's usage was not
+    reported, or the message predates usage sources); estimated_tokens (Int64: litellm's estimate
+    of the turn's total when the counts are unknown but its tokenizer could count the text; a
+    guess, not a count, <NA> otherwise); cost_usd (US dollars from litellm's price table, as
+    stored with the message: NaN when unknown, i.e. no price for the model, the in-process models
+    included, or usage not reported; never a made-up 0); created_at (UTC timestamp).
     """
+    from think_nb.models import usage as usage_model
+
     rows = _stored_rows(agent)
     out = []
     for message in agent.messages:
         meta = message.get("metadata") or {}
         if message["role"] != "assistant" or "usage" not in meta:
             continue
-        u = meta.get("usage") or {}
-        cost = meta.get("cost_usd")
+        u = usage_model.normalized(meta.get("usage"))
+        estimate = u.get(usage_model.ESTIMATE) or {}
+        priced = u.get("source") == "reported" or "source" not in u  # a legacy record keeps its cost
+        cost = meta.get("cost_usd") if priced else None
         out.append({"message_id": message["id"], "request_id": meta.get("requestId"), "model": meta.get("model"),
                     "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
                     "total_tokens": u.get("total_tokens"), "usage_source": u.get("source"),
+                    "estimated_tokens": estimate.get("total_tokens"),
                     "cost_usd": cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
                     "created_at": rows.get(message["id"], (None, None))[1]})
     df = pd.DataFrame(out, columns=USAGE_COLUMNS)
     df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
     df = df.astype({"prompt_tokens": "Int64", "completion_tokens": "Int64", "total_tokens": "Int64",
-                    "cost_usd": "float64"})
+                    "estimated_tokens": "Int64", "cost_usd": "float64"})
     return _nulls_as_none(df)
 
 

@@ -10,7 +10,7 @@
  * denied | no-result, what the badge says in words) holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
  * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`,
- * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | estimated | unknown),
+ * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | unknown),
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
@@ -279,7 +279,7 @@ function subAgentCard(part: { id?: unknown; data?: unknown }): HTMLElement {
 }
 
 /** `model · 6 output tokens · $0.000100` (this reply's output tokens; the turn's input + output on
- * hover); "≈" marks litellm's estimates, "n/a" what nobody reported (usage.ts). */
+ * hover); `model · usage unknown` when the provider reported none (usage.ts). */
 function usageFooter(meta: Record<string, unknown> | undefined): HTMLElement | null {
   const usage = turnUsage(meta);
   if (!usage) return null;

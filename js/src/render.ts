@@ -265,7 +265,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       status.title = detail ? `${detail}: ${STATUS_HINT[shown] ?? ""}` : STATUS_HINT[shown] ?? "";
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
-      totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.estimated - sum.unknown} reported, ${sum.estimated} estimated (≈), ${sum.unknown} unknown (n/a)`;
+      totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.unknown} reported by the provider, ${sum.unknown} unknown (not counted)`;
       dbFull = meta.dbPath;
       fitDbPath();
       dbPath.title = meta.dbPath;

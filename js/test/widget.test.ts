@@ -230,23 +230,26 @@ describe("ChatPanel front end", () => {
     expect($$("button.think-regenerate")).toHaveLength(1);
   });
 
-  it("usage footers mark litellm's estimates with ≈ and unknown usage or cost with n/a", async () => {
+  it("usage footers show reported counts, and usage the provider did not report as unknown, never 0", async () => {
     const reply = (id: string, usage: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
       id, role: "assistant", parts: [{ type: "text", text: id }], metadata: { model: "gpt-x", usage, ...extra },
     });
+    const unknown = { prompt_tokens: null, completion_tokens: null, total_tokens: null, source: null };
     const messages = [
       user, reply("a1", { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26, source: "reported" }, { cost_usd: 0.0001 }),
-      { ...user, id: "u2" }, reply("a2", { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13, source: "estimated" }),
-      { ...user, id: "u3" }, reply("a3", { prompt_tokens: null, completion_tokens: null, total_tokens: null, source: null }),
+      { ...user, id: "u2" }, reply("a2", { ...unknown, estimated_tokens: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 } }),
+      { ...user, id: "u3" }, reply("a3", unknown),
+      { ...user, id: "u4" }, reply("a4", { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3, source: "reported" }),
     ];
     const { $, $$ } = await mount({ messages });
     expect($$(".think-usage").map((e) => [e.dataset.source, e.textContent])).toEqual([
       ["reported", "gpt-x · 6 output tokens · $0.000100"],
-      ["estimated", "gpt-x · ≈3 output tokens · cost n/a"],
-      ["unknown", "gpt-x · tokens n/a · cost n/a"],
+      ["unknown", "gpt-x · usage unknown"],
+      ["unknown", "gpt-x · usage unknown"],
+      ["reported", "gpt-x · 1 output tokens · cost n/a"],
     ]);
-    expect($$(".think-usage")[1].title).toContain("estimated by litellm");
-    expect($(".think-totals")?.textContent).toBe("≈39 tokens (+1 turn n/a) · $0.000100 (+2 turns n/a)");
+    expect($$(".think-usage")[1].title).toContain("litellm's tokenizer estimates ≈13 tokens");
+    expect($(".think-totals")?.textContent).toBe("29 tokens (+2 turns unknown) · $0.000100 (+3 turns n/a)");
   });
 
   it("Regenerate sends a regenerate request for the last user message", async () => {

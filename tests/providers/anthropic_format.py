@@ -3,11 +3,16 @@
 The checks and messages are the ones api.anthropic.com answers with (400 `invalid_request_error`):
 roles alternate starting with `user`, every `tool_use` is answered by a `tool_result` at the start
 of the very next user message (and every `tool_result` answers one), no empty content or empty
-text block, ids match `^[a-zA-Z0-9_-]+$`, thinking blocks carry their signature.
+text block, ids match `^[a-zA-Z0-9_-]+$`, thinking blocks carry the signature the API gave them
+(`signature_for`: the fake's signatures are a hash of the thinking text; the real ones are
+verified cryptographically) and come first in their message. With thinking enabled
+(`thinking: {"type": "enabled", "budget_tokens": N}`), `max_tokens` must exceed the budget and the
+assistant message whose `tool_use` the request answers must start with its thinking block.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -20,6 +25,18 @@ ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
                529: "overloaded_error"}
+
+
+THINKING_FIRST = ("messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "
+                  "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+                  "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include "
+                  "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please "
+                  "consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
+
+
+def signature_for(thinking: str) -> str:
+    """The signature the fake gives a thinking block (and checks when it comes back)."""
+    return "sig_" + hashlib.sha256(thinking.encode()).hexdigest()[:32]
 
 
 def error_body(status: int, message: str) -> dict:
@@ -89,6 +106,11 @@ def problem(body: dict) -> str | None:
                     return f"messages.{n}.content.{k}: thinking blocks are only allowed in assistant messages"
                 if kind == "thinking" and not block.get("signature"):
                     return f"messages.{n}.content.{k}.thinking.signature: Field required"
+                if kind == "thinking" and block["signature"] != signature_for(block.get("thinking", "")):
+                    return f"messages.{n}.content.{k}: Invalid `signature` in `thinking` block"
+                if blocks[0].get("type") not in ("thinking", "redacted_thinking"):
+                    return (f"messages.{n}.content.0: If an assistant message contains any thinking blocks, the "
+                            f"first block must be `thinking` or `redacted_thinking`. Found `{blocks[0].get('type')}`.")
             else:
                 seen_other = True
         missing = previous_uses - results
@@ -101,6 +123,19 @@ def problem(body: dict) -> str | None:
         return (f"messages.{len(messages)}: `tool_use` ids were found without `tool_result` blocks immediately "
                 f"after: {', '.join(sorted(previous_uses))}. Each `tool_use` block must have a corresponding "
                 "`tool_result` block in the next message.")
+    thinking = body.get("thinking") or {}
+    if thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        if body["max_tokens"] <= budget:
+            return "`max_tokens` must be greater than `thinking.budget_tokens`."
+        last = messages[-1]
+        answers = last.get("role") == "user" and any(b.get("type") == "tool_result" for b in _blocks(last["content"]))
+        if answers and len(messages) > 1:
+            first = (_blocks(messages[-2].get("content")) or [{}])[0].get("type")
+            if first not in ("thinking", "redacted_thinking"):
+                return THINKING_FIRST.format(n=len(messages) - 2, found=first)
     system = body.get("system")
     if isinstance(system, list) and any(b.get("type") == "text" and not b.get("text") for b in system):
         return "system: text content blocks must be non-empty"
@@ -114,7 +149,7 @@ def _sse(event: str, data: dict) -> bytes:
 def _content(reply: Reply) -> list[dict]:
     out: list[dict] = []
     if reply.reasoning:
-        out.append({"type": "thinking", "thinking": reply.reasoning, "signature": "sig-fake"})
+        out.append({"type": "thinking", "thinking": reply.reasoning, "signature": signature_for(reply.reasoning)})
     if reply.text:
         out.append({"type": "text", "text": reply.text})
     for n, call in enumerate(reply.tool_calls):
@@ -157,7 +192,7 @@ def events(reply: Reply, model: str) -> Iterator[bytes]:
     if reply.reasoning:
         yield from block({"type": "thinking", "thinking": ""},
                          iter([*({"type": "thinking_delta", "thinking": p} for p in pieces(reply.reasoning, step)),
-                               {"type": "signature_delta", "signature": "sig-fake"}]))
+                               {"type": "signature_delta", "signature": signature_for(reply.reasoning)}]))
         index += 1
     if reply.text:
         yield from block({"type": "text", "text": ""},

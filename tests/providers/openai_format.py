@@ -1,6 +1,8 @@
 """The OpenAI chat-completions wire format: what the API refuses (with its error body) and its SSE stream.
 
 The checks and messages are the ones api.openai.com answers with (400 `invalid_request_error`).
+A message field the chat-completions schema does not define (e.g. litellm's `thinking_blocks`) is
+refused too, as strict OpenAI-compatible servers (Groq, DeepSeek for `reasoning_content`) do.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ if TYPE_CHECKING:
     from providers.server import Reply
 
 ROLES = {"system", "developer", "user", "assistant", "tool"}
+FIELDS = {"system": {"role", "content", "name"}, "developer": {"role", "content", "name"},
+          "user": {"role", "content", "name"}, "tool": {"role", "content", "tool_call_id"},
+          "assistant": {"role", "content", "name", "tool_calls", "refusal", "audio", "function_call"}}
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ERROR_TYPES = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),
                403: ("invalid_request_error", "unsupported_country_region_territory"),
@@ -44,6 +49,9 @@ def problem(body: dict) -> str | None:
         role = message.get("role")
         if role not in ROLES:
             return f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool'."
+        unknown = sorted(set(message) - FIELDS[role])
+        if unknown:
+            return f"Additional properties are not allowed ('{unknown[0]}' was unexpected) - 'messages.{n}'"
         if role == "tool":
             if message.get("tool_call_id") not in waiting:
                 return ("Invalid parameter: messages with role 'tool' must be a response to a preceeding "

@@ -8,7 +8,9 @@ and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dum
 tables and truncated outputs (`think_nb.data_context.model_text`); a user message's `data-context`
 parts follow its text (`think_nb.data_context.context_text`).
 
-Tool call ids are sent as every provider accepts them (`provider_call_id`): a history may hold ids
+A step's reasoning signed by Anthropic goes back as the assistant message's `thinking_blocks`
+(`think_nb.models.reasoning`: Anthropic requires it with thinking enabled; other providers' requests
+drop it). Tool call ids are sent as every provider accepts them (`provider_call_id`): a history may hold ids
 made by another provider (a model switched mid-conversation), e.g. Kimi's `functions.add:0`, which
 Anthropic refuses (ids must match `^[a-zA-Z0-9_-]+$`), or ids longer than OpenAI's 40 characters.
 """
@@ -22,6 +24,7 @@ from typing import Any
 from think_nb import jsonsafe
 from think_nb.data_context import context_text, model_text
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
+from think_nb.models.reasoning import thinking_blocks
 
 DENIED_TEXT = "The user denied this tool call."
 _VALID_ID = re.compile(r"[a-zA-Z0-9_-]{1,40}")
@@ -67,6 +70,9 @@ def _assistant(message: dict) -> list[dict]:
         # "" rather than None: litellm drops a None content, and some OpenAI-compatible servers'
         # templates (llama-cpp-python's chatml-function-calling) then fail on the missing key.
         entry: dict[str, Any] = {"role": "assistant", "content": text}
+        signed = thinking_blocks(step)
+        if signed:  # Anthropic's signed thinking goes back with its step (think_nb/models/reasoning.py)
+            entry["thinking_blocks"] = signed
         if tools:
             entry["tool_calls"] = [_tool_call(p) for p in tools]
         out.append(entry)

@@ -48,6 +48,8 @@ class Delta:
     Attributes:
         content: answer text.
         reasoning: reasoning text (OpenAI-compatible `reasoning_content`).
+        reasoning_signature: the signature of the reasoning so far (Anthropic's thinking blocks;
+            `think_nb.models.reasoning`), on the piece that carries it.
         tool_calls: tool-call fragments.
         finish_reason: the provider's reason (`stop`, `tool_calls`, `length`, ...), on the last piece.
         usage: `{prompt_tokens, completion_tokens, total_tokens}` (token counts).
@@ -56,6 +58,7 @@ class Delta:
 
     content: str | None = None
     reasoning: str | None = None
+    reasoning_signature: str | None = None
     tool_calls: list[ToolCallDelta] | None = None
     finish_reason: str | None = None
     usage: dict | None = None

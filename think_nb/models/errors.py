@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from think_nb.errors import ModelError, ThinkError
+from think_nb.errors import ThinkError
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS
 
 MAX_RETRIES = 2
@@ -64,17 +64,16 @@ class CallFacts:
     timeout: float | None = None
 
 
-class IncompleteStream(ModelError):
-    """A hosted model's stream ended without a finish reason (the server died mid-answer, or closed
-    the stream cleanly but early): the answer is incomplete, though no exception said so."""
+def incomplete_stream(provider: str, tried: str = "") -> str:
+    """The explanation of a stream that ended before its finish reason.
 
-    def __init__(self, model: str, provider: str) -> None:
-        super().__init__(f"Model {model!r} failed: {self.explain(provider)}")
-
-    @staticmethod
-    def explain(provider: str, tried: str = "") -> str:
-        return (f"{provider} ended the stream before the answer finished (no finish reason){tried}; the partial "
-                "answer is kept, regenerate to try again.")
+    litellm raises it (`APIConnectionError: ... Stream ended before a finish_reason was received`)
+    for every provider on its OpenAI-shaped stream path, OpenAI and Anthropic included (measured on
+    litellm 1.110.2); on its other paths (custom providers, generic chunks) it makes up
+    `finish_reason="stop"` itself, so a stream never reaches the turn without a finish reason.
+    """
+    return (f"{provider} ended the stream before the answer finished (no finish reason){tried}; the partial "
+            "answer is kept, regenerate to try again.")
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -179,7 +178,7 @@ def _explain(exc: BaseException, name: str, detail: str, provider: str, model: s
     if name == "APIConnectionError" or "connect" in lowered:
         streamed = facts is not None and facts.streamed
         if "finish_reason" in lowered:
-            return IncompleteStream.explain(provider, tried)
+            return incomplete_stream(provider, tried)
         if any(k in lowered for k in ("expecting", "json", "malformed", "decode")):
             return (f"{provider} sent a malformed or incomplete stream; the partial answer is kept, "
                     "regenerate to try again.")

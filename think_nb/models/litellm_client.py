@@ -4,7 +4,9 @@ asked to go `via_litellm`).
 One call is `litellm.acompletion(stream=True, stream_options={"include_usage": True})`; its
 chunks become `Delta`s. The retry policy is think_nb's (`think_nb.models.errors`: transient
 failures before the first piece, `retry-after`), litellm's own retries are off, and a hosted call
-gets a finite timeout. A stream that ends without a finish reason raises `IncompleteStream`.
+gets a finite timeout. A stream that ends before its finish reason is litellm's own error (it
+raises on its OpenAI-shaped path; `think_nb.models.errors.incomplete_stream` explains it).
+Anthropic's thinking signatures come through as `Delta.reasoning_signature`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from think_nb.models import reasoning
 from think_nb.models.client import Delta, ToolCallDelta, UsageSource
-from think_nb.models.errors import CallFacts, IncompleteStream, retry_delay
+from think_nb.models.errors import CallFacts, retry_delay
 from think_nb.models.litellm_env import aget_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
 
@@ -46,7 +49,6 @@ class LitellmClient:
         facts = CallFacts(config.provider or "the provider", api_base=kwargs.get("api_base"),
                           timeout=timeout if isinstance(timeout, int | float) else None)
         yielded = False
-        finish: str | None = None
         usage: dict | None = None
         while True:
             try:
@@ -57,8 +59,8 @@ class LitellmClient:
                         delta = _delta(chunk)
                         if delta.usage is not None:
                             usage, delta.usage = delta.usage, None
-                        finish = delta.finish_reason or finish
-                        if delta.content or delta.reasoning or delta.tool_calls or delta.finish_reason:
+                        if (delta.content or delta.reasoning or delta.reasoning_signature or delta.tool_calls
+                                or delta.finish_reason):
                             yielded = True
                             yield delta
                 finally:  # an abort or a failing hook leaves the loop early: close the upstream request now
@@ -73,8 +75,6 @@ class LitellmClient:
                     raise
                 facts.attempts += 1
                 await asyncio.sleep(delay)
-        if hosted and finish is None:  # litellm passes an early end of stream through silently
-            raise IncompleteStream(config.model, facts.provider)
         if usage is not None:
             yield Delta(usage=usage, usage_source=usage_source(usage, response))
 
@@ -93,6 +93,7 @@ def _delta(chunk: Any) -> Delta:
     for choice in getattr(chunk, "choices", None) or []:
         delta = choice.delta
         out.reasoning = getattr(delta, "reasoning_content", None) or out.reasoning
+        out.reasoning_signature = reasoning.signature(delta) or out.reasoning_signature
         out.content = delta.content or out.content
         fragments = getattr(delta, "tool_calls", None)
         if fragments:

@@ -15,6 +15,7 @@ from typing import Any
 
 from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
+from think_nb.models import reasoning
 from think_nb.models.client import Delta, ToolCallDelta, UsageSource, client_for
 from think_nb.models.resolve import ModelConfig
 
@@ -67,7 +68,8 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
         `think_nb_call` (`CallFacts`); the turn turns it into an `error` chunk.
     """
     translator = _Translator(emit)
-    deltas = client_for(config).stream(config, messages, tools, options)
+    # `thinking_blocks` only for the providers that take them (think_nb/models/reasoning.py)
+    deltas = client_for(config).stream(config, reasoning.for_provider(messages, config.provider), tools, options)
     try:
         async for delta in deltas:
             await translator.feed(delta)
@@ -89,6 +91,8 @@ class _Translator:
             self.outcome.usage_source = delta.usage_source or "reported"
         if delta.reasoning:
             await self._stream("reasoning", delta.reasoning)
+        if delta.reasoning_signature:  # Anthropic's thinking signature, sent back with it (models/reasoning.py)
+            await self._stream("reasoning", "", providerMetadata=reasoning.provider_metadata(delta.reasoning_signature))
         if delta.content:
             self.outcome.text += delta.content
             await self._stream("text", delta.content)
@@ -101,12 +105,12 @@ class _Translator:
     async def _emit(self, chunk: dict) -> None:
         await self.emit(chunk)
 
-    async def _stream(self, kind: str, delta: str) -> None:
+    async def _stream(self, kind: str, delta: str, **extra: Any) -> None:
         if self.open is None or self.open[0] != kind:
             await self._close_open()
             self.open = (kind, new_id(kind[0]))
             await self._emit({"type": f"{kind}-start", "id": self.open[1]})
-        await self._emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta})
+        await self._emit({"type": f"{kind}-delta", "id": self.open[1], "delta": delta, **extra})
 
     async def _close_open(self) -> None:
         if self.open is not None:

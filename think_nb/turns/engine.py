@@ -237,7 +237,7 @@ class TurnEngine:
         messages = sub.messages(copy.deepcopy(conversation.messages)) if callable(sub.messages) else sub.messages
         new = self.admit_messages(sub.carried + list(await maybe_await(messages) or []))  # again: the branch moved
         for message in new:
-            if message["id"] in sub.extra_parts:  # e.g. attached data, described in a worker thread
+            if message.get("id") in sub.extra_parts:  # e.g. attached data, described in a worker thread
                 message["parts"] = [*message["parts"], *await sub.extra_parts[message["id"]]]
         if not new and not (continuation or regenerate):
             return TurnResult(sub.request_id, "skipped")

@@ -302,8 +302,8 @@ class Turn:
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
-        """Add a step's usage to the turn's (`think_nb.models.usage.add_step`: reported + estimated is
-        estimated; an unknown step makes the turn's counts unknown, never 0)."""
+        """Add a step's usage to the turn's (`think_nb.models.usage.add_step`: a step the provider did
+        not report makes the turn's counts unknown, never 0; litellm's estimate is kept apart)."""
         self.usage = usage_model.add_step(self.usage, outcome.usage, outcome.usage_source)
 
     def _metadata(self) -> dict:
@@ -355,8 +355,8 @@ class Turn:
 
 def _cost_usd(model: str | None, usage: dict) -> float | None:
     """The turn's price in US dollars from litellm's price table; None (unknown, never 0) when the
-    usage is unknown or the model has no price (the in-process models have none). An estimated
-    usage gives an estimated cost."""
+    usage is unknown (litellm's estimate is never priced) or the model has no price (the in-process
+    models have none)."""
     if not model or model.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
         return None
     if usage.get("prompt_tokens") is None or usage.get("completion_tokens") is None:
