@@ -4,6 +4,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from think_nb import Think
 from think_nb.store import MessageStore, default_db_path, open_database
@@ -96,3 +97,28 @@ def test_only_a_window_of_a_long_history_is_loaded(tmp_path: Path) -> None:
     assert reopened.store.messages.count() == 300  # storage untouched
     Long.hydration_limit = 1
     assert len(Long("long", db=tmp_path / "long.sqlite").messages) == 4  # never fewer than 4
+
+
+def test_processes_opening_a_new_file_at_once_apply_each_migration_once(tmp_path: Path) -> None:
+    """Two kernels opening the same new SQLite file at once: one applies each migration, the
+    others see it applied (read again under the write lock), none fails with "table already exists"."""
+    import multiprocessing
+
+    path = tmp_path / "fresh.sqlite"
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager, ctx.Pool(6) as pool:
+        barrier = manager.Barrier(6)
+        results = pool.starmap(_open_after_barrier, [(str(path), barrier)] * 6)
+    assert all(r == "ok" for r in results), results
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM _think_nb_migrations")]
+    assert len(names) == len(set(names)) == len(MIGRATIONS)
+
+
+def _open_after_barrier(path: str, barrier: Any) -> str:
+    barrier.wait()
+    try:
+        open_database(Path(path))
+    except Exception as exc:  # noqa: BLE001 - reported to the test
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"

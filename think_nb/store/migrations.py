@@ -40,6 +40,11 @@ def migrate(db: sqlite3.Connection) -> list[str]:
             continue
         db.execute("BEGIN IMMEDIATE")  # the connection is in autocommit mode; DDL is transactional in SQLite
         try:
+            # another process may have applied it while this one waited for the write lock (two
+            # kernels opening a new file at once): read again under the lock
+            if db.execute("SELECT 1 FROM _think_nb_migrations WHERE name = ?", (step.__name__,)).fetchone():
+                db.execute("ROLLBACK")
+                continue
             step(db)
             db.execute("INSERT INTO _think_nb_migrations VALUES (?, ?)", (step.__name__, time.time()))
         except BaseException:
