@@ -397,3 +397,40 @@ async def test_a_tool_of_an_unloaded_extension_says_so(tmp_path: Path) -> None:
         await tool.invoke({"a": 1, "b": 1})
     assert await agent.extension_tools() == {}
     await agent.shutdown()
+
+
+CHUNK_COUNTER = '''
+def on_chunk(ctx):
+    raise RuntimeError("seen")
+
+tools = {}
+hooks = {"on_chunk": on_chunk}
+'''
+
+
+async def test_an_extensions_on_chunk_runs_without_the_agent_overriding_on_chunk(tmp_path: Path) -> None:
+    """The turn fires `on_chunk` when the class overrides it *or* an extension defines it (a raising
+    extension hook is counted, never fatal)."""
+    script = S([[S.text("abc", chunk_size=1)]])
+    agent = make(script, tmp_path, get_extensions=statics(({"name": "counter", "version": "1"}, CHUNK_COUNTER)))
+    assert (await agent.send("hi")).status == "completed"
+    assert not agent.overrides("on_chunk") and agent.observes("on_chunk")
+    assert agent.extensions().set_index("name").loc["counter", "hook_errors"] > 0
+    await agent.shutdown()
+
+
+async def test_a_model_loaded_extensions_tools_are_offered_from_the_next_step(tmp_path: Path) -> None:
+    """Think: tools of an extension loaded by `load_extension` appear from the next step on, in the
+    same turn (and replace a `get_tools()` tool of the same name)."""
+    def calc_add(a: float, b: float) -> float:
+        """A host tool the extension's tool replaces."""
+        return 1000
+
+    script = S([[S.tool_call("load_extension", {"name": "calc", "version": "1", "source": MATH})],
+                [S.tool_call("calc_add", {"a": 2, "b": 40})], [S.text("42")]])
+    agent = make(script, tmp_path, include_extension_tools=True, get_tools=lambda self: [calc_add])
+    assert (await agent.send("load and add")).status == "completed"
+    assert "calc_add" in [t["function"]["name"] for t in script.requests[1]["tools"]]
+    assert tool_parts(agent)[-1]["state"] == "output-available"
+    assert tool_parts(agent)[-1]["output"] == {"result": 42}
+    await agent.shutdown()

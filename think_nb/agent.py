@@ -340,6 +340,11 @@ class Think:
         """True when this agent's class defines `hook` (so the engine calls it)."""
         return getattr(type(self), hook) is not getattr(Think, hook)
 
+    def observes(self, hook: str) -> bool:
+        """True when the class overrides `hook` or a loaded extension defines it (the turn then
+        fires it; for `on_chunk`, decided once per turn)."""
+        return self.overrides(hook) or bool(self._extensions.subscribers(hook))
+
     async def session_ready(self) -> Any:
         """The `Session`, after an async `configure_session` has finished."""
         session = self.session

@@ -44,6 +44,10 @@ CONTINUE_TEXT = "Continue your previous response from exactly where it left off.
 """Think's continue checkpoint: sent (never stored) when a continuation's messages end with the assistant."""
 
 
+EXTENSION_CHANGERS = ("load_extension",)
+"""Model tools after which a turn merges its tools again (`think_nb.extensions.tools`)."""
+
+
 class Turn:
     """Runs one admitted turn (the caller, `TurnEngine`, holds the agent's queue lock).
 
@@ -69,7 +73,7 @@ class Turn:
         self.acc = MessageAccumulator(new_id("msg"))
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.model: ModelConfig | None = None
-        self._observe = self.host.overrides("on_chunk")
+        self._observe = self.host.observes("on_chunk")
         self.step = 0
         self.tracer = Tracer(request_id)
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
@@ -180,7 +184,8 @@ class Turn:
         engine.resolved_model = self.model.model
         preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble
         system = await assemble.system_prompt(host)
-        tools = await assemble.tools(host)
+        tools = await assemble.tools(host)  # extensions are loaded from here on
+        self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
         engine.client_tool_names = {name for name, t in tools.items() if t.client}
         messages = to_model_messages(await assemble.history(host))
@@ -284,7 +289,18 @@ class Turn:
             await self._step_finished(step, finish, outcome, results)
             if not outcome.tool_calls or paused:
                 break
+            if any(call.name in EXTENSION_CHANGERS for call in outcome.tool_calls):
+                tools = await self._tools_again(config)  # Think: a loaded extension's tools, from the next step
         await self.emit({"type": "finish", "finishReason": finish, "messageMetadata": self._metadata()})
+
+    async def _tools_again(self, config: TurnConfig) -> dict:
+        """The turn's tools merged again (after the model loaded an extension), with the
+        `before_turn` config's extra tools and `active_tools` filter applied as at the start."""
+        tools = {**await assemble.tools(self.host), **resolve_tools(config.tools)}
+        if config.active_tools is not None:
+            tools = {name: t for name, t in tools.items() if name in config.active_tools}
+        self.engine.resolved_tools = tools
+        return tools
 
     def _watch_stalls(self, config: TurnConfig) -> None:
         """Start the stall watchdog when this turn has a stall timeout (`turns/watchdog.py`)."""
