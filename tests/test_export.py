@@ -24,7 +24,8 @@ def wipe(path: str) -> str:
 
 async def _agent_with_tools(name: str = "exp") -> Think:
     """A transcript with a tool result, a denied call, a tool error and a turn error."""
-    script = S([[S.tool_call("add", {"a": 2, "b": 40}, id="c1")], [S.text("It is **42**.")],
+    script = S([[S.tool_call("add", {"a": 2, "b": 40}, id="c1"), S.usage(20, 5)],
+                [S.text("It is **42**."), S.usage(30, 4)],
                 [S.tool_call("wipe", {"path": "x.txt"}, id="c2")], [S.text("Not deleted.")],
                 [S.tool_call("nope", {}, id="c3")], [S.text("No such tool.")],
                 [S.text("partial"), S.error("boom")]])
@@ -50,7 +51,8 @@ async def test_markdown_export_renders_tool_calls_approvals_usage_and_errors() -
     assert "*Approval: denied: keep it*\n\n*The call was denied; the tool did not run.*" in md
     assert "**Tool call `nope`** (output-error, id `c3`)" in md and "Error:\n\n```\n" in md
     assert "**Error:** Model 'think-scripted/" in md
-    assert " prompt + " in md and "finish: stop" in md
+    assert "50 prompt + 9 completion tokens" in md and "finish: stop" in md
+    assert "usage unknown" in md  # the later turns report none: never "None prompt" or 0
 
 
 def test_fences_outgrow_backticks_in_the_content() -> None:

@@ -161,3 +161,26 @@ def test_import_think_nb_leaves_the_heavy_libraries_for_later() -> None:
     code = f"import sys, think_nb; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("given", "counts"), [
+    ({"prompt_tokens": 3, "completion_tokens": 4}, {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}),
+    ({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 9},
+     {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 9}),
+    ({"completion_tokens": 5}, None), ({"prompt_tokens": 5, "completion_tokens": None}, None), ({}, None), (None, None),
+    ({"prompt_tokens": 0, "completion_tokens": 5, "total_tokens": 5}, None),
+])
+def test_usage_is_whole_or_unknown_never_a_made_up_zero(given: Any, counts: Any) -> None:
+    from think_nb.models.client import usage_counts
+
+    assert usage_counts(given) == counts
+
+
+@pytest.mark.parametrize("via_litellm", [False, True])
+async def test_a_partial_usage_report_is_unknown_on_both_paths(via_litellm: bool) -> None:
+    from think_nb.testing import _Item
+
+    _, outcome, error = await _run([S.text("Hi."), _Item("usage", {"completion_tokens": 5})], via_litellm)
+    assert error is None
+    assert outcome.usage is None or outcome.usage_source == "estimated"  # litellm may estimate; never 0
+    assert not outcome.usage or outcome.usage["prompt_tokens"] > 0

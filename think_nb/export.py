@@ -135,7 +135,9 @@ def footer(message: dict) -> str:
         bits.append(f"model {meta['model']}")
     usage = _dict(meta.get("usage"))
     if usage:
-        bits.append(f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens")
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        bits.append(f"{prompt} prompt + {completion} completion tokens" if prompt is not None and completion is not None
+                    else "usage unknown")
     if meta.get("finishReason"):
         bits.append(f"finish: {meta['finishReason']}")
     if meta.get("interrupted"):

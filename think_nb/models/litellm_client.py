@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from think_nb.models import reasoning
-from think_nb.models.client import Delta, ToolCallDelta, UsageSource
+from think_nb.models.client import Delta, ToolCallDelta, UsageSource, usage_counts
 from think_nb.models.errors import CallFacts, retry_delay
 from think_nb.models.litellm_env import aget_litellm
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
@@ -89,7 +89,7 @@ async def _close(response: Any) -> None:
 def _delta(chunk: Any) -> Delta:
     """A litellm `ModelResponseStream` chunk as a `Delta` (one choice: think_nb asks for one)."""
     usage = getattr(chunk, "usage", None)
-    out = Delta(usage=_usage(usage) if usage else None)
+    out = Delta(usage=usage_counts(usage))
     for choice in getattr(chunk, "choices", None) or []:
         delta = choice.delta
         out.reasoning = getattr(delta, "reasoning_content", None) or out.reasoning
@@ -122,10 +122,3 @@ def usage_source(usage: dict | None, response: Any) -> UsageSource:
 def _carries_usage(chunk: Any) -> bool:
     value = chunk.get("usage") if isinstance(chunk, dict) else getattr(chunk, "usage", None)
     return value is not None
-
-
-def _usage(usage: Any) -> dict:
-    get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
-    prompt, completion = get("prompt_tokens", 0) or 0, get("completion_tokens", 0) or 0
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": get("total_tokens", None) or prompt + completion}

@@ -160,7 +160,6 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
     stop = threading.Event()
 
     def work() -> None:
-        count = 0
         try:
             llama = get_llama()
             with _call_lock:
@@ -170,10 +169,10 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
                         break
                     delta = html.unescape(piece["choices"][0]["delta"].get("content") or "")
                     if delta:
-                        count += 1
                         loop.call_soon_threadsafe(queue.put_nowait, _generic(text=delta))
-            loop.call_soon_threadsafe(queue.put_nowait, _generic(finish="stop", usage={
-                "prompt_tokens": 0, "completion_tokens": count, "total_tokens": count}))
+            # llama-cpp's stream reports no usage (and its context position is not the prompt's
+            # length): unknown, never a made-up 0 (the non-streamed tool path reports real counts)
+            loop.call_soon_threadsafe(queue.put_nowait, _generic(finish="stop"))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             loop.call_soon_threadsafe(queue.put_nowait, exc)
 
