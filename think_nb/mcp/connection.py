@@ -88,6 +88,10 @@ class Connection:
         try:
             done, _ = await asyncio.wait({call, broken}, timeout=self.config.timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the turn was stopped: the call is abandoned, its outcome not wanted
+            call.cancel()
+            call.add_done_callback(_consume)
+            raise
         finally:
             broken.cancel()
         if call not in done:
@@ -189,3 +193,9 @@ def _describe(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {' '.join(text.split())}"[:300]
+
+
+def _consume(task: asyncio.Future) -> None:
+    """Retrieve an abandoned call's outcome, so asyncio never logs "exception was never retrieved"."""
+    if not task.cancelled():
+        task.exception()
