@@ -260,7 +260,18 @@ async def test_a_stored_extension_does_not_replace_a_static_one_of_the_same_name
     await static.extension_tools()
     assert static.extensions()[["name", "version", "origin"]].to_dict("records") == [
         {"name": "math", "version": "1", "origin": "static"}]
+    assert await static.unload_extension("math")  # the static one goes; the stored one is kept
+    assert [r["manifest"]["version"] for r in static.store.extensions.all()] == ["9"]
     await static.shutdown()
+
+
+async def test_two_names_that_make_the_same_tool_prefix_cannot_both_load(tmp_path: Path) -> None:
+    agent = make(S([[S.text("hi")]]), tmp_path)
+    await agent.load_extension({"name": "my-x", "version": "1"}, MATH)
+    with pytest.raises(UserError, match="would name its tools my_x_<tool>, as the loaded extension 'my-x'"):
+        await agent.load_extension({"name": "my_x", "version": "1"}, MATH)
+    assert list(agent.extensions()["name"]) == ["my-x"]
+    await agent.shutdown()
 
 
 HOOKED = '''

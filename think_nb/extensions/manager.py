@@ -115,6 +115,11 @@ class ExtensionManager:
         if old is not None and old.state != "error":
             raise UserError(f"Extension {checked.name!r} is already loaded. Unload it first "
                             f"(agent.unload_extension({checked.name!r})) or pick another name.")
+        clash = next((e for name, e in self.items.items() if name != checked.name and e.state != "error"
+                      and e.manifest.prefix == checked.prefix), None)
+        if clash is not None:  # "my-x" and "my_x" would both name their tools my_x_<tool>
+            raise UserError(f"Extension {checked.name!r} would name its tools {checked.prefix}_<tool>, as the loaded "
+                            f"extension {clash.manifest.name!r} does; pick another name.")
         ext = Extension(checked, textwrap.dedent(source), "loaded")
         self.items[checked.name] = ext
         await self._load(ext)
@@ -127,7 +132,8 @@ class ExtensionManager:
         when the agent is created again)."""
         await self.ready()
         ext = self.items.pop(name, None)
-        stored = self.rows.delete(name)
+        # a static extension is not stored: unloading it leaves a stored one of the same name alone
+        stored = self.rows.delete(name) if ext is None or ext.origin != "static" else False
         if ext is not None and ext.state == "loaded" and ext.manifest.context:
             session = await self.agent.session_ready()
             for block in ext.manifest.context:
