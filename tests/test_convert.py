@@ -63,3 +63,21 @@ def test_signed_reasoning_goes_back_as_thinking_blocks_of_its_step_and_only_to_a
     assert [m for m in stripped if "thinking_blocks" in m] == []
     assert stripped[1] == {k: v for k, v in messages[1].items() if k != "thinking_blocks"}
     assert "thinking_blocks" in messages[1]  # the caller's list is left as it was
+
+
+def test_stored_history_conversion_is_remembered_but_follows_in_place_changes() -> None:
+    """`stored=True` remembers each assistant message's conversion (per-turn cost flat with
+    history); a part the engine settles in place, or an edit of the returned dicts, is never stale."""
+    message = {"id": "a", "role": "assistant", "parts": [
+        {"type": "step-start"},
+        {"type": "tool-add", "toolCallId": "c1", "state": "approval-requested", "input": {"a": 1},
+         "approval": {"id": "ap1"}}]}
+    history = [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "add"}]}, message]
+    first = to_model_messages(history, stored=True)
+    assert first == to_model_messages(history) == [{"role": "user", "content": "add"}]
+    message["parts"][1].update(state="output-available", output=2)  # what approve + run do in place
+    settled = to_model_messages(history, stored=True)
+    assert settled == to_model_messages(history)
+    assert [m["role"] for m in settled] == ["user", "assistant", "tool"]
+    settled[1]["content"] = "edited by a hook"
+    assert to_model_messages(history, stored=True) == to_model_messages(history)

@@ -168,12 +168,14 @@ def test_import_think_nb_leaves_the_heavy_libraries_for_later() -> None:
     ({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 9},
      {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 9}),
     ({"completion_tokens": 5}, None), ({"prompt_tokens": 5, "completion_tokens": None}, None), ({}, None), (None, None),
-    ({"prompt_tokens": 0, "completion_tokens": 5, "total_tokens": 5}, None),
 ])
 def test_usage_is_whole_or_unknown_never_a_made_up_zero(given: Any, counts: Any) -> None:
     from think_nb.models.client import usage_counts
 
     assert usage_counts(given) == counts
+    # litellm fills a missing count with 0: on its path a prompt of 0 tokens is unknown
+    assert usage_counts({"prompt_tokens": 0, "completion_tokens": 5, "total_tokens": 5},
+                        zero_prompt_is_missing=True) is None
 
 
 @pytest.mark.parametrize("via_litellm", [False, True])

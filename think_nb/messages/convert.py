@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from typing import Any
 
 from think_nb import jsonsafe
@@ -38,26 +39,57 @@ def provider_call_id(call_id: str) -> str:
     return "call_" + hashlib.blake2b(call_id.encode(), digest_size=16).hexdigest()
 
 
-def to_model_messages(messages: list[dict], system: str | None = None) -> list[dict]:
+def to_model_messages(messages: list[dict], system: str | None = None, *, stored: bool = False) -> list[dict]:
     """Convert UIMessages to model messages, with an optional leading system message.
 
     Args:
         messages: UIMessages `{id, role, parts}` in conversation order.
         system: the system prompt; omitted when empty.
+        stored: the messages are the conversation's stored dicts, which are never changed in place
+            (`think_nb.conversation` replaces a message to change it): each assistant message's
+            conversion is then remembered by identity, so a turn does not convert again the history
+            the turn before converted (per-turn cost flat with history length).
 
     Returns:
-        A list of `{"role": "system"|"user"|"assistant"|"tool", ...}` dicts.
+        A list of `{"role": "system"|"user"|"assistant"|"tool", ...}` dicts (fresh top-level dicts).
     """
     out: list[dict] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         if message["role"] == "assistant":
-            out.extend(_assistant(message))
+            out.extend(_remembered(message) if stored else _assistant(message))
         else:
             parts = message.get("parts", [])
             text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
             attached = [context_text(p) for p in parts if p.get("type") == "data-context"]
             out.append({"role": message["role"], "content": "\n\n".join([text, *attached]) if attached else text})
     return out
+
+
+_CONVERTED: OrderedDict[int, tuple[dict, tuple, list[dict]]] = OrderedDict()
+REMEMBERED = 4096
+"""Stored assistant messages whose conversion is remembered (least recently used dropped first)."""
+
+
+def _remembered(message: dict) -> list[dict]:
+    """`_assistant(message)` for a stored message, remembered by identity and checked by a
+    fingerprint of its parts (type, state, approval id, text length: what changes when the engine
+    settles a call or a recovery closes a part in place); the entry keeps the message alive, so its
+    id is never reused while remembered. Copies of the top-level dicts are returned, so a hook that
+    edits `ctx.messages` cannot change what is remembered."""
+    mark = _fingerprint(message)
+    hit = _CONVERTED.get(id(message))
+    if hit is None or hit[0] is not message or hit[1] != mark:
+        hit = _CONVERTED[id(message)] = (message, mark, _assistant(message))
+        if len(_CONVERTED) > REMEMBERED:
+            _CONVERTED.popitem(last=False)
+    else:
+        _CONVERTED.move_to_end(id(message))
+    return [dict(entry) for entry in hit[2]]
+
+
+def _fingerprint(message: dict) -> tuple:
+    return tuple((p.get("type"), p.get("state"), (p.get("approval") or {}).get("id"), len(p.get("text") or ""),
+                  "output" in p) for p in message.get("parts", []))
 
 
 def _assistant(message: dict) -> list[dict]:

@@ -104,16 +104,17 @@ def from_generic(chunk: dict) -> Delta:
                  usage_source="reported" if usage else None)
 
 
-def usage_counts(usage: Any) -> dict | None:
+def usage_counts(usage: Any, *, zero_prompt_is_missing: bool = False) -> dict | None:
     """`{prompt_tokens, completion_tokens, total_tokens}` from a provider's usage (a dict or an
     object), or None (unknown) unless both the prompt and the completion counts are there: a
-    missing count is never taken as 0 (nor a prompt of 0 tokens, which is a count filled in: litellm
-    fills a missing one with 0). A missing total is their sum."""
+    missing count is never taken as 0. `zero_prompt_is_missing`: a prompt of 0 tokens is a count
+    filled in (litellm fills a missing one with 0; a chat call's prompt is never empty). A missing
+    total is their sum."""
     if not usage:
         return None
     get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
     prompt, completion, total = get("prompt_tokens", None), get("completion_tokens", None), get("total_tokens", None)
-    if not isinstance(prompt, int) or not isinstance(completion, int) or prompt <= 0:
-        return None  # a chat call's prompt is never 0 tokens: a 0 is a missing count filled in (litellm does)
+    if not isinstance(prompt, int) or not isinstance(completion, int) or (zero_prompt_is_missing and prompt <= 0):
+        return None
     return {"prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": total if isinstance(total, int) and total else prompt + completion}

@@ -107,7 +107,7 @@ def _delta(chunk: Any) -> Delta:
                                             (f.function and f.function.arguments) or "") for f in fragments]
         out.finish_reason = _get(choice, "finish_reason") or out.finish_reason
     if not choices or out.finish_reason:  # usage comes on the last chunk, or on a choice-less one
-        out.usage = usage_counts(getattr(chunk, "usage", None))
+        out.usage = usage_counts(getattr(chunk, "usage", None), zero_prompt_is_missing=True)
     return out
 
 

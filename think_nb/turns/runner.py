@@ -188,7 +188,7 @@ class Turn:
         self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
         engine.client_tool_names = {name for name, t in tools.items() if t.client}
-        messages = to_model_messages(await assemble.history(host))
+        messages = to_model_messages(await assemble.history(host), stored=True)
         if self.continuation and messages and messages[-1]["role"] == "assistant":
             messages.append({"role": "user", "content": CONTINUE_TEXT})
         ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
@@ -263,7 +263,7 @@ class Turn:
         if paused:  # waiting for the user again: no model call until that approval is decided
             return
         if ran and config.messages is None:
-            base_messages = to_model_messages(await assemble.history(self.host))
+            base_messages = to_model_messages(await assemble.history(self.host), stored=True)
         options = config.litellm_options()
         max_steps = config.max_steps if config.max_steps is not None else self.host.max_steps
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
