@@ -34,24 +34,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from think_nb.messages import new_id, user_message
+from think_nb.turns.broadcast import RequestStream
 
 NOTE_ID = "think-note"
-
-
-class _Stream:
-    """An agent listener queueing one request's chunks (None: the turn ended)."""
-
-    def __init__(self, request_id: str) -> None:
-        self.request_id = request_id
-        self.queue: asyncio.Queue = asyncio.Queue()
-
-    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
-        if request_id == self.request_id:
-            self.queue.put_nowait(chunk)
-
-    def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
-        if request_id == self.request_id:
-            self.queue.put_nowait(None)
 
 
 def _field(message: Any, name: str) -> Any:
@@ -79,7 +64,7 @@ class ChatModel:
             return
         last = messages[-1]
         request_id = new_id("req")
-        stream = _Stream(request_id)
+        stream = RequestStream(request_id)
         unsubscribe = self.agent.subscribe(stream)
         finish: dict | None = None
         try:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from think_nb import jsonsafe
 from think_nb.aio import maybe_await
 from think_nb.messages import new_id, text_of, user_message
+from think_nb.turns.broadcast import RequestStream
 from think_nb.turns.result import TurnResult
 from think_nb.turns.signal import AbortSignal
 
@@ -40,25 +41,6 @@ async def _call(callback: Any, method: str, *args: Any) -> None:
         await maybe_await(fn(*args))
 
 
-class _ChatListener:
-    """Queues one request's chunks for in-order delivery to a `chat()` callback."""
-
-    def __init__(self, request_id: str) -> None:
-        self.request_id = request_id
-        self.queue: asyncio.Queue = asyncio.Queue()
-
-    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
-        if request_id == self.request_id:
-            self.queue.put_nowait(chunk)
-
-    def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
-        if request_id == self.request_id:
-            self.queue.put_nowait(None)
-
-    def on_messages(self, messages: list[dict]) -> None:
-        pass
-
-
 async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: Any, *,
                signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
     """Run one full turn on `engine` and stream it to `callback` (see the module docstring)."""
@@ -67,7 +49,7 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
     messages = [user_message(message)] if isinstance(message, str) else (
         [message] if isinstance(message, dict) else list(message))
     request_id = new_id("req")
-    listener = _ChatListener(request_id)
+    listener = RequestStream(request_id)
     unsubscribe = engine.subscribe(listener)
     try:
         await _call(callback, "on_start", {"request_id": request_id})

@@ -63,3 +63,20 @@ class Listeners:
                 raise
             except BaseException:  # SystemExit too: a view must not end (or crash) the turn
                 log.exception("listener %r failed in %s", listener, event)
+
+
+class RequestStream:
+    """A listener queueing one request's chunks in order; `None` is queued when the turn ends.
+    Used by `chat()` (think_nb.subagents) and `agent.marimo_chat()` to stream one turn."""
+
+    def __init__(self, request_id: str) -> None:
+        self.request_id = request_id
+        self.queue: asyncio.Queue = asyncio.Queue()
+
+    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+        if request_id == self.request_id:
+            self.queue.put_nowait(chunk)
+
+    def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
+        if request_id == self.request_id:
+            self.queue.put_nowait(None)
