@@ -211,10 +211,7 @@ class Turn:
             raise HookError(f"before_turn() returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
         messages = config.messages if config.messages is not None else messages
-        tools = {**tools, **extra}
-        if config.active_tools is not None:
-            tools = {name: t for name, t in tools.items() if name in config.active_tools}
-        return system, messages, tools, config
+        return system, messages, _configured(tools, extra, config), config
 
     # -- steps ----------------------------------------------------------------------------
     async def _run_approved_tools(self, tools: dict) -> tuple[bool, bool]:
@@ -296,9 +293,7 @@ class Turn:
     async def _tools_again(self, config: TurnConfig) -> dict:
         """The turn's tools merged again (after the model loaded an extension), with the
         `before_turn` config's extra tools and `active_tools` filter applied as at the start."""
-        tools = {**await assemble.tools(self.host), **resolve_tools(config.tools)}
-        if config.active_tools is not None:
-            tools = {name: t for name, t in tools.items() if name in config.active_tools}
+        tools = _configured(await assemble.tools(self.host), resolve_tools(config.tools), config)
         self.engine.resolved_tools = tools
         return tools
 
@@ -367,6 +362,15 @@ class Turn:
                 part["state"] = "done"
         self.engine.save_assistant(message, self.generation)  # nothing after a clear under this turn
         return message
+
+
+def _configured(tools: dict, extra: dict, config: TurnConfig) -> dict:
+    """A turn's tools: the merged tools plus the `before_turn` config's extra tools, kept to its
+    `active_tools` when it names them."""
+    tools = {**tools, **extra}
+    if config.active_tools is not None:
+        tools = {name: t for name, t in tools.items() if name in config.active_tools}
+    return tools
 
 
 def _cost_usd(model: str | None, usage: dict) -> float | None:
