@@ -166,6 +166,9 @@ def test_a_narrow_panel_keeps_its_header_on_one_line(notebook, app: str, request
     expect(last_text(panel)).to_have_text("Hello there.", timeout=TURN_MS)
     expect_status(panel, "ready")
     panel.evaluate("el => { el.style.width = '420px'; }")
+    # the panel cuts the path after its resize observer runs (a frame later): wait for that, not a timer
+    page.wait_for_function("""() => { const db = document.querySelector('.think-panel .think-db-path');
+        return db && db.textContent.includes('…') && db.scrollWidth <= db.clientWidth; }""", timeout=15_000)
     geometry = panel.evaluate(GEOMETRY)
     RESULTS.mkdir(exist_ok=True)
     page.screenshot(path=str(RESULTS / "narrow-header.png"))
