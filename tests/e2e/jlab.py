@@ -137,8 +137,10 @@ class JupyterServer:
             return ""
 
     # -- REST ---------------------------------------------------------------
-    def api(self, method: str, path: str) -> Any:
-        req = urllib.request.Request(f"{self.url}{path}", method=method)
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"{self.url}{path}", method=method, data=data,
+                                     headers={"Content-Type": "application/json"} if data else {})
         with urllib.request.urlopen(req, timeout=10) as r:
             body = r.read()
         return json.loads(body) if body else None
@@ -147,6 +149,11 @@ class JupyterServer:
         """Kernels outlive pages: end them so the next test starts clean."""
         for s in self.api("GET", "/api/sessions"):
             self.api("DELETE", f"/api/sessions/{s['id']}")
+
+    def start_kernel_for(self, path: str) -> None:
+        """A fresh kernel session for the notebook at `path`, before any page opens it."""
+        self.api("POST", "/api/sessions", {"path": path, "name": path, "type": "notebook",
+                                           "kernel": {"name": "python3"}})
 
     def notebook_url(self, path: str) -> str:
         return self.url + _APPS[self.app]["url"].format(path=path)
