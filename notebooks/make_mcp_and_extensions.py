@@ -71,9 +71,11 @@ class Clerk(Think):
         return script.model      # a hosted model instead: return "openai/gpt-4o-mini"
 
 
+# the command is stored: an absolute path lets the agent reconnect from any working directory
+SHOP = f"{sys.executable} {os.path.abspath('shop_server.py')}"
 clerk = Clerk("mcp-demo")
 clerk.clear_messages()
-await clerk.add_mcp_server("shop", f"{sys.executable} shop_server.py", needs_approval=["cancel_order"],
+await clerk.add_mcp_server("shop", SHOP, needs_approval=["cancel_order"],
                            connect_timeout=60)
 clerk.mcp_servers()'''),
     new_markdown_cell("""The model sees the server's tools with their JSON schemas, like any other tool:"""),
@@ -92,9 +94,9 @@ The server's configuration is in the notebook's SQLite file, so a new `Clerk("mc
 kernel restart, say) reconnects it in the background. Secrets never go there: an environment value
 under a credential name must be a `${VAR}` reference, read from the environment when connecting."""),
     new_code_cell('''os.environ["SHOP_TOKEN"] = "not-a-real-token"
-await clerk.add_mcp_server("shop", f"{sys.executable} shop_server.py", env={"SHOP_TOKEN": "${SHOP_TOKEN}"})
+await clerk.add_mcp_server("shop", SHOP, env={"SHOP_TOKEN": "${SHOP_TOKEN}"})
 try:
-    await clerk.add_mcp_server("leaky", f"{sys.executable} shop_server.py", env={"SHOP_TOKEN": "plain-text"})
+    await clerk.add_mcp_server("leaky", SHOP, env={"SHOP_TOKEN": "plain-text"})
 except UserError as exc:
     print(type(exc).__name__, ":", exc)'''),
     new_code_cell('''again = Clerk("mcp-demo")

@@ -187,3 +187,33 @@ async def test_bad_arguments_are_refused_in_one_line(tmp_path: Path, args: tuple
         with pytest.raises(UserError, match=needle):
             await agent.add_mcp_server(*args)
     await agent.shutdown()
+
+
+async def test_adding_the_same_server_again_keeps_its_connection_and_another_replaces_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A re-run cell adds the same server again: one connection, no reconnect (the Agents SDK's
+    `addMcpServer` is idempotent); the same name with another command replaces it, logged."""
+    agent = agent_with(S([]), tmp_path)
+    await agent.add_mcp_server("demo", STDIO)
+    first = agent._mcp.live["demo"]
+    assert (await agent.add_mcp_server("demo", STDIO))["state"] == "connected"
+    assert agent._mcp.live["demo"] is first
+    with caplog.at_level("WARNING", logger="think_nb"):
+        info = await agent.add_mcp_server("demo", STDIO, args=["--unused"])
+    assert info["state"] in ("connected", "failed")
+    assert agent._mcp.live["demo"] is not first and first.state == "closed"
+    assert "MCP server 'demo' replaced" in caplog.text
+    assert agent.mcp_servers()["name"].tolist() == ["demo"]
+    await agent.shutdown()
+
+
+async def test_a_stdio_server_that_exits_names_its_stderr_in_the_error(tmp_path: Path) -> None:
+    """A server that dies at start: its last stderr line (why) is in `last_error`, not only
+    "Connection closed"."""
+    crash = tmp_path / "crash.py"
+    crash.write_text("raise SystemExit('crash.py: no API key configured')\n")
+    agent = agent_with(S([]), tmp_path)
+    await agent.add_mcp_server("crashy", f"{sys.executable} {crash}", connect_timeout=30)
+    await eventually(lambda: agent.mcp_servers()["last_error"][0] is not None, timeout=30)
+    assert "stderr: crash.py: no API key configured" in agent.mcp_servers()["last_error"][0]
+    await agent.shutdown()

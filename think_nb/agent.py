@@ -527,7 +527,9 @@ class Think:
     # -- approvals and client tools (Think's addToolOutput / approval responses) ------------
     def pending_approvals(self) -> list[dict]:
         """Calls waiting for approval, oldest first: `{tool_call_id, tool_name, input, message_id,
-        approval_id}`. They are stored, so they survive a kernel restart."""
+        approval_id, waiting_on}`; `waiting_on` is `{tool, input}` of the gated inner call an
+        `execute` is paused at (None for a direct call). They are stored, so they survive a
+        kernel restart."""
         return self._engine.pending_approvals()
 
     def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task | None:
@@ -831,7 +833,10 @@ class Think:
         `fn(server, tool, input) -> bool`. `timeout`: seconds per call. Waits up to
         `connect_timeout` s for the connection, then returns `{name, transport, target, state,
         tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
-        reconnected when the agent is created again. Raises `UserError` for bad arguments."""
+        reconnected when the agent is created again. The same name and configuration again (a
+        re-run cell) keeps the live connection, as the Agents SDK's `addMcpServer` is idempotent;
+        another configuration under a used name replaces that server (a warning is logged).
+        Raises `UserError` for bad arguments."""
         return await self._mcp.add(name, url_or_command, args=args, env=env, headers=headers,
                                    needs_approval=needs_approval, timeout=timeout, connect_timeout=connect_timeout)
 

@@ -37,6 +37,7 @@ class Connection:
         self.log_path = log_path
         """Where a stdio server's stderr goes (appended)."""
         self._log_file: Any = None
+        self._log_start = 0  # where this attempt's stderr starts in the log
         self.state = "connecting"
         self.last_error: str | None = None
         self.tools: list[Any] = []  # mcp_types.Tool of the last listing
@@ -104,7 +105,7 @@ class Connection:
         except Exception as exc:  # noqa: BLE001 (any failure of the SDK or its transport is the tool's error)
             from mcp.shared.exceptions import MCPError
 
-            text = _describe(exc)
+            text = self._with_stderr(_describe(exc))
             code = getattr(getattr(exc, "error", None), "code", None)
             if not isinstance(exc, MCPError) or code == CONNECTION_CLOSED:  # the transport failed: reconnect
                 self._set("failed", text)  # at once: a reader never sees "connected" on a dead server
@@ -120,6 +121,21 @@ class Connection:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = self.log_path.open("a", encoding="utf-8", errors="replace")
         return self._log_file
+
+    def _with_stderr(self, text: str) -> str:
+        """`text` plus the last lines a stdio server wrote to stderr in this attempt (why it
+        exited: a traceback's last line, a usage message), so the error names the cause."""
+        if self._log_file is None or self.log_path is None:
+            return text
+        try:
+            self._log_file.flush()
+            with self.log_path.open("rb") as f:
+                f.seek(self._log_start)
+                written = f.read().decode("utf-8", "replace")
+        except OSError:
+            return text
+        lines = [line.strip() for line in written.splitlines() if line.strip()]
+        return f"{text}; stderr: {' | '.join(lines[-2:])[-300:]}" if lines else text
 
     def _set(self, state: str, error: str | None) -> None:
         changed = (state, error) != (self.state, self.last_error)
@@ -138,7 +154,7 @@ class Connection:
                 raise
             except BaseException as exc:  # noqa: BLE001 (an anyio ExceptionGroup, a transport error: retried)
                 self._client = None
-                self._set("failed", _describe(exc))
+                self._set("failed", self._with_stderr(_describe(exc)))
                 log.info("MCP server %s: %s", self.config.name, self.last_error)
             if self._stop.is_set():
                 break
@@ -159,7 +175,9 @@ class Connection:
             env = {**_inherited_env(), **resolve(config.env, "env", config.name)}
             params = StdioServerParameters(command=config.target, args=config.args, env=env)
             # the server's stderr goes to a log file: a kernel's sys.stderr has no file descriptor
-            server: Any = stdio_client(params, errlog=self._stderr_log())
+            errlog = self._stderr_log()
+            self._log_start = errlog.tell()
+            server: Any = stdio_client(params, errlog=errlog)
         else:
             from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 

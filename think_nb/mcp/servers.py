@@ -57,8 +57,14 @@ class McpServers:
             self.predicates[config.name] = needs_approval
         else:
             self.predicates.pop(config.name, None)
-        old = self.live.pop(config.name, None)
+        old = self.live.get(config.name)
+        if old is not None and old.config.row() == config.row() and old.state in ("connecting", "connected"):
+            await old.settled(connect_timeout)  # the same server again (a re-run cell): keep its connection
+            return self.describe(config.name)
         if old is not None:
+            log.warning("MCP server %r replaced: %s %s -> %s %s", config.name, old.config.transport,
+                        old.config.target, config.transport, config.target)
+            del self.live[config.name]
             await old.close()
         self.rows.put(config.row())
         connection = self._start(config)
