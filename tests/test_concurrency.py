@@ -4,6 +4,7 @@ import asyncio
 
 from agents import eventually, scripted_agent, streamed, texts
 from think_nb.testing import ScriptedModel as S
+from think_nb.turns.result import SKIPPED
 
 
 async def three_overlapping(policy, delay: float = 0.01):
@@ -81,3 +82,14 @@ async def test_clear_skips_queued_turns() -> None:
     script.steps[:] = [[S.text("fresh")]]
     assert (await agent.send("after clear")).status == "completed"  # post-clear submits run normally
     assert texts(agent) == [("user", "after clear"), ("assistant", "fresh")]
+
+
+async def test_a_skipped_turn_says_why() -> None:
+    script = S([[S.text("reply-1", chunk_size=1)]], delay=0.01)
+    chunks: list[str] = []
+    agent = scripted_agent(script, name="why", message_concurrency="drop", on_chunk=streamed(chunks))
+    first = agent.submit("m1")
+    await eventually(lambda: "text-delta" in chunks, what="m1 streams")
+    dropped = await agent.submit("m2")
+    assert (dropped.status, dropped.reason) == ("skipped", SKIPPED["dropped"])
+    assert (await first).reason is None

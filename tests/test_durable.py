@@ -501,6 +501,18 @@ async def test_submissions_are_accepted_durably_idempotent_and_fifo(tmp_path: Pa
         await agent.submit_messages([])
 
 
+async def test_a_submission_of_stored_messages_is_skipped_and_says_why(tmp_path: Path) -> None:
+    from think_nb.turns.result import SKIPPED
+
+    agent = agent_class(S([[S.text("one")]]))("s", db=tmp_path / "s.sqlite")
+    await agent.send("1")
+    stored = agent.messages[0]
+    await agent.submit_messages([stored], submission_id="again")  # a retry of a message already applied
+    await eventually(lambda: agent.inspect_submission("again")["status"] == "skipped", timeout=60)
+    assert agent.inspect_submission("again")["error"] == SKIPPED["no-new-messages"]
+    assert len(agent.messages) == 2
+
+
 async def test_cancel_pending_never_applies_and_cancel_running_is_not_overwritten(tmp_path: Path) -> None:
     from think_nb.messages import user_message
 

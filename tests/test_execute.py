@@ -137,7 +137,8 @@ async def test_a_gated_tool_inside_code_pauses_the_turn_and_the_code_resumes_aft
                                                "state": "approval-requested", "input": {"code": CODE},
                                                "approval": approval}
     assert agent.pending_approvals() == [{"tool_call_id": "call_1_0", "tool_name": "execute", "input": {"code": CODE},
-                                          "message_id": agent.messages[-1]["id"], "approval_id": IsStr()}]
+                                          "message_id": agent.messages[-1]["id"], "approval_id": IsStr(),
+                                          "waiting_on": {"tool": "delete_file", "input": {"path": "/tmp/x"}}}]
     result = await agent.approve("call_1_0")
     assert result.status == "completed" and ran == ["/tmp/x"]
     assert agent.messages == [user("go"), {

@@ -52,7 +52,7 @@ async def test_approve_runs_the_tool_in_a_continuation_and_the_result_lands_in_t
     assert ran == [] and len(script.requests) == 1
     assert agent.pending_approvals() == [{"tool_call_id": "call_1_0", "tool_name": "delete_file",
                                           "input": {"path": "/tmp/x"}, "message_id": agent.messages[-1]["id"],
-                                          "approval_id": IsStr(regex="approval_.*")}]
+                                          "approval_id": IsStr(regex="approval_.*"), "waiting_on": None}]
     task = agent.approve("call_1_0")
     assert updates.updated[0]["parts"][-1]["state"] == "approval-responded"
     result = await task

@@ -88,8 +88,10 @@ async def test_a_declared_prompt_task_runs_each_occurrence_as_a_scheduled_submis
     assert [s["idempotency_key"] for s in subs] == [f"think-schedule:{agent.key}:digest:{round((T0 + n * 300) * 1000)}"
                                                     for n in (1, 2)]
     assert subs[0]["metadata"]["source"] == "scheduled-task" and subs[0]["metadata"]["task_id"] == "digest"
+    # `submitted` while the turn runs, then the submission's outcome
+    await eventually(lambda: agent.get_schedule("digest")["last_status"] == "completed")
     row = agent.get_schedule("digest")
-    assert (row["runs"], row["last_status"], row["next_run_at"]) == (2, "submitted", T0 + 900)
+    assert (row["runs"], row["last_status"], row["next_run_at"]) == (2, "completed", T0 + 900)
     await stop(agent)
 
 
@@ -219,4 +221,8 @@ def test_schedules_magic_lists_them(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert frame[["id", "kind", "schedule", "task", "source"]].to_dict("records") == [
         {"id": "d", "kind": "cron", "schedule": "0 7 * * *", "task": "news", "source": "declared"}]
     assert ip.run_line_magic("think", "schedules Empty") is None
-    assert "has no scheduled tasks" in capsys.readouterr().out
+    assert "'default' has no scheduled tasks" in capsys.readouterr().out
+    assert ip.run_line_magic("think", "schedules Empty --name weekly") is None  # a named agent of a class
+    assert "'weekly' has no scheduled tasks" in capsys.readouterr().out
+    ip.run_line_magic("think", "schedules Empty --name")
+    assert "--name needs a value" in capsys.readouterr().out

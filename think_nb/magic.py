@@ -209,39 +209,58 @@ import think_nb.session.magic_commands  # noqa: E402, F401
 from think_nb.workspace import magic_commands as _files  # noqa: E402, F401
 
 
+def _agent_and_rest(magics: ThinkMagics, args: list[str]) -> tuple[Think, list[str]]:
+    """The agent a sub-command names (`AGENT [--name NAME] [--db PATH]`, as `%think AGENT NAME
+    --db PATH` does) and the arguments left. Raises `UserError` without an AGENT."""
+    rest, options = [], {"--name": "default", "--db": None}
+    tokens = iter(args)
+    for token in tokens:
+        key, eq, value = token.partition("=")
+        if key in options:
+            options[key] = value if eq else next(tokens, None)
+            if options[key] is None:
+                raise UserError(f"{key} needs a value. See `%think --help`.")
+        else:
+            rest.append(token)
+    if not rest:
+        raise UserError("name the agent: a Think subclass or agent in this notebook. See `%think --help`.")
+    return magics.resolve_agent(rest[0], options["--name"] or "default", options["--db"]), rest[1:]
+
+
 # -- inspecting turns: %think step / %think trace ------------------------------------------------
-@subcommand("step", "%think step AGENT MESSAGE...\n    Start a turn of AGENT in step mode and return its stepper: "
+@subcommand("step", "%think step AGENT [--name NAME] MESSAGE...\n    Start a turn of AGENT in step mode and return "
+                    "its stepper: "
                     "`stepper = %think step Calc What is 2+2?`,\n    then `stepper.next()` pauses at each hook, "
                     "`stepper.run()` finishes, `stepper.cancel()` aborts.")
 def _step(magics: ThinkMagics, args: list[str]) -> Any:
-    if len(args) < 2:
+    agent, words = _agent_and_rest(magics, args)
+    if not words:
         raise UserError("usage: %think step AGENT MESSAGE. See `%think --help`.")
-    agent = magics.resolve_agent(args[0], "default", None)
-    stepper = agent.step(" ".join(args[1:]))
+    stepper = agent.step(" ".join(words))
     print(f"Stepping a turn of {agent.name!r}: call .next() on the returned stepper (or .run() to finish).")
     return stepper
 
 
-@subcommand("trace", "%think trace AGENT [REQUEST_ID]\n    The hook trace of AGENT's last turn (or of REQUEST_ID) "
+@subcommand("trace", "%think trace AGENT [REQUEST_ID] [--name NAME]\n    The hook trace of AGENT's last turn "
+                     "(or of REQUEST_ID) "
                      "as a DataFrame: one row per hook call and chunk group.")
 def _trace(magics: ThinkMagics, args: list[str]) -> Any:
-    if not args:
-        raise UserError("usage: %think trace AGENT [REQUEST_ID]. See `%think --help`.")
-    agent = magics.resolve_agent(args[0], "default", None)
-    frame = agent.trace(args[1] if len(args) > 1 else None)
+    agent, rest = _agent_and_rest(magics, args)
+    frame = agent.trace(rest[0] if rest else None)
     if frame.empty:
         print(f"No traced turn for {agent.name!r} yet: run a turn first.")
         return None
     return frame
 
 
-@subcommand("schedules", "%think schedules AGENT\n    AGENT's scheduled tasks as a DataFrame (id, kind, schedule, "
+@subcommand("schedules", "%think schedules AGENT [--name NAME]\n    AGENT's scheduled tasks as a DataFrame "
+                         "(id, kind, schedule, "
                          "task, next_run, last_run, last_status, runs, source);\n    see `agent.schedule(...)` and "
                          "`get_scheduled_tasks()`.")
 def _schedules(magics: ThinkMagics, args: list[str]) -> Any:
-    if len(args) != 1:
-        raise UserError("usage: %think schedules AGENT. See `%think --help`.")
-    agent = magics.resolve_agent(args[0], "default", None)
+    agent, rest = _agent_and_rest(magics, args)
+    if rest:
+        raise UserError("usage: %think schedules AGENT [--name NAME]. See `%think --help`.")
     frame = agent.get_schedules()
     if frame.empty:
         print(f"{agent.name!r} has no scheduled tasks: agent.schedule(when, prompt) or get_scheduled_tasks() add some.")
@@ -249,14 +268,15 @@ def _schedules(magics: ThinkMagics, args: list[str]) -> Any:
     return frame
 
 
-@subcommand("export", "%think export AGENT FILE\n    Write AGENT's transcript to FILE; the suffix picks the format: "
+@subcommand("export", "%think export AGENT FILE [--name NAME]\n    Write AGENT's transcript to FILE; the suffix "
+                      "picks the format: "
                       ".md, .ipynb, .json (reads back with agent.import_messages) or .html (sanitised).")
 def _export(magics: ThinkMagics, args: list[str]) -> Any:
     from think_nb.export import format_for_path
 
-    if len(args) != 2:
+    agent, rest = _agent_and_rest(magics, args)
+    if len(rest) != 1:
         raise UserError("usage: %think export AGENT FILE (FILE ending in .md, .ipynb, .json or .html).")
-    agent = magics.resolve_agent(args[0], "default", None)
-    agent.export(format_for_path(args[1]), args[1])
-    print(f"Exported {len(agent.messages)} messages of {agent.name!r} to {args[1]}.")
+    agent.export(format_for_path(rest[0]), rest[0])
+    print(f"Exported {len(agent.messages)} messages of {agent.name!r} to {rest[0]}.")
     return None

@@ -101,11 +101,19 @@ class Submissions:
                     row["metadata"], dict) else False
                 result = await self.engine.start(row["messages"], request_id,
                                                  trigger="scheduled" if scheduled else "submission")
-                status, error = result.status, result.error
+                status, error = result.status, result.error or result.reason
             except Exception as exc:
                 log.exception("submission %s failed to start", row["id"])
                 status, error = "error", f"{type(exc).__name__}: {exc}"
             self.rows.finish(row["id"], status, error, only_from=("running",))
+            self._tell_schedule(row, status, error)
+
+    def _tell_schedule(self, row: dict, status: str, error: str | None) -> None:
+        """A scheduled prompt's submission ended: its task's `last_status` goes from `submitted`
+        to the outcome (completed | error | aborted | skipped), so `get_schedules()` shows it."""
+        metadata = row["metadata"] if isinstance(row["metadata"], dict) else {}
+        if metadata.get("source") == "scheduled-task" and metadata.get("task_id"):
+            self.agent.store.schedules.settle(str(metadata["task_id"]), status, error)
 
     def cancel(self, submission_id: str) -> dict | None:
         row = self.rows.get(submission_id)

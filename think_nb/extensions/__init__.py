@@ -30,7 +30,8 @@ Not mirrored from Think: the `messages` and `session` permissions (host `getMess
 `sendMessage`, `getSessionInfo`) and reading other extensions' blocks; network access is per host
 (Think's is all-or-nothing today); extensions run Python, not JavaScript; and an extension keeps
 no state between calls (its source runs again for each call; a Think Worker keeps module state
-until it is evicted).
+until it is evicted). `time.sleep` inside an extension returns at once (the sandbox's OS policy
+`{"sleep": "zero"}`: an extension cannot hold a worker by sleeping; a call is bounded by its timeout).
 """
 
 from think_nb.extensions.manager import Extension, ExtensionManager

@@ -11,7 +11,8 @@ script loop `agent.run()` drives) that sleeps until the soonest `next_run_at` an
   no backfill;
 - a prompt task becomes an idempotent submission (`submit_messages`, idempotency key
   `think-schedule:<agent key>:<task id>:<scheduled for, ms>`, metadata `source: scheduled-task`,
-  trigger `scheduled`); a handler task is called with a `ScheduledTaskContext` (sync or async;
+  trigger `scheduled`; its `last_status` is `submitted` until that turn ends, then the
+  submission's outcome); a handler task is called with a `ScheduledTaskContext` (sync or async;
   its exception is recorded as `last_error`, the loop goes on);
 - one-shot tasks (`once`, `delay`) are deleted after their run.
 
@@ -217,7 +218,7 @@ class Scheduler:
             self._callables.pop(row["id"], None)
         elif status == "lost":
             self.rows.disarm(row["id"], status, error or "")
-        else:
+        elif status != "submitted":  # recorded before the submission could settle (`_submit`)
             self.rows.record(row["id"], status, error)
 
     async def _run(self, row: dict, ctx: ScheduledTaskContext) -> tuple[str, str | None]:
@@ -242,6 +243,7 @@ class Scheduler:
 
         metadata = {**(row["metadata"] or {}), "source": "scheduled-task", "owner_key": self.agent.key,
                     "task_id": row["id"], "scheduled_for": ctx.scheduled_for, "schedule": row["spec"]}
+        self.rows.record(row["id"], "submitted", None)  # before its turn can end and settle it
         result = await self.agent.submit_messages([user_message(text)], idempotency_key=ctx.idempotency_key,
                                                   metadata=metadata)
         return ("submitted" if result["accepted"] else "duplicate"), None

@@ -69,6 +69,13 @@ class ScheduleRows:
         self.db.execute("UPDATE schedules SET last_status = ?, last_error = ?, updated_at = ? "
                         "WHERE agent_key = ? AND id = ?", (status, error, time.time(), self.agent_key, task_id))
 
+    def settle(self, task_id: str, status: str, error: str | None) -> None:
+        """The outcome of a run's submission, replacing `submitted` (and nothing else: a later
+        run may have recorded its own status since)."""
+        self.db.execute("UPDATE schedules SET last_status = ?, last_error = ?, updated_at = ? WHERE agent_key = ? "
+                        "AND id = ? AND last_status = 'submitted'", (status, error, time.time(), self.agent_key,
+                                                                     task_id))
+
     def disarm(self, task_id: str, status: str, error: str) -> None:
         """Stop a task from running again (its handler cannot be found), keeping its row."""
         self.db.execute("UPDATE schedules SET next_run_at = NULL, last_status = ?, last_error = ?, updated_at = ? "

@@ -34,7 +34,7 @@ from think_nb.turns.broadcast import Listeners
 from think_nb.turns.host import AgentHost
 from think_nb.turns.recorder import StreamRecorder
 from think_nb.turns.repair import repaired
-from think_nb.turns.result import TurnResult
+from think_nb.turns.result import SKIPPED, TurnResult
 from think_nb.turns.signal import AbortSignal
 
 log = logging.getLogger("think_nb")
@@ -105,7 +105,7 @@ class TurnEngine:
                          extra_parts=dict(extra_parts or {}))
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
-            future.set_result(TurnResult(request_id, "skipped"))
+            future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
             self._turn_ended(future.result())
             return future
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
@@ -225,14 +225,14 @@ class TurnEngine:
         if conversation.sync():  # another process appended to this agent since
             self.messages_changed()
         if self.queue.stale(sub):
-            return TurnResult(sub.request_id, "skipped")
+            return TurnResult(sub.request_id, "skipped", reason=SKIPPED["stale"])
         if signal is not None and signal.aborted:  # aborted while queued
             return TurnResult(sub.request_id, "aborted")
         if continuation and (conversation.last is None or conversation.last["role"] != "assistant"):
-            return TurnResult("", "skipped", continuation=True)
+            return TurnResult("", "skipped", continuation=True, reason=SKIPPED["nothing-to-continue"])
         if regenerate:
             if not conversation.rewind_to_last_user():
-                return TurnResult(sub.request_id, "skipped")
+                return TurnResult(sub.request_id, "skipped", reason=SKIPPED["nothing-to-regenerate"])
             self.messages_changed()
         messages = sub.messages(copy.deepcopy(conversation.messages)) if callable(sub.messages) else sub.messages
         new = self.admit_messages(sub.carried + list(await maybe_await(messages) or []))  # again: the branch moved
@@ -240,7 +240,7 @@ class TurnEngine:
             if message.get("id") in sub.extra_parts:  # e.g. attached data, described in a worker thread
                 message["parts"] = [*message["parts"], *await sub.extra_parts[message["id"]]]
         if not new and not (continuation or regenerate):
-            return TurnResult(sub.request_id, "skipped")
+            return TurnResult(sub.request_id, "skipped", reason=SKIPPED["no-new-messages"])
         self.repair_interrupted_tools()
         try:
             with self.store.transaction():  # a kill leaves both the user messages and the turn's row, or neither
@@ -319,9 +319,7 @@ class TurnEngine:
 
     # -- interactions: approvals and client tools ---------------------------------------------
     def pending_approvals(self) -> list[dict]:
-        return [{"tool_call_id": p["toolCallId"], "tool_name": tool_name_of(p), "input": p.get("input"),
-                 "message_id": m["id"], "approval_id": (p.get("approval") or {}).get("id")}
-                for m in self.conversation for p in m.get("parts", [])
+        return [_pending(m, p) for m in self.conversation for p in m.get("parts", [])
                 if is_tool_part(p) and p.get("state") == "approval-requested"]
 
     def decide(self, tool_call_id: str, approved: bool, reason: str | None, auto_continue: bool) -> asyncio.Task | None:
@@ -438,3 +436,14 @@ def _discard(items: list, item: Any) -> None:
 def _waiting(part: dict | None, states: tuple[str, ...]) -> bool:
     return part is not None and is_tool_part(part) and part.get("state") in states and \
         part.get("state") not in SETTLED_TOOL_STATES
+
+
+def _pending(message: dict, part: dict) -> dict:
+    """One `pending_approvals()` row; `waiting_on` names the inner call an `execute` is paused at."""
+    approval = part.get("approval") or {}
+    descriptor = approval.get("descriptor")
+    descriptor = descriptor if isinstance(descriptor, dict) else {}
+    call = descriptor.get("call") if descriptor.get("kind") == "execute" else None
+    return {"tool_call_id": part["toolCallId"], "tool_name": tool_name_of(part), "input": part.get("input"),
+            "message_id": message["id"], "approval_id": approval.get("id"),
+            "waiting_on": dict(call) if isinstance(call, dict) else None}

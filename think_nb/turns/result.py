@@ -20,6 +20,7 @@ class TurnResult:
         message: the assistant UIMessage persisted by the turn (partial on error/abort), or None.
         continuation: True when the turn continued the last assistant message.
         interrupted: True when the stall watchdog ended it (status `aborted`, partial kept).
+        reason: why a `skipped` turn did nothing (one of `SKIPPED`'s texts), else None.
     """
 
     request_id: str
@@ -28,6 +29,17 @@ class TurnResult:
     message: dict | None = None
     continuation: bool = False
     interrupted: bool = False
+    reason: str | None = None
+
+
+SKIPPED = {
+    "stale": "superseded by a newer submission, or the conversation was cleared while it waited",
+    "dropped": "dropped: another turn was running (admission 'drop')",
+    "nothing-to-continue": "nothing to continue: the last message is not the assistant's",
+    "nothing-to-regenerate": "nothing to regenerate: there is no user message",
+    "no-new-messages": "no new messages: every message id given is already stored",
+}
+"""Why a turn was `skipped` (`TurnResult.reason`)."""
 
 
 @dataclass
