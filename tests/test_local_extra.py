@@ -15,6 +15,7 @@ from think_nb.models.local import MISSING_EXTRA
 
 
 async def test_the_default_model_without_the_extra_fails_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    local.wait_preloaded()  # an earlier agent's background load must not land after the swap below
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` raises ImportError
     monkeypatch.setattr(local, "_llama", None)
     errors: list[BaseException] = []

@@ -41,3 +41,27 @@ def test_terminal_main_job_streams_the_tool_call_and_prints_the_db_path(tmp_path
     assert re.fullmatch(rf"\[completed\] saved to {re.escape(str(db))} \(conversation 'chat-[0-9-]+-\w+', "
                         r"2 messages\)", lines[-1])
     assert db.exists()
+
+
+PRELOAD = """
+import sys
+from think_nb import Think
+from think_nb.models import local
+from think_nb.testing import ScriptedModel as S
+script = S([[S.text("ok")]])
+class Scripted(Think):
+    def get_model(self):
+        return script.model
+Scripted("s", db=sys.argv[1] + "/s.sqlite")
+print("scripted", local._preloading is not None)
+agent = Think("e", db=sys.argv[1] + "/e.sqlite")
+local.wait_preloaded(timeout=300)
+print("embedded", local._llama is not None, "litellm" in sys.modules)
+"""
+
+
+def test_an_agent_on_the_embedded_model_loads_it_in_the_background_from_its_creation(tmp_path: Path) -> None:
+    """Created on the embedded model, an agent starts the model's load on a daemon thread (its first
+    turn then waits for nothing); an agent with its own get_model() loads nothing."""
+    out = subprocess.run([sys.executable, "-c", PRELOAD, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.stdout.split("\n")[:2] == ["scripted False", "embedded True False"], out.stderr[-2000:]

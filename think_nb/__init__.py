@@ -40,4 +40,6 @@ def load_ipython_extension(ipython) -> None:  # IPython's own signature
     from think_nb.models.litellm_env import preload_for
 
     register(ipython)
-    preload_for(Think.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL)
+    # not the embedded model: it loads when an agent that uses it is created (a notebook whose agents
+    # override get_model() with a hosted or scripted model never holds its ~300 MiB)
+    preload_for(Think.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL, embedded=False)

@@ -138,6 +138,8 @@ class Think:
         if db is not None and (not isinstance(db, (str, os.PathLike)) or not str(db).strip()):
             raise UserError(f"db={db!r}: pass a file path (str or pathlib.Path) for the SQLite file, or leave it out.")
         self.name = name
+        # first: a hosted model's litellm import / the embedded model's load overlaps the set-up and typing
+        preload_for(self._model_hint())
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         cls = type(self)
         self.store = AgentStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
@@ -163,7 +165,6 @@ class Think:
         self._scheduler = Scheduler(self, self.schedule_clock)
         self._scheduler.reconcile(self.get_scheduled_tasks())  # declared tasks; stored ones re-armed
         self._scheduler.kick()
-        preload_for(self._model_hint())  # hosted: the import overlaps the user's typing
 
     def _model_hint(self) -> Any:
         """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when

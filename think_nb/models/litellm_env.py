@@ -75,16 +75,23 @@ def preload() -> concurrent.futures.Future[ModuleType]:
         return _preload
 
 
-def preload_for(model: Any) -> None:
-    """`preload()` when `model` (a `get_model()` result: a model string or a `ModelConfig`) needs
-    litellm; nothing for in-process models (`think_nb.models.client`) or an unknown model (None)."""
+def preload_for(model: Any, *, embedded: bool = True) -> None:
+    """Start what `model`'s first turn will wait for, on a daemon thread: `preload()` (litellm's
+    import) when `model` (a `get_model()` result: a model string or a `ModelConfig`) needs litellm;
+    with `embedded`, the embedded model's load (`think_nb.models.local.preload`) when it is the
+    embedded model; nothing for scripted models or an unknown model (None)."""
     if model is None:
         return
     name = getattr(model, "model", model)
     if isinstance(name, str) and not getattr(model, "via_litellm", False):
-        from think_nb.models.resolve import IN_PROCESS_PROVIDERS
+        from think_nb.models.resolve import IN_PROCESS_PROVIDERS, LOCAL_PROVIDER
 
-        if name.split("/", 1)[0] in IN_PROCESS_PROVIDERS:
+        provider = name.split("/", 1)[0]
+        if provider == LOCAL_PROVIDER and embedded:
+            from think_nb.models import local
+
+            local.preload()
+        if provider in IN_PROCESS_PROVIDERS:
             return
     preload()
 

@@ -10,14 +10,16 @@ Measured behaviour this provider works around (docs/platform-facts.md §8): llam
 replayed as stream chunks; after a tool result the model would call the same tool forever, so
 that step streams an answer with `tool_choice="none"`; a reply that comes back empty with tools
 offered is retried without tools. That template renders with jinja autoescape, so the model
-echoes HTML entities (`&#34;`); its output is unescaped. The model loads once per process, lazily (about 0.2 s), and
-every call runs on a worker thread so the kernel's event loop is never blocked.
+echoes HTML entities (`&#34;`); its output is unescaped. The model loads once per process (about 0.7 s with
+llama-cpp's import): on a daemon thread as soon as it is known to be needed (`preload`: `%load_ext`, agent
+creation), else at the first call; every call runs on a worker thread so the kernel's event loop is never blocked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import html
 import importlib.util
 import json
@@ -85,6 +87,35 @@ def get_llama() -> Any:
                            verbose=False)
             atexit.register(_close)
         return _llama
+
+
+_preloading: threading.Thread | None = None
+_preload_lock = threading.Lock()  # never `_lock`: that one is held for the whole load
+
+
+def preload() -> threading.Thread | None:
+    """Start loading the model on a daemon thread (once per process; nothing when it is loaded or
+    the `local` extra is missing: the turn then reports it). Called at `%load_ext think_nb` and
+    when an agent whose model is the embedded one is created, so the load (llama-cpp's import and
+    the GGUF file, ~0.7 s) overlaps the user's typing instead of delaying the first token."""
+    global _preloading
+    with _preload_lock:
+        if _llama is not None or _preloading is not None:
+            return _preloading
+        _preloading = threading.Thread(target=_load_quietly, name="think-nb-load-local-model", daemon=True)
+        _preloading.start()
+        return _preloading
+
+
+def _load_quietly() -> None:
+    with contextlib.suppress(Exception):  # missing extra or broken file: the first turn reports it
+        get_llama()
+
+
+def wait_preloaded(timeout: float | None = None) -> None:
+    """Wait for a `preload()` in progress (tests that swap the model module state)."""
+    if _preloading is not None:
+        _preloading.join(timeout)
 
 
 _call_lock = threading.Lock()
