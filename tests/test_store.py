@@ -155,6 +155,8 @@ def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypa
     store = MessageStore(db, "A:x")
     store.append(msg("new", text="a red fox, newly"), None)
     assert store.update(msg("m1", text="tell me about the grey wolf"))
+    assert store.update({**msg("m2", text="red fox red fox"), "metadata": {"seen": True}})  # the same text
+    assert "m2" in [h["id"] for h in search_messages(db, ["A:x"], "fox red fox")]
     assert [h["id"] for h in search_messages(db, ["A:x"], "grey wolf")] == ["m1"]
     assert "m1" not in [h["id"] for h in search_messages(db, ["A:x"], "red fox")]
     with db.write() as conn:
