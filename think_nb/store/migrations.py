@@ -243,6 +243,8 @@ def m012_extensions(db: sqlite3.Connection) -> None:
 # `messages_pairs` is contentless too (a stored copy would be 2x the text): deleting a row gives
 # FTS5 its pairs again, made the same way from the old message (as messages_fts re-tokenizes its
 # stored text to delete).
+# Cost: a message's text is tokenized three times on write instead of once (+~0.25 ms for 25 words,
+# +~0.2 s for 20,000; a 100,000-message bulk fill 12.5 -> 37 s); the file grows ~17%.
 # group_concat joins the pairs in the order its subquery gives them (offset order): what SQLite
 # does, though its documentation leaves the order open; the window alternative (group_concat OVER
 # the whole frame, ordered) cost twice as much. Tests check phrases of 3+ words on both paths.
