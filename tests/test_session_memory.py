@@ -65,8 +65,38 @@ async def test_search_index_follows_updates_and_clear() -> None:
     message = agent.messages[1]
     agent.store.messages.update({**message, "parts": [{"type": "text", "text": "charlie"}]})
     assert agent.session.search("bravo") == [] and len(agent.session.search("charlie")) == 1
+    agent.store.messages.update({**message, "parts": [{"type": "text", "text": "delta echo foxtrot"}]})
+    assert agent.session.search("charlie") == [] and len(agent.session.search("echo foxtrot")) == 1
+    assert agent.session.search("delta foxtrot") == []
     agent.clear_messages()
-    assert agent.session.search("alpha") == []
+    assert agent.session.search("alpha") == [] and agent.session.search("echo foxtrot") == []
+
+
+def test_phrase_search_ranks_as_fts5_phrase_query(tmp_path) -> None:
+    """Phrases of 2+ words are matched on the adjacent-pairs index (migration m013): the same
+    messages, in the same order, with the same bm25 ranks as FTS5's own phrase query on
+    messages_fts (Think's `session.search`), stemming and repeated words included."""
+    import sqlite3
+
+    from think_nb.session.search import search_messages
+    from think_nb.store import MessageStore, open_database
+
+    path = tmp_path / "p.sqlite"
+    texts = ["The red fox is a small canid. Red foxes hunt rodents.", "Tell me about the red fox",
+             "A fox, red as rust", "red fox red fox red fox", "Arctic foxes live in the tundra; the red fox does not",
+             "naïve Ünïcode_test 中文 red-fox", "", "fox", "the quick red fox jumps over the lazy dog"]
+    MessageStore(open_database(path), "A:x").extend(
+        [{"id": f"m{i}", "role": "user", "parts": [{"type": "text", "text": t}]} for i, t in enumerate(texts)], None)
+    conn = sqlite3.connect(path)
+    for phrase in ["red fox", "Red Foxes", "red fox red", "quick red fox jumps", "unicode test 中文", "fox red",
+                   "lazy cat", "the red fox", "fox fox"]:
+        expected = conn.execute("SELECT m.id, f.rank FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
+                                "WHERE messages_fts MATCH ? ORDER BY f.rank", (f'"{phrase}"',)).fetchall()
+        hits = search_messages(open_database(path), ["A:x"], phrase)
+        assert [(h["id"], h["rank"]) for h in hits] == expected, phrase
+    hits = search_messages(open_database(path), ["A:x"], "red foxes", limit=2)
+    assert [h["snippet"] for h in hits] == ["[red fox] [red fox] [red fox]",
+                                           "The [red fox] is a small canid. [Red foxes] hunt rodents."]
 
 
 async def test_history_search_tool_searches_every_session() -> None:

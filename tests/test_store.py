@@ -1,5 +1,6 @@
 """SQLite storage: location, WAL, migrations, the message tree (think_nb.store)."""
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -122,3 +123,48 @@ def _open_after_barrier(path: str, barrier: Any) -> str:
     except Exception as exc:  # noqa: BLE001 - reported to the test
         return f"{type(exc).__name__}: {exc}"
     return "ok"
+
+
+def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypatch, tmp_path: Path) -> None:
+    """A file made before m013_message_pairs: opening it indexes the stored messages' adjacent term
+    pairs (the backfill), phrase search then ranks as FTS5's phrase query on messages_fts, and
+    updating or deleting those messages un-indexes exactly what was indexed (the pairs table is
+    contentless: a delete that gave other tokens would leave some behind)."""
+    from think_nb.session.search import search_messages
+    from think_nb.store import migrations
+
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path, isolation_level=None)
+    with monkeypatch.context() as patch:
+        patch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m013"])
+        migrations.migrate(old)
+    texts = ["The red fox is a small canid. Red foxes hunt rodents.", "Tell me about the red fox",
+             "red fox red fox", "", "Arctic foxes: the red fox's cousins", "Ünïcode_test 中文 red fox"]
+    old.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
+                    "VALUES ('A:x', ?, NULL, 'user', ?, 0, 0)",
+                    [(f"m{i}", json.dumps(msg(f"m{i}", text=t))) for i, t in enumerate(texts) if t] + [("e", "{}")])
+    assert "messages_pairs" not in {r[0] for r in old.execute("SELECT name FROM sqlite_master")}
+    old.close()
+
+    db = open_database(path)
+    assert db.read("SELECT name FROM _think_nb_migrations WHERE name = 'm013_message_pairs'")
+    for phrase in ["red fox", "red foxes red", "fox s cousins", "unicode test 中文 red"]:
+        expected = db.read("SELECT m.id, f.rank FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
+                           "WHERE messages_fts MATCH ? ORDER BY f.rank", (f'"{phrase}"',))
+        assert expected and [(h["id"], h["rank"]) for h in search_messages(db, ["A:x"], phrase)] == expected
+    store = MessageStore(db, "A:x")
+    store.append(msg("new", text="a red fox, newly"), None)
+    assert store.update(msg("m1", text="tell me about the grey wolf"))
+    assert store.update({**msg("m2", text="red fox red fox"), "metadata": {"seen": True}})  # the same text
+    assert "m2" in [h["id"] for h in search_messages(db, ["A:x"], "fox red fox")]
+    assert [h["id"] for h in search_messages(db, ["A:x"], "grey wolf")] == ["m1"]
+    assert "m1" not in [h["id"] for h in search_messages(db, ["A:x"], "red fox")]
+    with db.write() as conn:
+        conn.execute("CREATE VIRTUAL TABLE temp.pair_terms USING fts5vocab(main, messages_pairs, row)")
+        assert conn.execute("SELECT count(*) FROM temp.pair_terms").fetchone()[0] > 0
+        conn.execute("INSERT INTO messages_pairs (messages_pairs) VALUES ('integrity-check')")
+        conn.execute("DELETE FROM messages")
+        assert conn.execute("SELECT count(*) FROM temp.pair_terms").fetchall() == [(0,)]
+        conn.execute("INSERT INTO messages_pairs (messages_pairs) VALUES ('integrity-check')")
+        conn.execute("DROP TABLE temp.pair_terms")
+    assert search_messages(db, ["A:x"], "red fox") == []

@@ -8,6 +8,12 @@ one FTS5 cannot parse) returns [] instead of raising.
 Bounded time: ranking every match of a very common word costs time proportional to the matches
 (~40 ms for 40,000 of 100,000 messages), so bm25 ranks only the `RANK_WINDOW` most recent
 matches (FTS5 walks its rowids newest first, cheaply). Rare terms are unaffected.
+
+Phrases of two or more terms are matched and ranked on `messages_pairs` (adjacent term pairs as
+single tokens, migration `m013_message_pairs`): the same messages with the same bm25 ranks, but a
+pair's list holds only the messages with that pair, where FTS5's own phrase match merges the
+position lists of every message holding either word (two common words over 100,000 messages:
+3-5x less time, 17 -> ~5 ms). Single words and `all_words` queries use `messages_fts`.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import sqlite3
 
 from think_nb.session.providers import and_query, phrase_query
 from think_nb.store.db import Database
-from think_nb.store.messages import fts_rows
+from think_nb.store.fts import fts_rows, phrase_pairs
 
 RANK_WINDOW = 2000
 """bm25 ranks at most this many matches: the most recent ones of the searched conversations."""
@@ -38,8 +44,9 @@ def search_messages(db: Database, conversation_keys: list[str], query: str, limi
     match = and_query(query) if all_words else phrase_query(query)
     if not match or not conversation_keys:
         return []
+    pairs = "" if all_words else phrase_pairs(db, match[1:-1])  # the words inside the phrase's quotes
     try:
-        rows = fts_rows(db, conversation_keys, match, limit, RANK_WINDOW)
+        rows = fts_rows(db, conversation_keys, match, limit, RANK_WINDOW, pairs)
     except sqlite3.OperationalError:  # a query FTS5 cannot parse
         return []
     return [{"id": i, "role": role, "conversation_key": key, "created_at": created, "snippet": snippet,

@@ -6,7 +6,7 @@ Every table is owned here; no SQL lives outside this package.
 - `db.py`: the shared connection per file, opened and migrated once per process.
 - `migrations.py`: the schema, as named migrations recorded in `_think_nb_migrations`.
 - `agent.py`: `AgentStore`, the repositories of one agent:
-  `messages.py` (UIMessages as a tree, FTS), `state.py`, `turn_log.py`, `traces.py`,
+  `messages.py` (UIMessages as a tree), `fts.py` (full-text queries), `state.py`, `turn_log.py`, `traces.py`,
   `streams.py` (the resumable stream), `sessions.py`, `blocks.py`, `compactions.py`.
 """
 

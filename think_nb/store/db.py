@@ -81,6 +81,13 @@ class Database:
             return self._conn.execute(sql, params).fetchall()
 
     @contextmanager
+    def locked(self) -> Iterator[sqlite3.Connection]:
+        """The connection for several statements no other thread interleaves with, outside any
+        transaction (each commits at once): for the connection's own TEMP tables."""
+        with self._lock:
+            yield self._conn
+
+    @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A transaction: `with db.write() as c: c.execute(...)`; rolled back on error. Nested in
         another `write()` of the same thread, it joins the outer transaction (all or nothing)."""

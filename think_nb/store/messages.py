@@ -195,24 +195,3 @@ class MessageStore:
 def conversation_key(agent_key: str, session_id: str) -> str:
     """The `messages.agent_key` value of a session's rows ("" = the default session)."""
     return agent_key if not session_id else f"{agent_key}#{session_id}"
-
-
-_FTS_SQL = """
-SELECT m.id, m.role, m.agent_key, m.created_at, snippet(messages_fts, 0, '[', ']', '…', 12), f.rank, m.content
-FROM messages_fts f JOIN messages m ON m.seq = f.rowid
-WHERE messages_fts MATCH :match AND m.agent_key IN ({keys}) AND f.rowid >= coalesce((
-    SELECT min(seq) FROM (SELECT w.rowid AS seq FROM messages_fts w JOIN messages wm ON wm.seq = w.rowid
-                          WHERE messages_fts MATCH :match AND wm.agent_key IN ({keys})
-                          ORDER BY w.rowid DESC LIMIT :window)), 0)
-ORDER BY f.rank LIMIT :limit
-"""
-
-
-def fts_rows(db: Database, conversation_keys: list[str], match: str, limit: int, window: int) -> list[tuple]:
-    """Full-text matches over messages of the given conversations, best bm25 rank first:
-    `(id, role, conversation_key, created_at, snippet, rank, content_json)`. bm25 ranks only the
-    newest `window` matches. Raises `sqlite3.OperationalError` for a query FTS5 cannot parse."""
-    keys = ", ".join(f":k{n}" for n in range(len(conversation_keys)))
-    params = {"match": match, "limit": int(limit), "window": window,
-              **{f"k{n}": k for n, k in enumerate(conversation_keys)}}
-    return db.read(_FTS_SQL.format(keys=keys), params)
