@@ -32,28 +32,41 @@ def m001_initial(db: sqlite3.Connection) -> None:
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; returns the names applied now."""
+    """Apply every migration not yet recorded, all in one transaction; returns the names applied now.
+
+    Several kernels may open one new file at once: each takes the write lock once (`BEGIN
+    IMMEDIATE`, waiting up to `LOCK_WAIT_S`), reads the record again under it, and applies only
+    what is still missing. (One lock per migration had six processes take turns thirteen times;
+    under load one of them could wait out SQLite's busy timeout: "database is locked".)
+    """
     db.execute("CREATE TABLE IF NOT EXISTS _think_nb_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     done = {row[0] for row in db.execute("SELECT name FROM _think_nb_migrations")}
-    applied = []
-    for step in MIGRATIONS:
-        if step.__name__ in done:
-            continue
+    if all(step.__name__ in done for step in MIGRATIONS):
+        return []
+    (timeout_ms,) = db.execute("PRAGMA busy_timeout").fetchone()
+    db.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT_S * 1000)}")
+    try:
         db.execute("BEGIN IMMEDIATE")  # the connection is in autocommit mode; DDL is transactional in SQLite
-        try:
-            # another process may have applied it while this one waited for the write lock (two
-            # kernels opening a new file at once): read again under the lock
-            if db.execute("SELECT 1 FROM _think_nb_migrations WHERE name = ?", (step.__name__,)).fetchone():
-                db.execute("ROLLBACK")
-                continue
-            step(db)
-            db.execute("INSERT INTO _think_nb_migrations VALUES (?, ?)", (step.__name__, time.time()))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        applied.append(step.__name__)
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+    applied = []
+    try:
+        # another process may have applied them while this one waited for the write lock: read again
+        done = {row[0] for row in db.execute("SELECT name FROM _think_nb_migrations")}
+        for step in MIGRATIONS:
+            if step.__name__ not in done:
+                step(db)
+                db.execute("INSERT INTO _think_nb_migrations VALUES (?, ?)", (step.__name__, time.time()))
+                applied.append(step.__name__)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
     return applied
+
+
+LOCK_WAIT_S = 60.0
+"""How long opening a file waits for another process's migrations (a large file's backfill takes seconds)."""
 
 
 @migration
