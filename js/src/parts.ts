@@ -16,8 +16,9 @@
  */
 import hljs from "highlight.js/lib/core";
 import python from "highlight.js/lib/languages/python";
+import { growthOf } from "./accumulate";
 import { dataContextElement, tableOutputElement } from "./data-part";
-import { StreamingMarkdown, enhanceCodeBlocks, renderMarkdown } from "./markdown";
+import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
 import { formatTurnUsage, turnUsage } from "./usage";
@@ -341,10 +342,9 @@ const TEXTS = new WeakMap<HTMLElement, Map<number, HTMLElement>>();
 
 function textPart(part: { text: string; state?: string }, md?: StreamingMarkdown, div: HTMLElement = h("div", "think-text")): HTMLElement {
   if (md) {
-    md.renderInto(div, part.text); // only the open tail block is rendered again
+    md.renderInto(div, part.text, growthOf(part)); // only the open tail block is rendered again
   } else {
-    div.innerHTML = renderMarkdown(part.text);
-    enhanceCodeBlocks(div);
+    renderMarkdownInto(div, part.text);
   }
   if (part.state) div.dataset.state = part.state;
   else delete div.dataset.state;
@@ -452,21 +452,30 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
     return previous;
   }
   el.append(...children);
-  if (previous) keepOpenState(previous, [el]);
+  if (previous) keepOpenState(previous, children);
   return el;
 }
 
-function keepOpenState(previous: HTMLElement, els: HTMLElement[]): void {
+/** The new part elements `parts` open or close their keyed details as `previous` (the message's last rendering) had them. */
+function keepOpenState(previous: HTMLElement, parts: Element[]): void {
   const open = new Map<string, boolean>();
-  previous.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach((d) => open.set(d.dataset.key ?? "", d.open));
-  const apply = (d: HTMLDetailsElement): void => {
+  for (const d of keyedDetails(Array.from(previous.children))) open.set(d.dataset.key ?? "", d.open);
+  for (const d of keyedDetails(parts)) {
     const was = open.get(d.dataset.key ?? "");
     if (was !== undefined) d.open = was;
-  };
-  for (const el of els) {
-    if (el instanceof HTMLDetailsElement && el.dataset.key) apply(el);
-    el.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach(apply);
   }
+}
+
+/** The `details[data-key]` of a message's part elements (markdown text holds none: it is not searched,
+ * so a frame of a long streamed reply does not walk all of its text). */
+function keyedDetails(parts: Element[]): HTMLDetailsElement[] {
+  const out: HTMLDetailsElement[] = [];
+  for (const part of parts) {
+    if (part.classList.contains("think-text")) continue;
+    if (part instanceof HTMLDetailsElement && part.dataset.key) out.push(part);
+    out.push(...Array.from(part.querySelectorAll<HTMLDetailsElement>("details[data-key]")));
+  }
+  return out;
 }
 
 /**
