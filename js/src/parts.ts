@@ -330,14 +330,14 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
 }
 
 /**
- * The text parts of a live message, by part index: each keeps its finished blocks rendered
+ * The text and reasoning parts of a live message, by part index: each keeps its finished blocks rendered
  * (`StreamingMarkdown`). Held by the message's element, handed from one rendering to the next
  * (`messageElement`'s `previous`), so each view of the panel has its own and a finished message
  * lets them go.
  */
 const STREAMS = new WeakMap<HTMLElement, Map<number, StreamingMarkdown>>();
 
-/** The text elements of a live message's element, by part index (patched in place while it streams). */
+/** The text (and reasoning) elements of a live message's element, by part index (patched in place while it streams). */
 const TEXTS = new WeakMap<HTMLElement, Map<number, HTMLElement>>();
 
 function textPart(part: { text: string; state?: string }, md?: StreamingMarkdown, div: HTMLElement = h("div", "think-text")): HTMLElement {
@@ -351,12 +351,18 @@ function textPart(part: { text: string; state?: string }, md?: StreamingMarkdown
   return div;
 }
 
-function reasoningPart(part: { text: string; state?: string }, index: number): HTMLElement {
-  const det = h("details", "think-reasoning");
-  det.open = false; // reasoning is shown collapsed
-  det.dataset.key = `reasoning:${index}`;
-  det.append(h("summary", undefined, "Reasoning"), textPart(part));
-  return det;
+/** Reasoning, collapsed; while it streams (`md`), `det` is its element of the last frame, patched in place. */
+function reasoningPart(part: { text: string; state?: string }, index: number, md?: StreamingMarkdown, det?: HTMLElement): HTMLElement {
+  const text = det?.querySelector<HTMLElement>(":scope > .think-text");
+  if (det && text) {
+    textPart(part, md, text);
+    return det;
+  }
+  const fresh = h("details", "think-reasoning");
+  fresh.open = false; // reasoning is shown collapsed
+  fresh.dataset.key = `reasoning:${index}`;
+  fresh.append(h("summary", undefined, "Reasoning"), textPart(part, md));
+  return fresh;
 }
 
 function link(cls: string, url: unknown, label: unknown): HTMLElement | null {
@@ -393,7 +399,12 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
       return div;
     }
     case "reasoning":
-      return reasoningPart(part as { text: string; state?: string }, index);
+    {
+      const md = streamOf(streams, index);
+      const det = reasoningPart(part as { text: string; state?: string }, index, md, md ? texts?.get(index) : undefined);
+      if (md) texts?.set(index, det);
+      return det;
+    }
     case "source-url":
       return link("think-source", p.url, p.title);
     case "file":

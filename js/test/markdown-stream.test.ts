@@ -243,3 +243,27 @@ describe("a live message's details (reasoning, tool cards) keep the state the us
     expect(el.querySelector(":scope > .think-text")?.innerHTML).toBe(whole(LONG));
   });
 });
+
+describe("a live message's reasoning streamed into the panel", SLOW, () => {
+  const ctx: MessageContext = {
+    approve: () => {}, deny: () => {}, regenerate: () => {}, responded: {}, canRegenerate: false,
+  };
+  it("is patched in place like its text: the same details, finished blocks kept, the full rendering at every step", () => {
+    const msg = (reasoning: string, text: string): UIMessage => ({ id: "m1", role: "assistant", parts: [
+      { type: "reasoning", text: reasoning, state: text ? "done" : "streaming" }, { type: "text", text }] });
+    let el: HTMLElement | undefined;
+    let det: HTMLDetailsElement | undefined;
+    let first: Node | undefined;
+    for (const end of bigCuts(LONG, 7)) {
+      const message = msg(LONG.slice(0, end), end === LONG.length ? "Answer." : "");
+      el = messageElement({ message, live: true }, ctx, el);
+      det ??= el.querySelector<HTMLDetailsElement>("details.think-reasoning") ?? undefined;
+      expect(el.querySelector("details.think-reasoning")).toBe(det);
+      expect(el.innerHTML).toBe(messageElement({ message, live: true }, ctx).innerHTML);
+      first ??= end > LONG.length / 2 ? det?.querySelector(".think-text")?.firstChild ?? undefined : undefined;
+    }
+    expect(det?.querySelector(".think-text")?.firstChild).toBe(first);
+    const done = messageElement({ message: msg(LONG, "Answer."), live: false }, ctx, el);
+    expect(done.innerHTML).toBe(messageElement({ message: msg(LONG, "Answer."), live: false }, ctx).innerHTML);
+  });
+});
