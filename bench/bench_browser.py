@@ -186,7 +186,8 @@ LONG_REPLY = r"""async ({bundle, sizes, frames, delta}) => {
     const small = [];
     for (let k = 0; k < 20; k++) {
       const t0 = performance.now();
-      model.emit("msg:custom", frame([{type: "text-delta", id: "t", delta: text.slice(k * delta, (k + 1) * delta)}]), []);
+      const piece = text.slice(k * delta, (k + 1) * delta);
+      model.emit("msg:custom", frame([{type: "text-delta", id: "t", delta: piece}]), []);
       void el.offsetHeight;
       small.push(performance.now() - t0);
     }
