@@ -213,7 +213,10 @@ interface Step {
  * A block is finished when another top-level block starts after it (markdown-it's own block
  * map of the not-yet-finished part of the text decides): later text cannot change it in
  * CommonMark, with one exception, link reference definitions (`[x]: url`), which reach back
- * to every earlier block: once markdown-it finds one, the text is rendered whole. The result
+ * to every earlier block: every block is rendered knowing the definitions of the whole text so
+ * far (markdown-it's `env.references`, the first definition of a label wins), and when those
+ * change (a new label, or a definition still being streamed) the finished blocks are rendered
+ * again, once per change. The result
  * is the same DOM as `renderMarkdownInto` of the whole text (tests: js/test/markdown-stream.test.ts).
  * The finished blocks' nodes are reused and stay where they are, so a frame costs the tail, not
  * the message: only the unfinished part of the text is parsed, only the tail's nodes are replaced.
@@ -221,9 +224,10 @@ interface Step {
 export class StreamingMarkdown {
   private source = "";
   private nodes: Node[] = [];
-  /** The text holds a link reference definition: rendered whole while it grows (`wholeText`: the last one). */
-  private whole = false;
-  private wholeText = "";
+  /** The link reference definitions of `source` (markdown-it's `env.references`), and those the
+   * finished blocks were rendered with (the whole text's, as JSON). */
+  private refs: References = {};
+  private renderedWith = "{}";
   private host?: HTMLElement;
   private tail: Node[] = [];
   /** Finished nodes inside chunks for good (a multiple of CHUNK); chunks holding tail nodes are `open`. */
@@ -281,7 +285,7 @@ export class StreamingMarkdown {
    * long reply copies all of it, a millisecond and more per frame at 1 MB).
    */
   private advance(text: string, growth?: Growth): Step {
-    const grown = growth !== undefined && !this.whole && growth.stream === this.stream && growth.base === this.seen;
+    const grown = growth !== undefined && growth.stream === this.stream && growth.base === this.seen;
     this.stream = growth?.stream;
     this.seen = text.length;
     let reset = false;
@@ -289,29 +293,31 @@ export class StreamingMarkdown {
     if (grown) {
       rest = this.rest + growth.added;
     } else {
-      if (!text.startsWith(this.whole ? this.wholeText : this.source)) {
+      if (!text.startsWith(this.source)) {
         this.reset();
         reset = true;
       }
-      rest = this.whole ? "" : text.slice(this.source.length);
+      rest = text.slice(this.source.length);
     }
-    if (!this.whole) {
-      const { split, defines } = scan(rest);
-      if (defines) {
-        this.reset();
-        this.whole = true; // a definition reaches back to every block: render the whole text from now on
-      } else {
-        const added = split > 0 ? fragment(rest.slice(0, split)) : [];
-        if (split > 0) {
-          for (const node of added) this.nodes.push(node);
-          this.source += rest.slice(0, split);
-        }
-        this.rest = rest.slice(split);
-        return { added, tail: fragment(this.rest), reset };
-      }
+    const { split, references } = scan(rest, this.refs);
+    const definitions = JSON.stringify(references);
+    if (definitions !== this.renderedWith && this.nodes.length > 0) {
+      // the finished blocks were rendered with other definitions: render them again, once
+      this.reset();
+      const step = this.advance(text);
+      this.stream = growth?.stream; // the next frame can still take its growth
+      return { ...step, reset: true };
     }
-    this.wholeText = text;
-    return { added: [], tail: fragment(text), reset: true };
+    this.renderedWith = definitions;
+    const finished = rest.slice(0, split);
+    const added = split > 0 ? fragment(finished, references) : [];
+    if (split > 0) {
+      for (const node of added) this.nodes.push(node);
+      this.source += finished;
+      if (definitions !== "{}") this.refs = definitionsOf(finished, this.refs);
+    }
+    this.rest = rest.slice(split);
+    return { added, tail: fragment(this.rest, references), reset };
   }
 
   /** Characters of the text whose blocks are rendered once and kept. */
@@ -323,33 +329,43 @@ export class StreamingMarkdown {
     this.source = "";
     this.rest = "";
     this.nodes = [];
-    this.whole = false;
-    this.wholeText = "";
+    this.refs = {};
+    this.renderedWith = "{}";
   }
 }
 
+type References = Record<string, unknown>;
+
 /**
  * Where the finished top-level blocks of `text` end (at a line start; 0: none finished yet), and
- * whether it holds a link reference definition (markdown-it's parse collects them).
+ * the link reference definitions of an earlier text (`known`) and `text` (markdown-it's parse
+ * collects them; the first of a label wins).
  */
-function scan(text: string): { split: number; defines: boolean } {
-  if (!text.includes("\n") && !text.includes("]:")) return { split: 0, defines: false };
-  const env: { references?: Record<string, unknown> } = {};
+function scan(text: string, known: References): { split: number; references: References } {
+  if (!text.includes("\n") && !text.includes("]:")) return { split: 0, references: known };
+  const env = { references: { ...known } };
   const tokens = md.parse(text, env);
-  const defines = Object.keys(env.references ?? {}).length > 0;
   const starts = tokens.filter((t) => t.level === 0 && t.nesting !== -1 && t.map).map((t) => (t.map as [number, number])[0]);
   const lastStart = starts.length > 1 ? starts[starts.length - 1] : 0;
-  if (!lastStart) return { split: 0, defines };
+  if (!lastStart) return { split: 0, references: env.references };
   let at = 0;
   for (let line = 0; line < lastStart; line++) at = text.indexOf("\n", at) + 1;
-  return { split: at, defines };
+  return { split: at, references: env.references };
 }
 
-/** Sanitized, enhanced DOM nodes for a Markdown text rendered on its own. */
-function fragment(text: string): Node[] {
+/** `known` with the link reference definitions of `text` added (the first of a label wins). */
+function definitionsOf(text: string, known: References): References {
+  const env = { references: { ...known } };
+  md.parse(text, env);
+  return env.references;
+}
+
+/** Sanitized, enhanced DOM nodes for a Markdown text rendered on its own, with the link reference
+ * definitions `references` (of the text around it) known. */
+function fragment(text: string, references?: References): Node[] {
   if (!text) return [];
   const holder = document.createElement("div");
-  holder.innerHTML = renderMarkdown(text);
+  holder.innerHTML = sanitizeHtml(md.render(text, references ? { references: { ...references } } : {}));
   enhanceCodeBlocks(holder);
   return Array.from(holder.childNodes);
 }

@@ -74,6 +74,18 @@ describe("StreamingMarkdown", SLOW, () => {
     expect(incremental(md, text)).toBe(full(text));
   });
 
+  it("keeps its finished blocks once a reference definition is complete, and renders them again when one changes", () => {
+    const md = new StreamingMarkdown();
+    const head = "See [the docs][d] and [e].\n\n[d]: https://example.com/docs\n\n";
+    const first = md.render(`${head}para 1\n\n`)[0];
+    expect(md.render(`${head}para 1\n\npara 2\n\nmore`)[0]).toBe(first); // rendered once
+    const text = `${head}para 1\n\npara 2\n\nmore\n\n[e]: https://example.com/e\n\nafter`;
+    const again = md.render(text);
+    expect(again[0]).not.toBe(first); // [e] is a link now
+    expect(incremental(md, text)).toBe(full(text));
+    expect((again[0] as Element).querySelectorAll("a")).toHaveLength(2);
+  });
+
   it("reuses the nodes of finished blocks", () => {
     const md = new StreamingMarkdown();
     const first = md.render("one\n\ntwo");
