@@ -170,7 +170,10 @@ function endStreamingPart(d: Draft, kind: StreamKind, c: UIMessageChunk): void {
   const part = d.message.parts[i];
   d.message.parts[i] = { ...part, state: "done", ...present(c, ["providerMetadata"]) } as UIPart;
   const was = GROWTH.get(part);
-  if (was) GROWTH.set(d.message.parts[i], was.call === calls ? was : { ...was, base: (part as TextPart).text.length, added: "", call: calls });
+  if (!was) return;
+  const length = (part as TextPart).text.length;
+  const stream = was.call === calls || was.stream.length === length ? was.stream : { length };
+  GROWTH.set(d.message.parts[i], was.call === calls ? was : { stream, base: length, added: "", call: calls });
 }
 
 // -- sources, files and data ------------------------------------------------------------
