@@ -16,8 +16,12 @@ blank page, driven by an in-page model (the anywidget model interface: traits, `
 streams a Markdown reply (paragraphs, lists, code) of 10 KB, 100 KB and 1 MB in `--frames`
 `use_chat_response` frames. The panel renders synchronously on each frame; the time from handing
 it a frame to the end of a forced layout is "time per frame". Prints the median of the last 20
-frames per size: flat across sizes when only the open tail block is rendered again
-(js/src/markdown.ts StreamingMarkdown), growing with the length when the whole message is.
+frames per size; with equal frames a frame of a bigger reply carries more new text (5 KB per frame
+for 1 MB in 200 frames), so these grow with the size even when only new text costs anything. Then
+the reply gets 20 more frames of 100 characters each ("then ... ms/frame of 100 chars"): the same
+new text at every size, so that column is flat when a frame costs its new text and the open tail
+block only (js/src/markdown.ts StreamingMarkdown), and grows with the length when a frame costs
+the whole message (issue 16: main before the fix, 10 KB / 100 KB / 1 MB: 2.2 / 2.8 / 34.7 ms; after: ~1.2 ms each).
 
     .venv/bin/python bench/bench_browser.py [--deltas 10000] [--runs 3]
     .venv/bin/python bench/bench_browser.py --long-reply [--frames 200] [--bundle path/to/widget.js]
@@ -128,7 +132,7 @@ def measure(emit: list[float], samples: list[list[float]], n: int) -> dict:
     }
 
 
-LONG_REPLY = r"""async ({bundle, sizes, frames}) => {
+LONG_REPLY = r"""async ({bundle, sizes, frames, delta}) => {
   class Model {
     constructor(traits) { this.traits = traits; this.handlers = new Map(); }
     get(k) { return this.traits[k]; }
@@ -177,10 +181,19 @@ LONG_REPLY = r"""async ({bundle, sizes, frames}) => {
       times.push(performance.now() - t0);
     }
     const shown = el.querySelector(".think-message[data-role=assistant] .think-text")?.textContent.length ?? 0;
-    const tail = times.slice(-20).sort((a, b) => a - b);
-    const stail = scripts.slice(-20).sort((a, b) => a - b);
-    results[size] = {frames: times.length, median_last20_ms: tail[Math.floor(tail.length / 2)],
-                     script_median_last20_ms: stail[Math.floor(stail.length / 2)],
+    // then 20 frames of `delta` characters each (what a model streams per frame): the same work per
+    // frame at every size, so any growth is the panel doing work in proportion to the message
+    const small = [];
+    for (let k = 0; k < 20; k++) {
+      const t0 = performance.now();
+      const piece = text.slice(k * delta, (k + 1) * delta);
+      model.emit("msg:custom", frame([{type: "text-delta", id: "t", delta: piece}]), []);
+      void el.offsetHeight;
+      small.push(performance.now() - t0);
+    }
+    const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    results[size] = {frames: times.length, median_last20_ms: median(times.slice(-20)),
+                     script_median_last20_ms: median(scripts.slice(-20)), delta_median_ms: median(small),
                      max_ms: Math.max(...times), total_ms: times.reduce((a, b) => a + b, 0), shown_chars: shown};
     if (typeof cleanup === "function") cleanup();
   }
@@ -188,7 +201,7 @@ LONG_REPLY = r"""async ({bundle, sizes, frames}) => {
 }"""
 
 
-def long_reply(sizes: list[int], frames: int, bundle: Path) -> dict:
+def long_reply(sizes: list[int], frames: int, bundle: Path, delta: int = 100) -> dict:
     """Time per frame (ms) of the panel rendering a streamed reply of each size (see the module docstring)."""
     from playwright.sync_api import sync_playwright
 
@@ -197,7 +210,7 @@ def long_reply(sizes: list[int], frames: int, bundle: Path) -> dict:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_content("<!DOCTYPE html><html><body></body></html>")
         results = page.evaluate(LONG_REPLY, {"bundle": bundle.read_text(encoding="utf-8"), "sizes": sizes,
-                                             "frames": frames})
+                                             "frames": frames, "delta": delta})
         browser.close()
     for size, r in results.items():
         assert r["shown_chars"] > 0.9 * int(size) * 0.9, f"the panel shows {r['shown_chars']} of {size} characters"
@@ -222,7 +235,7 @@ def main() -> None:
         for size, r in results.items():
             print(f"  {int(size) // 1000:>6} KB   {r['median_last20_ms']:>8.2f} ms/frame "
                   f"(render {r['script_median_last20_ms']:>7.2f} ms + layout)   max {r['max_ms']:>8.2f} ms   "
-                  f"total {r['total_ms']:>9.1f} ms")
+                  f"total {r['total_ms']:>9.1f} ms   then {r['delta_median_ms']:>6.2f} ms/frame of 100 chars")
         if args.long_reply:
             return
     if args.quick:

@@ -55,6 +55,7 @@ export function applyChunks(turn: LiveTurn, chunks: readonly UIMessageChunk[]): 
     openParts: { ...turn.openParts },
     crossTool: { ...turn.crossTool },
   };
+  calls += 1;
   for (const chunk of chunks) applyChunk(draft, chunk);
   return draft;
 }
@@ -107,8 +108,37 @@ function mergeMessageMetadata(d: Draft, c: UIMessageChunk): void {
 
 type StreamKind = "text" | "reasoning";
 
+/**
+ * How a streamed text/reasoning part object grew: `stream` is shared by every part object one
+ * `*-start` ... `*-end` run goes through, `added` is what the last `applyChunks` call appended to
+ * the `base` characters the stream's text had before it. A renderer that rendered that text can
+ * take the new text as `added` alone, without reading the whole text (for a long reply that read
+ * is a copy of all of it per frame: V8 flattens the concatenated string). `stream`'s texts only grow.
+ */
+export interface Growth {
+  stream: object;
+  base: number;
+  added: string;
+}
+
+/** A stream and the length of its newest text: a part that is not its newest starts a new stream
+ * when it grows (a state reduced twice branches; the texts of one stream stay prefixes of each other). */
+interface Stream {
+  length: number;
+}
+
+const GROWTH = new WeakMap<object, Growth & { stream: Stream; call: number }>();
+/** Counts `applyChunks` calls: the deltas of one call for one part add up to one `added`. */
+let calls = 0;
+
+/** How `part` grew (see Growth), or undefined for a part not streamed by this module. */
+export function growthOf(part: object): Growth | undefined {
+  return GROWTH.get(part);
+}
+
 function openStreamingPart(d: Draft, kind: StreamKind, c: UIMessageChunk): number {
   const part: UIPart = { type: kind, text: "", state: "streaming", ...present(c, ["providerMetadata"]) };
+  GROWTH.set(part, { stream: { length: 0 }, base: 0, added: "", call: calls });
   const i = d.message.parts.push(part) - 1;
   d.openParts[`${kind}:${str(c.id)}`] = i;
   return i;
@@ -118,7 +148,18 @@ function appendDelta(d: Draft, kind: StreamKind, c: UIMessageChunk): void {
   const key = `${kind}:${str(c.id)}`;
   const i = key in d.openParts ? d.openParts[key] : openStreamingPart(d, kind, c); // no start: a resumed stream
   const part = d.message.parts[i] as TextPart | ReasoningPart;
-  d.message.parts[i] = { ...part, text: part.text + str(c.delta), ...present(c, ["providerMetadata"]) };
+  const delta = str(c.delta);
+  d.message.parts[i] = { ...part, text: part.text + delta, ...present(c, ["providerMetadata"]) };
+  const was = GROWTH.get(part);
+  const length = part.text.length + delta.length;
+  if (was && was.call === calls) {
+    GROWTH.set(d.message.parts[i], { ...was, added: was.added + delta });
+    was.stream.length = length;
+  } else {
+    const stream = was && was.stream.length === part.text.length ? was.stream : { length: 0 };
+    stream.length = length;
+    GROWTH.set(d.message.parts[i], { stream, base: part.text.length, added: delta, call: calls });
+  }
 }
 
 function endStreamingPart(d: Draft, kind: StreamKind, c: UIMessageChunk): void {
@@ -126,7 +167,13 @@ function endStreamingPart(d: Draft, kind: StreamKind, c: UIMessageChunk): void {
   if (!(key in d.openParts)) return;
   const i = d.openParts[key];
   delete d.openParts[key];
-  d.message.parts[i] = { ...d.message.parts[i], state: "done", ...present(c, ["providerMetadata"]) } as UIPart;
+  const part = d.message.parts[i];
+  d.message.parts[i] = { ...part, state: "done", ...present(c, ["providerMetadata"]) } as UIPart;
+  const was = GROWTH.get(part);
+  if (!was) return;
+  const length = (part as TextPart).text.length;
+  const stream = was.call === calls || was.stream.length === length ? was.stream : { length };
+  GROWTH.set(d.message.parts[i], was.call === calls ? was : { stream, base: length, added: "", call: calls });
 }
 
 // -- sources, files and data ------------------------------------------------------------

@@ -30,6 +30,7 @@
  */
 import DOMPurify, { type Config } from "dompurify";
 import MarkdownIt from "markdown-it";
+import type { Growth } from "./accumulate";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -167,6 +168,44 @@ export function enhanceCodeBlocks(root: HTMLElement): void {
   });
 }
 
+/** Top-level nodes per `div.think-chunk`: a long text's blocks are grouped in chunks of this many
+ * (CSS `content-visibility: auto`), so the browser skips the layout of the chunks off screen. */
+export const CHUNK = 64;
+
+/** `el` filled with `nodes`: every full group of `CHUNK` nodes in a `div.think-chunk`, the rest loose. */
+export function fillBlocks(el: HTMLElement, nodes: readonly Node[]): HTMLElement[] {
+  el.replaceChildren();
+  return appendBlocks(el, nodes);
+}
+
+/** Append `nodes` to `el`, grouped as `fillBlocks` does; returns the chunks made. */
+function appendBlocks(el: HTMLElement, nodes: readonly Node[]): HTMLElement[] {
+  const chunks: HTMLElement[] = [];
+  let at = 0;
+  for (; at + CHUNK <= nodes.length; at += CHUNK) {
+    const chunk = document.createElement("div");
+    chunk.className = "think-chunk";
+    chunk.append(...nodes.slice(at, at + CHUNK));
+    el.append(chunk);
+    chunks.push(chunk);
+  }
+  el.append(...nodes.slice(at));
+  return chunks;
+}
+
+/** Sanitized HTML for `text` read as Markdown, as `el`'s children: code blocks enhanced, blocks grouped
+ * in chunks (`fillBlocks`). What `StreamingMarkdown.renderInto` ends with for the same text. */
+export function renderMarkdownInto(el: HTMLElement, text: string): void {
+  fillBlocks(el, fragment(text));
+}
+
+/** One step of a stream: the blocks finished by it, the new tail, and whether it started over. */
+interface Step {
+  added: Node[];
+  tail: Node[];
+  reset: boolean;
+}
+
 /**
  * Incremental rendering of a growing Markdown text (a reply being streamed): the finished
  * top-level blocks are rendered once, only the open tail block is rendered again per frame.
@@ -174,52 +213,111 @@ export function enhanceCodeBlocks(root: HTMLElement): void {
  * A block is finished when another top-level block starts after it (markdown-it's own block
  * map of the not-yet-finished part of the text decides): later text cannot change it in
  * CommonMark, with one exception, link reference definitions (`[x]: url`), which reach back
- * to every earlier block: a text holding one is rendered whole. The result is the same DOM as
- * `renderMarkdown` + `enhanceCodeBlocks` of the whole text (tests: js/test/markdown-stream.test.ts).
- * The finished blocks' nodes are reused (moved into the caller's new element), so a frame
- * costs the tail, not the message.
+ * to every earlier block: every block is rendered knowing the definitions of the whole text so
+ * far (markdown-it's `env.references`, the first definition of a label wins), and when those
+ * change (a new label, or a definition still being streamed) the finished blocks are rendered
+ * again, once per change. The result
+ * is the same DOM as `renderMarkdownInto` of the whole text (tests: js/test/markdown-stream.test.ts).
+ * The finished blocks' nodes are reused and stay where they are, so a frame costs the tail, not
+ * the message: only the unfinished part of the text is parsed, only the tail's nodes are replaced.
  */
-const REFERENCE_DEFINITION = /^ {0,3}\[[^\]]+\]:/m;
-
 export class StreamingMarkdown {
   private source = "";
   private nodes: Node[] = [];
+  /** The link reference definitions of `source` (markdown-it's `env.references`), and those the
+   * finished blocks were rendered with (the whole text's, as JSON). */
+  private refs: References = {};
+  private renderedWith = "{}";
   private host?: HTMLElement;
   private tail: Node[] = [];
-  private generation = 0;
+  /** Finished nodes inside chunks for good (a multiple of CHUNK); chunks holding tail nodes are `open`. */
+  private placed = 0;
+  private open: HTMLElement[] = [];
+  /** The last text's stream, its length, and its part after `source` (see `advance`). */
+  private stream?: object;
+  private seen = 0;
+  private rest = "";
 
   /**
    * Render `text` into `el` in place: the finished blocks' nodes stay where they are (no new
    * layout for them), the previous tail's nodes are replaced by the new finished blocks and tail.
    */
-  renderInto(el: HTMLElement, text: string): void {
-    const generation = this.generation;
-    const kept = this.nodes.length;
-    const nodes = this.render(text);
-    if (this.host !== el || generation !== this.generation || kept > this.nodes.length) {
-      el.replaceChildren(...nodes);
+  renderInto(el: HTMLElement, text: string, growth?: Growth): void {
+    const step = this.advance(text, growth);
+    if (step.reset || this.host !== el) {
+      this.host = el;
+      this.placed = 0;
+      this.open = [];
+      this.group(fillBlocks(el, [...this.nodes, ...step.tail]));
     } else {
       for (const node of this.tail) node.parentNode?.removeChild(node);
-      el.append(...nodes.slice(kept));
+      for (const chunk of this.open) chunk.replaceWith(...Array.from(chunk.childNodes));
+      this.open = [];
+      const loose = this.nodes.length - step.added.length - this.placed;
+      if (loose + step.added.length + step.tail.length < CHUNK) {
+        el.append(...step.added, ...step.tail); // the usual frame: the loose nodes stay in place
+      } else {
+        const nodes = this.nodes.slice(this.placed).concat(step.tail);
+        this.group(appendBlocks(el, nodes));
+      }
     }
-    this.host = el;
-    this.tail = nodes.slice(this.nodes.length);
+    this.tail = step.tail;
+  }
+
+  /** Count the chunks made from the not-yet-placed nodes: chunks of finished nodes only are placed for good. */
+  private group(chunks: HTMLElement[]): void {
+    for (const chunk of chunks) {
+      if (this.open.length === 0 && this.placed + CHUNK <= this.nodes.length) this.placed += CHUNK;
+      else this.open.push(chunk);
+    }
   }
 
   /** Nodes for `text` (the finished blocks' cached nodes, then the tail freshly rendered). */
   render(text: string): Node[] {
-    if (REFERENCE_DEFINITION.test(text)) {
-      this.reset(); // a definition reaches back to every block: render the whole text
-      return fragment(text);
+    const step = this.advance(text);
+    return [...this.nodes, ...step.tail];
+  }
+
+  /**
+   * Move on to `text`: render what it finished and its tail (only the unfinished part is parsed).
+   * `growth`: how the text grew since the last frame (js/src/accumulate.ts `growthOf`); when it
+   * grew from the text rendered last, only what it added is read (reading the whole text of a
+   * long reply copies all of it, a millisecond and more per frame at 1 MB).
+   */
+  private advance(text: string, growth?: Growth): Step {
+    const grown = growth !== undefined && growth.stream === this.stream && growth.base === this.seen;
+    this.stream = growth?.stream;
+    this.seen = text.length;
+    let reset = false;
+    let rest: string;
+    if (grown) {
+      rest = this.rest + growth.added;
+    } else {
+      if (!text.startsWith(this.source)) {
+        this.reset();
+        reset = true;
+      }
+      rest = text.slice(this.source.length);
     }
-    if (!text.startsWith(this.source)) this.reset();
-    const rest = text.slice(this.source.length);
-    const split = finishedLength(rest);
+    const { split, references } = scan(rest, this.refs);
+    const definitions = JSON.stringify(references);
+    if (definitions !== this.renderedWith && this.nodes.length > 0) {
+      // the finished blocks were rendered with other definitions: render them again, once
+      this.reset();
+      const step = this.advance(text);
+      this.stream = growth?.stream; // the next frame can still take its growth
+      return { ...step, reset: true };
+    }
+    this.renderedWith = definitions;
+    const finished = rest.slice(0, split);
+    const added = split > 0 ? fragment(finished, references) : [];
     if (split > 0) {
-      this.nodes.push(...fragment(rest.slice(0, split)));
-      this.source += rest.slice(0, split);
+      for (const node of added) this.nodes.push(node);
+      this.source += finished;
+      if (definitions !== "{}") this.refs = definitionsOf(finished, this.refs);
     }
-    return [...this.nodes, ...fragment(text.slice(this.source.length))];
+    this.rest = rest.slice(split);
+    return { added, tail: fragment(this.rest, references), reset };
   }
 
   /** Characters of the text whose blocks are rendered once and kept. */
@@ -229,27 +327,45 @@ export class StreamingMarkdown {
 
   reset(): void {
     this.source = "";
+    this.rest = "";
     this.nodes = [];
-    this.generation += 1;
+    this.refs = {};
+    this.renderedWith = "{}";
   }
 }
 
-/** Length of the prefix of `text` made of finished top-level blocks (ending at a line start). */
-function finishedLength(text: string): number {
-  if (!text.includes("\n")) return 0;
-  const starts = md.parse(text, {}).filter((t) => t.level === 0 && t.nesting !== -1 && t.map).map((t) => (t.map as [number, number])[0]);
+type References = Record<string, unknown>;
+
+/**
+ * Where the finished top-level blocks of `text` end (at a line start; 0: none finished yet), and
+ * the link reference definitions of an earlier text (`known`) and `text` (markdown-it's parse
+ * collects them; the first of a label wins).
+ */
+function scan(text: string, known: References): { split: number; references: References } {
+  if (!text.includes("\n") && !text.includes("]:")) return { split: 0, references: known };
+  const env = { references: { ...known } };
+  const tokens = md.parse(text, env);
+  const starts = tokens.filter((t) => t.level === 0 && t.nesting !== -1 && t.map).map((t) => (t.map as [number, number])[0]);
   const lastStart = starts.length > 1 ? starts[starts.length - 1] : 0;
-  if (!lastStart) return 0;
+  if (!lastStart) return { split: 0, references: env.references };
   let at = 0;
   for (let line = 0; line < lastStart; line++) at = text.indexOf("\n", at) + 1;
-  return at;
+  return { split: at, references: env.references };
 }
 
-/** Sanitized, enhanced DOM nodes for a Markdown text rendered on its own. */
-function fragment(text: string): Node[] {
+/** `known` with the link reference definitions of `text` added (the first of a label wins). */
+function definitionsOf(text: string, known: References): References {
+  const env = { references: { ...known } };
+  md.parse(text, env);
+  return env.references;
+}
+
+/** Sanitized, enhanced DOM nodes for a Markdown text rendered on its own, with the link reference
+ * definitions `references` (of the text around it) known. */
+function fragment(text: string, references?: References): Node[] {
   if (!text) return [];
   const holder = document.createElement("div");
-  holder.innerHTML = renderMarkdown(text);
+  holder.innerHTML = sanitizeHtml(md.render(text, references ? { references: { ...references } } : {}));
   enhanceCodeBlocks(holder);
   return Array.from(holder.childNodes);
 }

@@ -16,8 +16,9 @@
  */
 import hljs from "highlight.js/lib/core";
 import python from "highlight.js/lib/languages/python";
+import { growthOf } from "./accumulate";
 import { dataContextElement, tableOutputElement } from "./data-part";
-import { StreamingMarkdown, enhanceCodeBlocks, renderMarkdown } from "./markdown";
+import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
 import { formatTurnUsage, turnUsage } from "./usage";
@@ -329,34 +330,39 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
 }
 
 /**
- * The text parts of a live message, by part index: each keeps its finished blocks rendered
+ * The text and reasoning parts of a live message, by part index: each keeps its finished blocks rendered
  * (`StreamingMarkdown`). Held by the message's element, handed from one rendering to the next
  * (`messageElement`'s `previous`), so each view of the panel has its own and a finished message
  * lets them go.
  */
 const STREAMS = new WeakMap<HTMLElement, Map<number, StreamingMarkdown>>();
 
-/** The text elements of a live message's element, by part index (patched in place while it streams). */
+/** The text (and reasoning) elements of a live message's element, by part index (patched in place while it streams). */
 const TEXTS = new WeakMap<HTMLElement, Map<number, HTMLElement>>();
 
 function textPart(part: { text: string; state?: string }, md?: StreamingMarkdown, div: HTMLElement = h("div", "think-text")): HTMLElement {
   if (md) {
-    md.renderInto(div, part.text); // only the open tail block is rendered again
+    md.renderInto(div, part.text, growthOf(part)); // only the open tail block is rendered again
   } else {
-    div.innerHTML = renderMarkdown(part.text);
-    enhanceCodeBlocks(div);
+    renderMarkdownInto(div, part.text);
   }
   if (part.state) div.dataset.state = part.state;
   else delete div.dataset.state;
   return div;
 }
 
-function reasoningPart(part: { text: string; state?: string }, index: number): HTMLElement {
-  const det = h("details", "think-reasoning");
-  det.open = false; // reasoning is shown collapsed
-  det.dataset.key = `reasoning:${index}`;
-  det.append(h("summary", undefined, "Reasoning"), textPart(part));
-  return det;
+/** Reasoning, collapsed; while it streams (`md`), `det` is its element of the last frame, patched in place. */
+function reasoningPart(part: { text: string; state?: string }, index: number, md?: StreamingMarkdown, det?: HTMLElement): HTMLElement {
+  const text = det?.querySelector<HTMLElement>(":scope > .think-text");
+  if (det && text) {
+    textPart(part, md, text);
+    return det;
+  }
+  const fresh = h("details", "think-reasoning");
+  fresh.open = false; // reasoning is shown collapsed
+  fresh.dataset.key = `reasoning:${index}`;
+  fresh.append(h("summary", undefined, "Reasoning"), textPart(part, md));
+  return fresh;
 }
 
 function link(cls: string, url: unknown, label: unknown): HTMLElement | null {
@@ -393,7 +399,12 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
       return div;
     }
     case "reasoning":
-      return reasoningPart(part as { text: string; state?: string }, index);
+    {
+      const md = streamOf(streams, index);
+      const det = reasoningPart(part as { text: string; state?: string }, index, md, md ? texts?.get(index) : undefined);
+      if (md) texts?.set(index, det);
+      return det;
+    }
     case "source-url":
       return link("think-source", p.url, p.title);
     case "file":
@@ -452,21 +463,30 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
     return previous;
   }
   el.append(...children);
-  if (previous) keepOpenState(previous, [el]);
+  if (previous) keepOpenState(previous, children);
   return el;
 }
 
-function keepOpenState(previous: HTMLElement, els: HTMLElement[]): void {
+/** The new part elements `parts` open or close their keyed details as `previous` (the message's last rendering) had them. */
+function keepOpenState(previous: HTMLElement, parts: Element[]): void {
   const open = new Map<string, boolean>();
-  previous.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach((d) => open.set(d.dataset.key ?? "", d.open));
-  const apply = (d: HTMLDetailsElement): void => {
+  for (const d of keyedDetails(Array.from(previous.children))) open.set(d.dataset.key ?? "", d.open);
+  for (const d of keyedDetails(parts)) {
     const was = open.get(d.dataset.key ?? "");
     if (was !== undefined) d.open = was;
-  };
-  for (const el of els) {
-    if (el instanceof HTMLDetailsElement && el.dataset.key) apply(el);
-    el.querySelectorAll<HTMLDetailsElement>("details[data-key]").forEach(apply);
   }
+}
+
+/** The `details[data-key]` of a message's part elements (markdown text holds none: it is not searched,
+ * so a frame of a long streamed reply does not walk all of its text). */
+function keyedDetails(parts: Element[]): HTMLDetailsElement[] {
+  const out: HTMLDetailsElement[] = [];
+  for (const part of parts) {
+    if (part.classList.contains("think-text")) continue;
+    if (part instanceof HTMLDetailsElement && part.dataset.key) out.push(part);
+    out.push(...Array.from(part.querySelectorAll<HTMLDetailsElement>("details[data-key]")));
+  }
+  return out;
 }
 
 /**

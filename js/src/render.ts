@@ -187,6 +187,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     if (!text || busy) return;
     input.value = "";
     actions.send(text);
+    atBottom = true;
     list.scrollTop = list.scrollHeight;
   };
   send.addEventListener("click", submit);
@@ -208,8 +209,23 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     }
   });
 
+  // Kept scrolled to the bottom while the user is there: whether they are is read on scroll events,
+  // and the list is pinned once per animation frame, so a frame of a streamed reply forces no layout.
+  let atBottom = true;
+  let pinning = 0;
+  list.addEventListener("scroll", () => {
+    atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  }, { passive: true });
+  const nextFrame = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (cb: () => void) => setTimeout(cb, 16);
+  const pinToBottom = (): void => {
+    if (pinning || !atBottom) return;
+    pinning = nextFrame(() => {
+      pinning = 0;
+      if (atBottom) list.scrollTop = list.scrollHeight;
+    }) as number;
+  };
+
   function drawMessages(views: ViewMessage[], state: PanelState, meta: PanelMeta): void {
-    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     const next = new Map<string, Cached>();
     const lastAssistant = views.map((v) => v.message.role).lastIndexOf("assistant");
     const approvalPending = state.status === "awaiting-approval" ||
@@ -248,7 +264,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     cache = next;
     empty.textContent = emptyHint(meta);
     reconcile(list, els.length ? els : [empty]); // unchanged messages stay in place (and laid out)
-    if (atBottom) list.scrollTop = list.scrollHeight;
+    pinToBottom();
   }
 
   return {
@@ -266,8 +282,10 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const sum = usageTotals(state.transcript);
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.unknown} reported by the provider, ${sum.unknown} unknown (not counted)`;
-      dbFull = meta.dbPath;
-      fitDbPath();
+      if (dbFull !== meta.dbPath) {
+        dbFull = meta.dbPath;
+        fitDbPath(); // reads the path's width (a layout): only when it changes, else on resize
+      }
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       banner.textContent = state.error;

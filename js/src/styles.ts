@@ -55,8 +55,12 @@ export const CSS = `
 .think-message[data-role="user"] { align-self: flex-end; background: var(--think-bg2); }
 .think-message[data-role="assistant"] { align-self: flex-start; border-left: 3px solid var(--think-brand); }
 .think-message[data-role="system"] { align-self: center; color: var(--think-muted); font-style: italic; }
-.think-text > :first-child { margin-top: 0; }
-.think-text > :last-child { margin-bottom: 0; }
+.think-text > :first-child, .think-text > .think-chunk:first-child > :first-child { margin-top: 0; }
+.think-text > :last-child, .think-text > .think-chunk:last-child > :last-child { margin-bottom: 0; }
+/* a long text's blocks in chunks of 64 (markdown.ts): the browser skips the layout of those off screen.
+   A chunk is its own formatting context (no margin collapsing across it): its first block has no top margin. */
+.think-chunk { content-visibility: auto; contain-intrinsic-block-size: auto 3000px; }
+.think-chunk > :first-child { margin-top: 0; }
 .think-text a { color: var(--think-brand); }
 .think-text pre, .think-tool pre { background: var(--think-bg2); padding: 6px; border-radius: 4px; overflow-x: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; margin: 4px 0; white-space: pre-wrap; }
 .think-text code { font-family: var(--jp-code-font-family, monospace); }

@@ -44,7 +44,9 @@ function declaredType(p: ts.Program, file: string, name: string): ts.Type {
 
 const literal = (t: ts.Type): unknown => (t.isStringLiteral() ? t.value : `<not a string literal: ${t.flags}>`);
 
-describe("protocol spec", () => {
+// Type-checking the whole program ("compiles") takes 2-3 s, and 5-7 s on a loaded machine: past vitest's
+// 5 s default, which failed about one full run in four. The timeout is a guard against hanging, not a measure.
+describe("protocol spec", { timeout: 60_000 }, () => {
   const p = program();
   const checker = p.getTypeChecker();
 

@@ -206,6 +206,30 @@ describe("ChatPanel front end", () => {
     expect($$(".think-message[data-role=assistant] .think-text").map((e) => e.textContent?.trim())).toEqual(["dup!"]);
   });
 
+  it("keeps the list scrolled to the bottom while the user is there, and leaves it where they scrolled up to", async () => {
+    const { model, $ } = await mount({ messages: [user] });
+    const list = $(".think-messages")!;
+    let height = 1000; // happy-dom lays nothing out: the list's sizes are given
+    Object.defineProperty(list, "scrollHeight", { get: () => height, configurable: true });
+    Object.defineProperty(list, "clientHeight", { get: () => 200, configurable: true });
+    const delta = (text: string) => model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false,
+      chunks: [{ type: "text-delta", id: "t", delta: text }] });
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    delta("Hello");
+    await vi.waitFor(() => expect(list.scrollTop).toBe(1000)); // pinned on the next animation frame
+    list.scrollTop = 300; // the user scrolls up
+    list.dispatchEvent(new Event("scroll"));
+    height = 1500;
+    delta(" more");
+    await frame();
+    expect(list.scrollTop).toBe(300);
+    list.scrollTop = 1300; // and back to the bottom
+    list.dispatchEvent(new Event("scroll"));
+    height = 2000;
+    delta(" and more");
+    await vi.waitFor(() => expect(list.scrollTop).toBe(2000));
+  });
+
   it("code blocks get a copy button; reasoning is collapsed; sub-agents are cards; usage shows", async () => {
     const writeText = vi.fn(async () => {});
     Object.defineProperty(globalThis.navigator, "clipboard", { value: { writeText }, configurable: true });
