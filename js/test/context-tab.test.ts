@@ -1,19 +1,13 @@
 // @vitest-environment happy-dom
-import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { blockUsage, createContextTab, sessionChoices } from "../src/context-tab";
 import { FRAME, type SessionFrame, type SessionState } from "../src/protocol";
 import { initialState, reduce, setMemory } from "../src/state";
-import widget from "../src/widget";
-import { FakeModel } from "./fake-model";
 import { frame } from "./frames";
+import { mount, unmountAll } from "./mount";
 
 const golden = (): SessionFrame => frame<SessionFrame>("session");
-const cleanups: (() => unknown)[] = [];
-afterEach(() => {
-  cleanups.splice(0).forEach((f) => f());
-  document.body.replaceChildren();
-});
+afterEach(unmountAll);
 
 describe("context tab state", () => {
   it("a session frame replaces the memory; other frames keep it", () => {
@@ -75,17 +69,7 @@ describe("context tab DOM", () => {
 
 describe("context tab in the panel", () => {
   it("the Context tab shows the blocks, updates on a session frame, and switching sends session_switch", async () => {
-    const model = new FakeModel<Record<string, unknown>>({
-      uid: "ctx", agent_name: "calc", db_path: "", status: "ready", error: "", messages: [],
-      client_tools: [], client_tool_runner: "", session_state: {},
-    });
-    const anyModel = model as unknown as AnyModel<Record<string, unknown>>;
-    const signal = new AbortController().signal;
-    const init = (await (widget.initialize as unknown as Initialize<Record<string, unknown>>)({ model: anyModel, signal, experimental: {} as never })) as () => void;
-    const el = document.createElement("div");
-    document.body.append(el);
-    const view = (await (widget.render as unknown as Render<Record<string, unknown>>)({ model: anyModel, el, signal, host: {} as never, experimental: {} as never })) as () => void;
-    cleanups.push(view, init);
+    const { model, el } = await mount({ uid: "ctx", agent_name: "calc", db_path: "", session_state: {} }, false);
     const context = el.querySelector<HTMLElement>(".think-context")!;
     expect(context.hidden).toBe(true);
     el.querySelector<HTMLButtonElement>(".think-tab[data-tab=context]")!.click();

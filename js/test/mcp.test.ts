@@ -1,19 +1,13 @@
 // @vitest-environment happy-dom
-import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { createContextTab, mcpSummary } from "../src/context-tab";
 import { FRAME, type McpServersFrame, frameError } from "../src/protocol";
 import { initialState, mcpToolServers, reduce } from "../src/state";
-import widget from "../src/widget";
-import { FakeModel } from "./fake-model";
 import { frame } from "./frames";
+import { mount, unmountAll } from "./mount";
 
 const golden = (): McpServersFrame => frame<McpServersFrame>("mcp_servers");
-const cleanups: (() => unknown)[] = [];
-afterEach(() => {
-  cleanups.splice(0).forEach((f) => f());
-  document.body.replaceChildren();
-});
+afterEach(unmountAll);
 
 describe("MCP servers in the panel state", () => {
   it("an mcp_servers frame replaces the list; other frames keep it", () => {
@@ -57,8 +51,6 @@ describe("MCP servers in the context tab", () => {
   });
 });
 
-type Traits = { uid: string; agent_name: string; db_path: string; status: string; error: string; messages: unknown[] };
-
 describe("MCP servers through the widget", () => {
   it("the context tab lists the servers and a tool card names the server its tool came from", async () => {
     const user = { id: "u1", role: "user", parts: [{ type: "text", text: "add" }] };
@@ -70,15 +62,7 @@ describe("MCP servers through the widget", () => {
         { type: "tool-local", toolCallId: "c2", state: "output-available", input: {}, output: "x" },
       ],
     };
-    const model = new FakeModel<Traits>({ uid: "u", agent_name: "calc", db_path: "/tmp/x.sqlite", status: "ready", error: "", messages: [user, reply] });
-    const anyModel = model as unknown as AnyModel<Traits>;
-    const signal = new AbortController().signal;
-    const init = (await (widget.initialize as Initialize<Traits>)({ model: anyModel, signal, experimental: {} as never })) as () => void;
-    const el = document.createElement("div");
-    document.body.append(el);
-    const view = (await (widget.render as Render<Traits>)({ model: anyModel, el, signal, host: {} as never, experimental: {} as never })) as () => void;
-    cleanups.push(view, init);
-    const probeId = (model.sent[0] as { probeId: string }).probeId;
+    const { model, el, probeId } = await mount({ agent_name: "calc", db_path: "/tmp/x.sqlite", messages: [user, reply] }, false);
     model.fromKernel(golden());
     model.fromKernel({ type: FRAME.STREAM_RESUME_NONE, probeId });
     const cards = Array.from(el.querySelectorAll<HTMLElement>(".think-tool"));

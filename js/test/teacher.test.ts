@@ -5,49 +5,20 @@
  * token limit with Continue, a stopped reply, the versions of a regenerated reply, the header and
  * the empty panel, and Stop for a turn started outside the panel.
  */
-import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { FRAME } from "../src/protocol";
 import { toolLabel } from "../src/parts";
 import { emptyHint, truncateMiddle } from "../src/render";
 import type { ToolPart } from "../src/ui-message";
-import widget from "../src/widget";
-import { FakeModel } from "./fake-model";
+import { mount as mountPanel, unmountAll } from "./mount";
 
-type Traits = Record<string, unknown> & { uid: string };
-const cleanups: (() => unknown)[] = [];
-afterEach(() => {
-  cleanups.splice(0).forEach((f) => f());
-  document.body.replaceChildren();
+afterEach(unmountAll);
+
+const mount = (traits: Record<string, unknown> = {}) => mountPanel({
+  db_path: "/home/teacher/courses/agents-101/week-3/.think/tools_and_approval.sqlite",
+  agent_info: { class: "Tutor", model: "think-local/smollm2-135m-instruct", offline: true },
+  ...traits,
 });
-
-async function mount(traits: Record<string, unknown> = {}) {
-  const model = new FakeModel<Traits>({
-    uid: Math.random().toString(16).slice(2),
-    agent_name: "default",
-    db_path: "/home/teacher/courses/agents-101/week-3/.think/tools_and_approval.sqlite",
-    status: "ready",
-    error: "",
-    messages: [],
-    client_tools: [],
-    client_tool_runner: "",
-    annotations: {},
-    agent_info: { class: "Tutor", model: "think-local/smollm2-135m-instruct", offline: true },
-    ...traits,
-  });
-  const anyModel = model as unknown as AnyModel<Traits>;
-  const signal = new AbortController().signal;
-  const init = (await (widget.initialize as unknown as Initialize<Traits>)({ model: anyModel, signal, experimental: {} as never })) as () => void;
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = (await (widget.render as unknown as Render<Traits>)({ model: anyModel, el, signal, host: {} as never, experimental: {} as never })) as () => void;
-  cleanups.push(view, init);
-  const probeId = (model.sent[0] as { probeId: string }).probeId;
-  model.fromKernel({ type: FRAME.STREAM_RESUME_NONE, probeId });
-  const $ = <E extends Element = HTMLElement>(sel: string) => el.querySelector<E>(sel);
-  const $$ = (sel: string) => Array.from(el.querySelectorAll<HTMLElement>(sel));
-  return { model, $, $$ };
-}
 
 const user = { id: "u1", role: "user", parts: [{ type: "text", text: "Go" }] };
 const call = (id: string, state: string, extra: Record<string, unknown> = {}): ToolPart =>

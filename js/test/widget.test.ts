@@ -1,54 +1,14 @@
 // @vitest-environment happy-dom
-import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FRAME, TRIGGER, type UseChatResponse } from "../src/protocol";
-import widget from "../src/widget";
-import { FakeModel } from "./fake-model";
 import { frame } from "./frames";
-
-type Traits = {
-  uid: string;
-  agent_name: string;
-  db_path: string;
-  status: string;
-  error: string;
-  messages: unknown[];
-  client_tools: unknown[];
-  client_tool_runner: string;
-};
+import { mount as mountPanel, unmountAll } from "./mount";
 
 const user = { id: "u1", role: "user", parts: [{ type: "text", text: "What is 2 + 40?" }] };
-const cleanups: (() => unknown)[] = [];
-afterEach(() => {
-  cleanups.splice(0).forEach((f) => f());
-  document.body.replaceChildren();
-});
+afterEach(unmountAll);
 
-async function mount(traits: Partial<Traits> = {}, answerResume = true) {
-  const model = new FakeModel<Traits>({
-    uid: Math.random().toString(16).slice(2),
-    agent_name: "calc",
-    db_path: "/tmp/.think/demo.sqlite",
-    status: "ready",
-    error: "",
-    messages: [],
-    client_tools: [],
-    client_tool_runner: "",
-    ...traits,
-  });
-  const anyModel = model as unknown as AnyModel<Traits>;
-  const signal = new AbortController().signal;
-  const init = (await (widget.initialize as Initialize<Traits>)({ model: anyModel, signal, experimental: {} as never })) as () => void;
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = (await (widget.render as Render<Traits>)({ model: anyModel, el, signal, host: {} as never, experimental: {} as never })) as () => void;
-  cleanups.push(view, init);
-  const $ = <E extends Element = HTMLElement>(sel: string) => el.querySelector<E>(sel);
-  const $$ = (sel: string) => Array.from(el.querySelectorAll<HTMLElement>(sel));
-  const probeId = (model.sent[0] as { probeId: string }).probeId;
-  if (answerResume) model.fromKernel({ type: FRAME.STREAM_RESUME_NONE, probeId });
-  return { model, el, $, $$, probeId };
-}
+const mount = (traits: Record<string, unknown> = {}, answerResume = true) =>
+  mountPanel({ agent_name: "calc", db_path: "/tmp/.think/demo.sqlite", ...traits }, answerResume);
 
 describe("ChatPanel front end", () => {
   it("handshakes from initialize and shows the header", async () => {
@@ -146,7 +106,7 @@ describe("ChatPanel front end", () => {
     $<HTMLButtonElement>("button.think-clear-yes")!.click();
     expect(model.sent.at(-1)).toEqual({ type: FRAME.CHAT_CLEAR });
     expect($(".think-clear-confirm")?.hidden).toBe(true);
-    cleanups.splice(0).forEach((f) => f());
+    unmountAll();
     expect(model.listenerCount("msg:custom")).toBe(0);
     expect(model.listenerCount("change:messages")).toBe(0);
   });

@@ -4,39 +4,16 @@
  * while it runs (with its elapsed time), `execute`'s code is shown highlighted, and a gated call
  * inside the code says where the code is paused in the approval card.
  */
-import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { toolLabel } from "../src/parts";
 import { FRAME } from "../src/protocol";
 import type { ToolPart } from "../src/ui-message";
-import widget from "../src/widget";
-import { FakeModel } from "./fake-model";
+import { mount as mountPanel, unmountAll } from "./mount";
 
-type Traits = Record<string, unknown> & { uid: string };
-const cleanups: (() => unknown)[] = [];
-afterEach(() => {
-  cleanups.splice(0).forEach((f) => f());
-  document.body.replaceChildren();
-});
+afterEach(unmountAll);
 
-async function mount(traits: Record<string, unknown> = {}) {
-  const model = new FakeModel<Traits>({
-    uid: Math.random().toString(16).slice(2), agent_name: "default", db_path: "/tmp/.think/nb.sqlite", status: "ready",
-    error: "", messages: [], client_tools: [], client_tool_runner: "", annotations: {},
-    agent_info: { class: "Coder", model: "m", offline: true }, ...traits,
-  });
-  const anyModel = model as unknown as AnyModel<Traits>;
-  const signal = new AbortController().signal;
-  const init = (await (widget.initialize as unknown as Initialize<Traits>)({ model: anyModel, signal, experimental: {} as never })) as () => void;
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = (await (widget.render as unknown as Render<Traits>)({ model: anyModel, el, signal, host: {} as never, experimental: {} as never })) as () => void;
-  cleanups.push(view, init);
-  const probeId = (model.sent[0] as { probeId: string }).probeId;
-  model.fromKernel({ type: FRAME.STREAM_RESUME_NONE, probeId });
-  const $ = <E extends Element = HTMLElement>(sel: string) => el.querySelector<E>(sel);
-  return { model, $ };
-}
+const mount = (traits: Record<string, unknown> = {}) =>
+  mountPanel({ agent_info: { class: "Coder", model: "m", offline: true }, ...traits });
 
 const user = { id: "u1", role: "user", parts: [{ type: "text", text: "Go" }] };
 const CODE = "total = 0\nfor i in range(3):\n    total = add(total, i)  # three calls\nprint('sum', total)";
