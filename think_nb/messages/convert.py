@@ -78,8 +78,9 @@ def _convert(message: dict) -> list[dict]:
 
 
 _CONVERTED: dict[int, tuple[dict, tuple | None, list[dict]]] = {}
-REMEMBERED = 4096
-"""Stored messages whose conversion is remembered (the oldest remembered dropped first)."""
+REMEMBERED = 8192
+"""Stored messages whose conversion is remembered (user and assistant: two full `hydration_limit`
+windows; the oldest remembered dropped first)."""
 
 
 def _remembered(message: dict, hit: tuple | None) -> list[dict]:
