@@ -204,3 +204,18 @@ async def test_an_unusable_turn_config_names_before_turn() -> None:
         result = await agent.send("go")
         assert result.status == "error"
         assert result.error.startswith("before_turn() returned an unusable TurnConfig: ") and detail in result.error
+
+
+async def test_requests_record_what_was_sent_though_a_later_hook_extends_the_list() -> None:
+    """`ScriptedModel.requests` copies a call's messages only when read; the list itself is taken
+    when the model is called, so a hook that adds to `ctx.messages` afterwards does not show."""
+    script = S([[S.tool_call("add", {"a": 1, "b": 1})], [S.text("2")]])
+
+    def before_tool_call(self, ctx):
+        ctx.messages.append({"role": "user", "content": "added after the call"})
+
+    agent = scripted_agent(script, tools=[add], before_tool_call=before_tool_call)
+    await agent.send("1 + 1?")
+    assert [m["role"] for m in script.requests[0]["messages"]] == ["system", "user"]
+    assert [m["role"] for m in script.requests[1]["messages"]] == ["system", "user", "assistant", "tool"]
+    assert script.requests is script.requests  # one list, read as often as a test likes

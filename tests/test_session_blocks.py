@@ -240,3 +240,21 @@ def test_context_blocks_dataframe_columns_and_values() -> None:
                                     "percent_used", "content")} == {
         "label": "memory", "description": "Facts.", "kind": "writable", "writable": True, "tokens": 6,
         "max_tokens": 200, "percent_used": 3.0, "content": "The user is called Ada."}
+
+
+async def test_unload_reaches_the_model_when_the_load_is_turns_old() -> None:
+    """The loading message was converted for the model by the turns since (that conversion is
+    remembered); the unload replaces the stored message, so the next request has the marker."""
+    script = S([
+        [S.tool_call("load_context", {"label": "docs", "key": "pandas"})], [S.text("loaded")],
+        [S.text("still here")],
+        [S.tool_call("unload_context", {"label": "docs", "key": "pandas"})], [S.text("unloaded")],
+        [S.text("next")],
+    ])
+    agent = make(script, lambda self, s: s.with_context("docs", provider=Catalog()))
+    for text in ("load pandas", "and?", "unload it", "go on"):
+        assert (await agent.send(text)).status == "completed"
+    tool_messages = [m["content"] for m in script.requests[2]["messages"] if m["role"] == "tool"]
+    assert tool_messages == ["Use df.groupby(...).agg(...)."]  # turn 2 read the loaded content
+    tool_messages = [m["content"] for m in script.requests[5]["messages"] if m["role"] == "tool"]
+    assert tool_messages[0] == "[skill unloaded: pandas]"

@@ -168,3 +168,18 @@ def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypa
         conn.execute("INSERT INTO messages_pairs (messages_pairs) VALUES ('integrity-check')")
         conn.execute("DROP TABLE temp.pair_terms")
     assert search_messages(db, ["A:x"], "red fox") == []
+
+
+def test_traces_keep_the_newest_turns_of_each_agent(tmp_path: Path) -> None:
+    from think_nb.store.traces import KEEP_TURNS, TraceStore
+
+    db = open_database(tmp_path / "traces.sqlite")
+    mine, other = TraceStore(db, "A:a"), TraceStore(db, "A:b")
+    other.save("b0", [{"kind": "hook"}], [])
+    for n in range(KEEP_TURNS + 5):
+        mine.save(f"r{n}", [{"kind": "hook", "n": n}], [])
+        mine.save(f"r{n}", [{"kind": "hook", "n": n, "again": True}], [])  # replaced, not added
+    kept = [r for (r,) in db.read("SELECT request_id FROM turn_traces WHERE agent_key = 'A:a' ORDER BY seq")]
+    assert kept == [f"r{n}" for n in range(5, KEEP_TURNS + 5)]
+    assert mine.load()[0] == f"r{KEEP_TURNS + 4}" and mine.load("r4") is None and mine.load("r5") is not None
+    assert other.load() is not None  # another agent's traces are its own

@@ -216,3 +216,28 @@ async def test_wait_until_stable_waits_for_background_turns_and_honours_timeout(
     assert await agent.wait_until_stable(timeout=0.01) is False
     assert await agent.wait_until_stable() is True
     assert agent.messages[-1]["parts"][-1]["text"] == "slow reply"
+
+
+async def test_an_unsettled_tool_part_deep_in_a_long_history_is_repaired_before_the_next_turn() -> None:
+    """Repair skips messages it knows are final (`think_nb.messages.final`), never one that is not:
+    a message deep in the history, replaced by a copy whose call has no result (e.g. as a second
+    writer stored it), is repaired and the model reads the repaired result."""
+    turns = 30
+    script = S([s for n in range(turns) for s in ([S.tool_call("add", {"a": n, "b": 1})], [S.text(f"= {n + 1}")])]
+               + [[S.text("ok")]])
+    agent = agent_for(script)
+    for n in range(turns):
+        assert (await agent.send(f"{n} + 1?")).status == "completed"
+    deep = agent.messages[5]
+    call = deep["parts"][1]
+    assert call["state"] == "output-available"
+    open_call = {k: v for k, v in call.items() if k != "output"} | {"state": "input-available"}
+    agent.conversation.replace({**deep, "parts": [deep["parts"][0], open_call, *deep["parts"][2:]]})
+    assert (await agent.send("next")).status == "completed"
+    repaired = agent.messages[5]["parts"][1]
+    assert repaired == {**open_call, "state": "output-error",
+                        "errorText": "The tool call was interrupted before a result was recorded."}
+    assert type(agent)("t").messages[5]["parts"][1] == repaired  # stored, too
+    sent = [m for m in script.requests[-1]["messages"] if m.get("tool_call_id") == call["toolCallId"]]
+    assert sent == [{"role": "tool", "tool_call_id": call["toolCallId"],
+                     "content": "Error: The tool call was interrupted before a result was recorded."}]

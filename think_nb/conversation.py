@@ -91,8 +91,8 @@ class Conversation:
     def save(self, message: dict) -> dict:
         """Store a copy of an assistant message: replace it when on the branch, else append it."""
         stored = copy.deepcopy(message)
-        for n, existing in enumerate(self._messages):
-            if existing["id"] == stored["id"]:
+        for n in range(len(self._messages) - 1, -1, -1):  # newest first: a turn saves the leaf, O(1)
+            if self._messages[n]["id"] == stored["id"]:
                 self.store.messages.update(stored)
                 self._messages[n] = stored
                 return stored

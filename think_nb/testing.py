@@ -11,6 +11,10 @@ the litellm custom provider `think-scripted` (`ModelConfig(scripted.model, via_l
     ])
 
 Each step is one model call. `scripted.requests` records what the model was sent.
+
+Recording costs a call no copy of its history: the call keeps a reference (the list is copied,
+not its messages) and the plain-JSON snapshot is made when `requests` is first read (a long
+scripted conversation stays flat per turn; the engine never changes a sent message).
 """
 
 from __future__ import annotations
@@ -57,8 +61,9 @@ class ScriptedModel:
 
     steps: list[list[_Item]]
     delay: float = 0.0
-    requests: list[dict] = field(default_factory=list)
     model: str = ""
+    _requests: list[dict] = field(default_factory=list, init=False, repr=False)
+    _unread: int = field(default=0, init=False, repr=False)  # calls recorded by reference, from the end
 
     def __post_init__(self) -> None:
         self.steps = [list(step) for step in self.steps]
@@ -122,12 +127,23 @@ class ScriptedModel:
         """Fail the call at this point with `RuntimeError(message)`."""
         return _Item("error", message)
 
+    @property
+    def requests(self) -> list[dict]:
+        """One entry per call so far: `{"messages": [...], "tools": [...], "options": {...}}`, plain
+        JSON copies of what the model was sent (snapshotted on this first read after the call)."""
+        if self._unread:
+            for entry in self._requests[len(self._requests) - self._unread:]:
+                entry["messages"] = json.loads(dumps_plain(entry["messages"]))  # copied in C
+            self._unread = 0
+        return self._requests
+
     def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
-        self.requests.append({"messages": json.loads(dumps_plain(messages)),  # a snapshot, copied in C
-                              "tools": optional_params.get("tools") or [],
-                              "options": {k: v for k, v in optional_params.items() if k != "tools"}})
+        self._requests.append({"messages": list(messages),  # by reference; copied when `requests` is read
+                               "tools": optional_params.get("tools") or [],
+                               "options": {k: v for k, v in optional_params.items() if k != "tools"}})
+        self._unread += 1
         if not self.steps:
-            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {len(self.requests)}).")
+            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {len(self._requests)}).")
         return self.steps.pop(0)
 
 
@@ -190,7 +206,7 @@ async def play(model: str, messages: list, optional_params: dict) -> AsyncIterat
     through the `think-scripted` custom provider)."""
     script = _lookup(model)
     items = script.next_step(messages, optional_params)
-    for chunk in _generic_chunks(items, len(script.requests)):
+    for chunk in _generic_chunks(items, len(script._requests)):
         if script.delay:
             await asyncio.sleep(script.delay)
         if isinstance(chunk, _Stall):

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict
 from typing import Any
 
 from think_nb import jsonsafe
 from think_nb.data_context import context_text, model_text
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
+from think_nb.messages.final import is_final
 from think_nb.models.reasoning import thinking_blocks
 
 DENIED_TEXT = "The user denied this tool call."
@@ -45,46 +45,59 @@ def to_model_messages(messages: list[dict], system: str | None = None, *, stored
     Args:
         messages: UIMessages `{id, role, parts}` in conversation order.
         system: the system prompt; omitted when empty.
-        stored: the messages are the conversation's stored dicts, which are never changed in place
-            (`think_nb.conversation` replaces a message to change it): each assistant message's
-            conversion is then remembered by identity, so a turn does not convert again the history
-            the turn before converted (per-turn cost flat with history length).
+        stored: the messages are the conversation's stored dicts, which change in place only to
+            settle an open part (`think_nb.messages.final`; `think_nb.conversation` replaces a
+            message to change it otherwise): each message's conversion is then remembered by
+            identity, so a turn does not convert again the history the turn before converted
+            (per-turn cost flat with history length).
 
     Returns:
         A list of `{"role": "system"|"user"|"assistant"|"tool", ...}` dicts (fresh top-level dicts).
     """
     out: list[dict] = [{"role": "system", "content": system}] if system else []
     for message in messages:
-        if message["role"] == "assistant":
-            out.extend(_remembered(message) if stored else _assistant(message))
+        if stored:
+            hit = _CONVERTED.get(id(message))
+            if hit is not None and hit[0] is message and hit[1] is None:  # final when converted: as remembered
+                out.extend(map(dict, hit[2]))  # copies: a hook editing `ctx.messages` cannot change the memo
+                continue
+            out.extend(map(dict, _remembered(message, hit)))
         else:
-            parts = message.get("parts", [])
-            text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
-            attached = [context_text(p) for p in parts if p.get("type") == "data-context"]
-            out.append({"role": message["role"], "content": "\n\n".join([text, *attached]) if attached else text})
+            out.extend(_convert(message))
     return out
 
 
-_CONVERTED: OrderedDict[int, tuple[dict, tuple, list[dict]]] = OrderedDict()
-REMEMBERED = 4096
-"""Stored assistant messages whose conversion is remembered (least recently used dropped first)."""
+def _convert(message: dict) -> list[dict]:
+    """One UIMessage's model messages."""
+    if message["role"] == "assistant":
+        return _assistant(message)
+    parts = message.get("parts", [])
+    text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
+    attached = [context_text(p) for p in parts if p.get("type") == "data-context"]
+    return [{"role": message["role"], "content": "\n\n".join([text, *attached]) if attached else text}]
 
 
-def _remembered(message: dict) -> list[dict]:
-    """`_assistant(message)` for a stored message, remembered by identity and checked by a
-    fingerprint of its parts (type, state, approval id, text length: what changes when the engine
-    settles a call or a recovery closes a part in place); the entry keeps the message alive, so its
-    id is never reused while remembered. Copies of the top-level dicts are returned, so a hook that
-    edits `ctx.messages` cannot change what is remembered."""
-    mark = _fingerprint(message)
-    hit = _CONVERTED.get(id(message))
-    if hit is None or hit[0] is not message or hit[1] != mark:
-        hit = _CONVERTED[id(message)] = (message, mark, _assistant(message))
-        if len(_CONVERTED) > REMEMBERED:
-            _CONVERTED.popitem(last=False)
-    else:
-        _CONVERTED.move_to_end(id(message))
-    return [dict(entry) for entry in hit[2]]
+_CONVERTED: dict[int, tuple[dict, tuple | None, list[dict]]] = {}
+REMEMBERED = 8192
+"""Stored messages whose conversion is remembered (user and assistant: two full `hydration_limit`
+windows; the oldest remembered dropped first)."""
+
+
+def _remembered(message: dict, hit: tuple | None) -> list[dict]:
+    """`_convert(message)` for a stored message, remembered by identity; the entry keeps the
+    message alive, so its id is never reused while remembered. A message final when converted
+    (`think_nb.messages.final`: nothing changes it in place any more) is used as remembered
+    (`to_model_messages` does not call this then); any other is checked by a fingerprint of its
+    parts (type, state, approval id, text length: what changes when the engine settles a call or
+    a recovery closes a part in place)."""
+    if hit is not None and hit[0] is message and hit[1] is not None and hit[1] == _fingerprint(message):
+        return hit[2]
+    mark = None if is_final(message) else _fingerprint(message)
+    _CONVERTED.pop(id(message), None)
+    _CONVERTED[id(message)] = (message, mark, _convert(message))
+    if len(_CONVERTED) > REMEMBERED:
+        del _CONVERTED[next(iter(_CONVERTED))]
+    return _CONVERTED[id(message)][2]
 
 
 def _fingerprint(message: dict) -> tuple:

@@ -272,14 +272,10 @@ class Session:
         if not unloaded:
             return
 
-        def rewrite(message: dict) -> dict | None:
-            changed = False
-            for part in message.get("parts", []):
-                if part.get("toolCallId") in unloaded and part.get("state") == "output-available":
-                    marker = f"[skill unloaded: {(part.get('input') or {}).get('key')}]"
-                    if part.get("output") != marker:
-                        part["output"], changed = marker, True
-            return message if changed else None
+        def rewrite(message: dict) -> dict | None:  # a changed copy: stored messages never change in place
+            parts = [_unloaded(part, unloaded) for part in message.get("parts", [])]
+            changed = any(new is not old for new, old in zip(parts, message.get("parts", []), strict=True))
+            return {**message, "parts": parts} if changed else None
 
         self.conversation.rewrite(rewrite)
 
@@ -515,3 +511,11 @@ async def _await(value: Any) -> Any:
 
 
 __all__ = ["SYNTHETIC_PREFIX", "Session"]
+
+
+def _unloaded(part: dict, unloaded: set[str]) -> dict:
+    """`part` with its output replaced by the unload marker when its call was unloaded (a copy), else `part`."""
+    if part.get("toolCallId") not in unloaded or part.get("state") != "output-available":
+        return part
+    marker = f"[skill unloaded: {(part.get('input') or {}).get('key')}]"
+    return part if part.get("output") == marker else {**part, "output": marker}

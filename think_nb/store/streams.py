@@ -17,12 +17,16 @@ from think_nb import jsonsafe
 from think_nb.store import owners
 from think_nb.store.db import Database
 
+DROP_EVERY_S = 10.0
+"""`StreamStore.drop_finished` runs at most this often (seconds) per agent."""
+
 
 class StreamStore:
     """The stream rows of one agent."""
 
     def __init__(self, db: Database, agent_key: str) -> None:
         self.db, self.agent_key = db, agent_key
+        self._dropped_at = float("-inf")  # monotonic time of the last `drop_finished` that ran
 
     def set_status(self, request_id: str, continuation: bool, status: str) -> None:
         """Create or update a turn's metadata row (owned by this process)."""
@@ -67,7 +71,13 @@ class StreamStore:
                         (status, time.time(), self.agent_key, request_id))
 
     def drop_finished(self, older_than_s: float) -> None:
-        """Delete the rows of turns that finished more than `older_than_s` seconds ago."""
+        """Delete the rows of turns that finished more than `older_than_s` seconds ago; at most
+        once every `DROP_EVERY_S` seconds (the query reads every row of the agent's recent turns,
+        so a turn's cost would grow with the turns of the last `older_than_s` seconds; rows are
+        kept that much longer at most)."""
+        if time.monotonic() - self._dropped_at < DROP_EVERY_S:
+            return
+        self._dropped_at = time.monotonic()
         cutoff = time.time() - older_than_s
         with self.db.write() as c:
             old = [r for (r,) in c.execute("SELECT request_id FROM stream_metadata WHERE agent_key = ? AND "

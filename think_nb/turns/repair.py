@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part
+from think_nb.messages.final import is_final
 
 INTERRUPTED_TEXT = "The tool call was interrupted before a result was recorded."
 
@@ -31,7 +32,9 @@ def needs_repair(part: dict) -> bool:
 
 
 def repaired(message: dict, repair: Callable[[dict], dict]) -> dict | None:
-    """A repaired copy of `message`, or None when nothing needed repair."""
-    if message.get("role") != "assistant" or not any(needs_repair(p) for p in message.get("parts", [])):
+    """A repaired copy of `message`, or None when nothing needed repair (a final message, one
+    look per stored message: `think_nb.messages.final`)."""
+    if message.get("role") != "assistant" or is_final(message) or \
+            not any(needs_repair(p) for p in message.get("parts", [])):
         return None
     return {**message, "parts": [repair(p) if needs_repair(p) else p for p in message["parts"]]}
