@@ -65,3 +65,27 @@ def test_an_agent_on_the_embedded_model_loads_it_in_the_background_from_its_crea
     turn then waits for nothing); an agent with its own get_model() loads nothing."""
     out = subprocess.run([sys.executable, "-c", PRELOAD, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert out.stdout.split("\n")[:2] == ["scripted False", "embedded True False"], out.stderr[-2000:]
+
+
+QUIET = """
+import io, sys
+from think_nb.models import local
+buf = io.StringIO()
+sys.stdout = buf
+loading = local.preload()
+printed = 0
+while loading.is_alive():
+    print("x")
+    printed += 1
+sys.stdout = sys.__stdout__
+print(printed, buf.getvalue().count("x"), local._llama is not None)
+"""
+
+
+def test_prints_while_the_model_loads_in_the_background_are_kept() -> None:
+    """llama-cpp silences llama.cpp's logs during a load by replacing sys.stdout process-wide; ours
+    silences only the C descriptors, so a cell printing while the model loads keeps its output."""
+    out = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True, timeout=300)
+    printed, kept, loaded = out.stdout.split()
+    assert int(printed) > 0 and kept == printed and loaded == "True", out.stderr[-2000:]
+    assert out.stderr == ""

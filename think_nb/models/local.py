@@ -23,6 +23,7 @@ import contextlib
 import html
 import importlib.util
 import json
+import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -74,6 +75,45 @@ def _close() -> None:
         _llama.close()
 
 
+class _QuietDescriptors:
+    """llama-cpp's `suppress_stdout_stderr` at the file-descriptor level only.
+
+    llama-cpp silences llama.cpp's C logging while it loads a model by also replacing `sys.stdout`
+    and `sys.stderr`, which are process-wide: while the model loads on a background thread, a
+    `print` from the notebook's own cell would vanish. Descriptors 1 and 2 are what the C code
+    writes to; Python's streams are left alone."""
+
+    def __init__(self, disable: bool = True) -> None:
+        self.disable = disable
+        self.saved: list[int] = []
+
+    def __enter__(self) -> _QuietDescriptors:
+        if not self.disable:
+            null = os.open(os.devnull, os.O_WRONLY)
+            self.saved = [os.dup(1), os.dup(2)]
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.close(null)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for fd, saved in zip((1, 2), self.saved, strict=False):
+            os.dup2(saved, fd)
+            os.close(saved)
+        self.saved = []
+
+
+def _quiet_model_loading() -> None:
+    """Use `_QuietDescriptors` in llama-cpp's model loading (the modules that load; the tool
+    grammar code keeps its own, used only during a call)."""
+    import llama_cpp._internals
+    import llama_cpp.llama
+
+    for module in (llama_cpp.llama, llama_cpp._internals):
+        if hasattr(module, "suppress_stdout_stderr"):
+            module.suppress_stdout_stderr = _QuietDescriptors
+
+
 def get_llama() -> Any:
     """The process-wide `llama_cpp.Llama`, loaded on first use."""
     global _llama
@@ -83,6 +123,7 @@ def get_llama() -> Any:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ModelError(MISSING_EXTRA) from exc
+            _quiet_model_loading()
             _llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
                            verbose=False)
             atexit.register(_close)
