@@ -111,7 +111,7 @@ def _quiet_model_loading() -> None:
 
     for module in (llama_cpp.llama, llama_cpp._internals):
         if hasattr(module, "suppress_stdout_stderr"):
-            module.suppress_stdout_stderr = _QuietDescriptors
+            setattr(module, "suppress_stdout_stderr", _QuietDescriptors)  # noqa: B010 (a name mypy cannot see)
 
 
 def get_llama() -> Any:
