@@ -156,6 +156,7 @@ class Careful(Think):
 
 
 careful = Careful("careful")
+careful.clear_messages()  # Run All again starts this demo afresh
 careful.workspace = agent.workspace
 await careful.send("Clear my to-do list.")
 pending = careful.pending_approvals()

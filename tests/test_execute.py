@@ -404,3 +404,23 @@ async def test_a_new_call_reusing_an_old_call_id_after_clear_runs_from_the_start
     await again.send("add")  # the model reuses the id call_1_0; the old approval does not make it a resume
     part = next(p for p in again.messages[1]["parts"] if p["type"] == "tool-execute")
     assert part["toolCallId"] == "call_1_0" and part["output"] == {"result": 3.0, "stdout": "", "calls": 1}
+
+
+async def test_a_cleared_conversations_approvals_do_not_decide_a_new_call_with_the_same_id(tmp_path: Path) -> None:
+    """Clear forgets the cleared calls' decisions: a model that numbers its calls per conversation
+    (a script played again after a restart: `call_1_0` both times; the workspace notebook run twice)
+    gets its new `execute` paused for approval again, not "approved, but its paused state is gone"."""
+    def again() -> Think:
+        return coder(S([[S.tool_call("execute", {"code": CODE})], [S.text("Done.")]]), db=tmp_path / "c.sqlite")
+
+    first = again()
+    await first.send("go")
+    await first.approve("call_1_0")
+    assert ran == ["/tmp/x"]
+    first.clear_messages()
+    second = again()
+    await second.send("go")
+    assert [(p["tool_call_id"], p["waiting_on"]) for p in second.pending_approvals()] == [
+        ("call_1_0", {"tool": "delete_file", "input": {"path": "/tmp/x"}})]
+    assert (await second.approve("call_1_0")).status == "completed"
+    assert ran == ["/tmp/x", "/tmp/x"]

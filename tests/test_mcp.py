@@ -202,7 +202,7 @@ async def test_adding_the_same_server_again_keeps_its_connection_and_another_rep
         info = await agent.add_mcp_server("demo", STDIO, args=["--unused"])
     assert info["state"] in ("connected", "failed")
     assert agent._mcp.live["demo"] is not first and first.state == "closed"
-    assert "MCP server 'demo' replaced" in caplog.text
+    assert "MCP server 'demo' replaced (args changed)" in caplog.text
     assert agent.mcp_servers()["name"].tolist() == ["demo"]
     await agent.shutdown()
 

@@ -226,3 +226,5 @@ def test_schedules_magic_lists_them(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "'weekly' has no scheduled tasks" in capsys.readouterr().out
     ip.run_line_magic("think", "schedules Empty --name")
     assert "--name needs a value" in capsys.readouterr().out
+    ip.run_line_magic("think", "schedules --help")
+    assert "see `%think --help`" in capsys.readouterr().out

@@ -212,6 +212,8 @@ from think_nb.workspace import magic_commands as _files  # noqa: E402, F401
 def _agent_and_rest(magics: ThinkMagics, args: list[str]) -> tuple[Think, list[str]]:
     """The agent a sub-command names (`AGENT [--name NAME] [--db PATH]`, as `%think AGENT NAME
     --db PATH` does) and the arguments left. Raises `UserError` without an AGENT."""
+    if any(token in ("-h", "--help") for token in args):
+        raise UserError("usage: see `%think --help`, which lists every sub-command.")
     rest, options = [], {"--name": "default", "--db": None}
     tokens = iter(args)
     for token in tokens:

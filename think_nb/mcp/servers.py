@@ -62,8 +62,8 @@ class McpServers:
             await old.settled(connect_timeout)  # the same server again (a re-run cell): keep its connection
             return self.describe(config.name)
         if old is not None:
-            log.warning("MCP server %r replaced: %s %s -> %s %s", config.name, old.config.transport,
-                        old.config.target, config.transport, config.target)
+            changed = [k for k, v in config.row().items() if old.config.row().get(k) != v]
+            log.warning("MCP server %r replaced (%s changed)", config.name, ", ".join(changed) or "reconnect")
             del self.live[config.name]
             await old.close()
         self.rows.put(config.row())

@@ -38,3 +38,11 @@ class Approvals:
         rows = self.db.read("SELECT approval_id, approved, input FROM approvals WHERE agent_key = ? AND "
                             "tool_call_id = ?", (self.agent_key, tool_call_id))
         return {"approval_id": rows[0][0], "approved": bool(rows[0][1]), "input": rows[0][2]} if rows else None
+
+    def forget(self, tool_call_ids: list[str]) -> None:
+        """Delete the decisions about these calls (a cleared transcript's): a later call that reuses
+        an id (a scripted model, a provider numbering calls per conversation) is not decided."""
+        if tool_call_ids:
+            with self.db.write() as c:
+                c.executemany("DELETE FROM approvals WHERE agent_key = ? AND tool_call_id = ?",
+                              [(self.agent_key, call_id) for call_id in tool_call_ids])

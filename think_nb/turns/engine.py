@@ -171,6 +171,7 @@ class TurnEngine:
         self.conversation.clear()
         for call_id in calls:  # no call of the cleared transcript can resume
             self.store.state.delete(PAUSE_PREFIX + str(call_id))
+        self.store.approvals.forget([str(c) for c in calls])  # nor decide a new call with a reused id
         self.recorder.clear()
         self.listeners.notify("on_clear")
         self.messages_changed()
