@@ -12,6 +12,7 @@ collection lands at a different turn for each K: `s` is good to about ±6k instr
 
     python bench/bench_growth.py                 # think_nb (about 10 minutes: valgrind is ~50x slower)
     python bench/bench_growth.py --pydantic-ai   # pydantic-ai too
+    python bench/bench_growth.py --quick         # 2, 4 and 6 turns (CI: it must run and print)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import subprocess
 import sys
 
 SIZES = (20, 60, 100)
+QUICK_SIZES = (2, 4, 6)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -40,25 +42,28 @@ def instructions(framework: str, turns: int) -> int:
 
 
 def fit(counts: dict[int, int]) -> tuple[float, float]:
-    """`(a, s)` from I(20), I(60), I(100) (see the module docstring)."""
-    k1, k2, k3 = SIZES
+    """`(a, s)` from I(K) at three sizes (20, 60, 100; see the module docstring)."""
+    k1, k2, k3 = sorted(counts)
     pair = lambda k: k * (k - 1) / 2  # noqa: E731
     s = (counts[k3] - 2 * counts[k2] + counts[k1]) / (pair(k3) - 2 * pair(k2) + pair(k1))
     a = (counts[k2] - counts[k1] - s * (pair(k2) - pair(k1))) / (k2 - k1)
     return a, s
 
 
-def main(frameworks: list[str]) -> None:
+def main(frameworks: list[str], sizes: tuple[int, int, int] = SIZES) -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    print(f"turn counts {sizes}" + ("  (--quick: too few turns for a meaningful fit; it checks the bench runs)"
+                                    if sizes != SIZES else ""))
     print(f"{'framework':12} {'per turn (a)':>16} {'per turn of history (s)':>24} {'turns 91-100 / 1-10':>20}")
     for framework in frameworks:
-        a, s = fit({k: instructions(framework, k) for k in SIZES})
+        a, s = fit({k: instructions(framework, k) for k in sizes})
         print(f"{framework:12} {a / 1e6:>13.2f} M {s / 1e3:>21.1f} k {(a + 94.5 * s) / (a + 4.5 * s):>19.2f}x")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pydantic-ai", action="store_true", help="count pydantic-ai's turns too")
+    parser.add_argument("--quick", action="store_true", help="2, 4 and 6 turns (CI: it must run and print)")
     args = parser.parse_args()
-    main(["think_nb", "pydantic_ai"] if args.pydantic_ai else ["think_nb"])
+    main(["think_nb", "pydantic_ai"] if args.pydantic_ai else ["think_nb"], QUICK_SIZES if args.quick else SIZES)
