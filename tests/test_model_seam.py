@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents import add
+from agents import add, scripted_agent
 from think_nb import ModelConfig, Think
 from think_nb.models.client import client_for
 from think_nb.models.inprocess import InProcessClient
@@ -186,3 +186,18 @@ async def test_a_partial_usage_report_is_unknown_on_both_paths(via_litellm: bool
     assert error is None
     assert outcome.usage is None or outcome.usage_source == "estimated"  # litellm may estimate; never 0
     assert not outcome.usage or outcome.usage["prompt_tokens"] > 0
+
+
+def test_a_script_that_does_not_record_keeps_nothing_and_numbers_its_calls_the_same() -> None:
+    """`ScriptedModel(record=False)` (benchmarks): `requests` stays empty, tool-call ids and the
+    transcript are those of a recording script."""
+    def transcript(record: bool) -> tuple[list, list]:
+        script = S([[S.tool_call("add", {"a": 2, "b": 40})], [S.text("42")]], record=record)
+        agent = scripted_agent(script, tools=[add], name=f"r{record}")
+        agent.run("add")
+        return [[{k: v for k, v in p.items() if k != "providerMetadata"} for p in m["parts"]]
+                for m in agent.messages], script.requests
+
+    recorded, sent = transcript(True)
+    unrecorded, nothing = transcript(False)
+    assert unrecorded == recorded and len(sent) == 2 and nothing == []

@@ -62,6 +62,12 @@ class ScriptedModel:
     steps: list[list[_Item]]
     delay: float = 0.0
     model: str = ""
+    record: bool = True
+    """False: `requests` stays empty (a benchmark's script keeps no reference to what it was sent,
+    as a provider keeps nothing; recording every request's history grows what the garbage collector
+    scans turn after turn)."""
+    calls: int = field(default=0, init=False)
+    """Calls so far (numbers the scripted tool-call ids: `call_<call>_<index>`)."""
     _requests: list[dict] = field(default_factory=list, init=False, repr=False)
     _unread: int = field(default=0, init=False, repr=False)  # calls recorded by reference, from the end
 
@@ -138,12 +144,14 @@ class ScriptedModel:
         return self._requests
 
     def next_step(self, messages: list, optional_params: dict) -> list[_Item]:
-        self._requests.append({"messages": list(messages),  # by reference; copied when `requests` is read
-                               "tools": optional_params.get("tools") or [],
-                               "options": {k: v for k, v in optional_params.items() if k != "tools"}})
-        self._unread += 1
+        self.calls += 1
+        if self.record:
+            self._requests.append({"messages": list(messages),  # by reference; copied when `requests` is read
+                                   "tools": optional_params.get("tools") or [],
+                                   "options": {k: v for k, v in optional_params.items() if k != "tools"}})
+            self._unread += 1
         if not self.steps:
-            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {len(self._requests)}).")
+            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {self.calls}).")
         return self.steps.pop(0)
 
 
@@ -206,7 +214,7 @@ async def play(model: str, messages: list, optional_params: dict) -> AsyncIterat
     through the `think-scripted` custom provider)."""
     script = _lookup(model)
     items = script.next_step(messages, optional_params)
-    for chunk in _generic_chunks(items, len(script._requests)):
+    for chunk in _generic_chunks(items, script.calls):
         if script.delay:
             await asyncio.sleep(script.delay)
         if isinstance(chunk, _Stall):
