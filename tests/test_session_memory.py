@@ -99,6 +99,28 @@ def test_phrase_search_ranks_as_fts5_phrase_query(tmp_path) -> None:
                                            "The [red fox] is a small canid. [Red foxes] hunt rodents."]
 
 
+def test_a_phrase_is_split_by_fts5_as_the_messages_were(tmp_path) -> None:
+    """The query goes to FTS5 as typed, so a word in decomposed Unicode (NFD) and an emoji between
+    words match the text they came from; a query with no word, or with quotes, finds nothing or
+    what it says, never raises."""
+    import unicodedata
+
+    from think_nb.session.search import search_messages
+    from think_nb.store import MessageStore, open_database
+
+    path = tmp_path / "u.sqlite"
+    nfd = unicodedata.normalize("NFD", "a naïve approach")
+    texts = [nfd, "I love 🦊 foxes", 'she said "red fox" twice']
+    MessageStore(open_database(path), "A:x").extend(
+        [{"id": f"m{i}", "role": "user", "parts": [{"type": "text", "text": t}]} for i, t in enumerate(texts)], None)
+    db = open_database(path)
+    ids = lambda query: [h["id"] for h in search_messages(db, ["A:x"], query)]  # noqa: E731
+    assert ids(nfd) == ["m0"] and ids("naïve approach") == ["m0"]
+    assert ids("love 🦊 foxes") == ["m1"]
+    assert ids('"red fox" twice') == ["m2"] and ids('said "red') == ["m2"]
+    assert ids("") == [] and ids("!!!") == [] and ids('"') == []
+
+
 async def test_history_search_tool_searches_every_session() -> None:
     script = S([])
     agent = make(script, lambda self, s: s.with_searchable_history())

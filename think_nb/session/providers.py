@@ -82,6 +82,9 @@ def and_query(query: str) -> str:
 
 
 def phrase_query(query: str) -> str:
-    """The whole query as one quoted FTS5 phrase (Think's `session.search`); "" when empty."""
-    words = re.findall(r"\w+", query or "")
-    return '"' + " ".join(words) + '"' if words else ""
+    """The whole query as one quoted FTS5 phrase (Think's `session.search`); "" when it has no word.
+    The text goes to FTS5 as typed (quotes doubled), so FTS5's own tokenizer splits it as it split
+    the messages: a word in decomposed Unicode (NFD) or an emoji between words still matches."""
+    if not query or not re.search(r"\w", query):
+        return ""
+    return '"' + query.replace('"', '""') + '"'
