@@ -23,7 +23,6 @@ import contextlib
 import html
 import importlib.util
 import json
-import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -75,43 +74,34 @@ def _close() -> None:
         _llama.close()
 
 
-class _QuietDescriptors:
-    """llama-cpp's `suppress_stdout_stderr` at the file-descriptor level only.
+class _NoRedirect:
+    """Stands in for llama-cpp's `suppress_stdout_stderr` while it loads a model: no redirection.
 
-    llama-cpp silences llama.cpp's C logging while it loads a model by also replacing `sys.stdout`
-    and `sys.stderr`, which are process-wide: while the model loads on a background thread, a
-    `print` from the notebook's own cell would vanish. Descriptors 1 and 2 are what the C code
-    writes to; Python's streams are left alone."""
+    llama-cpp silences llama.cpp's logging during a load by replacing `sys.stdout`/`sys.stderr`
+    and pointing descriptors 1 and 2 at /dev/null, process-wide: while the model loads on a
+    background thread, a cell's `print` (or a script's buffered stdout, flushed then) would vanish.
+    The redirection is not needed: with `verbose=False` llama.cpp's logs go through llama-cpp's
+    log callback at error level only (measured: a load writes nothing to stdout or stderr)."""
 
     def __init__(self, disable: bool = True) -> None:
         self.disable = disable
-        self.saved: list[int] = []
 
-    def __enter__(self) -> _QuietDescriptors:
-        if not self.disable:
-            null = os.open(os.devnull, os.O_WRONLY)
-            self.saved = [os.dup(1), os.dup(2)]
-            os.dup2(null, 1)
-            os.dup2(null, 2)
-            os.close(null)
+    def __enter__(self) -> _NoRedirect:
         return self
 
     def __exit__(self, *_: object) -> None:
-        for fd, saved in zip((1, 2), self.saved, strict=False):
-            os.dup2(saved, fd)
-            os.close(saved)
-        self.saved = []
+        return None
 
 
 def _quiet_model_loading() -> None:
-    """Use `_QuietDescriptors` in llama-cpp's model loading (the modules that load; the tool
-    grammar code keeps its own, used only during a call)."""
+    """Use `_NoRedirect` in llama-cpp's model loading (the modules that load; the tool grammar
+    code keeps its own, used only during a call)."""
     import llama_cpp._internals
     import llama_cpp.llama
 
     for module in (llama_cpp.llama, llama_cpp._internals):
         if hasattr(module, "suppress_stdout_stderr"):
-            setattr(module, "suppress_stdout_stderr", _QuietDescriptors)  # noqa: B010 (a name mypy cannot see)
+            setattr(module, "suppress_stdout_stderr", _NoRedirect)  # noqa: B010 (a name mypy cannot see)
 
 
 def get_llama() -> Any:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.store.migrations import migrate
+from think_nb.store.migrations import LOCK_WAIT_S, migrate
 from think_nb.store.owners import Owners
 
 _open: dict[Path, Database] = {}
@@ -58,10 +58,13 @@ class Database:
             raise UserError(f"db={str(path)!r} could not be opened ({_one_line(exc)}); "
                             "pass a path to a file you can read and write.") from exc
         try:
+            # opening waits longer than a statement: other processes may be migrating this file
+            self._conn.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT_S * 1000)}")
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             with self._lock:
                 migrate(self._conn)
+            self._conn.execute("PRAGMA busy_timeout = 5000")
         except sqlite3.OperationalError as exc:
             self._conn.close()
             if not any(w in str(exc) for w in _ENVIRONMENT_FAILURES):
