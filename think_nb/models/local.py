@@ -11,8 +11,8 @@ replayed as stream chunks; after a tool result the model would call the same too
 that step streams an answer with `tool_choice="none"`; a reply that comes back empty with tools
 offered is retried without tools. That template renders with jinja autoescape, so the model
 echoes HTML entities (`&#34;`); its output is unescaped. The model loads once per process (about 0.7 s with
-llama-cpp's import): on a daemon thread as soon as it is known to be needed (`preload`: `%load_ext`, agent
-creation), else at the first call; every call runs on a worker thread so the kernel's event loop is never blocked.
+llama-cpp's import): on a daemon thread when an agent whose model it is is created (`preload`; not at
+`%load_ext`), else at the first call; every call runs on a worker thread so the kernel's event loop is never blocked.
 """
 
 from __future__ import annotations
@@ -126,8 +126,8 @@ _preload_lock = threading.Lock()  # never `_lock`: that one is held for the whol
 
 def preload() -> threading.Thread | None:
     """Start loading the model on a daemon thread (once per process; nothing when it is loaded or
-    the `local` extra is missing: the turn then reports it). Called at `%load_ext think_nb` and
-    when an agent whose model is the embedded one is created, so the load (llama-cpp's import and
+    the `local` extra is missing: the turn then reports it). Called when an agent whose model is
+    the embedded one is created (not at `%load_ext`: a notebook may never use it), so the load (llama-cpp's import and
     the GGUF file, ~0.7 s) overlaps the user's typing instead of delaying the first token."""
     global _preloading
     with _preload_lock:
