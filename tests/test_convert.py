@@ -1,5 +1,8 @@
 """UIMessage history → model messages (think_nb.messages.convert)."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from think_nb.messages import to_model_messages, user_message
 
 
@@ -81,3 +84,52 @@ def test_stored_history_conversion_is_remembered_but_follows_in_place_changes() 
     assert [m["role"] for m in settled] == ["user", "assistant", "tool"]
     settled[1]["content"] = "edited by a hook"
     assert to_model_messages(history, stored=True) == to_model_messages(history)
+
+
+def _final_user(n: int) -> dict:
+    return {"id": f"u{n}", "role": "user", "parts": [{"type": "text", "text": f"question {n}"}]}
+
+
+def _assistant(n: int, state: str = "output-available") -> dict:
+    part: dict = {"type": "tool-add", "toolCallId": f"c{n}", "state": state, "input": {"a": n}}
+    if state == "output-available":
+        part["output"] = n + 1
+    elif state == "approval-requested":
+        part["approval"] = {"id": f"ap{n}"}
+    return {"id": f"a{n}", "role": "assistant",
+            "parts": [{"type": "step-start"}, part, {"type": "step-start"}, {"type": "text", "text": f"= {n + 1}"}]}
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.lists(st.tuples(st.sampled_from(["turn", "gated", "settle", "replace", "rewind", "other", "edit"]),
+                          st.integers(0, 1000)), max_size=40))
+def test_the_remembered_prefix_converts_as_a_fresh_conversion_over_any_history_changes(ops: list) -> None:
+    """Property: whatever happens to a conversation between requests (turns appended, a gated call
+    left open then settled in place, a message replaced by a new version, a rewind, another
+    conversation's request in between, a hook editing the returned model messages), the stored
+    conversion (remembered prefix + per-message memo) equals converting the history afresh."""
+    history: list[dict] = []
+    other = [_final_user(9000), _assistant(9000)]
+    for n, (op, k) in enumerate(ops, 1):
+        if op == "turn":
+            history += [_final_user(n), _assistant(n)]
+        elif op == "gated":
+            history += [_final_user(n), _assistant(n, "approval-requested")]
+        elif op == "settle":
+            open_parts = [p for m in history for p in m["parts"] if p.get("state") == "approval-requested"]
+            if open_parts:
+                open_parts[k % len(open_parts)].update(state="output-available", output=k)  # in place, as approve + run
+        elif op == "replace" and history:
+            i = k % len(history)
+            history[i] = {**history[i], "parts": [*history[i]["parts"], {"type": "text", "text": f"v{k}"}]}
+        elif op == "rewind" and history:
+            del history[k % len(history):]
+        elif op == "other":
+            assert to_model_messages(other, stored=True) == to_model_messages(other)
+        elif op == "edit" and history:
+            got = to_model_messages(history, stored=True)
+            if got:
+                got[k % len(got)]["content"] = "edited by a hook"  # a hook's in-place edit of its copy
+                got.append({"role": "user", "content": "added by a hook"})
+        assert to_model_messages(history, stored=True) == to_model_messages(history), op
+        assert to_model_messages(history, "system", stored=True) == to_model_messages(history, "system")

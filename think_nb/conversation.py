@@ -4,6 +4,10 @@ The branch in memory is a window of the newest messages (`hydration_limit`, Thin
 budget); SQLite holds the whole tree (`AgentStore.messages`). Every change to the branch goes
 through this object, so memory and storage never disagree; callers tell the views. It is owned
 by the agent and shared with its `TurnEngine` and `Session`; nothing else writes messages.
+
+Per-turn work stays flat as the branch grows: a message is found by id through an index, and the
+leading messages known final (`think_nb.messages.final`: nothing changes them in place any more)
+are counted once, so `unfinished()` looks only at the messages after them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from think_nb.errors import UserError
 from think_nb.messages import new_id
+from think_nb.messages.final import is_final
 from think_nb.store.agent import AgentStore
 
 
@@ -28,6 +33,8 @@ class Conversation:
         self.store = store
         self.limit = None if hydration_limit is None else max(4, int(hydration_limit))
         self._messages: list[dict] = []
+        self._position: dict[str, int] = {}  # message id -> index in _messages
+        self._final = 0  # _messages[:_final] are final (never changed in place: see the module docstring)
         self.reload()
 
     # -- reading ---------------------------------------------------------------------------
@@ -46,6 +53,15 @@ class Conversation:
     def last(self) -> dict | None:
         return self._messages[-1] if self._messages else None
 
+    def unfinished(self) -> list[dict]:
+        """The messages of the branch that are not final (`think_nb.messages.final`), in order; the
+        final messages at the start of the branch are looked at once, not on every call."""
+        messages, n = self._messages, self._final
+        while n < len(messages) and is_final(messages[n]):
+            n += 1
+        self._final = n
+        return [m for m in messages[n:] if not is_final(m)]
+
     def get(self, message_id: str) -> dict | None:
         """A stored message of the active session (any branch), or None."""
         return self.store.messages.get(message_id)
@@ -62,7 +78,18 @@ class Conversation:
     # -- writing ---------------------------------------------------------------------------
     def reload(self) -> None:
         """Re-read the branch from SQLite (after a session switch, a recovery, another writer)."""
-        self._messages = self.store.messages.branch(limit=self.limit)
+        self._set(self.store.messages.branch(limit=self.limit))
+
+    def _set(self, messages: list[dict]) -> None:
+        """Make `messages` the branch in memory (indexes rebuilt)."""
+        self._messages = messages
+        self._position = {m["id"]: n for n, m in enumerate(messages)}
+        self._final = 0
+
+    def _put(self, n: int, message: dict) -> None:
+        """Replace the branch's message at index `n` (same id) in memory."""
+        self._messages[n] = message
+        self._final = min(self._final, n)
 
     def sync(self) -> bool:
         """Re-read the branch when another writer (a second process on the same file) moved the
@@ -85,23 +112,26 @@ class Conversation:
         if parent != expected and not str(message["id"]).startswith("compaction_"):
             self.reload()
         else:
+            self._position[message["id"]] = len(self._messages)
             self._messages.append(message)
         return message
 
     def save(self, message: dict) -> dict:
         """Store a copy of an assistant message: replace it when on the branch, else append it."""
         stored = copy.deepcopy(message)
-        for n in range(len(self._messages) - 1, -1, -1):  # newest first: a turn saves the leaf, O(1)
-            if self._messages[n]["id"] == stored["id"]:
-                self.store.messages.update(stored)
-                self._messages[n] = stored
-                return stored
-        return self.append(stored)
+        n = self._position.get(stored["id"])
+        if n is None:
+            return self.append(stored)
+        self.store.messages.update(stored)
+        self._put(n, stored)
+        return stored
 
     def replace(self, message: dict) -> None:
         """Store a new version of a message of the branch (same id)."""
         self.store.messages.update(message)
-        self._messages = [message if m["id"] == message["id"] else m for m in self._messages]
+        n = self._position.get(message["id"])
+        if n is not None:
+            self._put(n, message)
 
     def rewrite(self, fn: Callable[[dict], dict | None]) -> list[dict]:
         """Apply `fn(message) -> changed copy | None` to every message of the branch; store the
@@ -111,7 +141,7 @@ class Conversation:
             fixed = fn(message)
             if fixed is not None:
                 self.store.messages.update(fixed)
-                self._messages[n] = fixed
+                self._put(n, fixed)
                 changed.append(fixed)
         return changed
 
@@ -120,7 +150,7 @@ class Conversation:
         for n in range(len(self._messages) - 1, -1, -1):
             if self._messages[n]["role"] == "user":
                 self.store.messages.set_leaf(self._messages[n]["id"])
-                self._messages = self._messages[: n + 1]
+                self._set(self._messages[: n + 1])
                 return True
         return False
 
@@ -138,4 +168,4 @@ class Conversation:
     def clear(self) -> None:
         """Delete the active session's messages."""
         self.store.messages.clear()
-        self._messages = []
+        self._set([])

@@ -18,6 +18,7 @@ Anthropic refuses (ids must match `^[a-zA-Z0-9_-]+$`), or ids longer than OpenAI
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 from typing import Any
 
@@ -55,16 +56,62 @@ def to_model_messages(messages: list[dict], system: str | None = None, *, stored
         A list of `{"role": "system"|"user"|"assistant"|"tool", ...}` dicts (fresh top-level dicts).
     """
     out: list[dict] = [{"role": "system", "content": system}] if system else []
-    for message in messages:
-        if stored:
-            hit = _CONVERTED.get(id(message))
-            if hit is not None and hit[0] is message and hit[1] is None:  # final when converted: as remembered
-                out.extend(map(dict, hit[2]))  # copies: a hook editing `ctx.messages` cannot change the memo
-                continue
-            out.extend(map(dict, _remembered(message, hit)))
-        else:
+    if not stored:
+        for message in messages:
             out.extend(_convert(message))
+        return out
+    start = _known_prefix(messages, out)
+    for message in messages[start:] if start else messages:
+        hit = _CONVERTED.get(id(message))
+        if hit is not None and hit[0] is message and hit[1] is None:  # final when converted: as remembered
+            out.extend(map(dict, hit[2]))  # copies: a hook editing `ctx.messages` cannot change the memo
+            continue
+        out.extend(map(dict, _remembered(message, hit)))
+    _remember_prefix(messages, start)
     return out
+
+
+_PREFIXES: dict[int, tuple[list[dict], list[dict]]] = {}
+"""Per conversation (keyed by the identity of its first message): its longest run of leading
+messages that were final when converted, and their model messages. The next request of that
+conversation starts with the same message objects (a turn appends to the branch), so their model
+messages are copied in one C-level pass instead of being looked up one message at a time: the
+per-turn cost of building a request stays nearly flat as the history grows (issue 18 §4)."""
+PREFIXES = 16
+"""Conversations whose prefix is remembered (the oldest dropped first)."""
+
+
+def _known_prefix(messages: list[dict], out: list[dict]) -> int:
+    """Append to `out` copies of the remembered model messages of `messages`' leading final
+    messages (the same objects as last time, checked by identity); returns how many there were."""
+    hit = _PREFIXES.get(id(messages[0])) if messages else None
+    if hit is None:
+        return 0
+    known, converted = hit
+    if len(known) > len(messages) or not all(map(operator.is_, known, messages)):
+        return 0
+    out.extend(map(dict, converted))  # copies: a hook editing `ctx.messages` cannot change the memo
+    return len(known)
+
+
+def _remember_prefix(messages: list[dict], start: int) -> None:
+    """Extend the remembered prefix of `messages`' conversation past `start` with the final
+    messages that follow it (each remembered by `_remembered` just before)."""
+    end = start
+    while end < len(messages) and is_final(messages[end]):
+        end += 1
+    if end == start:
+        return
+    key = id(messages[0])
+    hit = _PREFIXES.pop(key, None) if start else None  # start > 0: `_known_prefix` found it
+    known, converted = hit if hit is not None else ([], [])
+    for message in messages[start:end]:
+        memo = _CONVERTED.get(id(message))  # just remembered (or forgotten since, in a huge branch)
+        known.append(message)
+        converted.extend(memo[2] if memo is not None and memo[0] is message else _convert(message))
+    _PREFIXES[key] = (known, converted)
+    if len(_PREFIXES) > PREFIXES:
+        del _PREFIXES[next(iter(_PREFIXES))]
 
 
 def _convert(message: dict) -> list[dict]:

@@ -35,9 +35,3 @@ def is_final(message: dict) -> bool:
     _FINAL[id(message)] = message
     return True
 
-
-def unfinished(messages: list[dict]) -> list[dict]:
-    """The messages of `messages` that are not final, in order (one identity look per message
-    remembered final)."""
-    remembered = _FINAL.get
-    return [m for m in messages if remembered(id(m)) is not m and not is_final(m)]

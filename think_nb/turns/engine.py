@@ -27,7 +27,6 @@ from think_nb.aio import close_unawaited, maybe_await
 from think_nb.errors import UserError
 from think_nb.messages import new_id, validate
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
-from think_nb.messages.final import unfinished
 from think_nb.tools.tool import PAUSE_PREFIX, dump_output
 from think_nb.turns import assemble
 from think_nb.turns.admission import Submission, TurnQueue
@@ -304,8 +303,9 @@ class TurnEngine:
     def repair_interrupted_tools(self) -> None:
         """Settle tool parts left without a result (Think's `repairInterruptedToolPart`). Only a
         message that is not final can hold one (`think_nb.messages.final`): when every message
-        is, nothing is read further (the usual case; one identity look per message)."""
-        if not unfinished(self.conversation.messages):
+        is, nothing is read further (the usual case; `Conversation.unfinished` looks only past the
+        final messages it already counted)."""
+        if not self.conversation.unfinished():
             return
         settled: list[str] = []
 
