@@ -374,3 +374,20 @@ async def test_compaction_covers_whole_exchanges_so_roles_still_alternate() -> N
     assert result["from_message_id"] == "a1"  # head u0 a0 u1 ends with a user message
     start = next(n for n, m in enumerate(history) if m["id"] == result["to_message_id"]) + 1
     assert history[start]["role"] == "user" and result["to_message_id"].startswith("a")
+
+
+def test_echoed_synthetic_messages_are_dropped_from_the_history_wherever_they_are() -> None:
+    """`apply_overlays` drops `compaction_*` messages at any position (its fast path only decides
+    "none"), and copes with ids that are not strings or missing."""
+    from think_nb.session.compaction import apply_overlays
+
+    def m(id: object) -> dict:
+        return {"role": "user", "parts": []} if id is None else {"id": id, "role": "user", "parts": []}
+
+    cases = [[], [m("a"), m("b")], [m("compaction_1")], [m("a"), m("compaction_1"), m("b")],
+             [m("a"), m("x\ncompaction_y"), m("compaction_2")], [m(7), m("compaction_3")], [m(None), m("b")],
+             [m("xcompaction_1")]]
+    for messages in cases:
+        kept = apply_overlays(messages, [])
+        assert kept == [x for x in messages if not str(x.get("id", "")).startswith("compaction_")]
+        assert kept is not messages

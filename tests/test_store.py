@@ -171,7 +171,7 @@ def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypa
 
 
 def test_traces_keep_the_newest_turns_of_each_agent(tmp_path: Path) -> None:
-    from think_nb.store.traces import KEEP_TURNS, TraceStore
+    from think_nb.store.traces import KEEP_TURNS, TRIM_EVERY, TraceStore
 
     db = open_database(tmp_path / "traces.sqlite")
     mine, other = TraceStore(db, "A:a"), TraceStore(db, "A:b")
@@ -179,7 +179,12 @@ def test_traces_keep_the_newest_turns_of_each_agent(tmp_path: Path) -> None:
     for n in range(KEEP_TURNS + 5):
         mine.save(f"r{n}", [{"kind": "hook", "n": n}], [])
         mine.save(f"r{n}", [{"kind": "hook", "n": n, "again": True}], [])  # replaced, not added
-    kept = [r for (r,) in db.read("SELECT request_id FROM turn_traces WHERE agent_key = 'A:a' ORDER BY seq")]
-    assert kept == [f"r{n}" for n in range(5, KEEP_TURNS + 5)]
-    assert mine.load()[0] == f"r{KEEP_TURNS + 4}" and mine.load("r4") is None and mine.load("r5") is not None
+        kept = [r for (r,) in db.read("SELECT request_id FROM turn_traces WHERE agent_key = 'A:a' ORDER BY seq")]
+        newest = [f"r{k}" for k in range(max(0, n + 1 - KEEP_TURNS), n + 1)]
+        assert kept[-len(newest):] == newest and len(kept) < KEEP_TURNS + TRIM_EVERY  # older ones trimmed now and then
+        assert kept == [f"r{k}" for k in range(n + 1 - len(kept), n + 1)]
+    assert mine.load()[0] == f"r{KEEP_TURNS + 4}" and mine.load("r0") is None
     assert other.load() is not None  # another agent's traces are its own
+    later = TraceStore(db, "A:a")  # a new process trims at its first save
+    later.save("x", [], [])
+    assert len(db.read("SELECT 1 FROM turn_traces WHERE agent_key = 'A:a'")) == KEEP_TURNS

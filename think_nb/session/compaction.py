@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from operator import itemgetter, methodcaller
+from operator import itemgetter
 from typing import Any
 
 from think_nb import jsonsafe
@@ -99,11 +99,12 @@ def apply_overlays(messages: list[dict], overlays: list[Overlay]) -> list[dict]:
 
 def _without_synthetic(messages: list[dict]) -> list[dict]:
     """`messages` without synthetic compaction messages (a new list). The usual case, none, is
-    checked in one C-level pass: a turn's cost stays flat as the history grows."""
+    checked in C over the joined ids (no Python call per message): a turn's cost stays flat as the
+    history grows."""
     try:
-        if not any(map(methodcaller("startswith", SYNTHETIC_PREFIX), map(itemgetter("id"), messages))):
+        if "\n" + SYNTHETIC_PREFIX not in "\n" + "\n".join(map(itemgetter("id"), messages)):
             return list(messages)
-    except (KeyError, TypeError, AttributeError):  # a message without a str id: checked one by one
+    except (KeyError, TypeError):  # a message without a str id: checked one by one
         pass
     return [m for m in messages if not str(m.get("id", "")).startswith(SYNTHETIC_PREFIX)]
 

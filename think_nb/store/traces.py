@@ -1,5 +1,6 @@
 """Stored hook traces and recordings of turns (table `turn_traces`), the latest `KEEP_TURNS`
-per agent. What a trace holds is `think_nb.turns.trace`'s business; this module stores it."""
+per agent (up to `TRIM_EVERY - 1` more between trims). What a trace holds is
+`think_nb.turns.trace`'s business; this module stores it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from think_nb import jsonsafe
 from think_nb.store.db import Database
 
 KEEP_TURNS = 100
+TRIM_EVERY = 10
+"""Saves between two trims of an agent's older traces (the first save of a process trims). Finding
+the `KEEP_TURNS`-th newest trace walks that many index entries: once every ten turns instead of
+every turn keeps a turn's cost flat (issue 18 §4)."""
 
 
 class TraceStore:
@@ -16,6 +21,7 @@ class TraceStore:
 
     def __init__(self, db: Database, agent_key: str) -> None:
         self.db, self.agent_key = db, agent_key
+        self._since_trim = TRIM_EVERY  # saves since the last trim: the first save trims
 
     def save(self, request_id: str, rows: list[dict], chunks: list) -> None:
         """Store (or replace) a turn's trace rows and `[(t_ms, chunk)]` recording; keep the newest turns."""
@@ -23,6 +29,10 @@ class TraceStore:
             conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
                          "VALUES (?, ?, ?, ?, ?)", (self.agent_key, request_id, jsonsafe.dumps_chunks(rows),
                                                     jsonsafe.dumps_chunks(chunks), time.time()))
+            self._since_trim += 1
+            if self._since_trim < TRIM_EVERY:
+                return
+            self._since_trim = 0
             conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq < coalesce((SELECT seq FROM turn_traces "
                          "WHERE agent_key = ? ORDER BY seq DESC LIMIT 1 OFFSET ?), 0)",  # a quarter of NOT IN's cost
                          (self.agent_key, self.agent_key, KEEP_TURNS - 1))
