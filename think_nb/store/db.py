@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.store.migrations import LOCK_WAIT_S, migrate
+from think_nb.store.migrations import migrate
 from think_nb.store.owners import Owners
 
 _open: dict[Path, Database] = {}
@@ -33,6 +33,11 @@ _open_lock = threading.Lock()
 SQLITE_HEADER = b"SQLite format 3\x00"
 MARKER_TABLE = "_think_nb_migrations"  # every think_nb file has it (migrations.py creates it first)
 _ENVIRONMENT_FAILURES = ("readonly", "read-only", "unable to open", "disk", "locked", "I/O")
+BUSY_TIMEOUT_S = 5.0
+"""How long a statement waits for another process's write lock."""
+LOCK_WAIT_S = 60.0
+"""How long opening a file waits for the lock (journal mode, another process's migrations: a large
+file's backfill takes seconds); then statements wait `BUSY_TIMEOUT_S` again."""
 
 
 def _one_line(text: object) -> str:
@@ -53,7 +58,8 @@ class Database:
             raise UserError(f"db={str(path)!r}: its folder cannot be created ({exc.strerror}); "
                             "pass a path in a folder you can write to.") from exc
         try:
-            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
+            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                         timeout=BUSY_TIMEOUT_S)
         except sqlite3.OperationalError as exc:
             raise UserError(f"db={str(path)!r} could not be opened ({_one_line(exc)}); "
                             "pass a path to a file you can read and write.") from exc
@@ -64,7 +70,7 @@ class Database:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             with self._lock:
                 migrate(self._conn)
-            self._conn.execute("PRAGMA busy_timeout = 5000")
+            self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         except sqlite3.OperationalError as exc:
             self._conn.close()
             if not any(w in str(exc) for w in _ENVIRONMENT_FAILURES):

@@ -35,20 +35,16 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply every migration not yet recorded, all in one transaction; returns the names applied now.
 
     Several kernels may open one new file at once: each takes the write lock once (`BEGIN
-    IMMEDIATE`, waiting up to `LOCK_WAIT_S`), reads the record again under it, and applies only
-    what is still missing. (One lock per migration had six processes take turns thirteen times;
+    IMMEDIATE`, waiting as long as the connection's busy timeout: `Database` opens with
+    `think_nb.store.db.LOCK_WAIT_S`), reads the record again under it, and applies only what is
+    still missing. (One lock per migration had six processes take turns thirteen times;
     under load one of them could wait out SQLite's busy timeout: "database is locked".)
     """
     db.execute("CREATE TABLE IF NOT EXISTS _think_nb_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     done = {row[0] for row in db.execute("SELECT name FROM _think_nb_migrations")}
     if all(step.__name__ in done for step in MIGRATIONS):
         return []
-    (timeout_ms,) = db.execute("PRAGMA busy_timeout").fetchone()
-    db.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT_S * 1000)}")
-    try:
-        db.execute("BEGIN IMMEDIATE")  # the connection is in autocommit mode; DDL is transactional in SQLite
-    finally:
-        db.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+    db.execute("BEGIN IMMEDIATE")  # the connection is in autocommit mode; DDL is transactional in SQLite
     applied = []
     try:
         # another process may have applied them while this one waited for the write lock: read again
@@ -63,10 +59,6 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         raise
     db.execute("COMMIT")
     return applied
-
-
-LOCK_WAIT_S = 60.0
-"""How long opening a file waits for another process's migrations (a large file's backfill takes seconds)."""
 
 
 @migration
