@@ -222,6 +222,9 @@ def test_schedules_magic_lists_them(tmp_path: Path, capsys: pytest.CaptureFixtur
         {"id": "d", "kind": "cron", "schedule": "0 7 * * *", "task": "news", "source": "declared"}]
     assert ip.run_line_magic("think", "schedules Empty") is None
     assert "'default' has no scheduled tasks" in capsys.readouterr().out
+    assert ip.run_line_magic("think", "schedules Empty --name weekly") is None  # not stored: refused, not created
+    assert "think: No Empty agent named 'weekly'" in capsys.readouterr().out
+    ip.user_ns["Empty"]("weekly")
     assert ip.run_line_magic("think", "schedules Empty --name weekly") is None  # a named agent of a class
     assert "'weekly' has no scheduled tasks" in capsys.readouterr().out
     ip.run_line_magic("think", "schedules Empty --name")

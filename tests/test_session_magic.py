@@ -10,6 +10,7 @@ from IPython.testing.globalipapp import get_ipython
 
 import think_nb.session.magic_commands as commands
 from think_nb import Think
+from think_nb.store import open_database
 from think_nb.testing import ScriptedModel as S
 
 
@@ -51,6 +52,45 @@ def test_session_subcommands_show_dataframes(ip, capsys) -> None:
     ip.run_line_magic("think", "search --help")
     ip.run_line_magic("think", "--help")
     out = capsys.readouterr().out
-    assert out.startswith("%think search QUERY [--agent AGENT] [--limit N] [--all]")
-    for usage in ("%think context [AGENT]", "%think messages [AGENT]", "%think sessions [AGENT]"):
+    assert out.startswith("%think search QUERY [--agent AGENT [--name NAME] [--db PATH]] [--limit N] [--all]")
+    for command in ("context", "messages", "sessions"):
+        usage = f"%think {command} [AGENT] [--name NAME] [--db PATH]"
         assert usage in out
+
+
+def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, capsys, tmp_path) -> None:
+    """`--name`/`--db` pick the agent as `%think AGENT NAME --db PATH` does; a name the file does
+    not hold is refused (naming the stored ones) instead of creating an empty agent; the hint
+    without an agent names the sub-command that was typed."""
+    script = S([[S.text("The red fox sleeps.")], [S.text("Owls hunt at night.")]])
+
+    class Notes(Think):
+        def get_model(self):
+            return script.model
+
+    db = str(tmp_path / "notes.sqlite")
+    asyncio.run(Notes("alice", db=db).send("fox?"))
+    asyncio.run(Notes("bob", db=db).send("owl?"))
+    ip.user_ns["Notes"] = Notes
+    commands.magic._agents.clear()
+    ip.shown.clear()
+    ip.run_line_magic("think", f"search hunt --agent Notes --name bob --db {db}")
+    ip.run_line_magic("think", f"messages Notes --name alice --db {db}")
+    found, messages = ip.shown
+    assert found["text"].tolist() == ["Owls hunt at night."]
+    assert messages["text"].tolist() == ["fox?", "The red fox sleeps."]
+    capsys.readouterr()
+    ip.run_line_magic("think", f"context Notes --name alcie --db {db}")
+    ip.run_line_magic("think", f"trace Notes --name alcie --db {db}")
+    ip.run_line_magic("think", "context --name alice")
+    commands.magic._agents.clear()
+    ip.run_line_magic("think", "search red fox")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"think: No Notes agent named 'alcie' in {tmp_path / 'notes.sqlite'} (stored: 'alice', 'bob'). "
+                        "Leave out --name for 'default', or start it first with `%think Notes alcie`.")
+    assert lines[1] == lines[0]
+    assert lines[2] == "think: --name and --db go with an agent: `%think context Calc --name NAME`."
+    assert lines[3] == ("think: No agent yet: pass one (`%think search red fox --agent Calc`) or show it first "
+                        "with `%think Calc`.")
+    assert len(ip.shown) == 2
+    assert [n for (n,) in open_database(db).read("SELECT name FROM agents ORDER BY name")] == ["alice", "bob"]

@@ -45,7 +45,7 @@ async def test_search_ranks_phrase_matches_and_survives_malformed_queries() -> N
                                          "Tell me about the red fox"]
     assert hits[0] == {"id": IsStr(), "role": "assistant", "session": "", "created_at": hits[0]["created_at"],
                        "snippet": "The [red fox] is a small canid. [Red foxes] hunt rodents.",
-                       "rank": hits[0]["rank"], "text": hits[0]["text"]}
+                       "rank": hits[0]["rank"], "text": hits[0]["text"], "on_branch": True}
     assert hits[0]["rank"] <= hits[1]["rank"]
     assert [h["text"] for h in agent.session.search("rodent", limit=1)] == ["Foxes eat rodents, birds and berries."]
     for bad in ['"', "AND OR NOT", "fox*", "(", "", "   ", 'NEAR("a"']:
@@ -53,9 +53,30 @@ async def test_search_ranks_phrase_matches_and_survives_malformed_queries() -> N
     assert agent.session.search("") == []
     assert agent.session.search("zebra") == []
     df = agent.search("arctic")
-    assert list(df.columns) == ["id", "role", "session", "snippet", "rank", "text", "created_at"]
+    assert list(df.columns) == ["id", "role", "session", "on_branch", "snippet", "rank", "text", "created_at"]
     assert df["text"].tolist() == ["And the arctic fox?", "The arctic fox lives in the tundra."] or \
         df["text"].tolist() == ["The arctic fox lives in the tundra.", "And the arctic fox?"]
+
+
+async def test_search_says_which_hits_are_on_the_current_branch() -> None:
+    """A regenerated reply keeps the old version in the tree: search finds both and says which one
+    the conversation shows (`on_branch`); another session's hits say None (their own branch)."""
+    script = S([])
+    agent = make(script)
+    await converse(agent, script, [("Tell me about foxes", "Old answer: the red fox hunts.")])
+    script.steps.append([S.text("New answer: the red fox sleeps.")])
+    await agent.regenerate()
+    found = {h["text"]: h["on_branch"] for h in agent.session.search("red fox")}
+    assert found == {"Old answer: the red fox hunts.": False, "New answer: the red fox sleeps.": True}
+    agent.switch_branch(next(h["id"] for h in agent.session.search("hunts")))
+    assert {h["text"]: h["on_branch"] for h in agent.session.search("red fox")} == {
+        "Old answer: the red fox hunts.": True, "New answer: the red fox sleeps.": False}
+    agent.create_session("second")
+    await converse(agent, script, [("More on the red fox", "It is red.")])
+    hits = {h["text"]: (h["session"] != "", h["on_branch"]) for h in agent.session.search("red fox", all_sessions=True)}
+    assert hits["More on the red fox"] == (True, True)
+    assert hits["Old answer: the red fox hunts."] == (False, None)
+    assert agent.search("red fox")["on_branch"].tolist() == [True]
 
 
 async def test_search_index_follows_updates_and_clear() -> None:

@@ -123,8 +123,12 @@ class ThinkMagics(Magics):
         display(agent.panel())
         return agent if _assigned() else None
 
-    def resolve_agent(self, ref: str, name: str, db: str | None) -> Think:
-        """The agent for `ref` (class or instance name in the user namespace, or `default`)."""
+    def resolve_agent(self, ref: str, name: str, db: str | None, *, existing: bool = False) -> Think:
+        """The agent for `ref` (class or instance name in the user namespace, or `default`).
+
+        With `existing` (the sub-commands that only show an agent), a `name` other than "default"
+        must already be stored in the file: a typo in `--name` raises `UserError` naming the
+        stored names instead of creating an empty agent."""
         user_ns = self.shell.user_ns if self.shell is not None else {}
         value = Think if ref == "default" else user_ns.get(ref)
         if isinstance(value, Think):
@@ -141,6 +145,8 @@ class ThinkMagics(Magics):
             raise UserError(f"No agent named {ref!r} in this notebook: define `class {ref}(Think): ...` "
                             f"(or `{ref} = Think(...)`) first, or use `%think default`.")
         key = (value, name, str(Path(db).resolve()) if db else None)
+        if key not in _agents and existing and name != "default":
+            _check_stored(value, name, db)
         if key not in _agents:
             try:
                 _agents[key] = value(name, db=db)
@@ -209,9 +215,23 @@ import think_nb.session.magic_commands  # noqa: E402, F401
 from think_nb.workspace import magic_commands as _files  # noqa: E402, F401
 
 
-def _agent_and_rest(magics: ThinkMagics, args: list[str]) -> tuple[Think, list[str]]:
+def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
+    """Raise `UserError` unless the file (`db`, else the notebook's default) holds agent `cls` named `name`."""
+    from think_nb.store import default_db_path, open_database
+
+    path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
+    names = [] if not path.is_file() else [n for (n,) in open_database(path).read(
+        "SELECT name FROM agents WHERE class_name = ? AND key NOT LIKE '%/%' ORDER BY name", (cls.__name__,))]
+    if name not in names:
+        stored = f"stored: {', '.join(map(repr, names))}" if names else f"no {cls.__name__} agent is stored there"
+        raise UserError(f"No {cls.__name__} agent named {name!r} in {path} ({stored}). Leave out --name for "
+                        f"'default', or start it first with `%think {cls.__name__} {name}`.")
+
+
+def _agent_and_rest(magics: ThinkMagics, args: list[str], *, existing: bool = True) -> tuple[Think, list[str]]:
     """The agent a sub-command names (`AGENT [--name NAME] [--db PATH]`, as `%think AGENT NAME
-    --db PATH` does) and the arguments left. Raises `UserError` without an AGENT."""
+    --db PATH` does) and the arguments left. Raises `UserError` without an AGENT, and (with
+    `existing`) for a `--name` not stored in the file (`ThinkMagics.resolve_agent`)."""
     if any(token in ("-h", "--help") for token in args):
         raise UserError("usage: see `%think --help`, which lists every sub-command.")
     rest, options = [], {"--name": "default", "--db": None}
@@ -226,7 +246,7 @@ def _agent_and_rest(magics: ThinkMagics, args: list[str]) -> tuple[Think, list[s
             rest.append(token)
     if not rest:
         raise UserError("name the agent: a Think subclass or agent in this notebook. See `%think --help`.")
-    return magics.resolve_agent(rest[0], options["--name"] or "default", options["--db"]), rest[1:]
+    return magics.resolve_agent(rest[0], options["--name"] or "default", options["--db"], existing=existing), rest[1:]
 
 
 # -- inspecting turns: %think step / %think trace ------------------------------------------------
@@ -235,7 +255,7 @@ def _agent_and_rest(magics: ThinkMagics, args: list[str]) -> tuple[Think, list[s
                     "`stepper = %think step Calc What is 2+2?`,\n    then `stepper.next()` pauses at each hook, "
                     "`stepper.run()` finishes, `stepper.cancel()` aborts.")
 def _step(magics: ThinkMagics, args: list[str]) -> Any:
-    agent, words = _agent_and_rest(magics, args)
+    agent, words = _agent_and_rest(magics, args, existing=False)  # stepping a turn may start an agent
     if not words:
         raise UserError("usage: %think step AGENT MESSAGE. See `%think --help`.")
     stepper = agent.step(" ".join(words))

@@ -20,7 +20,7 @@ USAGE_COLUMNS = ["message_id", "request_id", "model", "prompt_tokens", "completi
                  "usage_source", "estimated_tokens", "cost_usd", "created_at"]
 SESSION_COLUMNS = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
                    "created_at", "updated_at"]
-SEARCH_COLUMNS = ["id", "role", "session", "snippet", "rank", "text", "created_at"]
+SEARCH_COLUMNS = ["id", "role", "session", "on_branch", "snippet", "rank", "text", "created_at"]
 
 
 def context_blocks(agent: Think) -> pd.DataFrame:

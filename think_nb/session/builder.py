@@ -421,7 +421,9 @@ class Session:
             all_sessions: search every session of the agent.
 
         Returns:
-            `[{"id", "role", "session", "created_at", "snippet", "rank", "text"}]`, best first;
+            `[{"id", "role", "session", "created_at", "snippet", "rank", "text", "on_branch"}]`, best
+            first; `on_branch` is False for a message of the active session that is not on its
+            current branch (another version of a reply), None for other sessions' messages;
             [] for a query with no words or one FTS5 cannot parse.
         """
         from think_nb.session.sessions import conversation_keys
@@ -429,8 +431,12 @@ class Session:
         store = self.store
         keys = conversation_keys(store) if all_sessions else {store.messages.key: store.session_id}
         hits = search_messages(store.db, list(keys), query, limit, all_words)
+        active = store.messages.key
+        on_branch = store.messages.on_branch([h["id"] for h in hits if h["conversation_key"] == active])
         for hit in hits:
+            mine = hit["conversation_key"] == active
             hit["session"] = keys[hit.pop("conversation_key")]
+            hit["on_branch"] = hit["id"] in on_branch if mine else None
         return hits
 
     # -- status (the panel's context tab) ------------------------------------------------------

@@ -3,10 +3,12 @@
     %think context [AGENT]          context blocks (label, kind, tokens, usage, content)
     %think messages [AGENT]         the current branch, one row per message
     %think search QUERY [--agent AGENT] [--limit N] [--all]   full-text search of the transcript
+                                    (on_branch: False for a hit on another version of a reply)
     %think sessions [AGENT]         the agent's sessions (the active one flagged)
 
-AGENT is a Think subclass or instance in the notebook (as for `%think AGENT`); without it, the
-agent last shown with `%think` is used. Registered through `think_nb.magic.subcommand`.
+AGENT is a Think subclass or instance in the notebook (as for `%think AGENT`), with `--name NAME`
+and `--db PATH` as for `%think AGENT NAME --db PATH`; without AGENT, the agent last shown with
+`%think` is used. Registered through `think_nb.magic.subcommand`.
 """
 
 from __future__ import annotations
@@ -19,13 +21,18 @@ from IPython.display import display
 from think_nb import magic
 from think_nb.errors import UserError
 
+EXAMPLES = {"context": "%think context Calc", "messages": "%think messages Calc",
+            "search": "%think search red fox --agent Calc", "sessions": "%think sessions Calc"}
 
-def _agent(magics: Any, ref: str | None) -> Any:
-    if ref:
-        return magics.resolve_agent(ref, "default", None)
+
+def _agent(magics: Any, command: str, parsed: argparse.Namespace) -> Any:
+    if parsed.agent:
+        return magics.resolve_agent(parsed.agent, parsed.name or "default", parsed.db, existing=True)
+    if parsed.name or parsed.db:
+        raise UserError(f"--name and --db go with an agent: `{EXAMPLES[command]} --name NAME`.")
     if magic._agents:
         return list(magic._agents.values())[-1]
-    raise UserError("No agent yet: pass one (`%think context Calc`) or show it first with `%think Calc`.")
+    raise UserError(f"No agent yet: pass one (`{EXAMPLES[command]}`) or show it first with `%think Calc`.")
 
 
 def _parse(prog: str, args: list[str], *, query: bool = False) -> argparse.Namespace:
@@ -37,6 +44,8 @@ def _parse(prog: str, args: list[str], *, query: bool = False) -> argparse.Names
         parser.add_argument("--all", action="store_true")
     else:
         parser.add_argument("agent", nargs="?")
+    parser.add_argument("--name", default=None)
+    parser.add_argument("--db", default=None)
     parser.add_argument("-h", "--help", action="store_true")
     return parser.parse_args(args)
 
@@ -46,28 +55,32 @@ def _run(name: str, args: list[str], magics: Any, show: Any) -> None:
     if parsed.help or (name == "search" and not parsed.query):
         print(magic.SUBCOMMANDS[name][0])
         return
-    display(show(_agent(magics, parsed.agent), parsed))
+    display(show(_agent(magics, name, parsed), parsed))
 
 
-@magic.subcommand("context", "%think context [AGENT]\n    Show AGENT's context blocks as a DataFrame "
+@magic.subcommand("context", "%think context [AGENT] [--name NAME] [--db PATH]\n"
+                  "    Show AGENT's context blocks as a DataFrame "
                   "(label, description, kind, writable, tokens, max_tokens, percent_used, content).")
 def context(magics: Any, args: list[str]) -> None:
     _run("context", args, magics, lambda agent, _: agent.context_blocks())
 
 
-@magic.subcommand("messages", "%think messages [AGENT]\n    Show AGENT's current branch as a DataFrame "
+@magic.subcommand("messages", "%think messages [AGENT] [--name NAME] [--db PATH]\n"
+                  "    Show AGENT's current branch as a DataFrame "
                   "(id, parent_id, role, text, parts, tool_calls, created_at, model, total_tokens).")
 def messages(magics: Any, args: list[str]) -> None:
     _run("messages", args, magics, lambda agent, _: agent.messages_df())
 
 
-@magic.subcommand("search", "%think search QUERY [--agent AGENT] [--limit N] [--all]\n    Full-text search "
-                  "(SQLite FTS5, QUERY as one phrase) of AGENT's transcript; --all searches every session.")
+@magic.subcommand("search", "%think search QUERY [--agent AGENT [--name NAME] [--db PATH]] [--limit N] [--all]\n"
+                            "    Full-text search (SQLite FTS5, QUERY as one phrase) of AGENT's transcript; --all "
+                            "searches every session;\n    on_branch is False for a hit on another version of a reply.")
 def search(magics: Any, args: list[str]) -> None:
     _run("search", args, magics, lambda agent, a: agent.search(" ".join(a.query), a.limit, a.all))
 
 
-@magic.subcommand("sessions", "%think sessions [AGENT]\n    Show AGENT's sessions as a DataFrame (id, name, "
+@magic.subcommand("sessions", "%think sessions [AGENT] [--name NAME] [--db PATH]\n"
+                  "    Show AGENT's sessions as a DataFrame (id, name, "
                   "active, messages, ...); switch with agent.switch_session(name).")
 def sessions(magics: Any, args: list[str]) -> None:
     _run("sessions", args, magics, lambda agent, _: agent.sessions())

@@ -87,6 +87,19 @@ class MessageStore:
             rows.sort(key=lambda row: row[1])
         return [jsonsafe.loads_stored(row[0]) for row in reversed(rows)]
 
+    def on_branch(self, ids: list[str]) -> set[str]:
+        """The ids of `ids` that lie on the current branch (the path from the root to the leaf);
+        the others are on another version of a reply (a regenerated or switched-away branch)."""
+        leaf = self.leaf_id
+        if leaf is None or not ids:
+            return set()
+        rows = self.db.read(
+            "WITH RECURSIVE chain(id, parent_id) AS (SELECT id, parent_id FROM messages WHERE agent_key = :agent "
+            "AND id = :leaf UNION ALL SELECT m.id, m.parent_id FROM messages m JOIN chain ON m.id = chain.parent_id "
+            "AND m.agent_key = :agent) SELECT id FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
+            {"agent": self.key, "leaf": leaf, "ids": jsonsafe.dumps_plain(list(ids))})
+        return {row[0] for row in rows}
+
     def count(self) -> int:
         """How many messages this session stores (every branch)."""
         return self.db.read("SELECT count(*) FROM messages WHERE agent_key = ?", (self.key,))[0][0]
