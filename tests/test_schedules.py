@@ -231,3 +231,13 @@ def test_schedules_magic_lists_them(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "--name needs a value" in capsys.readouterr().out
     ip.run_line_magic("think", "schedules --help")
     assert "see `%think --help`" in capsys.readouterr().out
+
+
+def test_the_schedules_frame_shows_a_missing_error_as_none() -> None:
+    """pandas 3 reads a column of strings and None as its string dtype, which prints NaN."""
+    from think_nb.schedules.table import schedules_frame
+
+    row = {"id": "a", "kind": "cron", "spec": "0 7 * * *", "timezone": "UTC", "task_repr": "news", "next_run_at": None,
+           "last_run_at": 0.0, "last_status": "error", "last_error": "ValueError: boom", "runs": 1, "source": "api"}
+    frame = schedules_frame([row, {**row, "id": "b", "last_status": "completed", "last_error": None}])
+    assert frame["last_error"].tolist() == ["ValueError: boom", None]

@@ -850,8 +850,10 @@ class Think:
         connected | failed | closed), tools, last_error, calls, log (a stdio server's stderr file)."""
         import pandas as pd
 
-        return pd.DataFrame(self._mcp.table(),
-                            columns=["name", "transport", "target", "state", "tools", "last_error", "calls", "log"])
+        from think_nb.views import nulls_as_none
+
+        return nulls_as_none(pd.DataFrame(self._mcp.table(), columns=["name", "transport", "target", "state", "tools",
+                                                                      "last_error", "calls", "log"]))
 
     def mcp_state(self) -> list[dict]:
         """The MCP servers as `mcp_servers()` rows plus `tool_names` (the names the model sees);

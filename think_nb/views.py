@@ -50,7 +50,7 @@ def messages(agent: Think) -> pd.DataFrame:
                     "total_tokens": usage.get("total_tokens")})
     df = pd.DataFrame(out, columns=MESSAGE_COLUMNS)
     df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
-    return _nulls_as_none(df.astype({"parts": "int64", "tool_calls": "int64", "total_tokens": "Int64"}))
+    return nulls_as_none(df.astype({"parts": "int64", "tool_calls": "int64", "total_tokens": "Int64"}))
 
 
 def tool_calls(agent: Think) -> pd.DataFrame:
@@ -63,7 +63,7 @@ def tool_calls(agent: Think) -> pd.DataFrame:
                     "state": part.get("state"), "input": part.get("input"), "output": part.get("output"),
                     "error_text": part.get("errorText")}
                    for part in message.get("parts", []) if _is_tool(part))
-    return _nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS))
+    return nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS))
 
 
 def usage(agent: Think) -> pd.DataFrame:
@@ -100,7 +100,7 @@ def usage(agent: Think) -> pd.DataFrame:
     df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
     df = df.astype({"prompt_tokens": "Int64", "completion_tokens": "Int64", "total_tokens": "Int64",
                     "estimated_tokens": "Int64", "cost_usd": "float64"})
-    return _nulls_as_none(df)
+    return nulls_as_none(df)
 
 
 def sessions(agent: Think) -> pd.DataFrame:
@@ -111,17 +111,17 @@ def sessions(agent: Think) -> pd.DataFrame:
     df = pd.DataFrame(list_sessions(agent.store), columns=SESSION_COLUMNS)
     for col in ("created_at", "updated_at"):
         df[col] = pd.to_datetime(df[col], unit="s", utc=True)
-    return _nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))
+    return nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))
 
 
 def search(agent: Think, query: str, limit: int = 20, all_sessions: bool = False) -> pd.DataFrame:
     """`agent.session.search(...)` as a DataFrame (best match first)."""
     df = pd.DataFrame(agent.session.search(query, limit, all_sessions=all_sessions), columns=SEARCH_COLUMNS)
     df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
-    return df
+    return nulls_as_none(df)
 
 
-def _nulls_as_none(df: pd.DataFrame) -> pd.DataFrame:
+def nulls_as_none(df: pd.DataFrame) -> pd.DataFrame:
     """Missing values in object columns as None (not NaN), so rows compare and print plainly."""
     for col in df.columns:
         if df[col].dtype == object or pd.api.types.is_string_dtype(df[col].dtype):
