@@ -230,7 +230,8 @@ class TurnEngine:
         if signal is not None and signal.aborted:  # aborted while queued
             return TurnResult(sub.request_id, "aborted")
         if continuation and (conversation.last is None or conversation.last["role"] != "assistant"):
-            return TurnResult("", "skipped", continuation=True, reason=SKIPPED["nothing-to-continue"])
+            return TurnResult("", "skipped", continuation=True,  # Think: {requestId: "", status: "skipped"}
+                              reason=SKIPPED["nothing-to-continue"])
         if regenerate:
             if not conversation.rewind_to_last_user():
                 return TurnResult(sub.request_id, "skipped", reason=SKIPPED["nothing-to-regenerate"])

@@ -37,7 +37,7 @@ SKIPPED = {
     "dropped": "dropped: another turn was running (admission 'drop')",
     "nothing-to-continue": "nothing to continue: the last message is not the assistant's",
     "nothing-to-regenerate": "nothing to regenerate: there is no user message",
-    "no-new-messages": "no new messages: every message id given is already stored",
+    "no-new-messages": "no new messages: none were given, or every message id given is already stored",
 }
 """Why a turn was `skipped` (`TurnResult.reason`)."""
 
