@@ -105,10 +105,12 @@ def _remember_prefix(messages: list[dict], start: int) -> None:
     key = id(messages[0])
     hit = _PREFIXES.pop(key, None) if start else None  # start > 0: `_known_prefix` found it
     known, converted = hit if hit is not None else ([], [])
+    more: list[dict] = []
     for message in messages[start:end]:
         memo = _CONVERTED.get(id(message))  # just remembered (or forgotten since, in a huge branch)
-        known.append(message)
-        converted.extend(memo[2] if memo is not None and memo[0] is message else _convert(message))
+        more.extend(memo[2] if memo is not None and memo[0] is message else _convert(message))
+    # new lists, swapped in whole: a reader never sees a prefix and conversions of different lengths
+    known, converted = known + messages[start:end], converted + more
     _PREFIXES[key] = (known, converted)
     if len(_PREFIXES) > PREFIXES:
         del _PREFIXES[next(iter(_PREFIXES))]
