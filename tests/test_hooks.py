@@ -219,3 +219,37 @@ async def test_requests_record_what_was_sent_though_a_later_hook_extends_the_lis
     assert [m["role"] for m in script.requests[0]["messages"]] == ["system", "user"]
     assert [m["role"] for m in script.requests[1]["messages"]] == ["system", "user", "assistant", "tool"]
     assert script.requests is script.requests  # one list, read as often as a test likes
+
+
+async def test_a_hook_editing_messages_in_place_changes_that_request_only() -> None:
+    """Hooks may edit `ctx.messages` in place, nested values included (a tool call's arguments):
+    the edit reaches the model in that request, and later turns are built from the history again
+    (the conversion memo is never changed by a hook)."""
+    from think_nb.messages import to_model_messages
+
+    script = S([[S.tool_call("add", {"a": 2, "b": 40})], [S.text("42")], [S.text("ok")], [S.text("ok")],
+                [S.text("ok")]])
+    editing = {"on": True}
+
+    def rewrite(messages: list[dict]) -> None:
+        for message in messages:
+            for call in message.get("tool_calls", []):
+                call["function"]["arguments"] = '{"a": 999}'
+
+    def before_turn(self, ctx):
+        if editing["on"]:
+            rewrite(ctx.messages)
+
+    def before_tool_call(self, ctx):
+        rewrite(ctx.messages)
+
+    agent = scripted_agent(script, tools=[add], before_turn=before_turn, before_tool_call=before_tool_call)
+    await agent.send("2 + 40?")
+    await agent.send("again")
+    sent = [c["function"]["arguments"] for m in script.requests[2]["messages"] for c in m.get("tool_calls", [])]
+    assert sent == ['{"a": 999}']  # the hook's edit reached the model for that request
+    editing["on"] = False
+    await agent.send("and now?")
+    assert script.requests[3]["messages"][1:] == to_model_messages(agent.session.history()[:-1])
+    sent = [c["function"]["arguments"] for m in script.requests[3]["messages"] for c in m.get("tool_calls", [])]
+    assert sent == ['{"a":2,"b":40}']

@@ -7,6 +7,7 @@ import pytest
 from IPython.testing.globalipapp import get_ipython
 
 from think_nb import Think
+from think_nb.errors import UserError
 from think_nb.testing import ScriptedModel as S
 
 
@@ -59,13 +60,16 @@ def test_agents_are_created_once_per_class_and_name(ip) -> None:
     assert magics.resolve_agent("Calc", "default", None) is first
     assert magics.resolve_agent("Calc", "other", None) is not first
     ip.user_ns["mine"] = first
-    assert magics.resolve_agent("mine", "ignored", None) is first
+    assert magics.resolve_agent("mine", "default", None) is first
+    with pytest.raises(UserError, match="'mine' is the agent Calc\\('default'\\)"):  # not silently ignored
+        magics.resolve_agent("mine", "other", None)
 
 
 def test_cell_magic_outside_a_kernel_runs_the_turn_and_prints_it(ip, capsys) -> None:
     script = S([[S.tool_call("add", {"a": 2, "b": 40})], [S.text("It is 42.")]])
     ip.run_cell(f"""
 from think_nb import Think
+from think_nb.errors import UserError
 from think_nb.tools.demo import add
 class Scripted(Think):
     def get_model(self): return {script.model!r}
@@ -80,6 +84,7 @@ def test_step_and_trace_subcommands(ip, capsys) -> None:
     script = S([[S.text("traced")]])
     ip.run_cell(f"""
 from think_nb import Think
+from think_nb.errors import UserError
 class Traced(Think):
     def get_model(self): return {script.model!r}
 """)

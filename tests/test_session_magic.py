@@ -58,7 +58,7 @@ def test_session_subcommands_show_dataframes(ip, capsys) -> None:
         assert usage in out
 
 
-def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, capsys, tmp_path) -> None:
+def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, capsys, tmp_path, monkeypatch) -> None:
     """`--name`/`--db` pick the agent as `%think AGENT NAME --db PATH` does; a name the file does
     not hold is refused (naming the stored ones) instead of creating an empty agent; the hint
     without an agent names the sub-command that was typed."""
@@ -71,7 +71,7 @@ def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, cap
     db = str(tmp_path / "notes.sqlite")
     asyncio.run(Notes("alice", db=db).send("fox?"))
     asyncio.run(Notes("bob", db=db).send("owl?"))
-    ip.user_ns["Notes"] = Notes
+    monkeypatch.setitem(ip.user_ns, "Notes", Notes)  # the shell is shared by the process's tests
     commands.magic._agents.clear()
     ip.shown.clear()
     ip.run_line_magic("think", f"search hunt --agent Notes --name bob --db {db}")
@@ -87,10 +87,51 @@ def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, cap
     ip.run_line_magic("think", "search red fox")
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (f"think: No Notes agent named 'alcie' in {tmp_path / 'notes.sqlite'} (stored: 'alice', 'bob'). "
-                        "Leave out --name for 'default', or start it first with `%think Notes alcie`.")
+                        f"Leave out --name for 'default', or start it first with `%think Notes alcie --db {db}`.")
     assert lines[1] == lines[0]
     assert lines[2] == "think: --name and --db go with an agent: `%think context Calc --name NAME`."
     assert lines[3] == ("think: No agent yet: pass one (`%think search red fox --agent Calc`) or show it first "
                         "with `%think Calc`.")
     assert len(ip.shown) == 2
     assert [n for (n,) in open_database(db).read("SELECT name FROM agents ORDER BY name")] == ["alice", "bob"]
+
+
+def test_inspecting_magics_find_stored_names_and_refuse_other_agents_clearly(ip, capsys, tmp_path, monkeypatch) -> None:
+    """A stored name with "/" or spaces is found; a missing --db file is refused and not created
+    (whatever the name); the suggested command quotes the name and keeps --db; an instance with
+    a --name or --db naming another agent is refused."""
+    script = S([[S.text("Hello from the team.")], [S.text("Hi.")]])
+
+    class Crew(Think):
+        def get_model(self):
+            return script.model
+
+    db = tmp_path / "crew.sqlite"
+    asyncio.run(Crew("team/alpha", db=str(db)).send("hi"))
+    instance = Crew("real one", db=str(db))
+    asyncio.run(instance.send("hello"))
+    monkeypatch.setitem(ip.user_ns, "Crew", Crew)
+    monkeypatch.setitem(ip.user_ns, "crew", instance)
+    commands.magic._agents.clear()
+    ip.shown.clear()
+    ip.run_line_magic("think", f"messages Crew --name team/alpha --db {db}")
+    ip.run_line_magic("think", f"messages Crew --name 'real one' --db {db}")
+    ip.run_line_magic("think", f"messages crew --name 'real one' --db {db}")  # the instance, named as it is
+    assert [df["text"].tolist() for df in ip.shown] == [["hi", "Hello from the team."], ["hello", "Hi."],
+                                                       ["hello", "Hi."]]
+    capsys.readouterr()
+    missing = tmp_path / "nowhere" / "typo.sqlite"
+    ip.run_line_magic("think", f"trace Crew --db {missing}")
+    ip.run_line_magic("think", f"context Crew --name 'real 1' --db {db}")
+    ip.run_line_magic("think", f"messages crew --name other --db {db}")
+    ip.run_line_magic("think", f"messages crew --db {tmp_path / 'other.sqlite'}")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"think: No file {missing}: check the --db path (an agent's file is made when it first "
+                        f"starts, e.g. `%think Crew --db {missing}`).")
+    assert lines[1] == (f"think: No Crew agent named 'real 1' in {db} (stored: 'real one', 'team/alpha'). Leave out "
+                        f"--name for 'default', or start it first with `%think Crew 'real 1' --db {db}`.")
+    instance_error = (f"think: 'crew' is the agent Crew('real one') in {db}; --name and --db choose an agent of a "
+                      "class instead: `%think ... Crew --name NAME --db PATH`.")
+    assert lines[2:] == [instance_error, instance_error]
+    assert not missing.parent.exists()
+    assert len(ip.shown) == 3

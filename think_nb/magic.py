@@ -126,12 +126,14 @@ class ThinkMagics(Magics):
     def resolve_agent(self, ref: str, name: str, db: str | None, *, existing: bool = False) -> Think:
         """The agent for `ref` (class or instance name in the user namespace, or `default`).
 
-        With `existing` (the sub-commands that only show an agent), a `name` other than "default"
-        must already be stored in the file: a typo in `--name` raises `UserError` naming the
-        stored names instead of creating an empty agent."""
+        With `existing` (the sub-commands that only show an agent), the `db` file must exist and
+        a `name` other than "default" must already be stored in it: a typo raises `UserError`
+        naming the stored names instead of creating an empty agent. An instance `ref` is that
+        agent: a `name` or `db` naming another raises `UserError`."""
         user_ns = self.shell.user_ns if self.shell is not None else {}
         value = Think if ref == "default" else user_ns.get(ref)
         if isinstance(value, Think):
+            _check_instance(ref, value, name, db)
             return value
         if value is not None and not (isinstance(value, type) and issubclass(value, Think)):
             raise UserError(f"{ref!r} is a {type(value).__name__}, not a Think agent or Think subclass; "
@@ -145,7 +147,7 @@ class ThinkMagics(Magics):
             raise UserError(f"No agent named {ref!r} in this notebook: define `class {ref}(Think): ...` "
                             f"(or `{ref} = Think(...)`) first, or use `%think default`.")
         key = (value, name, str(Path(db).resolve()) if db else None)
-        if key not in _agents and existing and name != "default":
+        if key not in _agents and existing and (name != "default" or db):
             _check_stored(value, name, db)
         if key not in _agents:
             try:
@@ -215,17 +217,35 @@ import think_nb.session.magic_commands  # noqa: E402, F401
 from think_nb.workspace import magic_commands as _files  # noqa: E402, F401
 
 
+def _check_instance(ref: str, agent: Think, name: str, db: str | None) -> None:
+    """Raise `UserError` when `name`/`db` name another agent than the instance `ref`."""
+    other_name = name not in ("default", agent.name)
+    other_db = bool(db) and Path(str(db)).expanduser().resolve() != agent.db_path
+    if other_name or other_db:
+        cls = type(agent).__name__
+        raise UserError(f"{ref!r} is the agent {cls}({agent.name!r}) in {agent.db_path}; --name and --db choose "
+                        f"an agent of a class instead: `%think ... {cls} --name NAME --db PATH`.")
+
+
 def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
-    """Raise `UserError` unless the file (`db`, else the notebook's default) holds agent `cls` named `name`."""
+    """Raise `UserError` unless the file (`db`, else the notebook's default) exists and, for a name
+    other than "default", holds the top-level agent `cls` named `name` (key `<class>:<name>`)."""
     from think_nb.store import default_db_path, open_database
 
     path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
-    names = [] if not path.is_file() else [n for (n,) in open_database(path).read(
-        "SELECT name FROM agents WHERE class_name = ? AND key NOT LIKE '%/%' ORDER BY name", (cls.__name__,))]
+    if not path.is_file():
+        raise UserError(f"No file {path}: check the --db path (an agent's file is made when it first starts, "
+                        f"e.g. `%think {cls.__name__} --db {shlex.quote(db or str(path))}`).")
+    if name == "default":
+        return
+    names = [n for (n,) in open_database(path).read(
+        "SELECT name FROM agents WHERE class_name = ? AND key = class_name || ':' || name ORDER BY name",
+        (cls.__name__,))]
     if name not in names:
         stored = f"stored: {', '.join(map(repr, names))}" if names else f"no {cls.__name__} agent is stored there"
+        start = f"%think {cls.__name__} {shlex.quote(name)}" + (f" --db {shlex.quote(db)}" if db else "")
         raise UserError(f"No {cls.__name__} agent named {name!r} in {path} ({stored}). Leave out --name for "
-                        f"'default', or start it first with `%think {cls.__name__} {name}`.")
+                        f"'default', or start it first with `{start}`.")
 
 
 def _agent_and_rest(magics: ThinkMagics, args: list[str], *, existing: bool = True) -> tuple[Think, list[str]]:

@@ -6,6 +6,11 @@ it overrides it. Every hook of `think_nb.turns.host.HOOKS` fires here, `on_chunk
 `on_chat_error` included. Contexts are built for every hook point, overridden or not, so the
 trace and the stepper always show the whole anatomy of a turn. `on_chunk` (once per chunk) is
 never a pause and is traced on its chunk group's row, not as a row of its own.
+
+A context's `messages` (model messages: their dicts come from the history conversion's memo,
+`think_nb.messages.convert`) is copied all the way down before user code sees it (an overriding
+hook or the stepper), so an edit in place, even of a nested `tool_calls` argument, changes this
+request only, never the memo later turns are built from.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ class HookSite:
             self.tracer.observed(started)
             return value
         decided = None
+        if self.stepper is not None or self.agent.overrides(name):
+            _own_messages(ctx)
         if self.stepper is not None:
             decided = await self.stepper._pause(name, ctx, step, tool)
         started = self.tracer.now_ms()
@@ -60,3 +67,19 @@ class HookSite:
         if not reports_ending:
             self.check_aborted()
         return value
+
+
+def _own_messages(ctx: Any) -> None:
+    """Give `ctx` its own copy of its model messages (see the module docstring)."""
+    messages = getattr(ctx, "messages", None)
+    if isinstance(messages, list):
+        ctx.messages = _copy(messages)
+
+
+def _copy(value: Any) -> Any:
+    """`value` with every dict and list copied (strings and numbers shared: they cannot change)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
