@@ -412,3 +412,23 @@ def test_echoed_synthetic_messages_are_dropped_from_the_history_wherever_they_ar
         kept = apply_overlays(messages, [])
         assert kept == [x for x in messages if not str(x.get("id", "")).startswith("compaction_")]
         assert kept is not messages
+
+
+async def test_a_compacted_history_still_reuses_its_converted_prefix() -> None:
+    """The synthetic summary message is the same dict on every turn (an unchanged overlay row
+    gives the same `Overlay`), so a compacted conversation's requests reuse their converted prefix
+    (per-turn cost flat with history) and still equal a fresh conversion."""
+    from think_nb.messages import convert
+
+    script = S([])
+    agent = make(script, small_tail)
+    await converse(agent, script, PAIRS)
+    script.steps.append([S.text("summary")])
+    await agent.compact()
+    await converse(agent, script, [("one more", "ok"), ("and another", "fine")])
+    history = agent.session.history()
+    synthetic = next(n for n, m in enumerate(history) if m["id"].startswith("compaction_"))
+    assert agent.session.history()[synthetic] is history[synthetic]  # the same dict, read again
+    reused = convert._known_prefix(history, [])
+    assert reused >= len(history) - 2  # all but the newest turn's messages (which the next request adds)
+    assert convert.to_model_messages(history, stored=True) == convert.to_model_messages(history)

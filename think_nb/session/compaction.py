@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from operator import itemgetter
 from typing import Any
 
@@ -48,9 +49,10 @@ class Overlay:
     tokens_before: int | None
     created_at: float
 
-    @property
+    @cached_property
     def message(self) -> dict:
-        """The synthetic UIMessage shown in place of the covered range."""
+        """The synthetic UIMessage shown in place of the covered range (the same dict every time:
+        a request built from a compacted history reuses its converted prefix; do not mutate it)."""
         return {"id": f"{SYNTHETIC_PREFIX}{self.id}", "role": "assistant",
                 "parts": [{"type": "text", "text": self.summary}]}
 
@@ -72,9 +74,22 @@ class CompactionContext:
     previous_summary: str | None = None
 
 
+_LOADED: dict[tuple, Overlay] = {}
+LOADED = 256
+"""Overlays remembered by their stored row, so each turn's history holds the same synthetic message."""
+
+
 def load_overlays(rows: CompactionRows) -> list[Overlay]:
-    """Every overlay of a conversation, oldest first."""
-    return [Overlay(*row) for row in rows.load()]
+    """Every overlay of a conversation, oldest first (an unchanged row gives the same `Overlay`)."""
+    out = []
+    for row in rows.load():
+        overlay = _LOADED.get(tuple(row))
+        if overlay is None:
+            overlay = _LOADED[tuple(row)] = Overlay(*row)
+            if len(_LOADED) > LOADED:
+                del _LOADED[next(iter(_LOADED))]
+        out.append(overlay)
+    return out
 
 
 def store_overlay(rows: CompactionRows, summary: str, from_id: str, to_id: str,
