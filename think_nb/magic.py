@@ -231,6 +231,7 @@ def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
     """Raise `UserError` unless the file (`db`, else the notebook's default) exists and, for a name
     other than "default", holds the top-level agent `cls` named `name` (key `<class>:<name>`)."""
     from think_nb.store import default_db_path, open_database
+    from think_nb.store.agent import stored_agent_names
 
     path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
     if not path.is_file():
@@ -238,9 +239,7 @@ def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
                         f"e.g. `%think {cls.__name__} --db {shlex.quote(db or str(path))}`).")
     if name == "default":
         return
-    names = [n for (n,) in open_database(path).read(
-        "SELECT name FROM agents WHERE class_name = ? AND key = class_name || ':' || name ORDER BY name",
-        (cls.__name__,))]
+    names = stored_agent_names(open_database(path), cls.__name__)
     if name not in names:
         stored = f"stored: {', '.join(map(repr, names))}" if names else f"no {cls.__name__} agent is stored there"
         start = f"%think {cls.__name__} {shlex.quote(name)}" + (f" --db {shlex.quote(db)}" if db else "")

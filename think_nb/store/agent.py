@@ -17,6 +17,7 @@
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 `store.transaction()` groups writes of several repositories into one transaction.
+`stored_agent_names(db, class_name)` lists the top-level agents of a class a file holds.
 Switching the active session is `store.open_session(id)`; nothing else reassigns `messages`.
 """
 
@@ -100,3 +101,10 @@ class AgentStore:
 
     def conversation_key(self, session_id: str) -> str:
         return conversation_key(self.agent_key, session_id)
+
+
+def stored_agent_names(db: Database, class_name: str) -> list[str]:
+    """The names of the top-level agents of `class_name` stored in `db` (key `<class>:<name>`; a
+    sub-agent's key holds its parent's), sorted."""
+    return [name for (name,) in db.read("SELECT name FROM agents WHERE class_name = ? AND key = class_name || ':' || "
+                                        "name ORDER BY name", (class_name,))]
