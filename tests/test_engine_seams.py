@@ -28,6 +28,8 @@ def test_the_trace_of_a_paused_turn_is_readable_while_it_waits() -> None:
     assert "text-delta" in live["hook"].tolist()  # the chunks streamed so far
     assert stepper.run().status == "completed"
     assert agent.trace()["hook"].tolist()[-1] == "on_chat_response"
+    tools = agent.trace()["tool"].tolist()  # a row without a tool says None (pandas 3 would print NaN)
+    assert "add" in tools and None in tools and all(t is None or isinstance(t, str) for t in tools)
 
 
 def test_on_chat_error_fires_through_the_hook_site_traced_and_pausable() -> None:

@@ -581,7 +581,9 @@ class Think:
         frame = pd.DataFrame(found[1] if found else [], columns=columns)
         frame["step"] = frame["step"].astype("Int64")  # nullable: hooks outside a step have none
         frame.attrs["request_id"] = found[0] if found else None
-        return frame
+        from think_nb.views import nulls_as_none
+
+        return nulls_as_none(frame)  # a hook row's missing tool is None, not NaN
 
     def recording(self, request_id: str | None = None) -> Any:
         """The recorded chunks of a turn (default: the latest) as a `Recording`; None if none."""
@@ -889,9 +891,12 @@ class Think:
         (milliseconds to load), calls, hook_errors."""
         import pandas as pd
 
-        return pd.DataFrame(self._extensions.table(),
-                            columns=["name", "version", "origin", "state", "tools", "hooks", "context_labels",
-                                     "permissions", "error", "load_ms", "calls", "hook_errors"])
+        from think_nb.views import nulls_as_none
+
+        return nulls_as_none(pd.DataFrame(self._extensions.table(),
+                                          columns=["name", "version", "origin", "state", "tools", "hooks",
+                                                   "context_labels", "permissions", "error", "load_ms", "calls",
+                                                   "hook_errors"]))
 
     async def extension_tools(self) -> dict:
         """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
