@@ -91,6 +91,7 @@ async def test_model_loads_an_extension_and_uses_it_next_turn_and_it_is_restored
     await agent.shutdown()
 
     again = make(script, tmp_path, include_extension_tools=True)  # a new kernel: restored from SQLite
+    assert again.extensions()["name"].tolist() == ["math"]  # listed at once, before its restore has run
     assert (await again.send("what is loaded?")).status == "completed"
     listed = tool_parts(again)[2]["output"]
     assert listed == {"count": 1, "extensions": [{"name": "math", "version": "1.0.0", "description": "",

@@ -81,21 +81,22 @@ class ExtensionManager:
             return
         for manifest, source in configs:
             self.items[manifest.name] = Extension(manifest, source, "static")
+        for row in stored:  # listed at once ("loading"), so `agent.extensions()` shows them before they load
+            try:
+                manifest = parse(row["manifest"])
+            except UserError as exc:
+                log.warning("stored extension skipped: %s", exc)
+                continue
+            if manifest.name in self.items:
+                log.warning("stored extension %r not loaded: a static extension has that name", manifest.name)
+                continue
+            self.items[manifest.name] = Extension(manifest, row["source"], "loaded")
+        pending = list(self.items.values())
 
         async def run() -> None:
-            for manifest, _ in configs:
-                await self._load(self.items[manifest.name])
-            for row in stored:
-                try:
-                    manifest = parse(row["manifest"])
-                except UserError as exc:
-                    log.warning("stored extension skipped: %s", exc)
-                    continue
-                if manifest.name in self.items:
-                    log.warning("stored extension %r not loaded: a static extension has that name", manifest.name)
-                    continue
-                self.items[manifest.name] = Extension(manifest, row["source"], "loaded")
-                await self._load(self.items[manifest.name])
+            for ext in pending:
+                if self.items.get(ext.manifest.name) is ext:  # not unloaded meanwhile
+                    await self._load(ext)
 
         loop = task_loop()
         self.task = loop.create_task(run(), name=f"think_nb extensions {self.agent.name}")
