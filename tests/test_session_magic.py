@@ -135,3 +135,8 @@ def test_inspecting_magics_find_stored_names_and_refuse_other_agents_clearly(ip,
     assert lines[2:] == [instance_error, instance_error]
     assert not missing.parent.exists()
     assert len(ip.shown) == 3
+    instance.sub_agent(Crew, "helper")
+    ip.run_line_magic("think", f"messages Crew --name helper --db {db}")
+    assert capsys.readouterr().out == (
+        f"think: Crew 'helper' in {db} is a sub-agent (Crew:real one/Crew:helper): show the instance its parent's "
+        "sub_agent(Crew, 'helper') returns, e.g. `%think child`.\n")

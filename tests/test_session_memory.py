@@ -373,6 +373,17 @@ async def test_messages_tool_calls_and_usage_dataframes(add_tool) -> None:
     assert u["cost_usd"].isna().all()  # the scripted model has no price: unknown, not 0
 
 
+async def test_tool_calls_dataframe_keeps_a_failed_calls_output_as_none(add_tool) -> None:
+    """A number next to a failed call's missing output stays a number and None (pandas would
+    make the column float64 with NaN)."""
+    script = S([[S.tool_call("add", {"a": 2, "b": 40}), S.tool_call("add", {"a": 1})], [S.text("done")]])
+    agent = make(script, get_tools=lambda self: [add_tool])
+    await agent.send("two sums")
+    t = agent.tool_calls_df()
+    assert t["state"].tolist() == ["output-available", "output-error"]
+    assert t["output"].tolist() == [42.0, None] and t["output"].dtype == object
+
+
 def test_empty_agent_dataframes_keep_their_columns() -> None:
     agent = make(S([]))
     for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 10),

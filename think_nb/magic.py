@@ -231,7 +231,7 @@ def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
     """Raise `UserError` unless the file (`db`, else the notebook's default) exists and, for a name
     other than "default", holds the top-level agent `cls` named `name` (key `<class>:<name>`)."""
     from think_nb.store import default_db_path, open_database
-    from think_nb.store.agent import stored_agent_names
+    from think_nb.store.agent import stored_agent_names, stored_sub_agent_keys
 
     path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
     if not path.is_file():
@@ -240,6 +240,10 @@ def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
     if name == "default":
         return
     names = stored_agent_names(open_database(path), cls.__name__)
+    sub_agents = [] if name in names else stored_sub_agent_keys(open_database(path), cls.__name__, name)
+    if sub_agents:
+        raise UserError(f"{cls.__name__} {name!r} in {path} is a sub-agent ({', '.join(sub_agents)}): show the "
+                        f"instance its parent's sub_agent({cls.__name__}, {name!r}) returns, e.g. `%think child`.")
     if name not in names:
         stored = f"stored: {', '.join(map(repr, names))}" if names else f"no {cls.__name__} agent is stored there"
         start = f"%think {cls.__name__} {shlex.quote(name)}" + (f" --db {shlex.quote(db)}" if db else "")

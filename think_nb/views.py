@@ -63,7 +63,8 @@ def tool_calls(agent: Think) -> pd.DataFrame:
                     "state": part.get("state"), "input": part.get("input"), "output": part.get("output"),
                     "error_text": part.get("errorText")}
                    for part in message.get("parts", []) if _is_tool(part))
-    return nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS))
+    # object columns: pandas would turn numbers plus a missing output into float64 with NaN
+    return nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS, dtype=object))
 
 
 def usage(agent: Think) -> pd.DataFrame:

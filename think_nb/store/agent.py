@@ -17,7 +17,8 @@
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 `store.transaction()` groups writes of several repositories into one transaction.
-`stored_agent_names(db, class_name)` lists the top-level agents of a class a file holds.
+`stored_agent_names(db, class_name)` lists the top-level agents of a class a file holds,
+`stored_sub_agent_keys(db, class_name, name)` the sub-agents of that class and name.
 Switching the active session is `store.open_session(id)`; nothing else reassigns `messages`.
 """
 
@@ -108,3 +109,9 @@ def stored_agent_names(db: Database, class_name: str) -> list[str]:
     sub-agent's key holds its parent's), sorted."""
     return [name for (name,) in db.read("SELECT name FROM agents WHERE class_name = ? AND key = class_name || ':' || "
                                         "name ORDER BY name", (class_name,))]
+
+
+def stored_sub_agent_keys(db: Database, class_name: str, name: str) -> list[str]:
+    """The keys of the sub-agents of `class_name` named `name` stored in `db` (`<parent key>/<class>:<name>`)."""
+    return [key for (key,) in db.read("SELECT key FROM agents WHERE class_name = ? AND name = ? AND key != "
+                                      "class_name || ':' || name ORDER BY key", (class_name, name))]
