@@ -239,8 +239,9 @@ def _check_stored(cls: type[Think], name: str, db: str | None) -> None:
                         f"e.g. `%think {cls.__name__} --db {shlex.quote(db or str(path))}`).")
     if name == "default":
         return
-    names = stored_agent_names(open_database(path), cls.__name__)
-    sub_agents = [] if name in names else stored_sub_agent_keys(open_database(path), cls.__name__, name)
+    db_file = open_database(path)
+    names = stored_agent_names(db_file, cls.__name__)
+    sub_agents = [] if name in names else stored_sub_agent_keys(db_file, cls.__name__, name)
     if sub_agents:
         raise UserError(f"{cls.__name__} {name!r} in {path} is a sub-agent ({', '.join(sub_agents)}): show the "
                         f"instance its parent's sub_agent({cls.__name__}, {name!r}) returns, e.g. `%think child`.")

@@ -94,9 +94,8 @@ class ExtensionManager:
         pending = list(self.items.values())
 
         async def run() -> None:
-            for ext in pending:
-                if self.items.get(ext.manifest.name) is ext:  # not unloaded meanwhile
-                    await self._load(ext)
+            for ext in pending:  # load() and unload() wait for this task first
+                await self._load(ext)
 
         loop = task_loop()
         self.task = loop.create_task(run(), name=f"think_nb extensions {self.agent.name}")

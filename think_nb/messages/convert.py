@@ -61,13 +61,12 @@ def to_model_messages(messages: list[dict], system: str | None = None, *, stored
             out.extend(_convert(message))
         return out
     start = _known_prefix(messages, out)
+    tail: list[list[dict]] = []  # the model messages of each message past the remembered prefix
     for message in messages[start:] if start else messages:
-        hit = _CONVERTED.get(id(message))
-        if hit is not None and hit[0] is message and hit[1] is None:  # final when converted: as remembered
-            out.extend(map(dict, hit[2]))  # copies: a hook editing `ctx.messages` cannot change the memo
-            continue
-        out.extend(map(dict, _remembered(message, hit)))
-    _remember_prefix(messages, start)
+        converted = _remembered(message)
+        tail.append(converted)
+        out.extend(map(dict, converted))  # copies: a hook editing `ctx.messages` cannot change the memo
+    _remember_prefix(messages, start, tail)
     return out
 
 
@@ -94,9 +93,9 @@ def _known_prefix(messages: list[dict], out: list[dict]) -> int:
     return len(known)
 
 
-def _remember_prefix(messages: list[dict], start: int) -> None:
+def _remember_prefix(messages: list[dict], start: int, tail: list[list[dict]]) -> None:
     """Extend the remembered prefix of `messages`' conversation past `start` with the final
-    messages that follow it (each remembered by `_remembered` just before)."""
+    messages that follow it; `tail[k]` holds the model messages of `messages[start + k]`."""
     end = start
     while end < len(messages) and is_final(messages[end]):
         end += 1
@@ -105,10 +104,7 @@ def _remember_prefix(messages: list[dict], start: int) -> None:
     key = id(messages[0])
     hit = _PREFIXES.pop(key, None) if start else None  # start > 0: `_known_prefix` found it
     known, converted = hit if hit is not None else ([], [])
-    more: list[dict] = []
-    for message in messages[start:end]:
-        memo = _CONVERTED.get(id(message))  # just remembered (or forgotten since, in a huge branch)
-        more.extend(memo[2] if memo is not None and memo[0] is message else _convert(message))
+    more = [entry for converted_one in tail[:end - start] for entry in converted_one]
     # new lists, swapped in whole: a reader never sees a prefix and conversions of different lengths
     known, converted = known + messages[start:end], converted + more
     _PREFIXES[key] = (known, converted)
@@ -132,14 +128,14 @@ REMEMBERED = 8192
 windows; the oldest remembered dropped first)."""
 
 
-def _remembered(message: dict, hit: tuple | None) -> list[dict]:
+def _remembered(message: dict) -> list[dict]:
     """`_convert(message)` for a stored message, remembered by identity; the entry keeps the
     message alive, so its id is never reused while remembered. A message final when converted
-    (`think_nb.messages.final`: nothing changes it in place any more) is used as remembered
-    (`to_model_messages` does not call this then); any other is checked by a fingerprint of its
-    parts (type, state, approval id, text length: what changes when the engine settles a call or
-    a recovery closes a part in place)."""
-    if hit is not None and hit[0] is message and hit[1] is not None and hit[1] == _fingerprint(message):
+    (`think_nb.messages.final`: nothing changes it in place any more) is used as remembered; any
+    other is checked by a fingerprint of its parts (type, state, approval id, text length: what
+    changes when the engine settles a call or a recovery closes a part in place)."""
+    hit = _CONVERTED.get(id(message))
+    if hit is not None and hit[0] is message and (hit[1] is None or hit[1] == _fingerprint(message)):
         return hit[2]
     mark = None if is_final(message) else _fingerprint(message)
     _CONVERTED.pop(id(message), None)
