@@ -18,6 +18,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -44,6 +45,24 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL. Switching needs a moment of exclusive access and SQLite reports
+    "database is locked" at once, without its busy wait, when another process holds the file
+    then (six processes opening a new file: ~1 run in 20 under load failed). So the switch is
+    tried again, backing off, for up to `LOCK_WAIT_S`."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
 class Database:
     """A migrated SQLite file. Use `read()` for queries and `write()` for a transaction."""
 
@@ -66,7 +85,7 @@ class Database:
         try:
             # opening waits longer than a statement: other processes may be migrating this file
             self._conn.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT_S * 1000)}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            _set_wal(self._conn)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             with self._lock:
                 migrate(self._conn)
