@@ -47,6 +47,7 @@ import json, os, time
 from think_nb import Think
 from think_nb.testing import ScriptedModel as S
 from think_nb.models.litellm_env import get_litellm
+from think_nb.binding import runtime_of
 get_litellm()
 
 TEXT = "".join(chr(97 + i % 26) for i in range({n}))
@@ -70,7 +71,7 @@ class Bench(Think):
     def get_model(self):
         return script.model
 agent = Bench("bench-{run}")
-agent.subscribe(Timing())
+runtime_of(agent).subscribe(Timing())
 agent.panel()
 '''
 

@@ -37,6 +37,7 @@ import think_nb
 t_import = time.perf_counter() - t0
 import asyncio
 from think_nb import Think
+from think_nb.binding import runtime_of
 
 first = []
 
@@ -48,7 +49,7 @@ class Mark:
 async def main():
     start = time.perf_counter()
     agent = Think("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))
-    agent.subscribe(Mark())
+    runtime_of(agent).subscribe(Mark())
     if float(sys.argv[1]):  # a notebook: the agent's cell ran, the message comes a moment later
         await asyncio.sleep(float(sys.argv[1]))
         start = time.perf_counter()

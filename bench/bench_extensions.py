@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from think_nb.binding import runtime_of
+
 SOURCE = '''
 def add(a, b):
     return {"result": a + b}
@@ -60,7 +62,7 @@ async def main(loads: int, calls: int, hooks: int) -> None:
             info = await agent.load_extension({**manifest, "name": f"b{n}"}, SOURCE)
             load.append((time.perf_counter() - start) * 1000)
             assert info["state"] == "loaded", info
-        tools = await agent.extension_tools()
+        tools = await runtime_of(agent).extension_tools()
         ext_add, ext_read = tools["b0_add"], tools["b0_read"]
         ext, local, host = [], [], []
         for n in range(calls):
@@ -80,7 +82,7 @@ async def main(loads: int, calls: int, hooks: int) -> None:
         hook = []
         for _ in range(hooks):
             start = time.perf_counter()
-            await agent.extension_hook("before_turn", ctx, None)
+            await runtime_of(agent).extension_hook("before_turn", ctx, None)
             hook.append((time.perf_counter() - start) * 1000)
         await agent.shutdown()
     print(f"first load (starts the Monty pool)   {first:.2f} ms")

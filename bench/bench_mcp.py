@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from think_nb.binding import runtime_of
+
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp_server.py"
 
 
@@ -39,7 +41,7 @@ async def through_think_nb(calls: int, folder: Path) -> float:
 
     agent = Bench("mcp-bench", db=folder / "bench.sqlite")
     await agent.add_mcp_server("demo", f"{sys.executable} {SERVER} stdio")
-    tool = agent.mcp_tools()["demo_add"]
+    tool = runtime_of(agent).mcp_tools()["demo_add"]
     start = time.perf_counter()
     for n in range(calls):
         await tool.invoke({"a": n, "b": 1})

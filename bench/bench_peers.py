@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+from think_nb.binding import runtime_of
+
 START = time.time()
 FRAMEWORKS = ("think_nb", "pydantic_ai")
 
@@ -95,7 +97,7 @@ async def think_worker(measure: str, size: int, folder: str) -> dict:
                 first.append(time.time())
 
     agent = think_agent([[S.text("hello there")]], folder)
-    agent.subscribe(Mark())
+    runtime_of(agent).subscribe(Mark())
     await agent.send("hi")
     return {"first_token_s": first[0] - START, "rss_mib": rss_mib()}
 

@@ -26,6 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from think_nb import Think
+from think_nb.binding import runtime_of
 from think_nb.store import AgentStore, open_database
 
 WORDS = [
@@ -104,7 +105,7 @@ def main() -> None:
     print(f"search over {args.search:,} messages: median {statistics.median(times):.2f} ms (target <= 10 ms); "
           f"one common word {by_kind[0]:.2f} ms, two-word phrase {by_kind[1]:.2f} ms, rare word {by_kind[2]:.2f} ms")
 
-    store = agent.store.messages
+    store = runtime_of(agent).store.messages
     for label, limit in (("whole branch", None), ("window of 500", 500)):
         tracemalloc.start()
         start = time.perf_counter()

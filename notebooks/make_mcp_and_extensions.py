@@ -78,8 +78,11 @@ clerk.clear_messages()
 await clerk.add_mcp_server("shop", SHOP, needs_approval=["cancel_order"],
                            connect_timeout=60)
 clerk.mcp_servers()'''),
-    new_markdown_cell("""The model sees the server's tools with their JSON schemas, like any other tool:"""),
-    new_code_cell('''sorted(clerk.mcp_tools())'''),
+    new_markdown_cell("""The model sees the server's tools with their JSON schemas, like any other tool
+(`think_nb.runtime_of(agent)` is the machinery behind an agent, for looking inside it):"""),
+    new_code_cell('''from think_nb import runtime_of
+
+sorted(runtime_of(clerk).mcp_tools())'''),
     new_code_cell('''clerk.panel()'''),
     new_code_cell('''result = await clerk.send("How many apples, and cancel order A-17 please.")
 print(result.status, "— waiting for:", [(p["tool_name"], p["input"]) for p in clerk.pending_approvals()])'''),
@@ -100,7 +103,7 @@ try:
 except UserError as exc:
     print(type(exc).__name__, ":", exc)'''),
     new_code_cell('''again = Clerk("mcp-demo")
-await again.mcp_ready()          # what a turn does before its first model call (wait_for_mcp_connections)
+await runtime_of(again).mcp_ready()   # what a turn does before its first model call (wait_for_mcp_connections)
 again.mcp_servers()'''),
     new_code_cell('''await clerk.shutdown()
 await again.shutdown()'''),
@@ -166,7 +169,7 @@ builder.extensions()[["name", "state", "error"]]'''),
     new_markdown_cell("""Loaded extensions are stored in the notebook's SQLite file and loaded again when the agent is
 created (a failed load is not stored):"""),
     new_code_cell('''restored = Builder("ext-demo")
-sorted(await restored.extension_tools())'''),
+sorted(await runtime_of(restored).extension_tools())   # the tools a turn merges from extensions'''),
     new_code_cell('''await builder.shutdown()
 await restored.shutdown()'''),
 ]

@@ -115,7 +115,7 @@ for part in lead.messages[-1]["parts"]:
 tools it used. The child kept its own transcript (with the earlier `chat()` too), in the same
 SQLite file:"""),
     new_code_cell('''researcher = lead.sub_agent(Researcher, "r1")
-print(researcher.key)
+print(researcher.name, "of", researcher.parent.name)
 researcher.messages_df()[["role", "text"]]'''),
     new_markdown_cell("""## 3. Cancelling a turn
 

@@ -203,7 +203,9 @@ class Clock(Think):
 
 
 clock = Clock("client-tools")
-clock.client_tool_specs()   # what the panel receives: name, schema and the JavaScript'''),
+from think_nb import runtime_of   # the machinery behind an agent, for looking inside it
+
+runtime_of(clock).client_tool_specs()   # what the panel receives: name, schema and the JavaScript'''),
     new_markdown_cell("""In a live notebook you would show the panel (`%think clock`) and it would answer the call by
 itself. This notebook is also run by a test, where no browser runs the JavaScript, so we play
 the panel's part from Python."""),

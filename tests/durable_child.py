@@ -23,6 +23,7 @@ import sys
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from think_nb import Think, tool
+from think_nb.binding import runtime_of
 from think_nb.models.litellm_env import get_litellm
 from think_nb.testing import ScriptedModel as S
 
@@ -69,7 +70,7 @@ async def run(cmd: dict) -> None:
 
     agent = Durable("d", db=cmd["db"])
     if cmd["listener"]:
-        agent.subscribe(SideFile(side))
+        runtime_of(agent).subscribe(SideFile(side))
     await agent.send("go")
     touch(f"{side}.done")
     await asyncio.Event().wait()  # wait to be killed

@@ -19,6 +19,7 @@ from IPython.testing.globalipapp import get_ipython
 
 from agents import scripted_agent
 from think_nb import Think, tool
+from think_nb.binding import runtime_of
 from think_nb.data_context import MAX_OUTPUT_CHARS, TOKEN_BUDGET, context_part, context_parts_later, tool_output
 from think_nb.errors import UserError
 from think_nb.messages import text_of
@@ -128,7 +129,7 @@ async def test_think_cell_with_attaches_notebook_variables(capsys: pytest.Captur
     script = S([[S.text("Got it.")]])
     agent = scripted_agent(script, tools=[], name="cell")
     ip.user_ns.update(calc=agent, df=pd.DataFrame({"a": [1, 2]}), model_results={"auc": 0.91})
-    agent.subscribe(object())  # a listener: the cell shows no panel
+    runtime_of(agent).subscribe(object())  # a listener: the cell shows no panel
     ip.run_cell_magic("think", "calc --with df,model_results", "Compare these")
     await agent.wait_until_stable(60)
     parts = agent.messages[0]["parts"]

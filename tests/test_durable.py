@@ -11,11 +11,12 @@ import pytest
 from agents import eventually, scripted_agent, warm_litellm
 from think_nb import Think
 from think_nb.batcher import merge_chunk
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 
 
 def stored_chunks(agent: Think, request_id: str) -> list[dict]:
-    return [c for segment in agent.store.streams.segments(request_id) for c in segment]
+    return [c for segment in runtime_of(agent).store.streams.segments(request_id) for c in segment]
 
 
 def merged(chunks: list[dict]) -> list[dict]:
@@ -61,7 +62,7 @@ async def test_every_broadcast_chunk_is_in_sqlite_first() -> None:
                 [S.text("three", chunk_size=1)]], delay=0.001)
     agent = scripted_agent(script)
     listener = WriteAheadListener(agent)
-    agent.subscribe(listener)
+    runtime_of(agent).subscribe(listener)
     result = await agent.send("go")
     assert result.status == "completed"
     assert listener.unrecorded == []
@@ -84,7 +85,7 @@ async def test_a_quiet_stream_is_flushed_within_the_flush_interval() -> None:
 
     script = S([[S.text("ab", chunk_size=1), S.tool_call("add", {"a": 1, "b": 2})], [S.text("ok")]])
     agent = scripted_agent(script, before_tool_call=before_tool_call)
-    agent.subscribe(Listener())
+    runtime_of(agent).subscribe(Listener())
     task = agent.submit("go")
     await eventually(lambda: any(c.get("type") == "tool-input-available" for c in heard), timeout=30,
                      what="the tool call reaches the listener while the turn waits")
@@ -100,8 +101,8 @@ async def test_a_failed_write_broadcasts_nothing_of_the_batch(monkeypatch: pytes
             heard.append(chunk)
 
     agent = scripted_agent(S([[S.text("abc")]]))
-    agent.subscribe(Listener())
-    real = agent.store.streams.append
+    runtime_of(agent).subscribe(Listener())
+    real = runtime_of(agent).store.streams.append
     calls = {"n": 0}
 
     def failing(request_id: str, segment: list[dict]) -> None:
@@ -110,7 +111,7 @@ async def test_a_failed_write_broadcasts_nothing_of_the_batch(monkeypatch: pytes
             raise OSError("disk full")
         real(request_id, segment)
 
-    monkeypatch.setattr(agent.store.streams, "append", failing)
+    monkeypatch.setattr(runtime_of(agent).store.streams, "append", failing)
     result = await agent.send("go")
     assert result.status == "error"
     assert [c["type"] for c in heard] == ["start"]  # only what was written before the failure
@@ -266,13 +267,13 @@ def left_by_dead_process(agent: Think, monkeypatch: pytest.MonkeyPatch, request_
     from think_nb.messages import user_message
     from think_nb.store import owners
 
-    agent.conversation.append(user_message(user_text))
+    runtime_of(agent).conversation.append(user_message(user_text))
     with monkeypatch.context() as m:
         m.setattr(owners, "PROCESS", "dead-process")
-        agent.store.turn_log.start(request_id, trigger, False)
+        runtime_of(agent).store.turn_log.start(request_id, trigger, False)
         if chunks:
-            agent.store.streams.set_status(request_id, False, "streaming")
-            agent.store.streams.append(request_id, chunks)
+            runtime_of(agent).store.streams.set_status(request_id, False, "streaming")
+            runtime_of(agent).store.streams.append(request_id, chunks)
 
 
 def partial_chunks(message_id: str = "m-partial", text: str = "half an ans", tool: bool = False) -> list[dict]:
@@ -301,7 +302,7 @@ async def test_default_recovery_persists_the_partial_and_settles_the_rows(
     reply = agent.messages[-1]
     assert reply["id"] == "m-partial" and reply["metadata"]["interrupted"] is True
     assert reply["parts"][-1]["text"] == "half an ans"
-    assert agent.store.streams.meta("req-dead") == (False, "interrupted")
+    assert runtime_of(agent).store.streams.meta("req-dead") == (False, "interrupted")
     assert [(t["request_id"], t["status"]) for t in agent.turns()] == [("req-dead", "interrupted")]
     assert cls("r", db=tmp_path / "a.sqlite").messages == agent.messages  # handled once
 
@@ -387,13 +388,13 @@ async def test_recovery_attempts_are_bounded(tmp_path: Path, monkeypatch: pytest
     cls = agent_class(S([]), on_chat_recovery=on_chat_recovery, chat_recovery_max_attempts=1)
     first = cls("r", db=tmp_path / "a.sqlite")
     left_by_dead_process(first, monkeypatch, "req-dead", partial_chunks())
-    collect(first.store)  # an earlier reopen handled req-dead ...
-    _count(first.store, "req-dead", "req-again")  # ... and started req-again to continue it ...
+    collect(runtime_of(first).store)  # an earlier reopen handled req-dead ...
+    _count(runtime_of(first).store, "req-dead", "req-again")  # ... and started req-again to continue it ...
     with monkeypatch.context() as m:  # ... which was cut off too
         m.setattr(owners, "PROCESS", "dead-process")
-        first.store.turn_log.start("req-again", "recovery-continue", True)
-        first.store.streams.set_status("req-again", True, "streaming")
-        first.store.streams.append("req-again", partial_chunks("m-again", "more"))
+        runtime_of(first).store.turn_log.start("req-again", "recovery-continue", True)
+        runtime_of(first).store.streams.set_status("req-again", True, "streaming")
+        runtime_of(first).store.streams.append("req-again", partial_chunks("m-again", "more"))
     agent = cls("r", db=tmp_path / "a.sqlite")
     assert [(c.request_id, c.attempt, c.exhausted) for c in seen] == [("req-again", 2, True)]
     assert agent.recovery_task is None  # continue_ is ignored once the chain is exhausted
@@ -456,11 +457,11 @@ def test_a_script_exits_while_an_async_recovery_hook_is_pending(tmp_path: Path) 
 
         db = {str(tmp_path / "exit.sqlite")!r}
         a = R("r", db=db)
-        a.conversation.append(user_message("hi"))
+        runtime_of(a).conversation.append(user_message("hi"))
         owners.PROCESS = "dead-process"
-        a.store.turn_log.start("req-dead", "panel", False)
-        a.store.streams.set_status("req-dead", False, "streaming")
-        a.store.streams.append("req-dead", partial_chunks())
+        runtime_of(a).store.turn_log.start("req-dead", "panel", False)
+        runtime_of(a).store.streams.set_status("req-dead", False, "streaming")
+        runtime_of(a).store.streams.append("req-dead", partial_chunks())
         owners.PROCESS = "alive"
         b = R("r", db=db)
         print([m["role"] for m in b.messages], flush=True)
@@ -520,7 +521,8 @@ async def test_cancel_pending_never_applies_and_cancel_running_is_not_overwritte
     agent = agent_class(script)("s", db=tmp_path / "s.sqlite")
     await agent.submit_messages([user_message("run")], submission_id="run")
     await agent.submit_messages([user_message("queued")], submission_id="queued")
-    await eventually(lambda: agent.inspect_submission("run")["status"] == "running" and agent.streaming_turns(),
+    await eventually(lambda: agent.inspect_submission("run")["status"] == "running"
+                     and runtime_of(agent).streaming_turns(),
                      timeout=60, what="the first submission streams")
     assert agent.cancel_submission("queued")["status"] == "aborted"
     assert agent.cancel_submission("run")["status"] == "aborted"
@@ -536,7 +538,7 @@ async def test_active_rows_are_never_deleted_and_clear_skips_pending(tmp_path: P
     from think_nb.messages import user_message
 
     agent = agent_class(S([]))("s", db=tmp_path / "s.sqlite")
-    agent.store.submissions.accept("p", None, [user_message("x")], "[]", None)  # pending, no drain
+    runtime_of(agent).store.submissions.accept("p", None, [user_message("x")], "[]", None)  # pending, no drain
     assert agent.delete_submissions() == 0 and agent.delete_submission("p") is False
     agent.clear_messages()
     assert agent.inspect_submission("p")["status"] == "skipped"
@@ -551,7 +553,7 @@ async def test_submissions_of_a_dead_process_are_requeued_or_settled(
     script = S([[S.text("answered")]])
     cls = agent_class(script)
     first = cls("s", db=tmp_path / "s.sqlite")
-    rows = first.store.submissions
+    rows = runtime_of(first).store.submissions
     applied, unapplied = user_message("applied"), user_message("not yet")
     rows.accept("applied", None, [applied], "a", None)
     rows.accept("unapplied", None, [unapplied], "b", None)
@@ -559,7 +561,7 @@ async def test_submissions_of_a_dead_process_are_requeued_or_settled(
         m.setattr(owners, "PROCESS", "dead-process")
         rows.start("applied", "req-1")
         rows.start("unapplied", "req-2")
-    first.conversation.append(applied)  # the dead process had applied the first one's messages
+    runtime_of(first).conversation.append(applied)  # the dead process had applied the first one's messages
     agent = cls("s", db=tmp_path / "s.sqlite")
     assert agent.inspect_submission("applied")["status"] == "error"
     assert agent.submissions_task is not None
@@ -580,7 +582,7 @@ async def test_user_message_and_turn_row_are_stored_together_or_not_at_all(tmp_p
         conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON turns BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     result = await agent.send("first")
     assert result.status == "error" and "disk full" in (result.error or "")
-    assert agent.messages == [] and agent.store.messages.count() == 0 and agent.turns() == []
+    assert agent.messages == [] and runtime_of(agent).store.messages.count() == 0 and agent.turns() == []
     with sqlite3.connect(tmp_path / "w.sqlite") as conn:
         conn.execute("DROP TRIGGER refuse")
     result = await agent.send("second")

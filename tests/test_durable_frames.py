@@ -13,6 +13,7 @@ from helpers_comm import custom_msgs, from_js
 from panels import chat_request, responses, statuses, until, user_msg
 from test_durable import agent_class, left_by_dead_process, partial_chunks
 from think_nb import protocol
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.widget import INTERRUPTED_TEXT, ChatPanel
 
@@ -43,7 +44,7 @@ async def test_a_turn_not_streaming_yet_is_pending_to_a_view_that_opens(recordin
     first = ChatPanel(agent)
     from_js(first, chat_request("r1", user_msg("hi", id="u1")))
     await asyncio.wait_for(entered.wait(), 60)  # r1 is admitted and in before_turn: nothing streamed
-    assert agent.pending_turns() == ["r1"]
+    assert runtime_of(agent).pending_turns() == ["r1"]
     later = ChatPanel(agent)
     assert resume(later, "p2") == [protocol.stream_pending("r1", "p2")]
     from_js(first, chat_request("r2", user_msg("and this", id="u2")))  # debounced behind r1
@@ -72,7 +73,7 @@ async def test_a_stalled_turn_is_replayed_as_interrupted(recording_comm: Any) ->
     agent = scripted_agent(S([[S.text("half"), S.stall()]]), chat_stream_stall_timeout=0.2)
     result = await agent.send("go")
     assert result.interrupted
-    assert agent.store.streams.meta(result.request_id) == (False, "interrupted")
+    assert runtime_of(agent).store.streams.meta(result.request_id) == (False, "interrupted")
     view = ChatPanel(agent)
     assert resume(view, "p") == [protocol.stream_resuming(result.request_id, "p")]
     (frame,) = ack(view, result.request_id, "p")
@@ -85,7 +86,7 @@ async def test_recovery_is_announced_with_chat_recovering(
     left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
     agent = cls("r", db=tmp_path / "a.sqlite")
     panel = ChatPanel(agent)  # opened in the same cell, before the recovery task ran
-    assert agent.recovering
+    assert runtime_of(agent).recovering
     assert protocol.chat_recovering(True) in resume(panel, "p")
     assert agent.recovery_task is not None
     await agent.recovery_task

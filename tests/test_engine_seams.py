@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agents import scripted_agent
 from think_nb import Think, client_tool
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 
 PACKAGE = Path(__file__).resolve().parent.parent / "think_nb"
@@ -65,9 +66,9 @@ async def test_on_chunk_is_traced_on_its_chunk_rows() -> None:
 
 async def test_the_engine_records_the_stream_with_no_view_attached() -> None:
     agent = scripted_agent(S([[S.text("recorded without a panel")]]), name="noview")
-    assert not agent.has_listeners()
+    assert not runtime_of(agent).has_listeners()
     result = await agent.send("hi")
-    replay = agent.replay_stream(result.request_id)
+    replay = runtime_of(agent).replay_stream(result.request_id)
     assert replay is not None
     chunks, continuation, finished = replay
     assert finished and not continuation
@@ -87,9 +88,9 @@ async def test_sync_readers_see_what_an_async_get_model_and_get_tools_gave_the_l
             return [where]
 
     agent = Async("async")
-    assert agent.client_tool_specs() == []  # nothing resolved yet: a sync caller cannot run them
+    assert runtime_of(agent).client_tool_specs() == []  # nothing resolved yet: a sync caller cannot run them
     await agent.send("hi")
-    assert [s["name"] for s in agent.client_tool_specs()] == ["where_am_i"]
+    assert [s["name"] for s in runtime_of(agent).client_tool_specs()] == ["where_am_i"]
     assert agent.session.model_name() == script.model
 
 
@@ -107,17 +108,113 @@ def test_no_sql_outside_the_store() -> None:
 
 
 def test_no_module_reaches_into_an_agents_privates() -> None:
-    """Only agent.py touches `Think`'s private attributes; everything else uses the declared seams
-    (`agent.store`, `agent.conversation`, public methods, `AgentHost`)."""
+    """Only agent.py (Think) and binding.py (where the runtime is kept) touch an agent's private
+    attributes; everything else uses the declared seams (`runtime_of(agent)`, the protocols)."""
     offenders = []
     for path in _python_files(()):
-        if path.name == "agent.py":
+        if path.name in ("agent.py", "binding.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
                 continue
             owner = node.value
             name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
-            if name in ("agent", "_agent", "host", "child", "parent"):
+            if name in ("agent", "_agent", "host", "child", "parent", "runtime"):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {name}.{node.attr}")
+    assert offenders == []
+
+
+def test_think_holds_no_machinery() -> None:
+    """No internal hook is on the class users subclass: nothing the engine, the hub or a subsystem
+    calls (their protocols' members) is a name of Think, but the agent's `name`; Think's own
+    namespace is its declared names (`think_nb.names`) and dunders only."""
+    from think_nb import names
+    from think_nb.hub import PanelSource
+    from think_nb.turns.host import AgentHost
+
+    machinery = set()
+    for protocol in (AgentHost, PanelSource):
+        machinery |= {n for n in dir(protocol) if not n.startswith("_")}
+    assert machinery - {"name", "messages", "is_running", "session", "max_steps", "message_concurrency",
+                        "include_mcp_tools", "chat_stream_stall_timeout", "get_model", "get_system_prompt",
+                        "get_tools", "repair_interrupted_tool_part", "switch_session", "get_branches",
+                        "list_sessions"} & set(dir(Think)) == set()
+    own = {n for n in vars(Think) if not n.startswith("__")}
+    assert own == set(names.RESERVED) | names.OVERRIDABLE | names.SETTINGS
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The think_nb modules `path` imports: every import, at the top, in a function or under
+    TYPE_CHECKING (a type-checking import is an edge too)."""
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = package.removesuffix(".__init__") if package.endswith(".__init__") else package.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        for target in targets:
+            while target and target not in modules:
+                target = target.rsplit(".", 1)[0] if "." in target else ""
+            if target and target.startswith("think_nb"):
+                found.add(target)
+    return found
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """The modules of think_nb form no cycle, type-checking-only and function-level imports
+    included (a package's `__init__` importing its own modules is not an edge back)."""
+    files = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    graph = {m: {t for t in _imports(p, set(files)) if t != m and not (p.name == "__init__.py" and
+                                                                        t.startswith(m + "."))}
+             for m, p in files.items()}
+    cycles, seen = [], set()
+    for start in graph:  # a depth-first search from every module; report each cycle once
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    key = frozenset(path)
+                    if key not in seen:
+                        seen.add(key)
+                        cycles.append(" -> ".join([*path, start]))
+                elif nxt not in path and nxt > start:
+                    stack.append((nxt, [*path, nxt]))
+    assert cycles == []
+
+
+def test_the_conversation_is_the_only_writer_of_messages() -> None:
+    writes = re.compile(r"\bmessages\.(append_to_leaf|append|extend|update|set_leaf|clear)\(")
+    offenders = []
+    for path in _python_files(("store",)):
+        if path.name == "conversation.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if writes.search(line) and "store" in line:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{n}")
+    assert offenders == []
+
+
+def test_subsystems_never_see_think_or_the_runtime() -> None:
+    """The runtime composes the subsystems from above: none of them (session, MCP, extensions,
+    schedules, submissions, recovery, the turn engine, the hub, workspace, tools, store, models,
+    messages) imports `think_nb.agent` or `think_nb.runtime`, not even for types."""
+    below = ("session", "mcp", "extensions", "schedules", "turns", "workspace", "tools", "store", "models",
+             "messages")
+    files = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    offenders = []
+    for module, path in files.items():
+        top = path.relative_to(PACKAGE).parts[0]
+        if top in below or path.name in ("submissions.py", "hub.py", "conversation.py", "binding.py", "names.py"):
+            bad = _imports(path, set(files)) & {"think_nb.agent", "think_nb.runtime"}
+            offenders += [f"{module} imports {b}" for b in sorted(bad)]
     assert offenders == []

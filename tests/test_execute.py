@@ -14,6 +14,7 @@ from dirty_equals import IsPartialDict, IsStr
 
 from agents import add, mul, user
 from think_nb import Think, tool
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools.tool import Tool
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
@@ -150,7 +151,7 @@ async def test_a_gated_tool_inside_code_pauses_the_turn_and_the_code_resumes_aft
                         "stdout": "start\nbefore the gate\nafter deleted /tmp/x\n", "calls": 3}}]}, {
         "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(continuation=True), "parts": [
             {"type": "step-start"}, {"type": "text", "text": "Deleted, and 84.", "state": "done"}]}]
-    assert agent.store.state.get(PAUSE_KEY + "call_1_0") is None  # claimed: it can never resume twice
+    assert runtime_of(agent).store.state.get(PAUSE_KEY + "call_1_0") is None  # claimed: it can never resume twice
 
 
 async def test_deny_never_runs_the_gated_tool_and_the_code_never_continues() -> None:
@@ -183,7 +184,7 @@ THREE = ("a = delete_file('/one')\nprint('one done')\nb = delete_file('/two')\np
 
 def pauses(agent: Think) -> list[str]:
     """The paused-run records left in the agent's store."""
-    return agent.store.state.keys(PAUSE_KEY)
+    return runtime_of(agent).store.state.keys(PAUSE_KEY)
 
 
 def waiting_call(agent: Think) -> dict:
@@ -259,7 +260,7 @@ async def test_a_resumed_call_whose_snapshot_is_gone_runs_nothing_again() -> Non
     script = S([[S.tool_call("execute", {"code": CODE})], [S.text("It said so.")]])
     agent = coder(script)
     await agent.send("go")
-    agent.store.state.delete(PAUSE_KEY + "call_1_0")  # as if an earlier resume had claimed it
+    runtime_of(agent).store.state.delete(PAUSE_KEY + "call_1_0")  # as if an earlier resume had claimed it
     await agent.approve("call_1_0")
     part = agent.messages[1]["parts"][-1]
     assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"] and ran == []

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from think_nb import Think
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.extensions import ExtensionError
 from think_nb.testing import ScriptedModel as S
@@ -70,7 +71,7 @@ async def test_static_extension_tool_is_namespaced_called_and_listed(tmp_path: P
     assert frame[["name", "origin", "state", "calls"]].to_dict("records") == [
         {"name": "math", "origin": "static", "state": "loaded", "calls": 1}]
     assert frame.loc[0, "tools"] == ["math_add"] and frame.loc[0, "load_ms"] > 0
-    assert agent.store.extensions.all() == []  # static extensions come from the class, not the file
+    assert runtime_of(agent).store.extensions.all() == []  # static extensions come from the class, not the file
     await agent.shutdown()
 
 
@@ -102,7 +103,7 @@ async def test_model_loads_an_extension_and_uses_it_next_turn_and_it_is_restored
     assert await again.unload_extension("math") is True
     await again.shutdown()
     third = make(script, tmp_path)
-    assert third.extensions().empty or (await third.extension_tools()) == {}
+    assert third.extensions().empty or (await runtime_of(third).extension_tools()) == {}
     await third.shutdown()
 
 
@@ -120,7 +121,7 @@ async def test_an_extension_that_raises_at_load_is_reported_and_the_agent_works(
     assert frame.loc["boom", "state"] == "error"
     assert frame.loc["boom", "error"] == "tool 'x' needs a dict with a 'function' (a def)"
     assert frame.loc["bad", "state"] == "error"
-    assert agent.store.extensions.all() == []  # a failed load is not stored
+    assert runtime_of(agent).store.extensions.all() == []  # a failed load is not stored
     await agent.shutdown()
 
 
@@ -258,11 +259,11 @@ async def test_a_stored_extension_does_not_replace_a_static_one_of_the_same_name
     await plain.load_extension({"name": "math", "version": "9"}, MATH)
     await plain.shutdown()
     static = make(script, tmp_path, get_extensions=statics(({"name": "math", "version": "1"}, MATH)))
-    await static.extension_tools()
+    await runtime_of(static).extension_tools()
     assert static.extensions()[["name", "version", "origin"]].to_dict("records") == [
         {"name": "math", "version": "1", "origin": "static"}]
     assert await static.unload_extension("math")  # the static one goes; the stored one is kept
-    assert [r["manifest"]["version"] for r in static.store.extensions.all()] == ["9"]
+    assert [r["manifest"]["version"] for r in runtime_of(static).store.extensions.all()] == ["9"]
     await static.shutdown()
 
 
@@ -394,7 +395,7 @@ async def test_a_model_loaded_extension_gets_the_workspace_access_it_asked_for(t
     assert (read["state"], read["output"]) == ("output-available", "secret notes")
     assert write["state"] == "output-error" and "permissions.workspace='read-write'" in write["errorText"]
     assert not agent.workspace.exists("/x.txt")
-    stored = agent.store.extensions.all()
+    stored = runtime_of(agent).store.extensions.all()
     assert stored[0]["manifest"]["permissions"] == {"workspace": "read", "network": []}
     await agent.shutdown()
 
@@ -402,12 +403,12 @@ async def test_a_model_loaded_extension_gets_the_workspace_access_it_asked_for(t
 async def test_a_tool_of_an_unloaded_extension_says_so(tmp_path: Path) -> None:
     agent = make(S([]), tmp_path)
     await agent.load_extension({"name": "math", "version": "1"}, MATH)
-    tool = (await agent.extension_tools())["math_add"]
+    tool = (await runtime_of(agent).extension_tools())["math_add"]
     assert await tool.invoke({"a": 1, "b": 1}) == {"result": 2}
     await agent.unload_extension("math")
     with pytest.raises(ExtensionError, match=r'Extension "math" has been unloaded\. Tool "math_add" is no longer'):
         await tool.invoke({"a": 1, "b": 1})
-    assert await agent.extension_tools() == {}
+    assert await runtime_of(agent).extension_tools() == {}
     await agent.shutdown()
 
 
@@ -426,7 +427,7 @@ async def test_an_extensions_on_chunk_runs_without_the_agent_overriding_on_chunk
     script = S([[S.text("abc", chunk_size=1)]])
     agent = make(script, tmp_path, get_extensions=statics(({"name": "counter", "version": "1"}, CHUNK_COUNTER)))
     assert (await agent.send("hi")).status == "completed"
-    assert not agent.overrides("on_chunk") and agent.observes("on_chunk")
+    assert not runtime_of(agent).overrides("on_chunk") and runtime_of(agent).observes("on_chunk")
     assert agent.extensions().set_index("name").loc["counter", "hook_errors"] > 0
     await agent.shutdown()
 

@@ -7,6 +7,7 @@ from dirty_equals import IsStr
 
 from agents import scripted_agent, texts, user
 from think_nb import Think, client_tool, tool
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.testing import ScriptedModel as S
 
@@ -47,7 +48,7 @@ async def test_approve_runs_the_tool_in_a_continuation_and_the_result_lands_in_t
     script = S([[S.text("Deleting."), S.tool_call("delete_file", {"path": "/tmp/x"})], [S.text("Done, it is gone.")]])
     agent = scripted_agent(script, tools=[delete_file])
     updates = Updates()
-    agent.subscribe(updates)
+    runtime_of(agent).subscribe(updates)
     await agent.send("remove /tmp/x")
     assert ran == [] and len(script.requests) == 1
     assert agent.pending_approvals() == [{"tool_call_id": "call_1_0", "tool_name": "delete_file",
@@ -130,7 +131,7 @@ async def test_pending_approvals_survive_a_restart_and_can_be_approved_from_the_
 async def test_client_tool_round_trip_with_two_parallel_calls_and_a_failure() -> None:
     script = S([[S.tool_call("time_zone", {}), S.tool_call("selection", {})], [S.text("You are in Paris time.")]])
     agent = scripted_agent(script, tools=[tz, sel])
-    assert agent.client_tool_specs() == [
+    assert runtime_of(agent).client_tool_specs() == [
         {"name": "time_zone", "description": "The user's time zone.",
          "parameters": {"type": "object", "properties": {}},
          "js": "return Intl.DateTimeFormat().resolvedOptions().timeZone;"},
@@ -162,7 +163,7 @@ async def test_a_client_result_arriving_mid_turn_continues_once_the_turn_ends() 
                 agent.add_tool_output(chunk["toolCallId"], "UTC")  # the panel answers while text streams
                 seen.set()
 
-    agent.subscribe(Panel())
+    runtime_of(agent).subscribe(Panel())
     await agent.send("tz?")
     assert seen.is_set()
     await agent.wait_until_stable(timeout=5)

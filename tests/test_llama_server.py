@@ -21,6 +21,7 @@ import pytest
 
 from agents import add, eventually
 from think_nb import ModelConfig, Think
+from think_nb.binding import runtime_of
 from think_nb.messages.convert import provider_call_id
 from think_nb.models.local import gguf_path
 from think_nb.turns.hooks import TurnConfig
@@ -104,7 +105,7 @@ def allow_requests(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_tool_call_then_a_streamed_answer_with_the_exchange_in_history(llama_server: LlamaServer) -> None:
     chunks: list[dict] = []
     agent = agent_on(llama_server, "tools")
-    agent.subscribe(listener(chunks))
+    runtime_of(agent).subscribe(listener(chunks))
     agent.choice, agent.max_steps_now = {"type": "function", "function": {"name": "add"}}, 1
     first = await agent.send("What is 2 plus 40? Use the add tool.")
     assert (first.status, first.error) == ("completed", None)
@@ -132,7 +133,7 @@ async def test_abort_mid_stream_closes_the_http_request(llama_server: LlamaServe
     chunks: list[dict] = []
     agent = agent_on(llama_server, "abort")
     agent.choice = "none"
-    agent.subscribe(listener(chunks))
+    runtime_of(agent).subscribe(listener(chunks))
     controller = AbortController()
     before = len(llama_server.log)
     agent.server_options = {"max_tokens": 400}

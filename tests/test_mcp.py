@@ -16,6 +16,7 @@ import pytest
 
 from agents import eventually, scripted_agent
 from think_nb import Think
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.testing import ScriptedModel as S
 
@@ -151,7 +152,7 @@ async def test_gating_by_name_and_by_predicate_and_secrets_by_reference(tmp_path
     seen: list = []
     await agent.add_mcp_server("demo", STDIO, needs_approval=lambda server, tool, data: seen.append(
         (server, tool, data)) or tool == "add")
-    assert agent.mcp_tools()["demo_add"].needs_approval({"a": 1, "b": 2}) is True
+    assert runtime_of(agent).mcp_tools()["demo_add"].needs_approval({"a": 1, "b": 2}) is True
     assert seen == [("demo", "add", {"a": 1, "b": 2})]
     await agent.shutdown()
 
@@ -195,13 +196,13 @@ async def test_adding_the_same_server_again_keeps_its_connection_and_another_rep
     `addMcpServer` is idempotent); the same name with another command replaces it, logged."""
     agent = agent_with(S([]), tmp_path)
     await agent.add_mcp_server("demo", STDIO)
-    first = agent._mcp.live["demo"]
+    first = runtime_of(agent).mcp.live["demo"]
     assert (await agent.add_mcp_server("demo", STDIO))["state"] == "connected"
-    assert agent._mcp.live["demo"] is first
+    assert runtime_of(agent).mcp.live["demo"] is first
     with caplog.at_level("WARNING", logger="think_nb"):
         info = await agent.add_mcp_server("demo", STDIO, args=["--unused"])
     assert info["state"] in ("connected", "failed")
-    assert agent._mcp.live["demo"] is not first and first.state == "closed"
+    assert runtime_of(agent).mcp.live["demo"] is not first and first.state == "closed"
     assert "MCP server 'demo' replaced (args changed)" in caplog.text
     assert agent.mcp_servers()["name"].tolist() == ["demo"]
     await agent.shutdown()

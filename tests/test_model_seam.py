@@ -13,10 +13,9 @@ import pytest
 
 from agents import add, scripted_agent
 from think_nb import ModelConfig, Think
-from think_nb.models.client import client_for
 from think_nb.models.inprocess import InProcessClient
 from think_nb.models.litellm_client import LitellmClient
-from think_nb.models.stream import stream_step
+from think_nb.models.stream import client_for, stream_step
 from think_nb.testing import ScriptedModel as S
 
 TOOLS = [{"type": "function", "function": {"name": "add", "description": "Add.",

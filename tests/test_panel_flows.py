@@ -29,6 +29,7 @@ from panels import (
     user_msg,
 )
 from think_nb import client_tool, protocol, tool
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.widget import ChatPanel
 
@@ -59,7 +60,7 @@ async def test_two_panels_share_one_subscription_and_stream_the_same_text(record
     agent = scripted_agent(S([[S.deltas([f"{i}," for i in range(500)])]]))
     a, b = panels_on(agent)
     assert a._hub is b._hub
-    assert len(agent._engine.listeners) == 1  # the agent's ViewHub, shared by both panels
+    assert len(runtime_of(agent).engine.listeners) == 1  # the agent's ViewHub, shared by both panels
     from_js(a, chat_request("r1"))
     await agent.wait_until_stable(timeout=60)
     expected = "".join(f"{i}," for i in range(500))
@@ -96,8 +97,9 @@ async def test_a_panel_created_mid_stream_replays_the_whole_turn_from_sqlite(rec
     assert merged(replay["chunks"] + chunks_of(live_after)) == merged(chunks_of(responses(first)))
     assert streamed_text(responses(first)) == before + "Y"
     # the stream is recorded in SQLite, under the agent's key
-    rows = agent.store.db.read("SELECT status FROM stream_metadata WHERE agent_key = ? AND request_id = 'r1'",
-                               (agent.key,))
+    store = runtime_of(agent).store
+    rows = store.db.read("SELECT status FROM stream_metadata WHERE agent_key = ? AND request_id = 'r1'",
+                               (runtime_of(agent).key,))
     assert rows == [("completed",)]
 
 
@@ -121,11 +123,11 @@ async def test_rows_left_streaming_by_a_dead_kernel_are_marked_interrupted(recor
     agent = scripted_agent(S([]), name="dead")
     chunks = [{"type": "start", "messageId": "m-old"}, {"type": "start-step"}, {"type": "text-start", "id": "t"},
               {"type": "text-delta", "id": "t", "delta": "half a rep"}]
-    db = agent.store.db
+    db = runtime_of(agent).store.db
     # a row a killed kernel (owner "dead", not this process) left streaming, with what had streamed
-    db.execute("INSERT INTO stream_metadata VALUES (?, 'old', 0, 'streaming', 'dead', 1, 1)", (agent.key,))
+    db.execute("INSERT INTO stream_metadata VALUES (?, 'old', 0, 'streaming', 'dead', 1, 1)", (runtime_of(agent).key,))
     db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) VALUES (?, 'old', ?, 1)",
-               (agent.key, json.dumps(chunks)))
+               (runtime_of(agent).key, json.dumps(chunks)))
 
     reopened = type(agent)("dead")  # the next kernel opens the agent
     panel = ChatPanel(reopened)
@@ -296,7 +298,7 @@ async def test_clear_reaches_every_panel_and_the_recorded_stream(recording_comm:
     a, b = panels_on(agent)
     from_js(a, chat_request("r1"))
     await until(lambda: holds.waiting == 1, "the turn to hold")
-    assert agent.store.db.read("SELECT count(*) FROM stream_chunks")[0][0] > 0
+    assert runtime_of(agent).store.db.read("SELECT count(*) FROM stream_chunks")[0][0] > 0
     sent = len(custom_msgs(b))
     from_js(a, dict(protocol.chat_clear()))
     assert custom_msgs(b)[sent] == protocol.chat_clear()
@@ -306,8 +308,8 @@ async def test_clear_reaches_every_panel_and_the_recorded_stream(recording_comm:
     await until(lambda: a.status == "ready", "ready")
     assert agent.turns()[-1]["status"] == "aborted"
     assert agent.messages == a.messages == b.messages == [] == type(agent)(agent.name).messages
-    assert agent.store.db.read("SELECT count(*) FROM stream_chunks") == [(0,)]
-    assert agent.store.db.read("SELECT count(*) FROM stream_metadata") == [(0,)]
+    assert runtime_of(agent).store.db.read("SELECT count(*) FROM stream_chunks") == [(0,)]
+    assert runtime_of(agent).store.db.read("SELECT count(*) FROM stream_metadata") == [(0,)]
     from_js(b, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "p"})
     assert custom_msgs(b)[-1] == protocol.stream_resume_none("p")
 
@@ -327,7 +329,7 @@ async def test_client_id_of_a_sender_makes_it_the_runner(recording_comm: Any) ->
     assert [(t["request_id"], t["status"]) for t in agent.turns()] == [("r", "completed")]
     assert agent.messages[0]["id"] == "u1"
     assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["page_selection"]  # offered to the model
-    assert "page_selection" in agent.client_tool_names()
+    assert "page_selection" in runtime_of(agent).client_tool_names()
 
 
 async def test_step_mode_pause_shows_in_every_panel(recording_comm: Any) -> None:

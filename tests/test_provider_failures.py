@@ -24,6 +24,7 @@ from helpers_comm import from_js
 from panels import chat_request, chunks_of, responses, statuses, until
 from providers.agents import hosted_agent
 from providers.server import Call, FakeProvider, Reply, closed_port
+from think_nb.binding import runtime_of
 from think_nb.widget import ChatPanel
 
 PRICED = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
@@ -123,7 +124,7 @@ async def test_a_provider_failure_ends_the_turn_with_one_clear_outcome(fmt: str,
         if case.refused:
             agent.model.options["api_base"] = server.api_base.replace(str(server.port), str(port))  # type: ignore[attr-defined]
         listener = Listener()
-        agent.subscribe(listener)
+        runtime_of(agent).subscribe(listener)
         panel = ChatPanel(agent)
         from_js(panel, chat_request("r1"))  # the user sends "What is 2 + 40?" from the panel
         assert await agent.wait_until_stable(timeout=60), "the turn hung"  # a hang fails, it never blocks CI
@@ -137,7 +138,7 @@ async def test_a_provider_failure_ends_the_turn_with_one_clear_outcome(fmt: str,
         assert stored == agent.messages[-1] == panel.messages[-1], where
         assert not any(p.get("state") == "streaming" for p in stored["parts"]), where
         assert listener.ends == [(turn["status"], turn["error"])], where  # told once that the turn ended
-        assert not agent.is_running and agent.streaming_turns() == [], where
+        assert not agent.is_running and runtime_of(agent).streaming_turns() == [], where
         assert statuses(panel) == ["submitted", "streaming", ending], where  # out of "streaming", once
         frames = responses(panel, "r1")
         assert (frames[-1]["done"], frames[-1].get("error")) == (True, True if case.error else None), where

@@ -10,6 +10,7 @@ import pytest
 
 from agents import eventually
 from think_nb import ScheduledTask, Think
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.schedules import spec as specs
 from think_nb.testing import FakeClock
@@ -85,7 +86,8 @@ async def test_a_declared_prompt_task_runs_each_occurrence_as_a_scheduled_submis
     assert [t["trigger"] for t in agent.turns()] == ["scheduled", "scheduled"]
     assert user_texts(agent) == ["Digest", "Digest"]
     subs = agent.list_submissions()
-    assert [s["idempotency_key"] for s in subs] == [f"think-schedule:{agent.key}:digest:{round((T0 + n * 300) * 1000)}"
+    key = runtime_of(agent).key
+    assert [s["idempotency_key"] for s in subs] == [f"think-schedule:{key}:digest:{round((T0 + n * 300) * 1000)}"
                                                     for n in (1, 2)]
     assert subs[0]["metadata"]["source"] == "scheduled-task" and subs[0]["metadata"]["task_id"] == "digest"
     # `submitted` while the turn runs, then the submission's outcome
@@ -181,12 +183,12 @@ async def test_declarations_are_reconciled_and_runtime_tasks_kept(tmp_path: Path
     clock.advance(60)
     second = agent_on(clock, tmp_path / "a.sqlite", tasks={"a": ScheduledTask("every 1 hour", prompt="A"),
                                                            "b": ScheduledTask("every 2 hours", prompt="B")})
-    rows = {r["id"]: r for r in second.store.schedules.all()}
+    rows = {r["id"]: r for r in runtime_of(second).store.schedules.all()}
     assert set(rows) == {"a", "b", "mine"}
     assert rows["a"]["next_run_at"] == T0 + 3600  # unchanged declaration: keeps its occurrence
     assert rows["b"]["next_run_at"] == T0 + 60 + 7200  # changed: re-armed from now
     third = agent_on(clock, tmp_path / "a.sqlite", tasks={})
-    assert {r["id"] for r in third.store.schedules.all()} == {"mine"}
+    assert {r["id"] for r in runtime_of(third).store.schedules.all()} == {"mine"}
     with pytest.raises(UserError, match="exactly one of prompt= or handler="):
         agent_on(clock, tmp_path / "b.sqlite", tasks={"x": ScheduledTask("every 1 hour")})
     with pytest.raises(UserError, match="keys are schedule"):

@@ -7,6 +7,7 @@ import pytest
 from dirty_equals import IsStr
 
 from think_nb import Think
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.messages import user_message
 from think_nb.session import Skill, SkillDirectory
@@ -84,9 +85,9 @@ async def test_search_index_follows_updates_and_clear() -> None:
     agent = make(script)
     await converse(agent, script, [("alpha", "bravo")])
     message = agent.messages[1]
-    agent.store.messages.update({**message, "parts": [{"type": "text", "text": "charlie"}]})
+    runtime_of(agent).store.messages.update({**message, "parts": [{"type": "text", "text": "charlie"}]})
     assert agent.session.search("bravo") == [] and len(agent.session.search("charlie")) == 1
-    agent.store.messages.update({**message, "parts": [{"type": "text", "text": "delta echo foxtrot"}]})
+    runtime_of(agent).store.messages.update({**message, "parts": [{"type": "text", "text": "delta echo foxtrot"}]})
     assert agent.session.search("charlie") == [] and len(agent.session.search("echo foxtrot")) == 1
     assert agent.session.search("delta foxtrot") == []
     agent.clear_messages()
@@ -253,7 +254,7 @@ async def test_the_synthetic_summary_echoed_back_is_never_persisted() -> None:
     await agent.save_messages([synthetic, user_message("more")])
     script.steps.append([S.text("reply two")])
     await agent.save_messages([synthetic])
-    rows = agent.store.db.read("SELECT id FROM messages WHERE id LIKE 'compaction_%'")
+    rows = runtime_of(agent).store.db.read("SELECT id FROM messages WHERE id LIKE 'compaction_%'")
     assert rows == []
     assert [m["id"] for m in type(agent)("m").messages if m["id"].startswith("compaction_")] == []
     assert sum(1 for m in agent.session.history() if m["id"].startswith("compaction_")) == 1

@@ -27,6 +27,7 @@ from pathlib import Path
 from agents import eventually
 from test_durable import expanded
 from think_nb import Think, tool
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 
 CHILD = Path(__file__).with_name("durable_child.py")
@@ -158,10 +159,10 @@ async def check(db: Path, side: Path, listener: bool) -> dict[str, bool]:
     broadcast_ok = True
     for rid in {r for r, _ in heard}:
         mine = [c for r, c in heard if r == rid]
-        stored = [c for segment in agent.store.streams.segments(rid) for c in segment]
+        stored = [c for segment in runtime_of(agent).store.streams.segments(rid) for c in segment]
         broadcast_ok &= expanded(stored)[:len(expanded(mine))] == expanded(mine)
         start = next(c for c in mine if c["type"] == "start")
-        reply = agent.store.messages.get(start["messageId"])
+        reply = runtime_of(agent).store.messages.get(start["messageId"])
         said = "".join(c.get("delta", "") for c in mine if c["type"] == "text-delta")
         if said:
             broadcast_ok &= reply is not None and "".join(

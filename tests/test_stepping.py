@@ -3,6 +3,7 @@
 import asyncio
 
 from agents import scripted_agent
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording
 
@@ -111,7 +112,7 @@ async def test_replay_reproduces_the_recorded_chunks_exactly(tmp_path) -> None:
             self.chunks.append(chunk)
 
     view = View()
-    agent.subscribe(view)
+    runtime_of(agent).subscribe(view)
     played = await agent.replay(speed=0)
     assert view.chunks == played == [c for _, c in recording.chunks]
 

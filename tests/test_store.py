@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from think_nb import Think
+from think_nb.binding import runtime_of
 from think_nb.store import MessageStore, default_db_path, open_database
 from think_nb.store.migrations import MIGRATIONS
 
@@ -91,11 +92,11 @@ def test_only_a_window_of_a_long_history_is_loaded(tmp_path: Path) -> None:
     agent = Long("long", db=tmp_path / "long.sqlite")
     parent = None
     for n in range(300):
-        agent.store.messages.append(msg(f"m{n}", "user" if n % 2 == 0 else "assistant"), parent)
+        runtime_of(agent).store.messages.append(msg(f"m{n}", "user" if n % 2 == 0 else "assistant"), parent)
         parent = f"m{n}"
     reopened = Long("long", db=tmp_path / "long.sqlite")
     assert [m["id"] for m in reopened.messages] == [f"m{n}" for n in range(250, 300)]
-    assert reopened.store.messages.count() == 300  # storage untouched
+    assert runtime_of(reopened).store.messages.count() == 300  # storage untouched
     Long.hydration_limit = 1
     assert len(Long("long", db=tmp_path / "long.sqlite").messages) == 4  # never fewer than 4
 

@@ -7,6 +7,7 @@ from dirty_equals import IsPartialDict, IsStr
 
 from agents import eventually, streamed
 from think_nb import Think, tool
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel
 
 S = ScriptedModel
@@ -109,7 +110,8 @@ async def test_model_error_mid_stream_persists_the_partial_message() -> None:
     # what on_chat_error sees: the model's own exception (in-process models are called directly),
     # and the partial already in SQLite
     agent = agent_for(script, on_chat_error=lambda self, e: errors.append(
-        (type(e).__name__, "upstream exploded" in str(e), self.store.messages.branch()[-1]["parts"][-1].get("text"))))
+        (type(e).__name__, "upstream exploded" in str(e),
+         runtime_of(self).store.messages.branch()[-1]["parts"][-1].get("text"))))
     result = await agent.send("hi")
     assert result.status == "error"
     assert "upstream exploded" in result.error
@@ -150,7 +152,7 @@ async def test_abort_keeps_the_partial_reply() -> None:
     agent = agent_for(script, on_chunk=streamed(chunks))
     task = agent.submit("long")
     await eventually(lambda: chunks.count("text-delta") >= 10, what="10 deltas streamed")
-    rid = agent.streaming_turns()[0]
+    rid = runtime_of(agent).streaming_turns()[0]
     agent.abort_request(rid)
     result = await task
     assert result.status == "aborted"
@@ -232,7 +234,7 @@ async def test_an_unsettled_tool_part_deep_in_a_long_history_is_repaired_before_
     call = deep["parts"][1]
     assert call["state"] == "output-available"
     open_call = {k: v for k, v in call.items() if k != "output"} | {"state": "input-available"}
-    agent.conversation.replace({**deep, "parts": [deep["parts"][0], open_call, *deep["parts"][2:]]})
+    runtime_of(agent).conversation.replace({**deep, "parts": [deep["parts"][0], open_call, *deep["parts"][2:]]})
     assert (await agent.send("next")).status == "completed"
     repaired = agent.messages[5]["parts"][1]
     assert repaired == {**open_call, "state": "output-error",

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from agents import add, scripted_agent, texts
 from test_jsonsafe import jsonish
 from think_nb import Think, tool
+from think_nb.binding import runtime_of
 from think_nb.jsonsafe import to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.store.messages import MessageStore
@@ -229,7 +230,8 @@ async def test_an_on_chat_response_that_raises_leaves_the_turn_completed_and_log
 
 def chunk_types(agent: Think) -> list[str]:
     seen: list[str] = []
-    agent.subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: seen.append(chunk["type"])})())
+    listener = type("L", (), {"on_chunk": lambda self, rid, chunk, cont: seen.append(chunk["type"])})()
+    runtime_of(agent).subscribe(listener)
     return seen
 
 
@@ -303,7 +305,7 @@ async def test_when_one_call_of_a_step_fails_the_turn_its_sibling_calls_are_canc
 async def test_a_listener_that_raises_does_not_change_the_turn(event: str, kind: str) -> None:
     script = S([[S.text("fine")]])
     agent = counting_agent(script)
-    agent.subscribe(type("Raising", (), {event: once(kind)})())
+    runtime_of(agent).subscribe(type("Raising", (), {event: once(kind)})())
     result = await send(agent, "go")
     assert (result.status, result.error) == ("completed", None)
     assert agent.turns()[-1]["status"] == "completed" and agent.chat_errors == []
@@ -432,13 +434,13 @@ async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swall
     cls = type("Swallow", (Think,), {**attrs, "on_chat_error": lambda self, e: errors.append(e)})
     agent = cls("swallow")
     heard: list[tuple[float, dict]] = []
-    agent.subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: heard.append(
+    runtime_of(agent).subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: heard.append(
         (time.perf_counter(), chunk))})())
     task = agent.submit("stream")
     ready = asyncio.ensure_future(model.ready.wait())
     await asyncio.wait([ready, task], timeout=SAFETY, return_when=asyncio.FIRST_COMPLETED)
     assert ready.done(), f"the turn ended before streaming {before}: {task.result() if task.done() else task}"
-    request_id = agent.streaming_turns()[0]
+    request_id = runtime_of(agent).streaming_turns()[0]
     agent.abort_all_requests()  # what streamed before it reaches the listeners inside this call
     aborted_at = time.perf_counter()
     result = await asyncio.wait_for(task, SAFETY)
@@ -447,7 +449,7 @@ async def test_an_abort_keeps_nothing_streamed_after_it_even_when_the_code_swall
     assert (model.swallowed + hook_swallowed) == [swallower]  # the cancellation really was swallowed
     assert [c for t, c in heard if t >= aborted_at] == [{"type": "abort", "reason": "cancelled"}]
     assert [c["type"] for _, c in heard].count("abort") == 1
-    stored_stream = [c for segment in agent.store.streams.segments(request_id) for c in segment]
+    stored_stream = [c for segment in runtime_of(agent).store.streams.segments(request_id) for c in segment]
     # nothing stored that was not broadcast, and vice versa (the buffer stores runs of deltas merged)
     assert merged_deltas(stored_stream) == merged_deltas([c for _, c in heard])
     text = "".join(p.get("text", "") for p in agent.messages[-1]["parts"])
@@ -491,7 +493,7 @@ async def test_a_turn_whose_persistence_fails_ends_error_settled_and_the_agent_g
     assert [(t["status"], t["error"]) for t in agent.turns()] == [("error", result.error)]
     assert len(agent.chat_errors) == 1 and isinstance(agent.chat_errors[0], sqlite3.OperationalError)
     assert seen.count("error") == 1
-    assert agent.streaming_turns() == []
+    assert runtime_of(agent).streaming_turns() == []
     await next_turn_works(agent, script)
 
 
@@ -531,7 +533,7 @@ def test_any_tool_output_completes_and_round_trips_through_a_reopened_agent(
     async def turn() -> tuple[Any, list[dict]]:
         agent = cls("g", db=db)
         heard: list[dict] = []
-        agent.subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: heard.append(chunk)})())
+        runtime_of(agent).subscribe(type("L", (), {"on_chunk": lambda self, rid, chunk, cont: heard.append(chunk)})())
         result = await asyncio.wait_for(agent.send("give"), SAFETY)
         return result, heard
 
@@ -545,6 +547,7 @@ def test_any_tool_output_completes_and_round_trips_through_a_reopened_agent(
     reopened = cls("g", db=db)
     part = reopened.messages[1]["parts"][1]
     assert (part["state"], part["output"]) == ("output-available", expected)
-    [(raw,)] = reopened.store.db.read("SELECT content FROM messages WHERE id = ?", (reopened.messages[1]["id"],))
+    db = runtime_of(reopened).store.db
+    [(raw,)] = db.read("SELECT content FROM messages WHERE id = ?", (reopened.messages[1]["id"],))
     assert _strict(raw)["parts"][1]["output"] == expected  # the row itself is strict JSON
     assert [t["status"] for t in reopened.turns()] == ["completed"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agents import eventually
 from think_nb import Think
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 
 CHILD = Path(__file__).with_name("two_writers_child.py")
@@ -41,7 +42,7 @@ async def test_two_processes_fifty_turns_each_stay_on_one_branch(tmp_path: Path)
 
     agent = Shared("one", db=db)
     branch = agent.messages
-    assert agent.store.messages.count() == 4 * TURNS  # every stored message is on the branch: no fork
+    assert runtime_of(agent).store.messages.count() == 4 * TURNS  # every stored message is on the branch: no fork
     assert len(branch) == 4 * TURNS
     texts = [text_of(m) for m in branch]
     for tag in ("A", "B"):  # each writer's messages in its own order, every reply after its question

@@ -32,6 +32,7 @@ from panels import (
     user_msg,
 )
 from think_nb import protocol, widget
+from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording
 from think_nb.widget import ChatPanel
@@ -40,7 +41,7 @@ from think_nb.widget import ChatPanel
 async def test_opens_with_the_agents_state_and_subscribes(recording_comm: Any) -> None:
     agent = scripted_agent(S([[S.text("42")]]))
     await agent.send("What is 2 + 40?")
-    assert not agent.has_listeners()
+    assert not runtime_of(agent).has_listeners()
     panel = ChatPanel(agent)
     state = open_state(panel)
     assert len(state["uid"]) == 32
@@ -53,7 +54,7 @@ async def test_opens_with_the_agents_state_and_subscribes(recording_comm: Any) -
     }
     assert [(m["role"], m["parts"][-1]["text"]) for m in state["messages"]] == [
         ("user", "What is 2 + 40?"), ("assistant", "42")]
-    assert agent.has_listeners()
+    assert runtime_of(agent).has_listeners()
 
 
 def test_missing_bundle_names_the_fix(recording_comm: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -61,14 +62,14 @@ def test_missing_bundle_names_the_fix(recording_comm: Any, monkeypatch: pytest.M
     monkeypatch.setattr(widget, "ESM_PATH", tmp_path / "widget.js")
     with pytest.raises(FileNotFoundError, match=r"cd js && npm install && npm run build"):
         ChatPanel(agent)
-    assert not agent.has_listeners()
+    assert not runtime_of(agent).has_listeners()
 
 
 def test_a_turn_of_10000_deltas_is_a_few_frames(recording_comm: Any) -> None:
     deltas = [str(i % 10) for i in range(10_000)]
     agent = scripted_agent(S([[S.deltas(deltas)]]))
     probe = Probe()
-    agent.subscribe(probe)  # before the panel: it hears each chunk first
+    runtime_of(agent).subscribe(probe)  # before the panel: it hears each chunk first
     panel = ChatPanel(agent)
 
     result = agent.run("count")  # a script: no running loop in the test
@@ -92,7 +93,7 @@ async def test_a_streaming_turn_stays_under_30_frames_per_second(recording_comm:
     deltas = [f"{i:04d}" + "x" * 16 for i in range(500)]  # litellm refuses a model repeating one chunk
     agent = scripted_agent(S([[S.deltas(deltas)]], delay=0.001))  # streams over >= 0.5 s
     probe = Probe()
-    agent.subscribe(probe)
+    runtime_of(agent).subscribe(probe)
     panel = ChatPanel(agent)
     from_js(panel, chat_request("r1"))
     await agent.wait_until_stable(timeout=60)
@@ -114,7 +115,7 @@ async def test_only_consecutive_deltas_of_the_same_part_merge(
                  S.text("6")], [S.text("3")]])
     agent = scripted_agent(script)
     probe = Probe()
-    agent.subscribe(probe)
+    runtime_of(agent).subscribe(probe)
     panel = ChatPanel(agent)
     from_js(panel, chat_request("r1"))
     await agent.wait_until_stable(timeout=60)
@@ -273,9 +274,9 @@ async def test_handler_errors_are_logged_not_raised(recording_comm: Any, caplog:
     agent = scripted_agent(S([[S.text("still alive")]]))
     panel = ChatPanel(agent)
     # a stored stream row the recorder cannot read (written by a broken or newer version)
-    agent.store.streams.set_status("bad", False, "completed")
-    agent.store.db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) "
-                           "VALUES (?, 'bad', '[{not json', 0)", (agent.key,))
+    runtime_of(agent).store.streams.set_status("bad", False, "completed")
+    runtime_of(agent).store.db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) "
+                           "VALUES (?, 'bad', '[{not json', 0)", (runtime_of(agent).key,))
     with caplog.at_level(logging.ERROR, logger="think_nb.widget"):
         from_js(panel, {"type": protocol.STREAM_RESUME_ACK, "id": "bad", "probeId": "p"})
     assert "JSONDecodeError" in caplog.text and "failed" in caplog.text
@@ -290,7 +291,7 @@ async def test_resume_replays_the_turn_so_far_then_goes_on_live(recording_comm: 
     agent = scripted_agent(S([[S.deltas(["Hel", "lo"]), S.tool_call("hold", {})], [S.text("!")]]),
                            tools=[holds.tool])
     probe = Probe()
-    agent.subscribe(probe)
+    runtime_of(agent).subscribe(probe)
     panel = ChatPanel(agent)
     from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "v1"})
     assert custom_msgs(panel)[-1] == protocol.stream_resume_none("v1")

@@ -7,6 +7,7 @@ import os
 
 from think_nb._version import __version__
 from think_nb.agent import Think
+from think_nb.binding import runtime_of
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.schedules import ScheduledTask, ScheduledTaskContext
 from think_nb.tools.client import client_tool
@@ -19,7 +20,7 @@ from think_nb.turns.signal import AbortController, AbortSignal
 __all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ChatRecoveryContext", "ModelConfig",
            "RecoveryDecision", "ScheduledTask", "ScheduledTaskContext", "StepContext", "Think", "Tool",
            "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext", "TurnResult",
-           "__version__", "client_tool", "load_ipython_extension", "tool"]
+           "__version__", "client_tool", "load_ipython_extension", "runtime_of", "tool"]
 
 
 def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets

@@ -25,38 +25,50 @@ Hooks (no-ops by default):
     on_step_finish(ctx)    after each step (`StepContext`)
     on_chat_response(res)  after the turn's message is persisted and the queue released (`TurnResult`)
     on_chat_error(error)   may return a replacement error (its text is shown to the user)
-This class keeps the public surface; the work is done in `turns/`, `models/`, `store/`.
+Everything else on the instance is yours: `self.store`, `self.key`, `self.db`, a method named
+`workspace_tools`... Think's own names (`think_nb.names.RESERVED`: `messages`, `session`, `send`,
+...) may not be redefined or assigned; the class statement or the assignment says so in one line.
+The machinery lives beside the class, in `think_nb.runtime.AgentRuntime`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
-import inspect
 import json
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from think_nb import names
 from think_nb.aio import script_loop
-from think_nb.conversation import Conversation
+from think_nb.binding import bind
 from think_nb.errors import UserError
-from think_nb.extensions.manager import ExtensionManager
-from think_nb.mcp.servers import McpServers
 from think_nb.messages import new_id, user_message
-from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
-from think_nb.schedules.scheduler import Scheduler
-from think_nb.store import AgentStore, default_db_path, open_database
-from think_nb.submissions import Submissions
+from think_nb.runtime import AgentRuntime
 from think_nb.turns import recovery
-from think_nb.turns.engine import Messages, TurnEngine
-from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext, user_code
+from think_nb.turns.engine import Messages
+from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from fsspec.spec import AbstractFileSystem
+
+    from think_nb.session.builder import Session
+    from think_nb.turns.replay import Recording
+    from think_nb.turns.stepper import Stepper
+    from think_nb.widget import ChatPanel
+
+T = TypeVar("T", bound="Think")
+
+_PARENT: contextvars.ContextVar[AgentRuntime | None] = contextvars.ContextVar("think_nb_parent", default=None)
+"""The runtime of the agent whose `sub_agent` is creating a child (read by the child's `__init__`)."""
 
 log = logging.getLogger("think_nb")
 
@@ -72,9 +84,11 @@ class Think:
             (see `think_nb.store.location`). The resolved path is `self.db_path`.
         key: storage key; default `"<ClassName>:<name>"` (sub-agents get one under their parent's).
 
-    Attributes (declared seams; see `think_nb.turns.host.AgentHost`):
-        store: the `AgentStore` (every table of this agent).
-        conversation: the current branch (`Conversation`), the only writer of messages.
+    Names: the overridable methods, hooks and settings below may be redefined in a subclass (and
+    the settings set on an instance); Think's other names (`think_nb.names.RESERVED`) may not, and
+    a class or an assignment that reuses one is refused with `UserError` naming the clash. Any
+    other name is the subclass's own: the machinery is kept in a runtime beside the agent
+    (`think_nb.runtime.AgentRuntime`), not in its namespace.
     """
 
     max_steps: int = 10
@@ -116,8 +130,6 @@ class Think:
     schedule_clock: Any = None
     """The clock scheduled tasks run by (`think_nb.schedules.clock.Clock`); None: wall time.
     Tests and demos set `think_nb.testing.FakeClock()` to move time by hand."""
-    parent: Think | None = None
-    """The agent that created this one with `sub_agent`, else None."""
     default_model: str | ModelConfig | None = None
     """What the default `get_model()` returns when set: `Think.default_model = "openai/gpt-4o-mini"`
     sets it for every agent of the notebook, `agent.default_model = ...` (or `%think --model`) for one.
@@ -137,50 +149,53 @@ class Think:
             raise UserError(f"name={name!r}: an agent's name is a non-empty string, e.g. Calc('calc').")
         if db is not None and (not isinstance(db, (str, os.PathLike)) or not str(db).strip()):
             raise UserError(f"db={db!r}: pass a file path (str or pathlib.Path) for the SQLite file, or leave it out.")
-        self.name = name
-        # first: a hosted model's litellm import / the embedded model's load overlaps the set-up and typing
-        preload_for(self._model_hint())
-        self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
-        cls = type(self)
-        self.store = AgentStore(open_database(self.db_path), key or f"{cls.__name__}:{name}", cls.__name__, name)
-        left = recovery.recover(self)  # turns a dead kernel left: partial replies stored, hook asked
-        self.conversation = Conversation(self.store, self.hydration_limit)
-        self._session: Any = None
-        self._session_pending: Any = None
-        self._children: dict[tuple[type, str], Think] = {}
-        self._engine = TurnEngine(self)
-        self.recovery_task: asyncio.Task | None = recovery.schedule(self, self._engine, left)
-        """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
-        `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
-        self._workspace: Any = None
-        self._workspace_tools: tuple[Any, bool, dict] | None = None  # (fs, approval, tools) last built
-        self._submissions = Submissions(self, self._engine)
-        self._submissions.recover()  # a dead kernel's accepted submissions run again
-        self._mcp = McpServers(self, lambda servers: self._engine.notify("on_mcp_servers", servers))
-        self._mcp.restore()  # servers added before reconnect in the background
-        self._extensions = ExtensionManager(self)
-        with user_code("get_extensions"):
-            static = self.get_extensions()
-        self._extensions.restore(static)  # static, then stored extensions load in the background
-        self._scheduler = Scheduler(self, self.schedule_clock)
-        self._scheduler.reconcile(self.get_scheduled_tasks())  # declared tasks; stored ones re-armed
-        self._scheduler.kick()
+        runtime = AgentRuntime(self, Think, name, db, key, _PARENT.get())
+        bind(self, runtime)
+        runtime.open()
 
-    def _model_hint(self) -> Any:
-        """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when
-        `get_model()` is not overridden, else None (unknown: an overridden `get_model` runs only when
-        a turn resolves its model, which starts litellm's import then if the model is hosted)."""
-        if type(self).get_model is not Think.get_model:
-            return None
-        return self.get_model()
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a subclass that redefines one of Think's own names (`think_nb.names.RESERVED`)."""
+        super().__init_subclass__(**kwargs)
+        for attr in vars(cls):
+            if attr in names.RESERVED:
+                raise UserError(names.clash(attr, f"class {cls.__name__} defines {attr!r}"))
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if attr in names.RESERVED and attr not in names.ASSIGNABLE:
+            raise UserError(names.clash(attr, f"{type(self).__name__}(...).{attr} = ..."))
+        object.__setattr__(self, attr, value)
+
+    def __getattr__(self, attr: str) -> Any:  # only for names not found: the runtime before __init__ ran
+        if attr == "_Think__runtime":
+            raise UserError(f"{type(self).__name__} was not set up: its __init__ must call "
+                            "super().__init__(name, ...) before the agent is used.")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}: {len(self.conversation)} messages in {self.db_path}>"
+        runtime = self.__runtime
+        return f"<{type(self).__name__} {runtime.name!r}: {len(runtime.conversation)} messages in {runtime.db_path}>"
 
     @property
-    def key(self) -> str:
-        """The storage key, `"<ClassName>:<name>"` (sub-agents: under their parent's key)."""
-        return self.store.agent_key
+    def name(self) -> str:
+        """The agent's name (with the class name, it keys the agent's storage)."""
+        return self.__runtime.name
+
+    @property
+    def db_path(self) -> Path:
+        """The resolved path of the agent's SQLite file."""
+        return self.__runtime.db_path
+
+    @property
+    def parent(self) -> Think | None:
+        """The agent that created this one with `sub_agent`, else None."""
+        parent = self.__runtime.parent
+        return parent.agent if parent is not None else None
+
+    @property
+    def recovery_task(self) -> asyncio.Task | None:
+        """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
+        `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
+        return self.__runtime.recovery_task
 
     # -- overridable -----------------------------------------------------------
     def get_model(self) -> str | ModelConfig:
@@ -235,73 +250,40 @@ class Think:
 
     # -- the workspace (Think's this.workspace) ------------------------------------
     @property
-    def workspace(self) -> Any:
+    def workspace(self) -> AbstractFileSystem:
         """The agent's virtual file system, an fsspec `AbstractFileSystem` (Think's `this.workspace`).
 
         Default: `think_nb.workspace.WorkspaceFileSystem` over this agent's rows in the notebook's
         SQLite file (survives restarts), large files spilled to `.think/<stem>.files/`. Assign any
         fsspec file system to swap the backend (`agent.workspace = fsspec.filesystem("memory")`, a
-        `DirFileSystem` over a folder, a bucket): the default tools use whatever is assigned."""
-        if self._workspace is None:
-            from think_nb.workspace.fs import WorkspaceFileSystem
-
-            self._workspace = WorkspaceFileSystem(self.store.workspace,
-                                                  self.db_path.parent / f"{self.db_path.stem}.files")
-        return self._workspace
+        `DirFileSystem` over a folder, a bucket): the default tools use whatever is assigned.
+        Assigning anything else raises `UserError`."""
+        return self.__runtime.workspace
 
     @workspace.setter
-    def workspace(self, fs: Any) -> None:
-        from fsspec.spec import AbstractFileSystem
+    def workspace(self, fs: AbstractFileSystem) -> None:
+        self.__runtime.workspace = fs
 
-        if not isinstance(fs, AbstractFileSystem):
-            raise UserError(f"workspace={fs!r} must be an fsspec file system, e.g. fsspec.filesystem('memory').")
-        self._workspace = fs
-
-    def workspace_tools(self) -> dict:
-        """The default tools of a turn, `{name: Tool}` (merged first; empty when
-        `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
-        if not self._wants_workspace_tools():
-            return {}
-        from think_nb.workspace.tools import workspace_tools
-
-        fs, approval = self.workspace, self.workspace_approval
-        cached = self._workspace_tools
-        if cached is None or cached[0] is not fs or cached[1] != approval:  # built once: ~90 ms of schemas
-            cached = self._workspace_tools = (fs, approval, workspace_tools(fs, approval=approval))
-        return dict(cached[2])
-
-    def _wants_workspace_tools(self) -> bool:
-        if self.include_workspace_tools is not None:
-            return bool(self.include_workspace_tools)
-        if inspect.iscoroutinefunction(type(self).get_model):
-            return True  # an async get_model() is a choice of model, not the embedded default
-        model = self.get_model()
-        return getattr(model, "model", model) != LOCAL_MODEL
-
-    def workspace_df(self) -> Any:
+    def workspace_df(self) -> pd.DataFrame:
         """The workspace's files as a DataFrame: path, size (bytes), modified (UTC timestamp)."""
         from think_nb.workspace.frame import files_frame
 
-        return files_frame(self.workspace)
+        return files_frame(self.__runtime.workspace)
 
     # -- messages ---------------------------------------------------------------
     @property
     def messages(self) -> list[dict]:
         """The current branch of the transcript, oldest first (a live view; do not mutate)."""
-        return self.conversation.messages
+        return self.__runtime.messages
 
     def get_messages(self) -> list[dict]:
         """A deep copy of the current branch."""
-        return copy.deepcopy(self.conversation.messages)
+        return copy.deepcopy(self.__runtime.messages)
 
     def clear_messages(self) -> None:
         """Delete this agent's transcript (storage and views), cancel the running turn and skip
         queued ones (Think's `clearMessages`)."""
-        self.store.state.set("unloaded_tool_calls", None)
-        if self._session is not None:
-            self._session.reset()  # Think refreshes the prompt and skill state on clear
-        self._submissions.rows.skip_pending()
-        self._engine.clear()
+        self.__runtime.clear()
 
     # -- export and import ------------------------------------------------------------------
     def export(self, format: str = "markdown", path: str | Path | None = None) -> str:
@@ -328,37 +310,14 @@ class Think:
         from think_nb.messages.validate import check_imported
 
         messages = check_imported(exporting.read_json(source))
-        if self.is_running or self.store.messages.count():
+        runtime = self.__runtime
+        if runtime.is_running or runtime.store.messages.count():
             raise UserError(f"import_messages: {self.name!r} already has a transcript in this session; import into "
                             "an empty one: agent.create_session() (or agent.clear_messages()) first.")
         for message in messages:
-            self.conversation.append(message)
-        self._engine.messages_changed()
+            runtime.conversation.append(message)
+        runtime.messages_changed()
         return len(messages)
-
-    # -- the AgentHost seam (used by the TurnEngine) ----------------------------------------
-    def overrides(self, hook: str) -> bool:
-        """True when this agent's class defines `hook` (so the engine calls it)."""
-        return getattr(type(self), hook) is not getattr(Think, hook)
-
-    def observes(self, hook: str) -> bool:
-        """True when the class overrides `hook` or a loaded extension defines it (the turn then
-        fires it; for `on_chunk`, decided once per turn)."""
-        return self.overrides(hook) or bool(self._extensions.subscribers(hook))
-
-    async def session_ready(self) -> Any:
-        """The `Session`, after an async `configure_session` has finished."""
-        session = self.session
-        pending, self._session_pending = self._session_pending, None
-        if pending is not None:
-            with user_code("configure_session"):  # the body of an async configure_session
-                await pending
-        return session
-
-    @property
-    def session_configured(self) -> Any:
-        """The `Session` if it has been created (`agent.session` creates it), else None."""
-        return self._session
 
     # -- config and branches ---------------------------------------------------------------
     def configure(self, config: Any) -> None:
@@ -368,23 +327,23 @@ class Think:
             json.dumps(config, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise UserError(f"configure() needs a JSON value (dicts, lists, strings, finite numbers): {exc}") from None
-        self.store.state.set("_think_config", config)
+        self.__runtime.store.state.set("_think_config", config)
 
     def get_config(self) -> Any:
         """The value stored by `configure`, or None if never set (Think's `getConfig`)."""
-        return self.store.state.get("_think_config")
+        return self.__runtime.store.state.get("_think_config")
 
     def get_branches(self, message_id: str) -> list[dict]:
         """The alternatives at `message_id`'s position (itself and its siblings, oldest first),
         e.g. every reply produced by `regenerate()`. Raises `UserError` for an unknown id."""
-        self.conversation.known(message_id)
-        return self.conversation.siblings(message_id)
+        return self.__runtime.get_branches(message_id)
 
     def switch_branch(self, message_id: str) -> None:
         """Make the branch through `message_id` current (following its newest descendants).
         Raises `UserError` for an unknown id (nothing changes)."""
-        self.conversation.switch_branch(message_id)
-        self._engine.messages_changed()
+        runtime = self.__runtime
+        runtime.conversation.switch_branch(message_id)
+        runtime.messages_changed()
 
     def on_chat_recovery(self, ctx: recovery.ChatRecoveryContext) -> Any:
         """Called, when the agent is created, for each turn a dead process left unfinished, and
@@ -394,14 +353,6 @@ class Think:
         way), `continue_` starts a turn that continues it (or answers the user message again when
         nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
         return None
-
-    def recover_stalled_turn(self, request_id: str, partial: dict | None, trigger: str) -> None:
-        """Called by the engine when the stall watchdog ended a turn: asks `on_chat_recovery`
-        (`ctx.reason == "stalled"`) and continues the turn if it says so, as Think routes a
-        stall into bounded recovery. `agent.recovery_task` is the task doing it."""
-        task = recovery.route_stall(self, self._engine, request_id, partial, trigger)
-        if task is not None:
-            self.recovery_task = task
 
     def repair_interrupted_tool_part(self, part: dict) -> dict:
         """How a tool part left without a result is repaired before the next model call (Think's
@@ -436,9 +387,10 @@ class Think:
                 raise UserError("context= needs a text message or a UIMessage dict with a 'parts' list.")
             message = {**message, "id": message.get("id") or new_id("msg")}
             extra_parts = {message["id"]: context_parts_later(context)}
+        runtime = self.__runtime
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
-            self.set_client_tools(client_tools)
-        return self._start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
+            runtime.set_client_tools(client_tools)
+        return runtime.start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
                            extra_parts=extra_parts)
 
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
@@ -464,7 +416,7 @@ class Think:
             `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
             nothing to send).
         """
-        return await self._start(messages, new_id("req"), trigger="programmatic", signal=signal)
+        return await self.__runtime.start(messages, new_id("req"), trigger="programmatic", signal=signal)
 
     async def continue_last_turn(self, body: dict | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
@@ -472,20 +424,16 @@ class Think:
         persisted as a new assistant message marked `metadata.continuation = True`; `skipped`
         (request id "") when the last message is not from the assistant. `request_id` lets a caller
         (the panel's Continue) cancel it from the start."""
-        return await self._start([], request_id or new_id("req"), trigger="continuation", continuation=True,
+        return await self.__runtime.start([], request_id or new_id("req"), trigger="continuation", continuation=True,
                                  body=body, signal=signal)
 
     async def regenerate(self, request_id: str | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
         """Answer the last user message again; the new reply is a sibling branch (the old one is kept,
         see `get_branches`). `request_id` lets a caller (the panel) cancel it from the start."""
-        return await self._start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
+        return await self.__runtime.start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
                                  signal=signal)
 
-    def _start(self, messages: Any, request_id: str, **kw: Any) -> Any:
-        """Every entry point's `TurnEngine.start` (which tells listeners `on_submitted` at once)."""
-        return self._engine.start(messages, request_id, **kw)
-
-    def step(self, message: str | dict) -> Any:
+    def step(self, message: str | dict) -> Stepper:
         """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.
 
         Returns a `Stepper`: `stepper.next()` (or `await stepper.next()`) runs to the next pause and
@@ -493,37 +441,31 @@ class Think:
         """
         from think_nb.turns.stepper import Stepper
 
-        return Stepper(self._engine, message)
+        return Stepper(self.__runtime.engine, message)
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
         """Cancel one turn by request id; its partial message is kept (status `aborted`). No-op for
         unknown or finished ids."""
-        self._engine.abort_request(request_id, reason)
+        self.__runtime.engine.abort_request(request_id, reason)
 
     def abort_all_requests(self) -> None:
         """Cancel every running or queued turn of this agent."""
-        self._engine.abort_all()
+        self.__runtime.engine.abort_all()
 
     @property
     def is_running(self) -> bool:
         """True while a turn is running or queued."""
-        return self._engine.is_running
+        return self.__runtime.engine.is_running
 
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client
         tool call without a result (Think's `hasPendingInteraction`)."""
-        return self._engine.has_pending_interaction()
+        return self.__runtime.engine.has_pending_interaction()
 
     async def wait_until_stable(self, timeout: float | None = None) -> bool:
         """Wait until no turn is running or queued and nothing waits for the user (Think's
         `waitUntilStable`). `timeout` in seconds (None: for ever); returns False on timeout."""
-        return await self._engine.wait_until_stable(timeout)
-
-    def subscribe(self, listener: Any) -> Callable[[], None]:
-        """Attach a listener (`on_chunk(request_id, chunk, continuation)`, `on_turn_end(request_id,
-        status, error)`, `on_messages(messages)`, ...; see `think_nb.turns.broadcast`); returns
-        `unsubscribe()`."""
-        return self._engine.subscribe(listener)
+        return await self.__runtime.engine.wait_until_stable(timeout)
 
     # -- approvals and client tools (Think's addToolOutput / approval responses) ------------
     def pending_approvals(self) -> list[dict]:
@@ -531,17 +473,17 @@ class Think:
         approval_id, waiting_on}`; `waiting_on` is `{tool, input}` of the gated inner call an
         `execute` is paused at (None for a direct call). They are stored, so they survive a
         kernel restart."""
-        return self._engine.pending_approvals()
+        return self.__runtime.engine.pending_approvals()
 
     def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
         that message still wait, or `auto_continue=False`). Raises `UserError` if nothing waits."""
-        return self._engine.decide(tool_call_id, True, None, auto_continue)
+        return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue)
 
     def deny(self, tool_call_id: str, reason: str | None = None, *, auto_continue: bool = True) -> asyncio.Task | None:
         """Deny a pending call: it becomes `output-denied` (with `reason`) and the model is told in a
         continuation turn. Raises `UserError` if nothing waits."""
-        return self._engine.decide(tool_call_id, False, reason, auto_continue)
+        return self.__runtime.engine.decide(tool_call_id, False, reason, auto_continue)
 
     def add_tool_output(self, tool_call_id: str, output: Any = None, *, error_text: str | None = None,
                         state: str | None = None, auto_continue: bool = True) -> asyncio.Task | None:
@@ -550,23 +492,10 @@ class Think:
         Returns the continuation turn's task when this result completed the batch, else None.
         Raises `UserError` when no call with that id waits for a result.
         """
-        return self._engine.add_tool_output(tool_call_id, output, error_text, state, auto_continue)
-
-    def set_client_tools(self, schemas: list[dict] | None) -> None:
-        """Remember the panel's client tool schemas `{name, description?, parameters?}` for this and
-        later turns (Think persists the last request's `clientTools`; None clears them)."""
-        self._engine.set_client_tools(schemas)
-
-    def client_tool_specs(self) -> list[dict]:
-        """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
-        return self._engine.client_tool_specs()
-
-    def client_tool_names(self) -> set[str]:
-        """Names of the tools the panel runs (as merged by the latest turn), plus Python-declared ones."""
-        return set(self._engine.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
+        return self.__runtime.engine.add_tool_output(tool_call_id, output, error_text, state, auto_continue)
 
     # -- observing turns ---------------------------------------------------------------------
-    def trace(self, request_id: str | None = None) -> Any:
+    def trace(self, request_id: str | None = None) -> pd.DataFrame:
         """The hook trace of a turn (default: the latest, also while it runs or is paused in step
         mode) as a pandas DataFrame: one row per hook call and per group of consecutive same-type
         chunks, with columns `t_ms` (offset from the turn's start), `kind` (hook | chunks | wait:
@@ -574,9 +503,10 @@ class Think:
         `summary`, `duration_ms`. Empty when no turn was traced."""
         import pandas as pd
 
-        live = self._engine.live_tracer(request_id)
+        runtime = self.__runtime
+        live = runtime.engine.live_tracer(request_id)
         found = (live.request_id, live.rows_out(), live.chunks) if live is not None else \
-            self.store.traces.load(request_id)
+            runtime.store.traces.load(request_id)
         columns = ["t_ms", "kind", "hook", "step", "tool", "summary", "duration_ms"]
         frame = pd.DataFrame(found[1] if found else [], columns=columns)
         frame["step"] = frame["step"].astype("Int64")  # nullable: hooks outside a step have none
@@ -585,14 +515,15 @@ class Think:
 
         return nulls_as_none(frame)  # a hook row's missing tool is None, not NaN
 
-    def recording(self, request_id: str | None = None) -> Any:
+    def recording(self, request_id: str | None = None) -> Recording | None:
         """The recorded chunks of a turn (default: the latest) as a `Recording`; None if none."""
         from think_nb.turns.replay import Recording
 
-        found = self.store.traces.load(request_id)
+        found = self.__runtime.store.traces.load(request_id)
         return Recording(found[0], [(t, c) for t, c in found[2]]) if found else None
 
-    async def replay(self, request_id: str | None = None, *, speed: float = 1.0, recording: Any = None) -> list[dict]:
+    async def replay(self, request_id: str | None = None, *, speed: float = 1.0,
+                     recording: Recording | None = None) -> list[dict]:
         """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
         pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
         Raises `UserError` when there is no recording."""
@@ -605,24 +536,31 @@ class Think:
             which = f"turn {request_id!r}" if request_id else "turn"
             raise UserError(f"No recorded {which} to replay (see agent.turns()); run a turn first, or pass "
                             "recording=Recording.load(path).")
-        return await play(self._engine, recording, speed)
+        return await play(self.__runtime.engine, recording, speed)
 
     def turns(self, limit: int | None = None) -> list[dict]:
         """The turn log, oldest first: `{request_id, trigger, continuation, status, error,
         started_at, finished_at (epoch seconds), duration_ms}`."""
-        return self.store.turn_log.read(limit)
+        return self.__runtime.store.turn_log.read(limit)
 
     # -- sub-agents (Think's subAgent / chat / cancelChat) ------------------------------------
-    def sub_agent(self, cls: type, name: str) -> Any:
+    def sub_agent(self, cls: type[T], name: str) -> T:
         """The child agent `cls(name)` of this agent, created once and stored in this agent's file
-        under `"<parent key>/<Child>:<name>"` (its own messages and tools)."""
+        under `"<parent key>/<Child>:<name>"` (its own messages and tools). Raises `UserError` when
+        `cls` is not a Think subclass."""
         if not (isinstance(cls, type) and issubclass(cls, Think)):
             raise UserError(f"sub_agent() needs a Think subclass, not {cls!r}.")
-        if (cls, name) not in self._children:
-            child = cls(name, db=self.db_path, key=f"{self.key}/{cls.__name__}:{name}")
-            child.parent = self
-            self._children[(cls, name)] = child
-        return self._children[(cls, name)]
+        runtime = self.__runtime
+        if (cls, name) not in runtime.children:
+            token = _PARENT.set(runtime)
+            try:
+                child = cls(name, db=runtime.db_path, key=f"{runtime.key}/{cls.__name__}:{name}")
+            finally:
+                _PARENT.reset(token)
+            runtime.children[(cls, name)] = child
+        child = runtime.children[(cls, name)]
+        assert isinstance(child, cls)
+        return child
 
     async def chat(self, message: str | dict | list[dict], callback: Any, *, signal: AbortSignal | None = None,
                    tools: Any = None) -> TurnResult:
@@ -631,7 +569,7 @@ class Think:
         `on_error(message)`. `tools` is ignored with a warning (a child's tools are its own)."""
         from think_nb import subagents
 
-        return await subagents.chat(self._engine, message, callback, signal=signal, tools=tools)
+        return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)
 
     def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
         """Cancel a `chat()` turn by its request id (Think's `cancelChat`)."""
@@ -643,7 +581,7 @@ class Think:
         text. Cancelling this agent's turn cancels the child's."""
         from think_nb import subagents
 
-        return await subagents.delegate(self._engine, child, message, signal=signal)
+        return await subagents.delegate(self.__runtime.engine, child, message, signal=signal)
 
     # -- session (memory) -------------------------------------------------------------
     # Thin delegation to think_nb.session (blocks, tools, compaction, search, skills, sessions)
@@ -664,71 +602,61 @@ class Think:
         return []
 
     @property
-    def session(self) -> Any:
+    def session(self) -> Session:
         """This agent's `Session` (memory), configured by `configure_session` on first access."""
-        if self._session is None:
-            import inspect
+        return self.__runtime.session
 
-            from think_nb.session import Session
-
-            session = Session(self, self._engine)
-            self._session = session
-            with user_code("configure_session"):
-                configured = self.configure_session(session)
-            self._session_pending = configured if inspect.isawaitable(configured) else None
-        return self._session
-
-    def context_blocks(self) -> Any:
+    def context_blocks(self) -> pd.DataFrame:
         """The context blocks as a DataFrame: label, description, kind, writable, tokens,
         max_tokens, percent_used, content (`think_nb.views.context_blocks`)."""
         from think_nb import views
 
-        return views.context_blocks(self)
+        return views.context_blocks(self.__runtime)
 
-    def messages_df(self) -> Any:
+    def messages_df(self) -> pd.DataFrame:
         """The current branch as a DataFrame (`think_nb.views.messages`)."""
         from think_nb import views
 
-        return views.messages(self)
+        return views.messages(self.__runtime)
 
-    def tool_calls_df(self) -> Any:
+    def tool_calls_df(self) -> pd.DataFrame:
         """Every tool call on the current branch as a DataFrame (`think_nb.views.tool_calls`)."""
         from think_nb import views
 
-        return views.tool_calls(self)
+        return views.tool_calls(self.__runtime)
 
-    def usage_df(self) -> Any:
+    def usage_df(self) -> pd.DataFrame:
         """Token usage and cost per turn as a DataFrame (`think_nb.views.usage`)."""
         from think_nb import views
 
-        return views.usage(self)
+        return views.usage(self.__runtime)
 
-    def search(self, query: str, limit: int = 20, all_sessions: bool = False) -> Any:
+    def search(self, query: str, limit: int = 20, all_sessions: bool = False) -> pd.DataFrame:
         """Full-text search of the transcript (FTS5) as a DataFrame, best match first."""
         from think_nb import views
 
-        return views.search(self, query, limit, all_sessions)
+        return views.search(self.__runtime, query, limit, all_sessions)
 
     async def compact(self) -> dict | None:
         """Compact the current session now (`Session.compact`); returns the overlay or None."""
-        return await (await self.session_ready()).compact()
+        return await (await self.__runtime.session_ready()).compact()
 
-    def sessions(self) -> Any:
+    def sessions(self) -> pd.DataFrame:
         """This agent's sessions as a DataFrame (`think_nb.views.sessions`)."""
         from think_nb import views
 
-        return views.sessions(self)
+        return views.sessions(self.__runtime)
 
     @property
     def session_id(self) -> str:
         """The active session's id ("" = the default session)."""
-        return self.store.session_id
+        return self.__runtime.store.session_id
 
     def create_session(self, name: str | None = None, *, switch: bool = True) -> str:
         """Create an empty session (and switch to it unless `switch=False`); returns its id."""
         from think_nb.session import sessions
 
-        session_id = sessions.create(self.store, name)
+        session_id = sessions.create(self.__runtime.store, name)
         if switch:
             self.switch_session(session_id)
         return session_id
@@ -736,25 +664,13 @@ class Think:
     def switch_session(self, ref: str) -> str:
         """Make session `ref` (id or name; "" or "default" = the default) active: messages, panels and
         next turns use it. Refused (`UserError`) while a turn runs. Returns its id."""
-        from think_nb.session import sessions
-
-        session_id = sessions.resolve(self.store, ref)
-        if self.is_running:
-            raise UserError("A turn is running; wait for it (await agent.wait_until_stable()) before switching "
-                            "sessions.")
-        self.conversation.open_session(session_id)
-        if self._session is not None:
-            self._session.reset()
-        self._engine.messages_changed()
-        if self._session is not None:
-            self._session.emit_status()
-        return session_id
+        return self.__runtime.switch_session(ref)
 
     def rename_session(self, ref: str, name: str) -> None:
         """Rename session `ref` (id or name)."""
         from think_nb.session import sessions
 
-        sessions.rename(self.store, ref, name)
+        sessions.rename(self.__runtime.store, ref, name)
 
     def fork_session(self, at_message_id: str | None = None, name: str | None = None, *,
                      switch: bool = False) -> str:
@@ -762,7 +678,7 @@ class Think:
         with new ids (Think's `SessionManager.fork`); returns its id."""
         from think_nb.session import sessions
 
-        session_id = sessions.fork(self.store, at_message_id, name)
+        session_id = sessions.fork(self.__runtime.store, at_message_id, name)
         if switch:
             self.switch_session(session_id)
         return session_id
@@ -772,17 +688,16 @@ class Think:
         the active one switches to the default first)."""
         from think_nb.session import sessions
 
-        session_id = sessions.resolve(self.store, ref)
-        if session_id and self.store.session_id == session_id:
+        store = self.__runtime.store
+        session_id = sessions.resolve(store, ref)
+        if session_id and store.session_id == session_id:
             self.switch_session("")
-        sessions.delete(self.store, session_id)
+        sessions.delete(store, session_id)
 
     def list_sessions(self) -> list[dict]:
         """Every session, oldest first: `{id, name, active, messages, parent_session_id,
         forked_from_message_id, created_at, updated_at}` (`sessions()` is the DataFrame)."""
-        from think_nb.session import sessions
-
-        return sessions.list_sessions(self.store)
+        return self.__runtime.list_sessions()
 
     # -- submissions (Think's submitMessages; think_nb.submissions) -------------------------
     async def submit_messages(self, messages: list[dict], *, submission_id: str | None = None,
@@ -790,38 +705,38 @@ class Think:
         """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
         `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
         `submission_id` / `idempotency_key`). Raises `UserError` for an id reused with other messages."""
-        return self._submissions.submit(messages, submission_id, idempotency_key, metadata)
+        return self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
 
     def inspect_submission(self, submission_id: str) -> dict | None:
         """`{submission_id, idempotency_key, request_id, status, error, metadata, created_at,
         started_at, completed_at}`, or None when unknown. Status: pending | running | completed |
         aborted | skipped | error."""
-        return self._submissions.inspect(submission_id)
+        return self.__runtime.submissions.inspect(submission_id)
 
     def list_submissions(self, status: str | None = None, limit: int | None = None) -> list[dict]:
         """Submissions, oldest first, optionally of one status."""
         from think_nb.submissions import inspection
 
-        return [inspection(r) for r in self._submissions.rows.select(status, limit)]
+        return [inspection(r) for r in self.__runtime.submissions.rows.select(status, limit)]
 
     def cancel_submission(self, submission_id: str) -> dict | None:
         """Cancel a pending (never applied) or running (its turn is aborted) submission."""
-        return self._submissions.cancel(submission_id)
+        return self.__runtime.submissions.cancel(submission_id)
 
     def delete_submissions(self, *, status: str | None = None, completed_before: float | None = None,
                            limit: int | None = None) -> int:
         """Delete finished submissions (never pending or running ones); `completed_before`: epoch
         seconds. Returns how many were deleted."""
-        return self._submissions.rows.delete(status=status, completed_before=completed_before, limit=limit)
+        return self.__runtime.submissions.rows.delete(status=status, completed_before=completed_before, limit=limit)
 
     def delete_submission(self, submission_id: str) -> bool:
         """Delete one finished submission; False when it is unknown or still pending/running."""
-        return self._submissions.rows.delete(ids=[submission_id]) == 1
+        return self.__runtime.submissions.rows.delete(ids=[submission_id]) == 1
 
     @property
     def submissions_task(self) -> asyncio.Task | None:
         """The task draining pending submissions (None when none has run)."""
-        return self._submissions.task
+        return self.__runtime.submissions.task
 
     # -- MCP servers (Think's addMcpServer / removeMcpServer) -----------------------------------
     async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
@@ -840,36 +755,22 @@ class Think:
         re-run cell) keeps the live connection, as the Agents SDK's `addMcpServer` is idempotent;
         another configuration under a used name replaces that server (a warning is logged).
         Raises `UserError` for bad arguments."""
-        return await self._mcp.add(name, url_or_command, args=args, env=env, headers=headers,
+        return await self.__runtime.mcp.add(name, url_or_command, args=args, env=env, headers=headers,
                                    needs_approval=needs_approval, timeout=timeout, connect_timeout=connect_timeout)
 
     async def remove_mcp_server(self, name: str) -> bool:
         """Disconnect and forget an MCP server (Think's `removeMcpServer`); False when unknown."""
-        return await self._mcp.remove(name)
+        return await self.__runtime.mcp.remove(name)
 
-    def mcp_servers(self) -> Any:
+    def mcp_servers(self) -> pd.DataFrame:
         """The MCP servers as a pandas DataFrame: name, transport, target, state (connecting |
         connected | failed | closed), tools, last_error, calls, log (a stdio server's stderr file)."""
         import pandas as pd
 
         from think_nb.views import nulls_as_none
 
-        return nulls_as_none(pd.DataFrame(self._mcp.table(), columns=["name", "transport", "target", "state", "tools",
-                                                                      "last_error", "calls", "log"]))
-
-    def mcp_state(self) -> list[dict]:
-        """The MCP servers as `mcp_servers()` rows plus `tool_names` (the names the model sees);
-        what the panel's context tab shows."""
-        return self._mcp.table()
-
-    def mcp_tools(self) -> dict:
-        """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
-        return self._mcp.tools()
-
-    async def mcp_ready(self) -> None:
-        """Wait for connecting MCP servers as `wait_for_mcp_connections` says (called by a turn
-        before its first model call)."""
-        await self._mcp.ready(self.wait_for_mcp_connections)
+        columns = ["name", "transport", "target", "state", "tools", "last_error", "calls", "log"]
+        return nulls_as_none(pd.DataFrame(self.__runtime.mcp.table(), columns=columns))
 
     # -- extensions (Think's extensionManager; think_nb.extensions) -----------------------------
     async def load_extension(self, manifest: dict, source: str) -> dict:
@@ -878,14 +779,14 @@ class Think:
         `{name, version, description, tools, context_labels, permissions, hooks, origin, state,
         error}`; a source that fails gives `state == "error"` and its `error` (nothing stored).
         Raises `UserError` for a bad manifest or a name already loaded (unload it first)."""
-        return await self._extensions.load(manifest, source)
+        return await self.__runtime.extensions.load(manifest, source)
 
     async def unload_extension(self, name: str) -> bool:
         """Remove an extension's tools, hooks and context blocks, and forget it (Think's
         `extensionManager.unload`); False when unknown."""
-        return await self._extensions.unload(name)
+        return await self.__runtime.extensions.unload(name)
 
-    def extensions(self) -> Any:
+    def extensions(self) -> pd.DataFrame:
         """The extensions as a pandas DataFrame: name, version, origin (static | loaded), state
         (loading | loaded | error), tools, hooks, context_labels, permissions, error, load_ms
         (milliseconds to load), calls, hook_errors."""
@@ -893,34 +794,15 @@ class Think:
 
         from think_nb.views import nulls_as_none
 
-        return nulls_as_none(pd.DataFrame(self._extensions.table(),
+        return nulls_as_none(pd.DataFrame(self.__runtime.extensions.table(),
                                           columns=["name", "version", "origin", "state", "tools", "hooks",
                                                    "context_labels", "permissions", "error", "load_ms", "calls",
                                                    "hook_errors"]))
 
-    async def extension_tools(self) -> dict:
-        """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
-        `list_extensions` (when `include_extension_tools`), then the loaded extensions' tools
-        (after waiting for the ones restored at creation)."""
-        from think_nb.extensions.tools import extension_tools
-
-        await self._extensions.ready()
-        model_tools = extension_tools(self._extensions) if self.include_extension_tools else {}
-        return {**model_tools, **self._extensions.tools()}
-
-    async def extension_hook(self, name: str, ctx: Any, value: Any) -> Any:
-        """Run the extensions' hook `name` after the agent's (`think_nb.extensions.hooks`); returns
-        `value`, for `before_turn` merged with the extensions' changes."""
-        if not self._extensions.subscribers(name):
-            return value
-        return await self._extensions.run_hook(name, ctx, value)
-
     async def shutdown(self) -> None:
         """Close MCP connections, the extensions' sandbox and stop scheduled tasks in this process
         (the configuration stays stored; creating the agent again restores them)."""
-        await self._mcp.close()
-        await self._extensions.close()
-        self._scheduler.stop()
+        await self.__runtime.shutdown()
 
     # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------
     def get_scheduled_tasks(self) -> dict:
@@ -941,74 +823,36 @@ class Think:
         restored: use a method of the agent or a module-level function). A missed occurrence runs
         once, no backfill. Returns the task id (`id` or a new one; an existing id is replaced).
         Raises `UserError` for an unknown `when` or task."""
-        return self._scheduler.schedule(when, task, id, metadata)
+        return self.__runtime.scheduler.schedule(when, task, id, metadata)
 
     def schedule_every(self, seconds: float, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
         """Run `task` every `seconds` (Think's `scheduleEvery`); see `schedule`. Returns the id."""
-        return self._scheduler.schedule(seconds, task, id, metadata, every=True)
+        return self.__runtime.scheduler.schedule(seconds, task, id, metadata, every=True)
 
     def cancel_schedule(self, task_id: str) -> bool:
         """Delete a scheduled task (declared ones come back when the agent is created again);
         False when the id is unknown."""
-        return self._scheduler.cancel(task_id)
+        return self.__runtime.scheduler.cancel(task_id)
 
     def get_schedule(self, task_id: str) -> dict | None:
         """One task's row: `{id, source, kind, spec, timezone, task_repr, next_run_at, last_run_at
         (epoch s), last_status, last_error, runs, ...}`, or None."""
-        return self.store.schedules.get(task_id)
+        return self.__runtime.store.schedules.get(task_id)
 
-    def get_schedules(self) -> Any:
+    def get_schedules(self) -> pd.DataFrame:
         """The scheduled tasks as a pandas DataFrame, soonest first: id, kind, schedule, timezone,
         task, next_run, last_run (local timestamps), last_status, last_error, runs, source."""
         from think_nb.schedules.table import schedules_frame
 
-        return schedules_frame(self.store.schedules.all())
+        return schedules_frame(self.__runtime.store.schedules.all())
 
     @property
     def schedules_task(self) -> asyncio.Task | None:
         """The task running scheduled tasks (None when nothing is armed)."""
-        return self._scheduler.task
+        return self.__runtime.scheduler.task
 
     # -- views ----------------------------------------------------------------------
-    def streaming_turns(self) -> list[str]:
-        """Request ids of the turns streaming now, oldest first (a view resumes them)."""
-        return self._engine.recorder.active()
-
-    def replay_stream(self, request_id: str) -> tuple[list[dict], bool, bool] | None:
-        """`(chunks so far, continuation, finished)` of a recent turn's recorded stream (Think's
-        resumable stream), or None when it is unknown or older than the buffer keeps."""
-        return self._engine.recorder.replay(request_id)
-
-    def pending_turns(self) -> list[str]:
-        """Request ids of turns accepted but not streaming yet (queued, debouncing, starting)."""
-        queue = self._engine.queue
-        streaming = set(self._engine.recorder.active())
-        subs = ([queue.active] if queue.active is not None else []) + list(queue.waiting)
-        return [s.request_id for s in subs if s.request_id not in streaming and not queue.stale(s)]
-
-    def debouncing_turns(self) -> list[str]:
-        """Request ids of turns waiting out a debounce window (`message_concurrency` debounce)."""
-        queue = self._engine.queue
-        return [s.request_id for s in queue.waiting if s.debounce_s and not queue.stale(s)]
-
-    def last_terminal(self) -> tuple[str, str] | None:
-        """`(request_id, status)` of the last turn when it ended `error` or `interrupted` and nothing
-        ran since (Think's terminal record, replayed to a view that opens later), else None."""
-        if self._engine.is_running:
-            return None
-        latest = self.store.streams.latest()
-        return latest if latest is not None and latest[1] in ("error", "interrupted") else None
-
-    @property
-    def recovering(self) -> bool:
-        """True while `recovery_task` (continuing a dead process's turns) runs."""
-        return self.recovery_task is not None and not self.recovery_task.done()
-
-    def has_listeners(self) -> bool:
-        """True when a panel, terminal or `chat()` caller listens to this agent."""
-        return bool(self._engine.listeners)
-
-    def panel(self) -> Any:
+    def panel(self) -> ChatPanel:
         """A new chat panel view of this agent (an anywidget `ChatPanel`); display it in a cell."""
         from think_nb.widget import ChatPanel
 

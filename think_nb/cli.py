@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from think_nb.agent import Think
+from think_nb.binding import runtime_of
 from think_nb.errors import ThinkError
 from think_nb.messages.ids import new_id
 from think_nb.models.resolve import LOCAL_MODEL
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         name = args.name or f"chat-{datetime.datetime.now():%Y%m%d-%H%M%S}-{new_id()[-4:]}"
         agent = TerminalAgent(name, db=args.db or Path.cwd() / ".think" / "cli.sqlite")
         agent.model = args.model
-        agent.subscribe(TerminalView())
+        runtime_of(agent).subscribe(TerminalView())
         print(f"think_nb: {args.model} · transcript: {agent.db_path}", file=sys.stderr)
         result = agent.run(args.prompt)
     except ThinkError as exc:

@@ -3,7 +3,8 @@
 The branch in memory is a window of the newest messages (`hydration_limit`, Think's hydration
 budget); SQLite holds the whole tree (`AgentStore.messages`). Every change to the branch goes
 through this object, so memory and storage never disagree; callers tell the views. It is owned
-by the agent and shared with its `TurnEngine` and `Session`; nothing else writes messages.
+by the agent's runtime and shared with its `TurnEngine`, `Session` and recovery; nothing else writes
+messages (a test reads the package for other writers).
 
 Per-turn work stays flat as the branch grows: a message is found by id through an index, and the
 leading messages known final (`think_nb.messages.final`: nothing changes them in place any more)
@@ -153,6 +154,12 @@ class Conversation:
                 self._set(self._messages[: n + 1])
                 return True
         return False
+
+    def set_leaf(self, message_id: str | None) -> None:
+        """Make `message_id` (None: nothing) the leaf of the stored branch and show that branch (a
+        recovered turn's reply that is not kept leaves the branch; it stays in the tree)."""
+        self.store.messages.set_leaf(message_id)
+        self.reload()
 
     def switch_branch(self, message_id: str) -> None:
         """Make the branch through `message_id` current (its newest descendants)."""

@@ -1,7 +1,8 @@
 """`ViewHub`: what every chat panel of one agent shares — fan-out, status, client-tool runner.
 
-One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener on the agent
-(`agent.subscribe`). It
+One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener on the agent
+(`runtime.subscribe`); it sees the agent only as a `PanelSource` (declared below, implemented by
+`think_nb.runtime.AgentRuntime`). It
 
 - fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
   `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`,
@@ -26,7 +27,7 @@ One hub per agent (`ViewHub.for_agent(agent)`) is the only panel-side listener o
   (Stop works for a turn started from a cell too).
 
 It records nothing: the engine records every turn's stream (`think_nb.turns.recorder`) and a
-view that opens mid-stream replays it through `agent.replay_stream(request_id)`.
+view that opens mid-stream replays it through `PanelSource.replay_stream(request_id)`.
 """
 
 from __future__ import annotations
@@ -36,15 +37,46 @@ import logging
 import sys
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb import protocol
-from think_nb.turns.broadcast import Listeners
+from think_nb.turns.broadcast import EVENTS, Listeners
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from think_nb.session.builder import Session
 
-__all__ = ["ViewHub"]
+__all__ = ["PANEL_EVENTS", "PanelSource", "ViewHub"]
+
+PANEL_EVENTS = EVENTS | {"on_annotations", "on_status", "on_runner"}
+"""What the hub tells its panels: the agent's events plus the annotations, the status and the runner."""
+
+
+class PanelSource(Protocol):
+    """What the panels' hub asks of an agent: its branch and turns, what streams and the replay of a
+    stream, pending turns, the last terminal state, memory and MCP state for the context tab."""
+
+    @property
+    def messages(self) -> list[dict]: ...
+    @property
+    def is_running(self) -> bool: ...
+    @property
+    def recovering(self) -> bool: ...
+    @property
+    def session(self) -> Session: ...
+    @property
+    def session_configured(self) -> Session | None: ...
+    def subscribe(self, listener: Any) -> Callable[[], None]: ...
+    def streaming_turns(self) -> list[str]: ...
+    def replay_stream(self, request_id: str) -> tuple[list[dict], bool, bool] | None: ...
+    def pending_turns(self) -> list[str]: ...
+    def debouncing_turns(self) -> list[str]: ...
+    def last_terminal(self) -> tuple[str, str] | None: ...
+    def get_branches(self, message_id: str) -> list[dict]: ...
+    def client_tool_names(self) -> set[str]: ...
+    def mcp_state(self) -> list[dict]: ...
+    def list_sessions(self) -> list[dict]: ...
+    def switch_session(self, ref: str) -> str: ...
+    def clear(self) -> None: ...
 
 _log = logging.getLogger(__name__)
 _REGISTRY: weakref.WeakKeyDictionary[Any, ViewHub] = weakref.WeakKeyDictionary()
@@ -54,20 +86,20 @@ class ViewHub:
     """Per-agent fan-out and status for its panels (see the module docstring)."""
 
     @classmethod
-    def for_agent(cls, agent: Think) -> ViewHub:
+    def for_agent(cls, agent: PanelSource) -> ViewHub:
         """The agent's hub, created (and subscribed) on first use."""
         hub = _REGISTRY.get(agent)
         if hub is None:
             hub = _REGISTRY[agent] = cls(agent)
         return hub
 
-    def __init__(self, agent: Think) -> None:
+    def __init__(self, agent: PanelSource) -> None:
         self._agent = agent
         self._streaming: set[str] = set()
         self._decisions: dict[str, dict] = {}  # toolCallId -> {action, reason} (data-tool-decision)
         self._submitted: set[str] = set()
         self._panel_tools: set[str] = set()
-        self._listeners = Listeners()  # the panels (views) of this agent
+        self._listeners = Listeners(PANEL_EVENTS)  # the panels (views) of this agent
         self.error = ""
         self.runner = ""
         self.status = "ready"
@@ -113,7 +145,7 @@ class ViewHub:
 
     def clear(self) -> None:
         """Clear the agent's transcript (every panel hears `on_clear` from the agent)."""
-        self._agent.clear_messages()
+        self._agent.clear()
 
     def switch_session(self, ref: str) -> None:
         """Make session `ref` active (a panel asked); a refusal shows as the panel error."""

@@ -29,6 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from think_nb.agent import Think
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 
 HELP = """\
@@ -179,13 +180,13 @@ class ThinkMagics(Magics):
         except RuntimeError:  # plain IPython: no kernel loop, run the turn here and print it
             from think_nb.terminal import TerminalView
 
-            unsubscribe = agent.subscribe(TerminalView())
+            unsubscribe = runtime_of(agent).subscribe(TerminalView())
             try:
                 agent.run(text, context=context)
             finally:
                 unsubscribe()
             return
-        if not agent.has_listeners():
+        if not runtime_of(agent).has_listeners():
             display(agent.panel())
         agent.submit(text, trigger="cell", context=context)
 

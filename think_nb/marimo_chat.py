@@ -33,6 +33,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from think_nb.binding import runtime_of
 from think_nb.messages import new_id, user_message
 from think_nb.turns.broadcast import RequestStream
 
@@ -65,7 +66,7 @@ class ChatModel:
         last = messages[-1]
         request_id = new_id("req")
         stream = RequestStream(request_id)
-        unsubscribe = self.agent.subscribe(stream)
+        unsubscribe = runtime_of(self.agent).subscribe(stream)
         finish: dict | None = None
         try:
             task, note = self._start(last, request_id)
@@ -122,7 +123,7 @@ class ChatModel:
     def _waiting_note(self) -> str | None:
         waiting = [p for m in self.agent.messages[-1:] for p in m.get("parts", [])
                    if p.get("state") == "input-available" and p.get("type", "")[len("tool-"):]
-                   in self.agent.client_tool_names()]
+                   in runtime_of(self.agent).client_tool_names()]
         if waiting:
             names = ", ".join(sorted({p["type"][len("tool-"):] for p in waiting}))
             return (f"The agent waits for the client tool {names}, which mo.ui.chat cannot run: "

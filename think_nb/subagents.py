@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from think_nb import jsonsafe
 from think_nb.aio import maybe_await
+from think_nb.binding import runtime_of
 from think_nb.messages import new_id, text_of, user_message
 from think_nb.turns.broadcast import RequestStream
 from think_nb.turns.result import TurnResult
@@ -79,7 +80,7 @@ async def delegate(engine: TurnEngine, child: Any, message: str, *, signal: Abor
         raise
     await forward.publish(result.status, force=True)
     if result.status != "completed":
-        raise RuntimeError(f"Sub-agent {child.key!r} ended {result.status}: {result.error}")
+        raise RuntimeError(f"Sub-agent {runtime_of(child).key!r} ended {result.status}: {result.error}")
     return text_of(result.message or {})
 
 
@@ -111,5 +112,5 @@ class _Forwarder:
             return
         self._last = now
         await turn.emit({"type": "data-subagent", "id": self.request_id, "data": {
-            "agent": self.child.key, "request_id": self.request_id, "status": status,
+            "agent": runtime_of(self.child).key, "request_id": self.request_id, "status": status,
             "text": self.text, "tools": list(self.tools)}})

@@ -28,15 +28,15 @@ import asyncio
 import copy
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.aio import task_loop
 from think_nb.errors import UserError
 from think_nb.messages import new_id, validate
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
-    from think_nb.turns.engine import TurnEngine
+    from think_nb.store.agent import AgentStore
 
 log = logging.getLogger("think_nb")
 STATUSES = ("pending", "running", "completed", "aborted", "skipped", "error")
@@ -50,13 +50,29 @@ def inspection(row: dict) -> dict:
             "created_at": row["created_at"], "started_at": row["started_at"], "completed_at": row["completed_at"]}
 
 
+class SubmissionsHost(Protocol):
+    """What the ledger needs of its agent (`think_nb.runtime.AgentRuntime` implements it)."""
+
+    key: str
+    store: AgentStore
+
+
+class SubmissionsEngine(Protocol):
+    """What the ledger needs of the turn engine: start a turn, abort one."""
+
+    @property
+    def start(self) -> Callable[..., Any]: ...  # `TurnEngine.start(messages, request_id, trigger=..., ...)`
+
+    def abort_request(self, request_id: str, reason: str | None = None) -> None: ...
+
+
 class Submissions:
     """The submission ledger of one agent and its drain (see the module docstring)."""
 
-    def __init__(self, agent: Think, engine: TurnEngine) -> None:
-        self.agent = agent
+    def __init__(self, host: SubmissionsHost, engine: SubmissionsEngine) -> None:
+        self.host = host
         self.engine = engine
-        self.rows = agent.store.submissions
+        self.rows = host.store.submissions
         self.task: asyncio.Task | None = None
 
     def submit(self, messages: list[dict], submission_id: str | None, idempotency_key: str | None,
@@ -88,7 +104,7 @@ class Submissions:
         if self.task is not None and not self.task.done():
             return self.task
         loop = task_loop()
-        self.task = loop.create_task(self._drain(), name=f"think-submissions-{self.agent.key}")
+        self.task = loop.create_task(self._drain(), name=f"think-submissions-{self.host.key}")
         return self.task
 
     async def _drain(self) -> None:
@@ -113,7 +129,7 @@ class Submissions:
         to the outcome (completed | error | aborted | skipped), so `get_schedules()` shows it."""
         metadata = row["metadata"] if isinstance(row["metadata"], dict) else {}
         if metadata.get("source") == "scheduled-task" and metadata.get("task_id"):
-            self.agent.store.schedules.settle(str(metadata["task_id"]), status, error)
+            self.host.store.schedules.settle(str(metadata["task_id"]), status, error)
 
     def cancel(self, submission_id: str) -> dict | None:
         row = self.rows.get(submission_id)
@@ -134,7 +150,7 @@ class Submissions:
     def recover(self) -> None:
         """Settle the running rows of a dead process, then drain what is pending (see the module docstring)."""
         for row in self.rows.orphaned():
-            applied = any(self.agent.store.messages.get(m["id"]) is not None for m in row["messages"])
+            applied = any(self.host.store.messages.get(m["id"]) is not None for m in row["messages"])
             if applied:
                 self.rows.finish(row["id"], "error", INTERRUPTED, only_from=("running",))
             else:

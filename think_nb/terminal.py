@@ -14,7 +14,7 @@ from think_nb.jsonsafe import to_json_value
 
 
 class TerminalView:
-    """Prints chunks to `out` (default stdout). Subscribe it with `agent.subscribe(TerminalView())`."""
+    """Prints chunks to `out` (default stdout). Subscribe it with `runtime_of(agent).subscribe(TerminalView())`."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout

@@ -1,17 +1,30 @@
 """pandas DataFrames of an agent's state, for inspecting it in a notebook.
 
-Each function takes an agent and returns a fresh DataFrame (a snapshot; re-run to refresh).
+Each function takes an agent's runtime (a `ViewsHost`: its memory, branch and store) and returns
+a fresh DataFrame (a snapshot; re-run to refresh).
 Column sets are fixed, so an empty agent gives an empty frame with the same columns.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from think_nb.session.builder import Session
+    from think_nb.store.agent import AgentStore
+
+
+class ViewsHost(Protocol):
+    """What the DataFrames read (`think_nb.runtime.AgentRuntime` implements it)."""
+
+    store: AgentStore
+
+    @property
+    def session(self) -> Session: ...
+    @property
+    def messages(self) -> list[dict]: ...
 
 BLOCK_COLUMNS = ["label", "description", "kind", "writable", "tokens", "max_tokens", "percent_used", "content"]
 MESSAGE_COLUMNS = ["id", "parent_id", "role", "text", "parts", "tool_calls", "created_at", "model", "total_tokens"]
@@ -23,7 +36,7 @@ SESSION_COLUMNS = ["id", "name", "active", "messages", "parent_session_id", "for
 SEARCH_COLUMNS = ["id", "role", "session", "on_branch", "snippet", "rank", "text", "created_at"]
 
 
-def context_blocks(agent: Think) -> pd.DataFrame:
+def context_blocks(agent: ViewsHost) -> pd.DataFrame:
     """One row per context block, in prompt order: label, description, kind (readonly |
     writable | skill | search), writable, tokens (litellm's count for the agent's model),
     max_tokens (nullable Int64), percent_used (tokens / max_tokens × 100, NaN without a limit),
@@ -33,7 +46,7 @@ def context_blocks(agent: Think) -> pd.DataFrame:
     return df.astype({"tokens": "int64", "max_tokens": "Int64", "percent_used": "float64", "writable": "bool"})
 
 
-def messages(agent: Think) -> pd.DataFrame:
+def messages(agent: ViewsHost) -> pd.DataFrame:
     """The current branch, oldest first: id, parent_id, role, text (text parts joined), parts
     (count), tool_calls (count), created_at (UTC timestamp), model and total_tokens (assistant
     messages' metadata; else None / NaN)."""
@@ -53,7 +66,7 @@ def messages(agent: Think) -> pd.DataFrame:
     return nulls_as_none(df.astype({"parts": "int64", "tool_calls": "int64", "total_tokens": "Int64"}))
 
 
-def tool_calls(agent: Think) -> pd.DataFrame:
+def tool_calls(agent: ViewsHost) -> pd.DataFrame:
     """Every tool call on the current branch, in order: message_id, tool_call_id, tool_name,
     state (AI SDK tool part state), input (dict), output (as returned) and error_text."""
     out: list[dict[str, Any]] = []
@@ -67,7 +80,7 @@ def tool_calls(agent: Think) -> pd.DataFrame:
     return nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS, dtype=object))
 
 
-def usage(agent: Think) -> pd.DataFrame:
+def usage(agent: ViewsHost) -> pd.DataFrame:
     """Token usage per finished turn (assistant message) on the current branch.
 
     Columns: message_id, request_id, model; prompt_tokens, completion_tokens, total_tokens
@@ -104,7 +117,7 @@ def usage(agent: Think) -> pd.DataFrame:
     return nulls_as_none(df)
 
 
-def sessions(agent: Think) -> pd.DataFrame:
+def sessions(agent: ViewsHost) -> pd.DataFrame:
     """The agent's sessions, oldest first: id ("" = default), name, active, messages (stored,
     every branch), parent_session_id / forked_from_message_id (forks), created_at, updated_at."""
     from think_nb.session.sessions import list_sessions
@@ -115,7 +128,7 @@ def sessions(agent: Think) -> pd.DataFrame:
     return nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))
 
 
-def search(agent: Think, query: str, limit: int = 20, all_sessions: bool = False) -> pd.DataFrame:
+def search(agent: ViewsHost, query: str, limit: int = 20, all_sessions: bool = False) -> pd.DataFrame:
     """`agent.session.search(...)` as a DataFrame (best match first)."""
     df = pd.DataFrame(agent.session.search(query, limit, all_sessions=all_sessions), columns=SEARCH_COLUMNS)
     df["created_at"] = pd.to_datetime(df["created_at"], unit="s", utc=True)
@@ -130,7 +143,7 @@ def nulls_as_none(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _stored_rows(agent: Think) -> dict[str, tuple[Any, Any]]:
+def _stored_rows(agent: ViewsHost) -> dict[str, tuple[Any, Any]]:
     return agent.store.messages.tree_rows()
 
 

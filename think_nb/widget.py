@@ -26,19 +26,17 @@ import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anywidget
 import traitlets
 
 from think_nb import protocol
 from think_nb.batcher import ChunkBatcher
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
-from think_nb.protocol import UIMessage, UIMessageChunk
-
-if TYPE_CHECKING:
-    from think_nb.agent import Think
 from think_nb.hub import ViewHub
+from think_nb.protocol import UIMessage, UIMessageChunk
 
 __all__ = ["FLUSH_INTERVAL_S", "ChatPanel"]
 
@@ -116,7 +114,8 @@ class ChatPanel(anywidget.AnyWidget):
     """The chat panel of one agent; display it in a notebook cell.
 
     Args:
-        agent: the `think_nb.Think` agent to show and drive.
+        agent: the `think_nb.Think` agent to show and drive (typed `Any` here: `Think.panel()` imports
+            this module, and nothing imports `think_nb.agent` back).
 
     Raises:
         FileNotFoundError: the front end bundle ``think_nb/static/widget.js`` was not
@@ -153,7 +152,7 @@ class ChatPanel(anywidget.AnyWidget):
     annotations = traitlets.Dict().tag(sync=True)  # finish reasons, tool decisions, branches, running ids
     agent_info = traitlets.Dict().tag(sync=True)  # {class, model, offline}
 
-    def __init__(self, agent: Think, **kwargs: Any) -> None:
+    def __init__(self, agent: Any, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
             raise FileNotFoundError(
                 f"The chat panel's front end is not built: {ESM_PATH} is missing. "
@@ -162,7 +161,7 @@ class ChatPanel(anywidget.AnyWidget):
             )
         if type(self)._esm == _ESM_STUB:
             self._esm = ESM_PATH.read_text()  # built after this module was imported
-        hub = ViewHub.for_agent(agent)
+        hub = ViewHub.for_agent(runtime_of(agent))
         super().__init__(
             uid=uuid.uuid4().hex,
             agent_name=str(agent.name),
@@ -453,7 +452,7 @@ def _annotations(hub: ViewHub) -> dict[str, Any]:
         return {}
 
 
-def _agent_info(agent: Think) -> dict[str, Any]:
+def _agent_info(agent: Any) -> dict[str, Any]:
     """`{class, model, offline}`: the agent's class name, its model string, and whether that model
     runs in the kernel (the embedded or a scripted model: no network, no key)."""
     from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
@@ -467,10 +466,10 @@ def _agent_info(agent: Think) -> dict[str, Any]:
     return {"class": type(agent).__name__, "model": model, "offline": provider in IN_PROCESS_PROVIDERS}
 
 
-def _client_tool_specs(agent: Think) -> list[dict[str, Any]]:
+def _client_tool_specs(agent: Any) -> list[dict[str, Any]]:
     """The agent's browser-run tools ``[{name, description, parameters, js}]`` (or [])."""
     try:
-        return copy.deepcopy([dict(s) for s in agent.client_tool_specs()])
+        return copy.deepcopy([dict(s) for s in runtime_of(agent).client_tool_specs()])
     except Exception:  # noqa: BLE001 - specs come from user code (get_tools)
         _log.exception("client_tool_specs() failed")
         return []

@@ -43,11 +43,12 @@ def agent_cell(steps: str) -> str:
 
 REPORT = textwrap.dedent('''
     import json
+    from think_nb.binding import runtime_of
     part = agent.messages[1]["parts"][-1]
     print(json.dumps({"status": result.status, "state": part["state"], "output": part.get("output"),
                       "waiting_at": (part.get("approval") or {}).get("descriptor", {}).get("call"),
                       "ran": Path("deleted.log").read_text().split() if Path("deleted.log").exists() else [],
-                      "pauses": agent.store.state.keys("tool-pause:")}))
+                      "pauses": runtime_of(agent).store.state.keys("tool-pause:")}))
     ''')
 
 

@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from think_nb.extensions.sandbox import ExtensionError
 from think_nb.jsonsafe import to_json_value
-
-if TYPE_CHECKING:
-    from think_nb.extensions.manager import ExtensionManager
 
 log = logging.getLogger("think_nb")
 
@@ -61,7 +58,14 @@ def snapshot(hook: str, ctx: Any) -> dict:
     return out
 
 
-async def dispatch(manager: ExtensionManager, hook: str, ctx: Any, value: Any) -> Any:
+class HookRunner(Protocol):
+    """What the pipeline needs of the extension manager (`ExtensionManager` is one)."""
+
+    def subscribers(self, hook: str) -> list[Any]: ...
+    async def call_hook(self, ext: Any, hook: str, snapshot: Any) -> Any: ...
+
+
+async def dispatch(manager: HookRunner, hook: str, ctx: Any, value: Any) -> Any:
     """Run `hook` in each subscribed extension; returns the agent hook's `value`, for
     `before_turn` merged with what the extensions returned (a `TurnConfig`)."""
     subscribers = manager.subscribers(hook)

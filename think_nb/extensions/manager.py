@@ -20,7 +20,7 @@ import logging
 import textwrap
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.aio import task_loop
 from think_nb.errors import UserError
@@ -30,7 +30,9 @@ from think_nb.extensions.sandbox import ExtensionError, Sandbox
 from think_nb.tools.tool import Tool, dump_output
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from fsspec.spec import AbstractFileSystem
+
+    from think_nb.store.agent import AgentStore
 
 log = logging.getLogger("think_nb")
 
@@ -61,12 +63,28 @@ class Extension:
                 "origin": self.origin, "state": self.state, "error": self.error}
 
 
+class ExtensionHost(Protocol):
+    """What the extensions need of their agent (`think_nb.runtime.AgentRuntime` implements it): its
+    storage, memory and workspace, and the extension settings read from the agent's class."""
+
+    name: str
+    store: AgentStore
+    extension_timeout: float
+    extension_hook_timeout: float
+    extension_allowed_hosts: Any
+    extension_allow_private: Any
+
+    @property
+    def workspace(self) -> AbstractFileSystem: ...
+    async def session_ready(self) -> Any: ...
+
+
 class ExtensionManager:
     """The extensions of one agent (see the module docstring)."""
 
-    def __init__(self, agent: Think) -> None:
-        self.agent = agent
-        self.rows = agent.store.extensions
+    def __init__(self, host: ExtensionHost) -> None:
+        self.host = host
+        self.rows = host.store.extensions
         self.items: dict[str, Extension] = {}
         self.sandbox = Sandbox()
         self.task: asyncio.Task | None = None
@@ -98,7 +116,7 @@ class ExtensionManager:
                 await self._load(ext)
 
         loop = task_loop()
-        self.task = loop.create_task(run(), name=f"think_nb extensions {self.agent.name}")
+        self.task = loop.create_task(run(), name=f"think_nb extensions {self.host.name}")
 
     async def ready(self) -> None:
         """Wait until the extensions restored at creation are loaded (or failed)."""
@@ -135,7 +153,7 @@ class ExtensionManager:
         # a static extension is not stored: unloading it leaves a stored one of the same name alone
         stored = self.rows.delete(name) if ext is None or ext.origin != "static" else False
         if ext is not None and ext.state == "loaded" and ext.manifest.context:
-            session = await self.agent.session_ready()
+            session = await self.host.session_ready()
             for block in ext.manifest.context:
                 session.remove_context(f"{ext.manifest.prefix}_{block['label']}")
             session.refresh_system_prompt()  # Think refreshes the prompt on extension unload
@@ -144,8 +162,8 @@ class ExtensionManager:
     async def _load(self, ext: Extension) -> None:
         started = time.perf_counter()
         try:
-            found = await self.sandbox.describe(ext.source, host_functions(self.agent, ext.manifest),
-                                                self.agent.extension_timeout)
+            found = await self.sandbox.describe(ext.source, host_functions(self.host, ext.manifest),
+                                                self.host.extension_timeout)
             if found["problems"]:
                 raise ExtensionError("; ".join(found["problems"]))
             unknown = sorted(set(found["hooks"]) - set(hook_mod.HOOKS))
@@ -165,7 +183,7 @@ class ExtensionManager:
     async def _register_blocks(self, ext: Extension, initial: dict[str, str]) -> None:
         if not ext.manifest.context:
             return
-        session = await self.agent.session_ready()
+        session = await self.host.session_ready()
         for block in ext.manifest.context:
             label = f"{ext.manifest.prefix}_{block['label']}"
             if session.get_context_block(label) is None:
@@ -197,9 +215,9 @@ class ExtensionManager:
                 raise ExtensionError(f'Extension "{ext.manifest.name}" has been unloaded. Tool "{ext.manifest.prefix}_'
                                      f'{remote}" is no longer available.')
             ext.calls += 1
-            lookup = host_functions(manager.agent, ext.manifest)
+            lookup = host_functions(manager.host, ext.manifest)
             return dump_output(await manager.sandbox.call(ext.source, "tool", remote, arguments, lookup,
-                                                          manager.agent.extension_timeout))
+                                                          manager.host.extension_timeout))
 
         return Tool(name=f"{ext.manifest.prefix}_{remote}"[:64], description=f"[{ext.manifest.name}] "
                     f"{spec['description']}", parameters=_schema(spec), function=call)
@@ -213,8 +231,8 @@ class ExtensionManager:
         return await hook_mod.dispatch(self, hook, ctx, value)
 
     async def call_hook(self, ext: Extension, hook: str, snapshot: dict) -> Any:
-        return await self.sandbox.call(ext.source, "hook", hook, snapshot, host_functions(self.agent, ext.manifest),
-                                       float(self.agent.extension_hook_timeout))
+        return await self.sandbox.call(ext.source, "hook", hook, snapshot, host_functions(self.host, ext.manifest),
+                                       float(self.host.extension_hook_timeout))
 
     def table(self) -> list[dict]:
         return [{**e.info(), "load_ms": e.load_ms, "calls": e.calls, "hook_errors": e.hook_errors}

@@ -20,7 +20,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.aio import task_loop
 from think_nb.mcp.config import ServerConfig, make
@@ -28,20 +28,29 @@ from think_nb.mcp.connection import Connection, McpCallError
 from think_nb.tools.tool import Tool
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from pathlib import Path
+
+    from think_nb.store.agent import AgentStore
 
 log = logging.getLogger("think_nb")
 DEFAULT_WAIT_S = 10.0
 
 
+class McpHost(Protocol):
+    """What the MCP servers need of their agent (`think_nb.runtime.AgentRuntime` implements it)."""
+
+    store: AgentStore
+    db_path: Path
+
+
 class McpServers:
     """The MCP servers of one agent (see the module docstring)."""
 
-    def __init__(self, agent: Think, on_change: Callable[[list[dict]], None] | None = None) -> None:
-        self.agent = agent
+    def __init__(self, host: McpHost, on_change: Callable[[list[dict]], None] | None = None) -> None:
+        self.host = host
         self.on_change = on_change
         """Called with `table()` whenever a server is added, removed or changes state."""
-        self.rows = agent.store.mcp_servers
+        self.rows = host.store.mcp_servers
         self.live: dict[str, Connection] = {}
         self.predicates: dict[str, Callable[..., Any]] = {}
 
@@ -126,7 +135,7 @@ class McpServers:
 
     def _start(self, config: ServerConfig) -> Connection:
         loop = task_loop()
-        folder = self.agent.db_path.with_name(self.agent.db_path.name + ".mcp")
+        folder = self.host.db_path.with_name(self.host.db_path.name + ".mcp")
         connection = Connection(config, folder / f"{config.name}.log")
         connection.on_change = self.changed
         connection.start(loop)

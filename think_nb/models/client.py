@@ -12,7 +12,8 @@ Two implementations:
   models (`think-scripted/*`), called directly in the kernel: no litellm import (4-7 s of CPU,
   ~200 MiB) and no litellm stream wrapper (~0.3 ms per chunk).
 
-`client_for(config)` picks one. `ModelConfig(..., via_litellm=True)` routes an in-process model
+`think_nb.models.stream.client_for(config)` picks one (it lives there, above both clients, which
+import this module). `ModelConfig(..., via_litellm=True)` routes an in-process model
 through litellm's custom-provider path instead (the parity test, `bench/bench_stream.py`'s
 baseline): the same script gives the same UIMessageChunk stream either way (tests/test_model_seam.py).
 """
@@ -23,7 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
+from think_nb.models.resolve import ModelConfig
 
 UsageSource = Literal["reported", "estimated"] | None
 """Where a step's token counts come from: `"reported"` by the provider in its stream, `"estimated"`
@@ -76,17 +77,6 @@ class ModelClient(Protocol):
 
     def stream(self, config: ModelConfig, messages: list[dict], tools: list[dict],
                options: dict[str, Any]) -> AsyncIterator[Delta]: ...
-
-
-def client_for(config: ModelConfig) -> ModelClient:
-    """The client for `config`: in-process models directly, everything else through litellm."""
-    if config.provider in IN_PROCESS_PROVIDERS and not config.via_litellm:
-        from think_nb.models.inprocess import InProcessClient
-
-        return InProcessClient()
-    from think_nb.models.litellm_client import LitellmClient
-
-    return LitellmClient()
 
 
 def from_generic(chunk: dict) -> Delta:

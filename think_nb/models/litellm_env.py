@@ -22,8 +22,9 @@ import threading
 from types import ModuleType
 from typing import Any
 
+from think_nb.models.providers import register_provider, registered  # noqa: F401 - register_provider re-exported
+
 _lock = threading.Lock()
-_providers: dict[str, Any] = {}
 
 
 def get_litellm() -> ModuleType:
@@ -124,13 +125,8 @@ async def aget_litellm() -> ModuleType:
     return get_litellm()
 
 
-def register_provider(name: str, factory: Any) -> None:
-    """Register a litellm custom provider: `factory()` returns a `litellm.CustomLLM`, built on first use."""
-    _providers.setdefault(name, factory)
-
-
 def _install_providers(litellm: ModuleType) -> None:
     installed = {entry["provider"] for entry in litellm.custom_provider_map}
-    for name, factory in _providers.items():
+    for name, factory in registered().items():
         if name not in installed:
             litellm.custom_provider_map.append({"provider": name, "custom_handler": factory()})

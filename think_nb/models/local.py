@@ -31,7 +31,7 @@ from typing import Any, cast
 from think_nb.errors import ModelError
 from think_nb.jsonsafe import to_json_value
 from think_nb.models import progress
-from think_nb.models.litellm_env import register_provider
+from think_nb.models.providers import register_provider
 from think_nb.models.resolve import LOCAL_PROVIDER
 
 _lock = threading.Lock()

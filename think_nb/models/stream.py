@@ -16,8 +16,8 @@ from typing import Any
 from think_nb import jsonsafe
 from think_nb.messages.ids import new_id
 from think_nb.models import reasoning
-from think_nb.models.client import Delta, ToolCallDelta, UsageSource, client_for
-from think_nb.models.resolve import ModelConfig
+from think_nb.models.client import Delta, ModelClient, ToolCallDelta, UsageSource
+from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -141,6 +141,17 @@ class _Translator:
                                  "input": call.arguments, "errorText": call.error})
             self.outcome.tool_calls.append(call)
         return self.outcome
+
+
+def client_for(config: ModelConfig) -> ModelClient:
+    """The client for `config`: in-process models directly, everything else through litellm."""
+    if config.provider in IN_PROCESS_PROVIDERS and not config.via_litellm:
+        from think_nb.models.inprocess import InProcessClient
+
+        return InProcessClient()
+    from think_nb.models.litellm_client import LitellmClient
+
+    return LitellmClient()
 
 
 def _parse_arguments(raw: str) -> tuple[dict | None, str | None]:

@@ -31,7 +31,7 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.aio import maybe_await, task_loop
 from think_nb.errors import UserError
@@ -39,7 +39,7 @@ from think_nb.schedules import spec as specs
 from think_nb.schedules.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from think_nb.store.agent import AgentStore
 
 log = logging.getLogger("think_nb")
 
@@ -84,12 +84,22 @@ class ScheduledTask:
     metadata: Any = None
 
 
+class ScheduleHost(Protocol):
+    """What the scheduler needs of its agent (`think_nb.runtime.AgentRuntime` implements it): the
+    user's object (handlers are its methods; prompts go through its `submit_messages`), the
+    storage key and the store."""
+
+    agent: Any
+    key: str
+    store: AgentStore
+
+
 class Scheduler:
     """The scheduled tasks of one agent (see the module docstring)."""
 
-    def __init__(self, agent: Think, clock: Clock | None = None) -> None:
-        self.agent = agent
-        self.rows = agent.store.schedules
+    def __init__(self, host: ScheduleHost, clock: Clock | None = None) -> None:
+        self.host = host
+        self.rows = host.store.schedules
         self.clock: Clock = clock or SystemClock()
         self.task: asyncio.Task | None = None
         self._callables: dict[str, Callable[..., Any]] = {}  # handlers and prompt functions held in memory
@@ -141,14 +151,14 @@ class Scheduler:
             if not callable(prompt):
                 raise UserError(f"scheduled task {task_id!r}: prompt is text or a function returning text.")
             self._callables[task_id] = prompt
-            stored, shown = {"prompt_fn": _reference(self.agent, prompt)}, f"prompt from {_name(prompt)}()"
+            stored, shown = {"prompt_fn": _reference(self.host.agent, prompt)}, f"prompt from {_name(prompt)}()"
         elif prompt is not None:
             stored, shown = {"prompt": prompt}, prompt if len(prompt) <= 80 else prompt[:79] + "…"
         else:
             if not callable(handler):
                 raise UserError(f"scheduled task {task_id!r}: handler must be callable, not {type(handler).__name__}.")
             self._callables[task_id] = handler
-            stored, shown = {"handler": _reference(self.agent, handler)}, f"{_name(handler)}(ctx)"
+            stored, shown = {"handler": _reference(self.host.agent, handler)}, f"{_name(handler)}(ctx)"
         digest = hashlib.sha256(repr((spec, sorted(stored.items()), shown)).encode()).hexdigest()
         old = self.rows.get(task_id)
         keep = old is not None and old["digest"] == digest and not rearm and old["next_run_at"] is not None
@@ -168,7 +178,7 @@ class Scheduler:
         if not any(r["next_run_at"] is not None for r in self.rows.all()):
             return None
         loop = task_loop()
-        self.task = loop.create_task(self._loop(), name=f"think-schedules-{self.agent.key}")
+        self.task = loop.create_task(self._loop(), name=f"think-schedules-{self.host.key}")
         return self.task
 
     def stop(self) -> None:
@@ -205,9 +215,9 @@ class Scheduler:
         if not self.rows.claim(row["id"], scheduled_for, following, now):
             return  # another process took it, or it was cancelled
         occurrence = f"{row['id']}:{round(scheduled_for * 1000)}"
-        key = f"think-schedule:{self.agent.key}:{occurrence}"
+        key = f"think-schedule:{self.host.key}:{occurrence}"
         ctx = ScheduledTaskContext(row["id"], scheduled_for, occurrence, key, row["spec"], row["kind"],
-                                   row["timezone"], row["metadata"], self.agent)
+                                   row["timezone"], row["metadata"], self.host.agent)
         try:
             status, error = await self._run(row, ctx)
         except (Exception, KeyboardInterrupt) as exc:  # a task's failure never stops the schedule
@@ -241,11 +251,11 @@ class Scheduler:
     async def _submit(self, text: str, row: dict, ctx: ScheduledTaskContext) -> tuple[str, str | None]:
         from think_nb.messages import user_message
 
-        metadata = {**(row["metadata"] or {}), "source": "scheduled-task", "owner_key": self.agent.key,
+        metadata = {**(row["metadata"] or {}), "source": "scheduled-task", "owner_key": self.host.key,
                     "task_id": row["id"], "scheduled_for": ctx.scheduled_for, "schedule": row["spec"]}
         self.rows.record(row["id"], "submitted", None)  # before its turn can end and settle it
-        result = await self.agent.submit_messages([user_message(text)], idempotency_key=ctx.idempotency_key,
-                                                  metadata=metadata)
+        result = await self.host.agent.submit_messages([user_message(text)], idempotency_key=ctx.idempotency_key,
+                                                       metadata=metadata)
         return ("submitted" if result["accepted"] else "duplicate"), None
 
     def _resolve(self, task_id: str, ref: str | None) -> Callable[..., Any] | None:
@@ -254,7 +264,7 @@ class Scheduler:
         if not ref:
             return None
         if ref.startswith("method:"):
-            fn = getattr(self.agent, ref.removeprefix("method:"), None)
+            fn = getattr(self.host.agent, ref.removeprefix("method:"), None)
             return fn if callable(fn) else None
         module_name, _, qualname = ref.partition(":")
         try:

@@ -12,7 +12,7 @@ description=, max_tokens=, provider=)`, `with_cached_prompt()`, `freeze_prompt(b
 `compact_after(tokens, token_counter=)`, `on_compaction(fn)`, `on_compaction_error(fn)`,
 `with_searchable_history()`. The agent builds its session on first use
 (`Think.configure_session`), then each turn asks it for the system prompt, the tools and the
-history (`think_nb.agent` seams).
+history (`think_nb.session.host.SessionHost`).
 
 **When a block written by the model reaches the prompt.** Think freezes the rendered prompt
 the first time and re-renders it only on a refresh (compaction, clear, skill change), so a
@@ -51,9 +51,8 @@ from think_nb.session.tools import context_tools, history_search_tool
 from think_nb.store.messages import SYNTHETIC_PREFIX
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
+    from think_nb.session.host import SessionEngine, SessionHost
     from think_nb.tools.tool import Tool
-    from think_nb.turns.engine import TurnEngine
 
 log = logging.getLogger("think_nb")
 
@@ -74,14 +73,14 @@ class Session:
     compaction and search. Get it as `agent.session`; configure it in `configure_session`.
 
     Attributes:
-        agent: the `Think` agent it belongs to.
+        host: the agent it belongs to, as a `SessionHost` (`think_nb.session.host`).
         phase: "idle" or "compacting" (shown by the panel's context tab).
     """
 
-    def __init__(self, agent: Think, engine: TurnEngine) -> None:
-        self.agent = agent
-        self.store = agent.store
-        self.conversation = agent.conversation
+    def __init__(self, host: SessionHost, engine: SessionEngine) -> None:
+        self.host = host
+        self.store = host.store
+        self.conversation = host.conversation
         self._engine = engine
         self.phase = "idle"
         self._specs: dict[str, _Spec] = {}
@@ -339,7 +338,7 @@ class Session:
         echoed synthetic messages dropped."""
         if messages is None:
             self._rewrite_unloaded()
-        return compaction.apply_overlays(self.agent.messages if messages is None else messages, self.overlays())
+        return compaction.apply_overlays(self.host.messages if messages is None else messages, self.overlays())
 
     async def prepare_history(self, system: str | None = None) -> list[dict]:
         """The history for the next turn; compacts first when `compact_after` is exceeded."""
@@ -376,8 +375,7 @@ class Session:
         themselves are not changed. Raises `UserError` when the function returns ids that are
         not on the branch.
         """
-        agent = self.agent
-        raw = self.store.messages.branch(leaf_id=leaf_id) if leaf_id else agent.messages
+        raw = self.store.messages.branch(leaf_id=leaf_id) if leaf_id else self.host.messages
         overlays = self.overlays()
         history = compaction.apply_overlays(raw, overlays)
         previous = compaction.active_overlay(raw, overlays)
@@ -463,7 +461,7 @@ class Session:
         of the last turn (None before the first)."""
         from think_nb.models.resolve import ModelConfig
 
-        value = self.agent.get_model()
+        value = self.host.get_model()
         if inspect.isawaitable(value):  # cannot run here: the model of the last turn, if any
             _close(value)
             return self._engine.resolved_model
@@ -472,7 +470,7 @@ class Session:
     async def _model_config(self) -> Any:
         from think_nb.models.resolve import resolve_model
 
-        return resolve_model(await _call(self.agent.get_model))
+        return resolve_model(await _call(self.host.get_model))
 
     def _block(self, spec: _Spec, content: str) -> ContextBlock:
         kind = provider_kind(spec.provider)
@@ -493,7 +491,7 @@ class Session:
 
     def _skill_registry(self) -> dict[str, skills_mod.Skill]:
         if self._skills is None:
-            getter = getattr(self.agent, "get_skills", None)
+            getter = getattr(self.host, "get_skills", None)
             self._skills = skills_mod.collect(getter()) if callable(getter) else {}
         return self._skills
 

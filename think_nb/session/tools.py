@@ -23,12 +23,23 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from think_nb.tools.tool import Tool
 
-if TYPE_CHECKING:
-    from think_nb.session.builder import Session
+
+class Session(Protocol):
+    """What the memory tools call on the agent's memory (`think_nb.session.builder.Session` is one;
+    declared here so the builder, which offers these tools, is not imported back)."""
+
+    async def set_block(self, label: str, content: str) -> Any: ...
+    async def append_block(self, label: str, content: str) -> Any: ...
+    async def set_keyed(self, label: str, key: str, content: str, description: str | None = None) -> None: ...
+    async def load_keyed(self, label: str, key: str) -> str | None: ...
+    def unload_keyed(self, label: str, key: str) -> None: ...
+    async def search_keyed(self, label: str, query: str) -> list[tuple[str, str]]: ...
+    def search(self, query: str, limit: int = 20, *, all_sessions: bool = False,
+               all_words: bool = False) -> list[dict]: ...
 
 
 def context_tools(session: Session, blocks: list) -> dict[str, Tool]:

@@ -23,7 +23,7 @@ LAST_CLIENT_TOOLS = "lastClientTools"
 async def system_prompt(host: AgentHost) -> str:
     """The system prompt of the next model call."""
     prompt = await (await host.session_ready()).system_prompt()
-    return prompt if prompt is not None else await call_hook(host, "get_system_prompt")
+    return prompt if prompt is not None else await call_hook(host.agent, "get_system_prompt")
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:
@@ -32,7 +32,7 @@ async def tools(host: AgentHost) -> dict[str, Any]:
     tools (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
     extension = await host.extension_tools()
     own = {n: extension.pop(n) for n in ("load_extension", "list_extensions") if n in extension}
-    local = {**host.workspace_tools(), **own, **resolve_tools(await call_hook(host, "get_tools"))}
+    local = {**host.workspace_tools(), **own, **resolve_tools(await call_hook(host.agent, "get_tools"))}
     for name in local.keys() & extension.keys():
         log.warning("tool %r: the extension tool replaces the local tool of the same name (later sources win)", name)
     merged = {**local, **extension, **await (await host.session_ready()).tools()}

@@ -1,8 +1,11 @@
 """`Listeners`: who hears what an agent does (panels' hub, the terminal, `chat()` callbacks).
 
-A listener is any object with some of these methods (all optional; one that raises is logged
-and never breaks the turn):
+A listener is any object with some of the methods of `Listener` (all optional; one that raises is
+logged and never breaks the turn). The events are declared, not strings passed around: `EVENTS`
+is the complete list, `Event` its type, and `Listeners.notify` / `wants` refuse a name outside it
+(`ValueError`), so a typo fails where it is made instead of being dropped.
 
+    on_submitted(request_id, future)            a turn was started by any entry point (future: its task)
     on_chunk(request_id, chunk, continuation)   every UIMessageChunk, after it is recorded
     on_turn_end(request_id, status, error)      a turn ended (completed | error | aborted | skipped)
     on_messages(messages)                       the current branch changed (authoritative transcript)
@@ -10,7 +13,7 @@ and never breaks the turn):
     on_paused(request_id, hook | None)          a step-mode turn paused before `hook` (None: resumed)
     on_session(state)                           the agent's memory changed (context tab)
     on_mcp_servers(servers)                     an MCP server was added, removed or changed state
-                                                (`Think.mcp_state()` rows; context tab)
+                                                (`AgentRuntime.mcp_state()` rows; context tab)
     on_clear()                                  the conversation was cleared
     on_recovering(recovering, request_id)       recovery of a dead process's turns started / ended
     on_waiting(request_id, what | None)         a turn waits before its model answers ("loading litellm…",
@@ -21,20 +24,41 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import Any, Literal, Protocol, get_args
 
 log = logging.getLogger("think_nb")
 
-EVENTS = ("on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused", "on_session", "on_clear",
-          "on_recovering", "on_waiting", "on_mcp_servers")
+Event = Literal["on_submitted", "on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused",
+                "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers"]
+"""An agent's listener events (see the module docstring)."""
+
+EVENTS: frozenset[str] = frozenset(get_args(Event))
+
+
+class Listener(Protocol):
+    """The events an agent's listener may handle (every method optional; see the module docstring)."""
+
+    def on_submitted(self, request_id: str, future: Any = None) -> None: ...
+    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None: ...
+    def on_turn_end(self, request_id: str, status: str, error: str | None) -> None: ...
+    def on_messages(self, messages: list[dict]) -> None: ...
+    def on_message_updated(self, message: dict) -> None: ...
+    def on_paused(self, request_id: str, hook: str | None) -> None: ...
+    def on_session(self, state: dict) -> None: ...
+    def on_mcp_servers(self, servers: list[dict]) -> None: ...
+    def on_clear(self) -> None: ...
+    def on_recovering(self, recovering: bool, request_id: str) -> None: ...
+    def on_waiting(self, request_id: str, what: str | None) -> None: ...
 
 
 class Listeners:
-    """The listeners of one agent."""
+    """The listeners of one agent (or, in the panels' hub, of one agent's panels: `events` widens the
+    declared set with the hub's own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, events: Collection[str] = EVENTS) -> None:
         self._items: list[Any] = []
+        self._events = frozenset(events)
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -47,12 +71,18 @@ class Listeners:
         self._items.append(listener)
         return lambda: self._items.remove(listener) if listener in self._items else None
 
+    def _check(self, event: str) -> None:
+        if event not in self._events:
+            raise ValueError(f"unknown listener event {event!r}; the declared ones: {', '.join(sorted(self._events))}")
+
     def wants(self, event: str) -> bool:
-        """True when some listener handles `event`."""
+        """True when some listener handles `event`. Raises `ValueError` for an undeclared event."""
+        self._check(event)
         return any(callable(getattr(item, event, None)) for item in self._items)
 
     def notify(self, event: str, *args: Any) -> None:
-        """Call `event(*args)` on every listener that has it."""
+        """Call `event(*args)` on every listener that has it. Raises `ValueError` for an undeclared event."""
+        self._check(event)
         for listener in list(self._items):
             handler = getattr(listener, event, None)
             if handler is None:

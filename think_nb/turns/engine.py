@@ -30,7 +30,7 @@ from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, too
 from think_nb.tools.tool import PAUSE_PREFIX, dump_output
 from think_nb.turns import assemble
 from think_nb.turns.admission import Submission, TurnQueue
-from think_nb.turns.broadcast import Listeners
+from think_nb.turns.broadcast import Event, Listeners
 from think_nb.turns.host import AgentHost
 from think_nb.turns.recorder import StreamRecorder
 from think_nb.turns.repair import repaired
@@ -66,7 +66,8 @@ class TurnEngine:
         """Attach a listener (see `broadcast.py`); returns `unsubscribe()`."""
         return self.listeners.add(listener)
 
-    def notify(self, event: str, *args: Any) -> None:
+    def notify(self, event: Event, *args: Any) -> None:
+        """Tell every listener `event` (a declared `think_nb.turns.broadcast.Event`)."""
         self.listeners.notify(event, *args)
 
     def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
@@ -396,7 +397,7 @@ class TurnEngine:
     def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
         """Store the changed message, start the continuation (if the batch is complete), then tell
         the views, so they never see a "ready" gap between the two."""
-        self.store.messages.update(message)
+        self.conversation.replace(message)
         task = self._continue_if_settled(message) if auto_continue else None
         self.listeners.notify("on_message_updated", message)
         return task

@@ -27,9 +27,9 @@ EXTENSION_HOOKS = ("before_turn", "before_tool_call", "after_tool_call", "on_ste
 class HookSite:
     """Fires the hooks of one turn (see the module docstring)."""
 
-    def __init__(self, agent: Any, tracer: Tracer, stepper: Any = None,
+    def __init__(self, host: Any, tracer: Tracer, stepper: Any = None,
                  check_aborted: Callable[[], None] = lambda: None) -> None:
-        self.agent = agent
+        self.host = host  # an AgentHost: hooks are called on host.agent, the user's object
         self.tracer = tracer
         self.stepper = stepper
         self.check_aborted = check_aborted
@@ -44,24 +44,24 @@ class HookSite:
             self.check_aborted()
         if name == "on_chunk":
             started = self.tracer.now_ms()
-            value = await call_hook(self.agent, name, ctx)
-            await self.agent.extension_hook(name, ctx, value)
+            value = await call_hook(self.host.agent, name, ctx)
+            await self.host.extension_hook(name, ctx, value)
             self.tracer.observed(started)
             return value
         decided = None
-        if self.stepper is not None or self.agent.overrides(name):
+        if self.stepper is not None or self.host.overrides(name):
             _own_messages(ctx)
         if self.stepper is not None:
             decided = await self.stepper._pause(name, ctx, step, tool)
         started = self.tracer.now_ms()
         if decided is not None:
             value = decided
-        elif self.agent.overrides(name):
-            value = await call_hook(self.agent, name, ctx)
+        elif self.host.overrides(name):
+            value = await call_hook(self.host.agent, name, ctx)
         else:
             value = None
         if name in EXTENSION_HOOKS:
-            value = await self.agent.extension_hook(name, ctx, value)  # Think: extensions after the subclass
+            value = await self.host.extension_hook(name, ctx, value)  # Think: extensions after the subclass
         result = f" → {summarize(value)}" if value is not None else ""
         self.tracer.hook(name, step, tool, summarize(ctx) + result, started)
         if not reports_ending:

@@ -1,9 +1,10 @@
 """`AgentHost`: what the `TurnEngine` needs from the agent it runs turns for, declared.
 
-`Think` implements it. The engine calls nothing else on the agent: the overridable methods
-(`get_model`, `get_system_prompt`, `get_tools`, `repair_interrupted_tool_part`), the hooks
-(by name, through the turn's `HookSite`), the agent's memory (`session_ready`), its storage
-(`store`) and its branch (`conversation`).
+`think_nb.runtime.AgentRuntime` implements it. The engine calls nothing else: the user's object
+(`agent`, on which the hooks and overridables are called by name, through `call_hook` and the
+turn's `HookSite`), the settings read from it (`max_steps`, ...), the agent's memory
+(`session_ready`), its storage (`store`), its branch (`conversation`) and the tools the runtime's
+subsystems add (workspace, MCP, extensions).
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ HOOKS = ("before_turn", "before_tool_call", "after_tool_call", "on_chunk", "on_s
 class AgentHost(Protocol):
     """The agent side of the engine's seam (see the module docstring)."""
 
+    agent: Any
+    """The user's `Think` object: hooks and overridables are called on it."""
     name: str
     max_steps: int
+    chat_stream_stall_timeout: float | None
     message_concurrency: Any
     include_mcp_tools: bool
     store: AgentStore

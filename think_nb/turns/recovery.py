@@ -39,8 +39,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.aio import maybe_await, task_loop
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part
@@ -48,8 +49,8 @@ from think_nb.messages.ids import new_id
 from think_nb.store.agent import AgentStore
 
 if TYPE_CHECKING:
-    from think_nb.agent import Think
-    from think_nb.turns.engine import TurnEngine
+    from think_nb.conversation import Conversation
+    from think_nb.turns.broadcast import Event
 
 log = logging.getLogger("think_nb")
 
@@ -121,15 +122,6 @@ class Incident:
     pending: list[Any] = field(default_factory=list)
 
 
-def recover_interrupted_streams(store: AgentStore) -> int:
-    """Store the partial messages of turns a dead process left (default decision, no hook);
-    returns how many were found."""
-    incidents = collect(store)
-    for incident in incidents:
-        apply(store, incident, RecoveryDecision())
-    return len(incidents)
-
-
 def collect(store: AgentStore) -> list[Incident]:
     """The interrupted turns of `store`'s agent, oldest first; their rows are settled at once
     (stream `interrupted`, turn log `interrupted`), so no other opener handles them again."""
@@ -151,60 +143,82 @@ def collect(store: AgentStore) -> list[Incident]:
     return list(found.values())
 
 
-def recover(agent: Think) -> list[tuple[Incident, Any]]:
+class RecoveryHost(Protocol):
+    """What recovery needs of its agent (`think_nb.runtime.AgentRuntime` implements it): the user's
+    object (whose `on_chat_recovery` is asked), the settings, the store and, once created, the branch."""
+
+    agent: Any
+    key: str
+    store: AgentStore
+    conversation: Conversation
+    chat_recovery: bool
+    chat_recovery_max_attempts: int
+
+
+class RecoveryEngine(Protocol):
+    """What recovery needs of the turn engine."""
+
+    @property
+    def start(self) -> Callable[..., Any]: ...  # `TurnEngine.start(messages, request_id, trigger=..., ...)`
+
+    def notify(self, event: Event, *args: Any) -> None: ...
+    def messages_changed(self) -> None: ...
+
+
+def recover(host: RecoveryHost) -> list[tuple[Incident, Any]]:
     """Steps 1-3 for every incident (see the module docstring); returns what is left for the
     recovery task: `(incident, decision or awaitable)` pairs."""
-    store = agent.store
+    store = host.store
     incidents = collect(store)
     left: list[tuple[Incident, Any]] = []
     for incident in incidents:
-        if not agent.chat_recovery:
-            apply(store, incident, RecoveryDecision())
+        if not host.chat_recovery:
+            apply(host.conversation, incident, RecoveryDecision())
             continue
         attempt = _attempt(store, incident.request_id)
         ctx = ChatRecoveryContext(incident.request_id, incident.partial, _last_user(store), incident.trigger,
-                                  attempt, exhausted=attempt > agent.chat_recovery_max_attempts)
-        if inspect.iscoroutinefunction(agent.on_chat_recovery):  # asked in the task; keep the partial now
-            apply(store, incident, RecoveryDecision())
-            left.append((incident, (ctx, _Ask(agent.on_chat_recovery, ctx))))
+                                  attempt, exhausted=attempt > host.chat_recovery_max_attempts)
+        if inspect.iscoroutinefunction(host.agent.on_chat_recovery):  # asked in the task; keep the partial now
+            apply(host.conversation, incident, RecoveryDecision())
+            left.append((incident, (ctx, _Ask(host.agent.on_chat_recovery, ctx))))
             continue
         try:
-            value = agent.on_chat_recovery(ctx)
+            value = host.agent.on_chat_recovery(ctx)
         except Exception:
             log.exception("on_chat_recovery raised; the partial reply of %s is kept", incident.request_id)
             value = None
         if inspect.isawaitable(value):  # keep the partial now (the default): the hook answers later, if ever
-            apply(store, incident, RecoveryDecision())
+            apply(host.conversation, incident, RecoveryDecision())
             left.append((incident, (ctx, value)))
             continue
         decision = _decision(value, incident)
-        apply(store, incident, decision)
+        apply(host.conversation, incident, decision)
         if decision.continue_ and not ctx.exhausted:
             left.append((incident, (ctx, decision)))
     return left
 
 
-def route_stall(agent: Think, engine: TurnEngine, request_id: str, partial: dict | None,
+def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, partial: dict | None,
                 trigger: str) -> asyncio.Task | None:
     """A turn the stall watchdog ended in this process (Think's `_routeStallToBoundedRecovery`):
     its partial is already persisted (`metadata.interrupted`); `on_chat_recovery` is asked as for
     a dead process's turn (`ctx.reason == "stalled"`), and a `continue_` starts a
     `recovery-continue` turn while the chain has attempts left. Returns the task (on the running
     loop), or None when `chat_recovery` is off."""
-    if not agent.chat_recovery:
+    if not host.chat_recovery:
         return None
-    store = agent.store
+    store = host.store
     attempt = _attempt(store, request_id)
     ctx = ChatRecoveryContext(request_id, partial, _last_user(store), trigger, attempt,
-                              exhausted=attempt > agent.chat_recovery_max_attempts, reason="stalled")
+                              exhausted=attempt > host.chat_recovery_max_attempts, reason="stalled")
     try:
-        value = agent.on_chat_recovery(ctx)
+        value = host.agent.on_chat_recovery(ctx)
     except Exception:
         log.exception("on_chat_recovery raised; the partial reply of %s is kept", request_id)
         value = None
     incident = Incident(request_id, trigger, partial, logged=True)
-    return asyncio.get_running_loop().create_task(_finish(agent, engine, [(incident, (ctx, value))]),
-                                                  name=f"think-stall-recovery-{agent.key}")
+    return asyncio.get_running_loop().create_task(_finish(host, engine, [(incident, (ctx, value))]),
+                                                  name=f"think-stall-recovery-{host.key}")
 
 
 @dataclass
@@ -219,24 +233,24 @@ class _Ask:
         return self.hook(self.ctx)
 
 
-def schedule(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
+def schedule(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
     """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
     if not left:
         return None
     loop = task_loop()
-    return loop.create_task(_finish(agent, engine, left), name=f"think-recovery-{agent.key}")
+    return loop.create_task(_finish(host, engine, left), name=f"think-recovery-{host.key}")
 
 
-async def _finish(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
+async def _finish(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
     root = left[0][0].request_id
     engine.notify("on_recovering", True, root)
     try:
-        return await _finish_all(agent, engine, left)
+        return await _finish_all(host, engine, left)
     finally:
         engine.notify("on_recovering", False, root)
 
 
-async def _finish_all(agent: Think, engine: TurnEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
+async def _finish_all(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
     results = []
     for incident, (ctx, pending) in left:
         if not isinstance(pending, RecoveryDecision) or ctx.reason == "stalled":
@@ -246,20 +260,20 @@ async def _finish_all(agent: Think, engine: TurnEngine, left: list[tuple[Inciden
                 log.exception("on_chat_recovery raised; the partial reply of %s is kept", incident.request_id)
                 value = None
             pending = _decision(value, incident)
-            apply(agent.store, incident, pending)
-            agent.conversation.reload()
+            apply(host.conversation, incident, pending)
+            host.conversation.reload()
             engine.messages_changed()
             if not pending.continue_ or ctx.exhausted:
                 continue
-        results.append(await _resume(agent, engine, incident))
+        results.append(await _resume(host, engine, incident))
     return results
 
 
-async def _resume(agent: Think, engine: TurnEngine, incident: Incident) -> Any:
+async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident) -> Any:
     """Continue the partial reply, or answer the user message again (no duplicate)."""
-    last = agent.conversation.last
+    last = host.conversation.last
     request_id = new_id("req")
-    _count(agent.store, incident.request_id, request_id)
+    _count(host.store, incident.request_id, request_id)
     if last is not None and last["role"] == "assistant":
         return await engine.start([], request_id, trigger="recovery-continue", continuation=True)
     if last is not None and last["role"] == "user":
@@ -275,24 +289,25 @@ def _decision(value: Any, incident: Incident) -> RecoveryDecision:
         return RecoveryDecision()
 
 
-def apply(store: AgentStore, incident: Incident, decision: RecoveryDecision) -> None:
-    """Store the incident's partial reply as the decision says (settled tool results always)."""
+def apply(conversation: Conversation, incident: Incident, decision: RecoveryDecision) -> None:
+    """Store the incident's partial reply as the decision says (settled tool results always),
+    through the agent's `Conversation` (the only writer of messages)."""
     message = incident.partial
     if message is None:
         return
+    store = conversation.store
     stored = store.messages.get(message["id"])
     if not decision.persist:
         settled = [p for p in message["parts"] if is_tool_part(p) and p.get("state") in SETTLED_TOOL_STATES]
         if not settled:
             if stored is not None:  # the turn's own step-boundary copy: the branch leaves it (kept in the tree)
-                parent = _parent(store, message["id"])
-                store.messages.set_leaf(parent)
+                conversation.set_leaf(_parent(store, message["id"]))
             return
         message = {**message, "parts": [{"type": "step-start"}, *settled]}
     if stored is not None:
-        store.messages.update(message)
+        conversation.replace(message)
     else:
-        store.messages.append_to_leaf(message)
+        conversation.append(message)
 
 
 def _rebuild(chunks: list[dict]) -> dict | None:

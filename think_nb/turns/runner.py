@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
@@ -35,7 +35,29 @@ from think_nb.turns.tool_calls import StepTools, run_all
 from think_nb.turns.trace import Tracer
 
 if TYPE_CHECKING:
-    from think_nb.turns.engine import TurnEngine
+    from think_nb.conversation import Conversation
+    from think_nb.store.agent import AgentStore
+    from think_nb.turns.broadcast import Event
+    from think_nb.turns.host import AgentHost
+
+
+class TurnEngine(Protocol):
+    """What a running turn reports to and reads from its engine (`think_nb.turns.engine.TurnEngine`
+    is the one; declared here because the engine creates turns and this module must not import it back)."""
+
+    host: AgentHost
+    conversation: Conversation
+    store: AgentStore
+    steppers: dict[str, Any]
+    current_turn: Any
+    resolved_model: str | None
+    resolved_tools: dict[str, Any] | None
+    client_tool_names: set[str]
+
+    def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None: ...
+    def notify(self, event: Event, *args: Any) -> None: ...
+    def replace_message(self, message: dict) -> None: ...
+    def save_assistant(self, message: dict, generation: int | None) -> None: ...
 
 log = logging.getLogger("think_nb")
 FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "tool-calls",
@@ -179,7 +201,7 @@ class Turn:
     # -- assembly -----------------------------------------------------------------------
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
         host, engine = self.host, self.engine
-        self.model = resolve_model(await call_hook(host, "get_model"))  # a raise names get_model()
+        self.model = resolve_model(await call_hook(host.agent, "get_model"))  # a raise names get_model()
         self.secrets |= secrets_of(self.model)
         engine.resolved_model = self.model.model
         preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble

@@ -13,10 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from think_nb.turns.runner import Turn
+
+class Turn(Protocol):
+    """What the watchdog reads of a running turn (`think_nb.turns.runner.Turn` is one)."""
+
+    request_id: str
+    engine: Any  # the TurnEngine: its recorder's last chunk times, and abort_request
+    waiting: tuple[str, float] | None
+    wait_ended: float
+    stalled: float | None
 
 
 def watch(turn: Turn, timeout: float) -> asyncio.Task:

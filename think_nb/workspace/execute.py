@@ -57,6 +57,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from think_nb.aio import maybe_await
+from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.messages.ids import new_id
 from think_nb.tools.tool import (
@@ -113,7 +114,8 @@ def execute_tool(agent: Any = None, *, tools: Any = None, workspace: Any = None,
                          ("max_recursion", max_recursion), ("max_calls", max_calls)):
         if not isinstance(value, (int, float)) or value <= 0:
             raise UserError(f"execute_tool({label}={value!r}): pass a positive number.")
-    runner = _Runner(agent, tools, workspace, name, timeout, max_memory, max_output, max_recursion, max_calls)
+    host = runtime_of(agent) if agent is not None else None  # its tools, workspace and store
+    runner = _Runner(host, tools, workspace, name, timeout, max_memory, max_output, max_recursion, max_calls)
 
     async def execute(code: str) -> dict:
         """Run Python code that may call your tools (tools.<name>(...)) and workspace files (state.*).

@@ -1,0 +1,84 @@
+"""Which names of `Think` a subclass may reuse, declared in one place.
+
+A subclass of `Think` is the user's class. It may:
+
+- override the methods and hooks of `OVERRIDABLE` (Think's `getModel`, `beforeTurn`, ...);
+- set the settings of `SETTINGS` in the class body or on an instance (`max_steps = 3`,
+  `agent.default_model = "openai/gpt-4o-mini"`);
+- define any other name it likes (`self.store`, `self.key`, `self.db`, a `workspace_tools` method):
+  think_nb keeps its machinery in `think_nb.runtime.AgentRuntime`, not on the agent.
+
+It may not redefine or assign Think's own methods and properties, `RESERVED` (`messages`,
+`session`, `send`, ...): `Think.__init_subclass__` refuses such a class and `Think.__setattr__` such
+an assignment, with `clash()`'s one line naming the clash and what to call yours instead. Of those,
+only `ASSIGNABLE` ones may be assigned on an instance (`agent.workspace = fsspec.filesystem(...)`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ASSIGNABLE", "OVERRIDABLE", "RESERVED", "SETTINGS", "clash"]
+
+OVERRIDABLE = frozenset({
+    "get_model", "get_system_prompt", "get_tools", "get_extensions", "get_skills", "get_scheduled_tasks",
+    "configure_session", "before_turn", "before_tool_call", "after_tool_call", "on_chunk", "on_step_finish",
+    "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
+})
+"""Methods and hooks a subclass overrides (Think's, in snake_case)."""
+
+SETTINGS = frozenset({
+    "max_steps", "hydration_limit", "message_concurrency", "chat_stream_stall_timeout", "chat_recovery",
+    "chat_recovery_max_attempts", "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
+    "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
+    "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
+})
+"""Class attributes a subclass or an instance sets (read at each use)."""
+
+RESERVED: dict[str, str] = {
+    # identity and state
+    "name": "the agent's name", "db_path": "the agent's SQLite file", "parent": "the agent that made this sub-agent",
+    "messages": "the transcript", "session": "the agent's memory", "session_id": "the active session's id",
+    "workspace": "the agent's file system", "is_running": "whether a turn runs",
+    "recovery_task": "the task recovering a dead kernel's turns", "submissions_task": "the submission drain",
+    "schedules_task": "the scheduled-task runner",
+    # messages and config
+    "get_messages": "a method", "clear_messages": "a method", "export": "a method", "import_messages": "a method",
+    "configure": "a method", "get_config": "a method", "get_branches": "a method", "switch_branch": "a method",
+    # turns
+    "submit": "a method", "send": "a method", "run": "a method", "save_messages": "a method",
+    "continue_last_turn": "a method", "regenerate": "a method", "step": "a method", "abort_request": "a method",
+    "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
+    "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",
+    # observing
+    "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
+    # sub-agents
+    "sub_agent": "a method", "chat": "a method", "cancel_chat": "a method", "delegate": "a method",
+    # memory
+    "context_blocks": "a method", "messages_df": "a method", "tool_calls_df": "a method", "usage_df": "a method",
+    "search": "a method", "compact": "a method", "sessions": "a method", "create_session": "a method",
+    "switch_session": "a method", "rename_session": "a method", "fork_session": "a method",
+    "delete_session": "a method", "list_sessions": "a method",
+    # durable work and schedules
+    "submit_messages": "a method", "inspect_submission": "a method", "list_submissions": "a method",
+    "cancel_submission": "a method", "delete_submissions": "a method", "delete_submission": "a method",
+    "schedule": "a method", "schedule_every": "a method", "cancel_schedule": "a method", "get_schedule": "a method",
+    "get_schedules": "a method",
+    # MCP, extensions, workspace, views
+    "add_mcp_server": "a method", "remove_mcp_server": "a method", "mcp_servers": "a method",
+    "load_extension": "a method", "unload_extension": "a method", "extensions": "a method", "shutdown": "a method",
+    "workspace_df": "a method", "panel": "a method", "marimo_chat": "a method",
+}
+"""Think's own methods and properties: `{name: what it is}`. A subclass may not redefine them."""
+
+ASSIGNABLE = frozenset({"workspace"})
+"""Reserved names an instance may assign (a property with a setter that checks the value)."""
+
+_SUGGEST = {"session": "http_session", "messages": "my_messages", "name": "label", "run": "run_job",
+            "search": "search_docs", "workspace": "files", "chat": "chat_with", "schedule": "timetable"}
+
+
+def clash(attr: str, where: str) -> str:
+    """The one-line error for reusing Think's name `attr` (`where`: the class or the assignment)."""
+    what = RESERVED[attr]
+    kind = f"Think's {what}" if what != "a method" else f"a method of Think (agent.{attr}(...))"
+    return (f"{where}: {attr!r} is {kind}, so the agent cannot hold yours under that name; call yours "
+            f"something else, e.g. {_SUGGEST.get(attr, 'my_' + attr)!r} (see think_nb.names).")

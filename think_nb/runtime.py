@@ -1,0 +1,393 @@
+"""`AgentRuntime`: the machinery behind one agent, kept off the class the user subclasses.
+
+A `Think` subclass is the user's: it holds Think's names (`think_nb.names`) and whatever the user
+adds (`self.store = ...`, `self.key = ...`). Everything that makes it work lives here, one runtime
+per agent, bound to it by `think_nb.binding` (`runtime_of(agent)`):
+
+- storage: `store` (`AgentStore`, every table of this agent) and `conversation` (the branch, the
+  only writer of messages);
+- turns: `engine` (`TurnEngine`), which sees the agent only through `think_nb.turns.host.AgentHost`,
+  implemented here: the user's overridables and hooks are called on `agent` (the user's object),
+  the settings (`max_steps`, `message_concurrency`, ...) are read from it at each use;
+- the subsystems, each given this runtime through the narrow protocol its own module declares:
+  memory (`session`), the workspace, MCP servers, extensions, scheduled tasks, durable
+  submissions and recovery of a dead kernel's turns;
+- what the panel hub asks (`think_nb.hub.PanelSource`): what streams, the replay of a stream,
+  pending turns, the last terminal state.
+
+The runtime composes the subsystems from above; none of them imports it (or `Think`) back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from think_nb.conversation import Conversation
+from think_nb.extensions.manager import ExtensionManager
+from think_nb.mcp.servers import McpServers
+from think_nb.models.litellm_env import preload_for
+from think_nb.models.resolve import LOCAL_MODEL
+from think_nb.schedules.scheduler import Scheduler
+from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.submissions import Submissions
+from think_nb.turns import recovery
+from think_nb.turns.engine import TurnEngine
+from think_nb.turns.hooks import user_code
+
+if TYPE_CHECKING:
+    from fsspec.spec import AbstractFileSystem
+
+    from think_nb.session.builder import Session
+
+__all__ = ["AgentRuntime"]
+
+
+class _Setting:
+    """A setting the runtime reads from the user's agent at each use (a class attribute the user may
+    override in the subclass or set on the instance, e.g. `max_steps`)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, runtime: AgentRuntime | None, owner: type | None = None) -> Any:
+        if runtime is None:
+            return self
+        return getattr(runtime.agent, self.name)
+
+
+class AgentRuntime:
+    """The machinery of one agent (see the module docstring).
+
+    Args:
+        agent: the user's `Think` object; hooks, overridables and settings are read from it.
+        base: `Think` itself (a hook the agent's class does not override is the base's no-op).
+        name: the agent's name.
+        db: SQLite file path, or None for `.think/<notebook-stem>.sqlite` beside the notebook.
+        key: storage key; None for `"<ClassName>:<name>"`.
+        parent: the runtime of the agent that made this one with `sub_agent`, else None.
+    """
+
+    max_steps = _Setting()
+    hydration_limit = _Setting()
+    message_concurrency = _Setting()
+    chat_stream_stall_timeout = _Setting()
+    chat_recovery = _Setting()
+    chat_recovery_max_attempts = _Setting()
+    include_mcp_tools = _Setting()
+    wait_for_mcp_connections = _Setting()
+    include_extension_tools = _Setting()
+    extension_timeout = _Setting()
+    extension_hook_timeout = _Setting()
+    extension_allowed_hosts = _Setting()
+    extension_allow_private = _Setting()
+    include_workspace_tools = _Setting()
+    workspace_approval = _Setting()
+
+    def __init__(self, agent: Any, base: type, name: str, db: str | os.PathLike | None, key: str | None,
+                 parent: AgentRuntime | None = None) -> None:
+        self.agent = agent
+        self.base = base
+        self.name = name
+        self.parent = parent
+        self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
+        self.key = key or f"{type(agent).__name__}:{name}"
+        self.recovery_task: asyncio.Task | None = None
+        self._session: Session | None = None
+        self._session_pending: Any = None
+        self._workspace: Any = None
+        self._workspace_tools: tuple[Any, bool, dict] | None = None  # (fs, approval, tools) last built
+        self.children: dict[tuple[type, str], Any] = {}
+
+    def open(self) -> None:
+        """Open storage, recover a dead kernel's turns and start every subsystem (`Think.__init__`,
+        once the agent is bound to this runtime, so user code called from here may use the agent)."""
+        agent = self.agent
+        # first: a hosted model's litellm import / the embedded model's load overlaps the set-up and typing
+        preload_for(self._model_hint())
+        cls = type(agent)
+        self.store = AgentStore(open_database(self.db_path), self.key, cls.__name__, self.name)
+        self.conversation = Conversation(self.store, self.hydration_limit)
+        left = recovery.recover(self)  # turns a dead kernel left: partial replies stored, hook asked
+        self.engine = TurnEngine(self)
+        self.recovery_task = recovery.schedule(self, self.engine, left)
+        self.submissions = Submissions(self, self.engine)
+        self.submissions.recover()  # a dead kernel's accepted submissions run again
+        self.mcp = McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
+        self.mcp.restore()  # servers added before reconnect in the background
+        self.extensions = ExtensionManager(self)
+        with user_code("get_extensions"):
+            static = agent.get_extensions()
+        self.extensions.restore(static)  # static, then stored extensions load in the background
+        self.scheduler = Scheduler(self, agent.schedule_clock)
+        self.scheduler.reconcile(agent.get_scheduled_tasks())  # declared tasks; stored ones re-armed
+        self.scheduler.kick()
+
+    def _model_hint(self) -> Any:
+        """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when
+        `get_model()` is not overridden, else None (an overridden `get_model` runs only when a turn
+        resolves its model, which starts litellm's import then if the model is hosted)."""
+        if not self.overrides("get_model"):
+            return self.agent.get_model()
+        return None
+
+    # -- the user's overridables, as the engine and the subsystems call them ------------------
+    def get_model(self) -> Any:
+        return self.agent.get_model()
+
+    def get_system_prompt(self) -> Any:
+        return self.agent.get_system_prompt()
+
+    def get_tools(self) -> Any:
+        return self.agent.get_tools()
+
+    def get_skills(self) -> Any:
+        return self.agent.get_skills()
+
+    def repair_interrupted_tool_part(self, part: dict) -> dict:
+        return self.agent.repair_interrupted_tool_part(part)
+
+    def on_chat_recovery(self, ctx: Any) -> Any:
+        return self.agent.on_chat_recovery(ctx)
+
+    @property
+    def on_chat_recovery_is_async(self) -> bool:
+        """True when the user's `on_chat_recovery` is a coroutine function (asked in a task)."""
+        return inspect.iscoroutinefunction(self.agent.on_chat_recovery)
+
+    def overrides(self, hook: str) -> bool:
+        """True when the agent's class defines `hook` (so the engine calls it)."""
+        return getattr(type(self.agent), hook) is not getattr(self.base, hook)
+
+    def observes(self, hook: str) -> bool:
+        """True when the class overrides `hook` or a loaded extension defines it (the turn then
+        fires it; for `on_chunk`, decided once per turn)."""
+        return self.overrides(hook) or bool(self.extensions.subscribers(hook))
+
+    # -- messages ------------------------------------------------------------------------------
+    @property
+    def messages(self) -> list[dict]:
+        """The current branch, oldest first (a live view; do not mutate)."""
+        return self.conversation.messages
+
+    @property
+    def is_running(self) -> bool:
+        return self.engine.is_running
+
+    def messages_changed(self) -> None:
+        """Tell every view the branch changed (after an import, a switch, ...)."""
+        self.engine.messages_changed()
+
+    def clear(self) -> None:
+        """Think's `clearMessages`: transcript, prompt and skill state, pending submissions, turns."""
+        self.store.state.set("unloaded_tool_calls", None)
+        if self._session is not None:
+            self._session.reset()  # Think refreshes the prompt and skill state on clear
+        self.submissions.rows.skip_pending()
+        self.engine.clear()
+
+    # -- memory ----------------------------------------------------------------------------------
+    @property
+    def session(self) -> Session:
+        """The agent's `Session`, configured by the user's `configure_session` on first access."""
+        if self._session is None:
+            from think_nb.session import Session
+
+            session = Session(self, self.engine)
+            self._session = session
+            with user_code("configure_session"):
+                configured = self.agent.configure_session(session)
+            self._session_pending = configured if inspect.isawaitable(configured) else None
+        return self._session
+
+    async def session_ready(self) -> Session:
+        """The `Session`, after an async `configure_session` has finished."""
+        session = self.session
+        pending, self._session_pending = self._session_pending, None
+        if pending is not None:
+            with user_code("configure_session"):  # the body of an async configure_session
+                await pending
+        return session
+
+    @property
+    def session_configured(self) -> Session | None:
+        """The `Session` if it has been created, else None."""
+        return self._session
+
+    def switch_session(self, ref: str) -> str:
+        """Make session `ref` (id or name; "" or "default" = the default) active; returns its id.
+        Raises `UserError` for an unknown session or while a turn runs."""
+        from think_nb.session import sessions
+
+        session_id = sessions.resolve(self.store, ref)
+        if self.is_running:
+            from think_nb.errors import UserError
+
+            raise UserError("A turn is running; wait for it (await agent.wait_until_stable()) before switching "
+                            "sessions.")
+        self.conversation.open_session(session_id)
+        if self._session is not None:
+            self._session.reset()
+        self.engine.messages_changed()
+        if self._session is not None:
+            self._session.emit_status()
+        return session_id
+
+    def list_sessions(self) -> list[dict]:
+        from think_nb.session import sessions
+
+        return sessions.list_sessions(self.store)
+
+    # -- the workspace ---------------------------------------------------------------------------
+    @property
+    def workspace(self) -> AbstractFileSystem:
+        """The agent's fsspec file system (default: `WorkspaceFileSystem` over this agent's rows)."""
+        if self._workspace is None:
+            from think_nb.workspace.fs import WorkspaceFileSystem
+
+            self._workspace = WorkspaceFileSystem(self.store.workspace,
+                                                  self.db_path.parent / f"{self.db_path.stem}.files")
+        return self._workspace
+
+    @workspace.setter
+    def workspace(self, fs: Any) -> None:
+        from fsspec.spec import AbstractFileSystem
+
+        from think_nb.errors import UserError
+
+        if not isinstance(fs, AbstractFileSystem):
+            raise UserError(f"workspace={fs!r} must be an fsspec file system, e.g. fsspec.filesystem('memory').")
+        self._workspace = fs
+
+    def workspace_tools(self) -> dict:
+        """The default tools of a turn, `{name: Tool}` (merged first; empty when
+        `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
+        if not self._wants_workspace_tools():
+            return {}
+        from think_nb.workspace.tools import workspace_tools
+
+        fs, approval = self.workspace, self.workspace_approval
+        cached = self._workspace_tools
+        if cached is None or cached[0] is not fs or cached[1] != approval:  # built once: ~90 ms of schemas
+            cached = self._workspace_tools = (fs, approval, workspace_tools(fs, approval=approval))
+        return dict(cached[2])
+
+    def _wants_workspace_tools(self) -> bool:
+        if self.include_workspace_tools is not None:
+            return bool(self.include_workspace_tools)
+        if inspect.iscoroutinefunction(type(self.agent).get_model):
+            return True  # an async get_model() is a choice of model, not the embedded default
+        model = self.agent.get_model()
+        return getattr(model, "model", model) != LOCAL_MODEL
+
+    # -- MCP and extensions (what a turn merges) -------------------------------------------------
+    def mcp_state(self) -> list[dict]:
+        """The MCP servers as `mcp_servers()` rows plus `tool_names`; what the context tab shows."""
+        return self.mcp.table()
+
+    def mcp_tools(self) -> dict:
+        """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
+        return self.mcp.tools()
+
+    async def mcp_ready(self) -> None:
+        """Wait for connecting MCP servers as `wait_for_mcp_connections` says (a turn, before its
+        first model call)."""
+        await self.mcp.ready(self.wait_for_mcp_connections)
+
+    async def extension_tools(self) -> dict:
+        """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
+        `list_extensions` (when `include_extension_tools`), then the loaded extensions' tools
+        (after waiting for the ones restored at creation)."""
+        from think_nb.extensions.tools import extension_tools
+
+        await self.extensions.ready()
+        model_tools = extension_tools(self.extensions) if self.include_extension_tools else {}
+        return {**model_tools, **self.extensions.tools()}
+
+    async def extension_hook(self, name: str, ctx: Any, value: Any) -> Any:
+        """Run the extensions' hook `name` after the agent's (`think_nb.extensions.hooks`)."""
+        if not self.extensions.subscribers(name):
+            return value
+        return await self.extensions.run_hook(name, ctx, value)
+
+    # -- turns -----------------------------------------------------------------------------------
+    def start(self, messages: Any, request_id: str, **kw: Any) -> Any:
+        """Every entry point's `TurnEngine.start` (which tells listeners `on_submitted` at once)."""
+        return self.engine.start(messages, request_id, **kw)
+
+    def recover_stalled_turn(self, request_id: str, partial: dict | None, trigger: str) -> None:
+        """The stall watchdog ended a turn: ask `on_chat_recovery` (`ctx.reason == "stalled"`) and
+        continue the turn if it says so; `recovery_task` is the task doing it."""
+        task = recovery.route_stall(self, self.engine, request_id, partial, trigger)
+        if task is not None:
+            self.recovery_task = task
+
+    @property
+    def recovering(self) -> bool:
+        """True while `recovery_task` (continuing a dead process's turns) runs."""
+        return self.recovery_task is not None and not self.recovery_task.done()
+
+    async def shutdown(self) -> None:
+        await self.mcp.close()
+        await self.extensions.close()
+        self.scheduler.stop()
+
+    # -- listeners and client tools ---------------------------------------------------------------
+    def subscribe(self, listener: Any) -> Callable[[], None]:
+        """Attach a listener (`think_nb.turns.broadcast.Listener`); returns `unsubscribe()`."""
+        return self.engine.subscribe(listener)
+
+    def has_listeners(self) -> bool:
+        """True when a panel, terminal or `chat()` caller listens to this agent."""
+        return bool(self.engine.listeners)
+
+    def set_client_tools(self, schemas: list[dict] | None) -> None:
+        """Remember the panel's client tool schemas `{name, description?, parameters?}` for this and
+        later turns (Think persists the last request's `clientTools`; None clears them)."""
+        self.engine.set_client_tools(schemas)
+
+    def client_tool_specs(self) -> list[dict]:
+        """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
+        return self.engine.client_tool_specs()
+
+    def client_tool_names(self) -> set[str]:
+        """Names of the tools the panel runs (as merged by the latest turn), plus Python-declared ones."""
+        return set(self.engine.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
+
+    # -- what the panel hub asks (think_nb.hub.PanelSource) ----------------------------------------
+    def streaming_turns(self) -> list[str]:
+        """Request ids of the turns streaming now, oldest first (a view resumes them)."""
+        return self.engine.recorder.active()
+
+    def replay_stream(self, request_id: str) -> tuple[list[dict], bool, bool] | None:
+        """`(chunks so far, continuation, finished)` of a recent turn's recorded stream (Think's
+        resumable stream), or None when it is unknown or older than the buffer keeps."""
+        return self.engine.recorder.replay(request_id)
+
+    def pending_turns(self) -> list[str]:
+        """Request ids of turns accepted but not streaming yet (queued, debouncing, starting)."""
+        queue = self.engine.queue
+        streaming = set(self.engine.recorder.active())
+        subs = ([queue.active] if queue.active is not None else []) + list(queue.waiting)
+        return [s.request_id for s in subs if s.request_id not in streaming and not queue.stale(s)]
+
+    def debouncing_turns(self) -> list[str]:
+        """Request ids of turns waiting out a debounce window (`message_concurrency` debounce)."""
+        queue = self.engine.queue
+        return [s.request_id for s in queue.waiting if s.debounce_s and not queue.stale(s)]
+
+    def last_terminal(self) -> tuple[str, str] | None:
+        """`(request_id, status)` of the last turn when it ended `error` or `interrupted` and nothing
+        ran since (Think's terminal record, replayed to a view that opens later), else None."""
+        if self.engine.is_running:
+            return None
+        latest = self.store.streams.latest()
+        return latest if latest is not None and latest[1] in ("error", "interrupted") else None
+
+    def get_branches(self, message_id: str) -> list[dict]:
+        self.conversation.known(message_id)
+        return self.conversation.siblings(message_id)

@@ -1,0 +1,39 @@
+"""`SessionHost`: what an agent's memory (`Session`) needs from the agent it belongs to, declared.
+
+`think_nb.runtime.AgentRuntime` implements it; the session never sees `Think` or the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from think_nb.conversation import Conversation
+    from think_nb.store.agent import AgentStore
+    from think_nb.turns.broadcast import Event
+
+
+class SessionListeners(Protocol):
+    def wants(self, event: str) -> bool: ...
+
+
+class SessionHost(Protocol):
+    """The agent side of a `Session`: its storage, branch, model and skills, and its listeners."""
+
+    store: AgentStore
+    conversation: Conversation
+
+    @property
+    def messages(self) -> list[dict]: ...
+    def get_model(self) -> Any: ...
+    def get_skills(self) -> Any: ...
+
+
+class SessionEngine(Protocol):
+    """The turn engine side of a `Session`: who listens, and the model the last turn resolved."""
+
+    resolved_model: str | None
+
+    @property
+    def listeners(self) -> SessionListeners: ...
+    def notify(self, event: Event, *args: Any) -> None: ...
