@@ -15,25 +15,41 @@ Each step is one model call. `scripted.requests` records what the model was sent
 Recording costs a call no copy of its history: the call keeps a reference (the list is copied,
 not its messages) and the plain-JSON snapshot is made when `requests` is first read (a long
 scripted conversation stays flat per turn; the engine never changes a sent message).
+
+A `FunctionModel` reacts instead of replaying: its function is called once per model call with
+the OpenAI-format messages and a `ModelCallInfo` (the tools offered, the call's options, the call
+number), and returns that call's reply (a string, or the same items a script step holds). It is
+reached the same way (`fm.model`, `"think-scripted/function-<id>"`), in-process or through litellm:
+
+    def reply(messages, info):
+        last = messages[-1]
+        if last["role"] == "tool":                                   # step 2: the tool's result
+            return f"The answer is {last['content']}."
+        return ScriptedModel.tool_call("add", {"a": 2, "b": 40})      # step 1: call a tool
+
+    fm = FunctionModel(reply)
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from think_nb.errors import ModelError, UserError
 from think_nb.jsonsafe import dumps_plain
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
-__all__ = ["FakeClock", "ScriptedModel", "play"]
+__all__ = ["FakeClock", "FunctionModel", "ModelCallInfo", "ScriptedModel", "play"]
 
-_REGISTRY: dict[str, ScriptedModel] = {}
+_REGISTRY: dict[str, ScriptedModel | FunctionModel] = {}
 _ids = itertools.count(1)
+_function_ids = itertools.count(1)
 
 
 @dataclass
@@ -155,6 +171,130 @@ class ScriptedModel:
         return self.steps.pop(0)
 
 
+Reply = str | _Item | list[str | _Item]
+"""What a `FunctionModel`'s function returns for one call: a string (the reply's text), one
+`ScriptedModel` item, or a list of strings and items (a script step)."""
+
+
+@dataclass(frozen=True)
+class ModelCallInfo:
+    """What a `FunctionModel`'s function is told about one model call, besides the messages.
+
+    Attributes:
+        model: the model string called (`"think-scripted/function-<id>"`).
+        call: this model's call number, from 1 (every step of every turn, and a compaction summary,
+            is one call); it numbers the call's tool-call ids `call_<call>_<index>`.
+        tools: the tools offered, as sent: OpenAI function declarations
+            `[{"type": "function", "function": {"name", "description", "parameters"}}, ...]`
+            (`[]`: none offered).
+        options: the call's other arguments as sent (`tool_choice`, `temperature`, `max_tokens`, ...).
+    """
+
+    model: str
+    call: int
+    tools: list[dict]
+    options: dict
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools offered, in order."""
+        return [t.get("function", {}).get("name", "") for t in self.tools]
+
+
+class FunctionModel:
+    """A model whose every call is answered by a function: a model that reacts to what it is sent.
+
+    `fn(messages, info)` is called once per model call (each step of a turn) with plain-JSON copies
+    of the OpenAI-format messages sent (`[{"role": "system"|"user"|"assistant"|"tool", ...}]`; a
+    tool's result is a `{"role": "tool", "tool_call_id", "content"}` message, its content the
+    result as JSON text, or `"Error: ..."` for a call that failed) and a `ModelCallInfo`. It may
+    be sync or async (a coroutine is awaited) and returns what the model says on that call
+    (`Reply`): a string (text streamed in pieces of `stream_chunk_size` characters), one
+    `ScriptedModel` item (`ScriptedModel.text`, `.tool_call`, `.usage`, `.error`, `.finish`, ...)
+    or a list of strings and items, streamed exactly as a `ScriptedModel` step is.
+
+    Args:
+        fn: `(messages: list[dict], info: ModelCallInfo) -> Reply` (or an awaitable of one).
+        stream_chunk_size: characters per streamed content delta of a returned string (>= 1).
+        delay: seconds to sleep before each streamed chunk (to make a turn take time).
+
+    Attributes:
+        model: the model string to return from `get_model()` (`"think-scripted/function-<id>"`); it
+            also works as `ModelConfig(fm.model, via_litellm=True)`.
+        calls: calls so far.
+        requests: one entry per call: `{"messages": [...], "tools": [...], "options": {...}}`,
+            plain JSON copies of what the model was sent (as `ScriptedModel.requests`).
+
+    Raises (as the model call's error: the turn ends `error` with this one line, the user's
+    message is kept):
+        ModelError: `fn` raised; the message names the function, the exception and the call.
+        UserError: `fn` returned something else than a `Reply`; the message says what to return.
+    """
+
+    def __init__(self, fn: Callable[[list[dict], ModelCallInfo], Reply | Awaitable[Reply]], *,
+                 stream_chunk_size: int = 3, delay: float = 0.0) -> None:
+        if not callable(fn):
+            raise UserError(f"FunctionModel(fn) takes a function (messages, info) -> reply, not {fn!r}.")
+        if not isinstance(stream_chunk_size, int) or isinstance(stream_chunk_size, bool) or stream_chunk_size < 1:
+            raise UserError(f"FunctionModel stream_chunk_size must be a positive int, not {stream_chunk_size!r}.")
+        self.fn = fn
+        self.stream_chunk_size = stream_chunk_size
+        self.delay = delay
+        self.calls = 0
+        self.requests: list[dict] = []
+        self.model = f"{SCRIPTED_PROVIDER}/function-{next(_function_ids)}"
+        _REGISTRY[self.model.split("/", 1)[1]] = self
+
+    def __repr__(self) -> str:
+        return f"FunctionModel({_name_of(self.fn)}, model={self.model!r}, calls={self.calls})"
+
+    async def respond(self, messages: list, optional_params: dict) -> tuple[list[_Item], int]:
+        """One call: records the request, calls `fn`, returns its reply as items and the call number."""
+        self.calls += 1
+        call = self.calls
+        sent = dumps_plain({"messages": list(messages), "tools": optional_params.get("tools") or [],
+                            "options": {k: v for k, v in optional_params.items() if k != "tools"}})
+        self.requests.append(json.loads(sent))
+        seen = json.loads(sent)  # fn's own copy: what it changes is neither stored nor recorded
+        info = ModelCallInfo(self.model, call, seen["tools"], seen["options"])
+        name = _name_of(self.fn)
+        try:
+            reply = self.fn(seen["messages"], info)
+            if inspect.isawaitable(reply):
+                reply = await reply
+        except Exception as exc:
+            raise ModelError(f"FunctionModel function {name!r} raised {type(exc).__name__}: {exc} "
+                             f"(call {call}).") from exc
+        return self._items(reply, name), call
+
+    def _items(self, reply: Any, name: str) -> list[_Item]:
+        if isinstance(reply, str):
+            return [ScriptedModel.text(reply, self.stream_chunk_size)]
+        if isinstance(reply, _Item):
+            return [reply]
+        if isinstance(reply, (list, tuple)):
+            bad = [r for r in reply if not isinstance(r, (str, _Item))]
+            if not bad:
+                return [ScriptedModel.text(r, self.stream_chunk_size) if isinstance(r, str) else r for r in reply]
+            what = f"a {type(reply).__name__} holding {_short(bad[0])} ({type(bad[0]).__name__})"
+        else:
+            what = f"{_short(reply)} ({type(reply).__name__})"
+        raise UserError(f"FunctionModel function {name!r} returned {what}; return a str (the reply's text), "
+                        "a ScriptedModel item (ScriptedModel.text(...), .tool_call(...), .usage(...), "
+                        ".error(...)) or a list of them.")
+
+
+def _name_of(fn: Any) -> str:
+    """`fn`'s qualified name without its enclosing functions (`Tutor.reply`, `reply`), else its repr."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    return name.rsplit("<locals>.", 1)[-1] if isinstance(name, str) else repr(fn)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @dataclass
 class _Stall:
     seconds: float | None
@@ -209,14 +349,14 @@ def _chunk(text: str = "", tool_use: dict | None = None, is_finished: bool = Fal
 
 
 async def play(model: str, messages: list, optional_params: dict) -> AsyncIterator[dict]:
-    """One call of the `ScriptedModel` named by `model`: its next step as litellm
+    """One call of the `ScriptedModel` (or `FunctionModel`) named by `model`: its next step as litellm
     `GenericStreamingChunk` dicts (called directly by `think_nb.models.inprocess`, or by litellm
     through the `think-scripted` custom provider)."""
-    script = _lookup(model)
-    items = script.next_step(messages, optional_params)
-    for chunk in _generic_chunks(items, script.calls):
-        if script.delay:
-            await asyncio.sleep(script.delay)
+    source = _lookup(model)
+    items, call = await _next_items(source, messages, optional_params)
+    for chunk in _generic_chunks(items, call):
+        if source.delay:
+            await asyncio.sleep(source.delay)
         if isinstance(chunk, _Stall):
             if chunk.event is not None:
                 await chunk.event.wait()
@@ -228,12 +368,20 @@ async def play(model: str, messages: list, optional_params: dict) -> AsyncIterat
         yield chunk
 
 
+async def _next_items(source: ScriptedModel | FunctionModel, messages: list,
+                      optional_params: dict) -> tuple[list[_Item], int]:
+    """The items of `source`'s next call and that call's number (it numbers the tool-call ids)."""
+    if isinstance(source, FunctionModel):
+        return await source.respond(messages, optional_params)
+    return source.next_step(messages, optional_params), source.calls
+
+
 def _make_handler() -> Any:
     from litellm import CustomLLM
     from litellm.types.utils import ModelResponse
 
     class ScriptedHandler(CustomLLM):
-        """litellm custom provider that plays `ScriptedModel` scripts."""
+        """litellm custom provider that plays `ScriptedModel` scripts and `FunctionModel` replies."""
 
         # litellm declares astreaming a coroutine returning an iterator, but iterates what the
         # call returns (main.py hands it to CustomStreamWrapper): an async generator is right.
@@ -244,8 +392,7 @@ def _make_handler() -> Any:
                 yield chunk
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
-            script = _lookup(model)
-            items = script.next_step(messages, kwargs.get("optional_params") or {})
+            items, _ = await _next_items(_lookup(model), messages, kwargs.get("optional_params") or {})
             text = "".join(i.value if i.kind == "text" else "".join(i.value) for i in items
                            if i.kind in ("text", "deltas"))
             for item in items:
@@ -256,9 +403,11 @@ def _make_handler() -> Any:
     return ScriptedHandler()
 
 
-def _lookup(model: str) -> ScriptedModel:
+def _lookup(model: str) -> ScriptedModel | FunctionModel:
     key = model.split("/", 1)[-1]
     if key not in _REGISTRY:
+        if key.startswith("function-"):
+            raise RuntimeError(f"No FunctionModel named {model!r} in this process; create it with FunctionModel(fn).")
         raise RuntimeError(f"No ScriptedModel named {model!r} in this process; create it with ScriptedModel([...]).")
     return _REGISTRY[key]
 
