@@ -347,7 +347,8 @@ async def test_a_hook_failing_on_an_inner_call_ends_the_turn_as_for_a_direct_cal
     script = S([[S.tool_call("execute", {"code": "add(1, 2)"})], [S.text("unreached")]])
     agent = coder(script, hooks={"before_tool_call": before_tool_call})
     result = await agent.send("go")
-    assert result.status == "error" and result.error == "before_tool_call() raised RuntimeError: inner hook broke"
+    assert result.status == "error" and result.error == (
+        "Coder.before_tool_call() for tool 'add' raised RuntimeError: inner hook broke")
     assert len(script.requests) == 1
 
 

@@ -172,7 +172,8 @@ async def test_a_hook_that_raises_ends_the_turn_with_error_and_the_agent_stays_u
 
     agent = scripted_agent(script, before_tool_call=before_tool_call)
     result = await agent.send("go")
-    assert (result.status, result.error) == ("error", "before_tool_call() raised ValueError: policy engine down")
+    assert (result.status, result.error) == (
+        "error", "Scripted.before_tool_call() for tool 'add' raised ValueError: policy engine down")
     assert agent.messages[-1]["metadata"]["error"] == result.error
     assert agent.messages[-1]["parts"][1] == {"type": "text", "text": "partial ", "state": "done"}
     state["fail"] = False
@@ -203,7 +204,8 @@ async def test_an_unusable_turn_config_names_before_turn() -> None:
         agent = scripted_agent(S([[S.text("never")]]), name=f"bad-{detail[:5]}", before_turn=lambda self, ctx, b=bad: b)
         result = await agent.send("go")
         assert result.status == "error"
-        assert result.error.startswith("before_turn() returned an unusable TurnConfig: ") and detail in result.error
+        assert result.error.startswith("Scripted.before_turn() returned an unusable TurnConfig: ")
+        assert detail in result.error
 
 
 async def test_requests_record_what_was_sent_though_a_later_hook_extends_the_list() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from agents import add, scripted_agent
 from think_nb import ModelConfig, Think
+from think_nb.errors import ModelError
 from think_nb.models.inprocess import InProcessClient
 from think_nb.models.litellm_client import LitellmClient
 from think_nb.models.stream import client_for, stream_step
@@ -85,9 +86,11 @@ async def test_a_model_error_mid_stream_streams_the_same_chunks_first() -> None:
     litellm, _, litellm_error = await _run(items, via_litellm=True)
     assert direct == litellm
     assert [c["type"] for c in direct] == ["text-start"] + ["text-delta"] * 5
-    # the direct path raises the model's own exception; litellm wraps it in its typed error
-    assert type(direct_error).__name__ == "RuntimeError"
-    assert litellm_error is not None and type(litellm_error).__module__.startswith("litellm")
+    # both raise a ModelError; its cause is the model's own exception on the direct path, litellm's
+    # typed error through litellm
+    assert isinstance(direct_error, ModelError) and isinstance(litellm_error, ModelError)
+    assert type(direct_error.__cause__).__name__ == "RuntimeError"
+    assert type(litellm_error.__cause__).__module__.startswith("litellm")
     assert "upstream exploded" in str(direct_error) and "upstream exploded" in str(litellm_error)
 
 

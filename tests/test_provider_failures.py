@@ -25,6 +25,7 @@ from panels import chat_request, chunks_of, responses, statuses, until
 from providers.agents import hosted_agent
 from providers.server import Call, FakeProvider, Reply, closed_port
 from think_nb.binding import runtime_of
+from think_nb.errors import ModelError
 from think_nb.widget import ChatPanel
 
 PRICED = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
@@ -154,7 +155,9 @@ async def test_a_provider_failure_ends_the_turn_with_one_clear_outcome(fmt: str,
         assert re.fullmatch(pattern, turn["error"] or ""), (where, turn["error"])
         assert panel.error == turn["error"], where  # the panel shows the error
         assert chunks_of(frames)[-1] == {"type": "error", "errorText": turn["error"]}, where
-        assert len(errors) == 1, where  # on_chat_error once, with the provider's exception
+        assert len(errors) == 1, where  # on_chat_error once, a ModelError caused by the provider's exception
+        assert isinstance(errors[0], ModelError) and str(errors[0]) == turn["error"], where
+        assert type(errors[0].__cause__).__module__.startswith(("litellm", "openai", "anthropic", "httpx")), where
         assert listener.chunks[-1] == {"type": "error", "errorText": turn["error"]}, where
         assert stored["metadata"]["error"] == turn["error"], where
         text = "".join(p.get("text", "") for p in stored["parts"] if p["type"] == "text")

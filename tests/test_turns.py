@@ -107,15 +107,15 @@ async def test_unknown_tool_and_invalid_arguments_go_back_to_the_model() -> None
 async def test_model_error_mid_stream_persists_the_partial_message() -> None:
     script = S([[S.text("Partial answer"), S.error("upstream exploded")]])
     errors: list = []
-    # what on_chat_error sees: the model's own exception (in-process models are called directly),
-    # and the partial already in SQLite
+    # what on_chat_error sees: a ModelError whose cause is the model's own exception (in-process
+    # models are called directly), and the partial already in SQLite
     agent = agent_for(script, on_chat_error=lambda self, e: errors.append(
-        (type(e).__name__, "upstream exploded" in str(e),
+        (type(e).__name__, type(e.__cause__).__name__, "upstream exploded" in str(e.__cause__),
          runtime_of(self).store.messages.branch()[-1]["parts"][-1].get("text"))))
     result = await agent.send("hi")
     assert result.status == "error"
-    assert "upstream exploded" in result.error
-    assert errors == [("RuntimeError", True, "Partial answer")]
+    assert result.error.startswith(f"Model {script.model!r} failed: ") and "upstream exploded" in result.error
+    assert errors == [("ModelError", "RuntimeError", True, "Partial answer")]
     stored = agent_for(script).messages  # a fresh object reads SQLite
     assert stored[-1]["parts"] == [{"type": "step-start"},
                                    {"type": "text", "text": "Partial answer", "state": "done"}]

@@ -28,6 +28,7 @@ from agents import add, scripted_agent, texts
 from test_jsonsafe import jsonish
 from think_nb import Think, tool
 from think_nb.binding import runtime_of
+from think_nb.errors import InternalError
 from think_nb.jsonsafe import to_json_value
 from think_nb.models.litellm_env import register_provider
 from think_nb.store.messages import MessageStore
@@ -194,7 +195,8 @@ async def test_a_hook_or_get_method_that_raises_ends_the_turn_with_an_error_nami
     agent = counting_agent(script, tools=[add], **hook_attrs(place, kind, script, form))
     result = await send(agent, "go")
     assert result.status == "error"
-    assert result.error == f"{place}() raised {kind}: x"
+    tool = " for tool 'add'" if place in ("before_tool_call", "after_tool_call") else ""
+    assert result.error == f"Scripted.{place}(){tool} raised {kind}: x"
     assert agent.turns()[-1]["status"] == "error"
     assert agent.turns()[-1]["error"] == result.error
     assert [type(e).__name__ for e in agent.chat_errors] == ["HookError"]
@@ -208,7 +210,7 @@ async def test_an_on_chat_error_that_raises_still_reports_the_error_once(kind: s
     agent = counting_agent(script, on_chat_error=once(kind))
     result = await send(agent, "go")
     assert result.status == "error"
-    assert "model down" in result.error and f"(on_chat_error() also raised {kind}: x)" in result.error
+    assert "model down" in result.error and f"(Scripted.on_chat_error() also raised {kind}: x)" in result.error
     assert len(agent.chat_errors) == 1
     assert agent.turns()[-1]["status"] == "error"
     assert agent.messages[-1]["parts"][-1] == {"type": "text", "text": "partial ", "state": "done"}
@@ -294,7 +296,7 @@ async def test_when_one_call_of_a_step_fails_the_turn_its_sibling_calls_are_canc
     script = S([[S.tool_call("slow", {}), S.tool_call("add", {"a": 1, "b": 2})], [S.text("never")]])
     agent = counting_agent(script, tools=[slow, add], before_tool_call=before_tool_call)
     result = await send(agent, "go")
-    assert (result.status, result.error) == ("error", "before_tool_call() raised SystemExit: x")
+    assert (result.status, result.error) == ("error", "Scripted.before_tool_call() for tool 'add' raised SystemExit: x")
     assert cancelled == ["slow"]
     assert len(agent.chat_errors) == 1 and agent.turns()[-1]["status"] == "error"
     await next_turn_works(agent, script)
@@ -489,9 +491,11 @@ async def test_a_turn_whose_persistence_fails_ends_error_settled_and_the_agent_g
     armed["on"] = False
     assert failures
     assert result.status == "error"
-    assert "OperationalError: database or disk is full" in result.error
+    assert result.error.startswith("think_nb internal error in ")  # not the model's: think_nb's storage failed
+    assert result.error.endswith(": OperationalError: database or disk is full; please report it")
     assert [(t["status"], t["error"]) for t in agent.turns()] == [("error", result.error)]
-    assert len(agent.chat_errors) == 1 and isinstance(agent.chat_errors[0], sqlite3.OperationalError)
+    assert len(agent.chat_errors) == 1 and isinstance(agent.chat_errors[0], InternalError)
+    assert isinstance(agent.chat_errors[0].__cause__, sqlite3.OperationalError)
     assert seen.count("error") == 1
     assert runtime_of(agent).streaming_turns() == []
     await next_turn_works(agent, script)

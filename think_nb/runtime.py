@@ -120,7 +120,7 @@ class AgentRuntime:
         self.mcp = McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
         self.mcp.restore()  # servers added before reconnect in the background
         self.extensions = ExtensionManager(self)
-        with user_code("get_extensions"):
+        with user_code("get_extensions", agent):
             static = agent.get_extensions()
         self.extensions.restore(static)  # static, then stored extensions load in the background
         self.scheduler = Scheduler(self, agent.schedule_clock)
@@ -199,7 +199,7 @@ class AgentRuntime:
 
             session = Session(self, self.engine)
             self._session = session
-            with user_code("configure_session"):
+            with user_code("configure_session", self.agent):
                 configured = self.agent.configure_session(session)
             self._session_pending = configured if inspect.isawaitable(configured) else None
         return self._session
@@ -209,7 +209,7 @@ class AgentRuntime:
         session = self.session
         pending, self._session_pending = self._session_pending, None
         if pending is not None:
-            with user_code("configure_session"):  # the body of an async configure_session
+            with user_code("configure_session", self.agent):  # the body of an async configure_session
                 await pending
         return session
 

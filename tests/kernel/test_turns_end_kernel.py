@@ -77,7 +77,7 @@ def test_awaited_turns_survive_system_exit_and_keyboard_interrupt(frontend: Fake
     frontend.execute(SETUP).check()
     frontend.execute("agent = Exits('awaited')").check()
     cases = [('[[S.tool_call("exit_async", {})], [S.text("ok")]]', "completed None"),
-             ('[[S.text("hook exits")]]', "error on_step_finish() raised SystemExit: from a hook"),
+             ('[[S.text("hook exits")]]', "error Exits.on_step_finish() raised SystemExit: from a hook"),
              ('[[S.tool_call("interrupt", {})], [S.text("never")]]', "aborted None")]
     for steps, outcome in cases:
         frontend.execute(f"script.steps[:] = {steps}").check()

@@ -11,8 +11,11 @@ the user has already seen (the partial answer is kept and the turn ends `error`)
 the provider SDKs' own retries are switched off for hosted calls (`max_retries=0`) so this is
 the only policy. The wait is an `asyncio.sleep`: an abort cancels it.
 
-`describe_error` gives the line the turn reports (its `error` chunk, `TurnResult.error`):
-`Model '<model>' failed: <what happened at which provider>; <the fix>. (<provider's own words>)`.
+`describe_error` gives the line the turn reports when the model call raised (the message of the
+`think_nb.errors.ModelError` the model seam, `think_nb.models.stream`, raises; the turn's `error`
+chunk, `TurnResult.error`): `Model '<model>' failed: <what happened at which provider>; <the fix>.
+(<provider's own words>)`. Failures of user code and of think_nb itself never get this form
+(`think_nb.errors`).
 """
 
 from __future__ import annotations
@@ -121,9 +124,11 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 def describe_error(exc: BaseException, model: str | None) -> str:
-    """One line naming what failed, where, and the fix, e.g. `Model 'openai/gpt-4o-mini' failed:
-    authentication failed for openai; set OPENAI_API_KEY or pass api_key in ModelConfig options.
-    (Incorrect API key provided)`. Exceptions that are not model failures keep their own text."""
+    """One line naming what failed, where, and the fix, for `exc` raised by the model call of
+    `model`, e.g. `Model 'openai/gpt-4o-mini' failed: authentication failed for openai; set
+    OPENAI_API_KEY or pass api_key in ModelConfig options. (Incorrect API key provided)`. An
+    exception of a kind not explained here gives its type and first line (`Model 'x' failed:
+    ValueError: bad`); a think_nb error in its chain (even wrapped by litellm) its own text."""
     facts: CallFacts | None = getattr(exc, "think_nb_call", None)
     own = _think_error(exc)
     if own is not None:  # think_nb's own error, possibly wrapped by litellm: already one clear line

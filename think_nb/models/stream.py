@@ -9,19 +9,23 @@ embedded model, scripted models) directly; this module does not know which.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from think_nb import jsonsafe
+from think_nb.errors import ModelError, ThinkError
 from think_nb.messages.ids import new_id
 from think_nb.models import reasoning
 from think_nb.models.client import Delta, ModelClient, ToolCallDelta, UsageSource
+from think_nb.models.errors import describe_error
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
+from think_nb.redact import scrub, secrets_of
 
 Emit = Callable[[dict], Awaitable[None]]
 
-__all__ = ["StepOutcome", "ToolCall", "UsageSource", "stream_step"]
+__all__ = ["StepOutcome", "ToolCall", "UsageSource", "model_error", "stream_step"]
 
 
 @dataclass
@@ -63,19 +67,44 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
         **options: extra call arguments (temperature, tool_choice, ...).
 
     Raises:
-        Whatever the model raises: for hosted models litellm's exceptions (authentication,
-        connection, bad request) after the retries of `think_nb.models.errors`, carrying
-        `think_nb_call` (`CallFacts`); the turn turns it into an `error` chunk.
+        ModelError: the model raised (for hosted models litellm's exceptions — authentication,
+            connection, bad request — after the retries of `think_nb.models.errors`): its message
+            is `describe_error`'s `Model '<model>' failed: ...` line, its `__cause__` the model's
+            exception (litellm's stream wrapper unwrapped). Only what the model's stream raises
+            is a `ModelError`; what `emit` raises (a hook, think_nb's own code) passes as it is.
     """
     translator = _Translator(emit)
     # `thinking_blocks` only for the providers that take them (think_nb/models/reasoning.py)
     deltas = client_for(config).stream(config, reasoning.for_provider(messages, config.provider), tools, options)
     try:
-        async for delta in deltas:
+        while True:
+            try:
+                delta = await anext(deltas)
+            except StopAsyncIteration:
+                break
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise  # an abort
+            except BaseException as exc:
+                error = model_error(exc, config)
+                if error is exc:
+                    raise
+                raise error from error.__cause__
             await translator.feed(delta)
     finally:  # an abort or a failing hook leaves the loop early: the client closes its request now
         await deltas.aclose()  # type: ignore[attr-defined]
     return await translator.close()
+
+
+def model_error(exc: BaseException, config: ModelConfig) -> ThinkError:
+    """`exc`, raised by the model call of `config`, as the turn reports it: a `ModelError` whose
+    message is `describe_error`'s line (credentials of `config` scrubbed) and whose `__cause__` is
+    the model's own exception. An error of think_nb's own (`ThinkError`, e.g. the embedded model's
+    missing extra) is returned as it is."""
+    if isinstance(exc, ThinkError):
+        return exc
+    error = ModelError(scrub(describe_error(exc, config.model), secrets_of(config)))
+    error.__cause__ = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
+    return error
 
 
 class _Translator:

@@ -49,6 +49,7 @@ from think_nb.session.search import search_messages
 from think_nb.session.tokens import count_history_tokens, count_tokens
 from think_nb.session.tools import context_tools, history_search_tool
 from think_nb.store.messages import SYNTHETIC_PREFIX
+from think_nb.turns.hooks import user_code
 
 if TYPE_CHECKING:
     from think_nb.session.host import SessionEngine, SessionHost
@@ -172,7 +173,8 @@ class Session:
         out = []
         for spec in self._specs.values():
             getter = getattr(spec.provider, "get", None)
-            content = str(await _call(getter) or "") if callable(getter) else ""
+            with user_code("get", spec.provider, f"context block {spec.label!r}"):
+                content = str(await _call(getter) or "") if callable(getter) else ""
             self._last_content[spec.label] = content
             out.append(self._block(spec, content))
         out.extend(self._skill_blocks())
@@ -355,7 +357,8 @@ class Session:
                     self.phase = "idle"
                     self.emit_status(error=str(exc))
                     if self._compaction_error is not None:
-                        await _call(self._compaction_error, exc)
+                        with user_code(_name(self._compaction_error), subject="on_compaction_error"):
+                            await _call(self._compaction_error, exc)
         return history
 
     def token_estimate(self, history: list[dict] | None = None, system: str | None = None) -> int:
@@ -364,7 +367,8 @@ class Session:
         if self._counter is not None:
             from think_nb.session.tokens import message_text
 
-            return sum(self._counter(message_text(m)) + 4 for m in history) + self._counter(system or "")
+            with user_code(_name(self._counter), subject="compact_after(token_counter=)"):
+                return sum(self._counter(message_text(m)) + 4 for m in history) + self._counter(system or "")
         return count_history_tokens(history, self.model_name(), system)
 
     async def compact(self, leaf_id: str | None = None, *, tokens_before: int | None = None) -> dict | None:
@@ -461,7 +465,8 @@ class Session:
         of the last turn (None before the first)."""
         from think_nb.models.resolve import ModelConfig
 
-        value = self.host.get_model()
+        with user_code("get_model", self.host.agent):
+            value = self.host.agent.get_model()
         if inspect.isawaitable(value):  # cannot run here: the model of the last turn, if any
             _close(value)
             return self._engine.resolved_model
@@ -470,7 +475,9 @@ class Session:
     async def _model_config(self) -> Any:
         from think_nb.models.resolve import resolve_model
 
-        return resolve_model(await _call(self.host.get_model))
+        with user_code("get_model", self.host.agent):
+            value = await _call(self.host.agent.get_model)
+        return resolve_model(value)
 
     def _block(self, spec: _Spec, content: str) -> ContextBlock:
         kind = provider_kind(spec.provider)
@@ -491,8 +498,10 @@ class Session:
 
     def _skill_registry(self) -> dict[str, skills_mod.Skill]:
         if self._skills is None:
-            getter = getattr(self.host, "get_skills", None)
-            self._skills = skills_mod.collect(getter()) if callable(getter) else {}
+            getter = getattr(self.host.agent, "get_skills", None)
+            with user_code("get_skills", self.host.agent):
+                sources = getter() if callable(getter) else []
+            self._skills = skills_mod.collect(sources)
         return self._skills
 
     def _skill_blocks(self) -> list[ContextBlock]:
@@ -512,6 +521,11 @@ class Session:
 
 async def _await(value: Any) -> Any:
     return await value
+
+
+def _name(fn: Any) -> str:
+    """A callable's name for an error message (`count_tokens`, `<lambda>`)."""
+    return getattr(fn, "__name__", None) or type(fn).__name__
 
 
 __all__ = ["SYNTHETIC_PREFIX", "Session"]

@@ -20,6 +20,8 @@ class SessionListeners(Protocol):
 class SessionHost(Protocol):
     """The agent side of a `Session`: its storage, branch, model and skills, and its listeners."""
 
+    agent: Any
+    """The user's `Think` object (its `get_model` and `get_skills` are called, named in errors)."""
     store: AgentStore
     conversation: Conversation
 

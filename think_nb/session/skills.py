@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from think_nb.errors import UserError
 from think_nb.tools.tool import Tool
 
 CATALOG_LABEL = "skills"
@@ -75,7 +76,7 @@ def collect(sources: Any) -> dict[str, Skill]:
         items = source.skills() if hasattr(source, "skills") else [source]
         for skill in items:
             if not isinstance(skill, Skill):
-                raise TypeError(f"get_skills() returned {skill!r}; return SkillDirectory(path) or Skill(...) objects.")
+                raise UserError(f"get_skills() returned {skill!r}; return SkillDirectory(path) or Skill(...) objects.")
             registry.setdefault(skill.name, skill)
     return registry
 

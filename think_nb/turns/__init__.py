@@ -7,7 +7,8 @@ persist → respond.
 - `assemble.py`: prompt, merged tools and history for a turn.
 - `runner.py`: one turn: `before_turn`, stream steps, run tools, persist, report.
 - `tool_calls.py`: running the model's tool calls (errors become `output-error` parts).
-- `hooksite.py`: the one place hooks fire (traced, paused in step mode). `hooks.py`: contexts.
+- `hooksite.py`: the one place hooks fire (traced, paused in step mode). `hooks.py`: contexts,
+  `user_code`. `blame.py`: a failed turn's error names its source (model, user code, think_nb).
 - `recorder.py`: the resumable stream, recorded for every turn. `recovery.py`: after a dead kernel.
 - `broadcast.py`: listeners (views, terminal, `chat()`). `stepper.py`: step mode.
 - `trace.py` / `replay.py`: hook traces, recordings, offline replay. `result.py`: `TurnResult`.

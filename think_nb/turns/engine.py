@@ -24,13 +24,14 @@ from typing import Any
 
 from think_nb import interrupts
 from think_nb.aio import close_unawaited, maybe_await
-from think_nb.errors import UserError
+from think_nb.errors import InternalError, UserError
 from think_nb.messages import new_id, validate
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 from think_nb.tools.tool import PAUSE_PREFIX, dump_output
-from think_nb.turns import assemble
+from think_nb.turns import assemble, blame
 from think_nb.turns.admission import Submission, TurnQueue
 from think_nb.turns.broadcast import Event, Listeners
+from think_nb.turns.hooks import user_code
 from think_nb.turns.host import AgentHost
 from think_nb.turns.recorder import StreamRecorder
 from think_nb.turns.repair import repaired
@@ -202,10 +203,12 @@ class TurnEngine:
                 task.uncancel()
             _discard(self.queue.waiting, sub)
             result = TurnResult(sub.request_id, "aborted")
-        except BaseException as exc:
-            log.exception("turn %s failed outside the model/tool/hook path", sub.request_id)
+        except BaseException as exc:  # before or around the turn (admission, storage): named by its source
+            error = blame.classify(exc, self.host.agent)
+            if isinstance(error, InternalError):
+                log.error("turn %s: %s", sub.request_id, error, exc_info=exc)
             _discard(self.queue.waiting, sub)
-            result = TurnResult(sub.request_id, "error", f"{type(exc).__name__}: {exc}")
+            result = TurnResult(sub.request_id, "error", str(error))
         finally:
             self.active.pop(sub.request_id, None)
             interrupts.unwatch(self)
@@ -237,8 +240,12 @@ class TurnEngine:
             if not conversation.rewind_to_last_user():
                 return TurnResult(sub.request_id, "skipped", reason=SKIPPED["nothing-to-regenerate"])
             self.messages_changed()
-        messages = sub.messages(copy.deepcopy(conversation.messages)) if callable(sub.messages) else sub.messages
-        new = self.admit_messages(sub.carried + list(await maybe_await(messages) or []))  # again: the branch moved
+        if callable(sub.messages):  # save_messages(fn): the caller's function of the current messages
+            with user_code(getattr(sub.messages, "__name__", "messages"), subject="save_messages"):
+                messages = await maybe_await(sub.messages(copy.deepcopy(conversation.messages)))
+        else:
+            messages = sub.messages
+        new = self.admit_messages(sub.carried + list(messages or []))  # again: the branch moved
         for message in new:
             if message.get("id") in sub.extra_parts:  # e.g. attached data, described in a worker thread
                 message["parts"] = [*message["parts"], *await sub.extra_parts[message["id"]]]
@@ -263,7 +270,7 @@ class TurnEngine:
             outcome = (result.status, result.error)
             return result
         except BaseException as exc:
-            outcome = ("error", f"{type(exc).__name__}: {exc}")
+            outcome = ("error", str(blame.classify(exc, self.host.agent)))
             raise
         finally:  # the turn log never stays `running` for a turn that ended
             try:
@@ -276,8 +283,9 @@ class TurnEngine:
         turn's trace and recording."""
         try:
             await turn.hooks.fire("on_chat_response", result)
-        except (Exception, KeyboardInterrupt):  # raised out of the turn's task, it would stop the event loop
-            log.exception("on_chat_response raised")
+        except (Exception, KeyboardInterrupt) as exc:  # raised out of the turn's task, it would stop the event loop
+            error = blame.classify(exc, self.host.agent) if isinstance(exc, Exception) else type(exc).__name__
+            log.error("turn %s ended %s; then %s", turn.request_id, result.status, error, exc_info=exc)
         finally:
             self.steppers.pop(turn.request_id, None)
             turn.tracer.save(self.store.traces)
@@ -313,7 +321,8 @@ class TurnEngine:
 
         def repair(part: dict) -> dict:
             settled.append(str(part.get("toolCallId")))
-            return self.host.repair_interrupted_tool_part(part)
+            with user_code("repair_interrupted_tool_part", self.host.agent):
+                return self.host.repair_interrupted_tool_part(part)
 
         if self.conversation.rewrite(lambda m: repaired(m, repair)):
             for call_id in settled:  # superseded or interrupted: it never resumes

@@ -2,7 +2,10 @@
 
 Order of a turn: `before_turn` → [`on_chunk`* → `before_tool_call` → tool → `after_tool_call`
 → `on_step_finish`]* → persist → `on_chat_response`. Every hook may be sync or async; a hook
-that raises ends the turn with status `error` and a message naming the hook (`HookError`).
+that raises ends the turn with status `error` and a message naming the class and the hook
+(`think_nb.errors.HookError`: `Calc.before_turn() raised KeyError: 'x'`); `on_chat_response`
+runs after the turn ended, so what it raises is logged. `user_code(...)` is the one place user
+code's failures become a `HookError`.
 """
 
 from __future__ import annotations
@@ -14,29 +17,43 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from think_nb.aio import maybe_await
-from think_nb.errors import ThinkError
+from think_nb.errors import HookError, defining_type, is_think_nb
 
-
-class HookError(ThinkError):
-    """A hook raised; the turn ends with status `error` and this message."""
+__all__ = ["HookError", "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext",
+           "call_hook", "user_code"]
 
 
 @contextlib.contextmanager
-def user_code(name: str) -> Iterator[None]:
-    """Run user method `name` (a hook, `get_model`, `configure_session`, ...) in this block: anything
-    it raises becomes a `HookError` naming it (any `BaseException`, `SystemExit` included;
-    `CancelledError` and `KeyboardInterrupt` pass: they abort)."""
+def user_code(name: str, owner: Any = None, subject: str | None = None) -> Iterator[None]:
+    """Run user code `name` (a hook, `get_model`, `configure_session`, a provider's `get`, ...) in
+    this block: anything it raises becomes a `HookError` naming it (any `BaseException`,
+    `SystemExit` included; `CancelledError` and `KeyboardInterrupt` pass: they abort).
+
+    Args:
+        name: the method (or callable) run in the block.
+        owner: the object whose method `name` is: the error names the class that defines it;
+            when that class is think_nb's own (a default not overridden), nothing is wrapped
+            (its failure is think_nb's). None: the turn reporting the error names the agent's class.
+        subject: what the call is about, e.g. `tool 'add'` (the message says `... for tool 'add'`).
+    """
+    label: str | None = None
+    if owner is not None:
+        cls = defining_type(owner, name)
+        if cls is not None and is_think_nb(cls):
+            yield  # think_nb's own default: its failure is reported as think_nb's
+            return
+        label = cls.__name__ if cls is not None else type(owner).__name__
     try:
         yield
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise  # an abort (or the kernel's interrupt) ends the turn as `aborted`
     except BaseException as exc:
-        raise HookError(f"{name}() raised {type(exc).__name__}: {exc}") from exc
+        raise HookError(name, f"raised {type(exc).__name__}: {exc}", owner=label, subject=subject) from exc
 
 
-async def call_hook(agent: Any, name: str, *args: Any) -> Any:
-    """Call hook `name` on `agent` (sync or async) under `user_code(name)`."""
-    with user_code(name):
+async def call_hook(agent: Any, name: str, *args: Any, subject: str | None = None) -> Any:
+    """Call hook `name` on `agent` (sync or async) under `user_code(name, agent, subject)`."""
+    with user_code(name, agent, subject):
         return await maybe_await(getattr(agent, name)(*args))
 
 
@@ -121,9 +138,9 @@ class TurnConfig:
             known = {f.name for f in fields(cls)}
             unknown = sorted(set(value) - known)
             if unknown:
-                raise HookError(f"before_turn() returned unknown TurnConfig fields {unknown}; known: {sorted(known)}.")
+                raise HookError("before_turn", f"returned unknown TurnConfig fields {unknown}; known: {sorted(known)}.")
             return cls(**value)
-        raise HookError(f"before_turn() must return a TurnConfig, a dict or None, not {type(value).__name__}.")
+        raise HookError("before_turn", f"must return a TurnConfig, a dict or None, not {type(value).__name__}.")
 
 
 @dataclass
@@ -168,15 +185,17 @@ class ToolCallDecision:
         return cls("substitute", input=input, output=output)
 
     @classmethod
-    def coerce(cls, value: Any) -> ToolCallDecision:
+    def coerce(cls, value: Any, tool: str | None = None) -> ToolCallDecision:
+        """Accept a decision, a dict in Think's shape or None; raise `HookError` (naming `tool`) otherwise."""
         if value is None:
             return cls("allow")
         if isinstance(value, ToolCallDecision):
             return value
         if isinstance(value, dict) and value.get("action") in ("allow", "block", "substitute"):
             return cls(value["action"], value.get("input"), value.get("reason"), value.get("output"))
-        raise HookError(f"before_tool_call() returned {value!r}; return None, ToolCallDecision.allow/block/"
-                        "substitute(...) or {'action': 'allow'|'block'|'substitute', ...}.")
+        raise HookError("before_tool_call", f"returned {value!r}; return None, ToolCallDecision.allow/block/"
+                        "substitute(...) or {'action': 'allow'|'block'|'substitute', ...}.",
+                        subject=f"tool {tool!r}" if tool else None)
 
 
 @dataclass

@@ -57,7 +57,7 @@ class HookSite:
         if decided is not None:
             value = decided
         elif self.host.overrides(name):
-            value = await call_hook(self.host.agent, name, ctx)
+            value = await call_hook(self.host.agent, name, ctx, subject=f"tool {tool!r}" if tool else None)
         else:
             value = None
         if name in EXTENSION_HOOKS:

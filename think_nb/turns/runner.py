@@ -16,18 +16,18 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from think_nb.errors import InternalError
 from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
 from think_nb.models import progress
 from think_nb.models import usage as usage_model
-from think_nb.models.errors import describe_error
 from think_nb.models.litellm_env import get_litellm, preload_for
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import scrub, secrets_of
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns import assemble
+from think_nb.turns import assemble, blame
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.result import StepContext, TurnResult, TurnStatus
@@ -143,7 +143,8 @@ class Turn:
         Outcomes: `completed`; `aborted` (`abort_request`, a cancelled task, or the kernel's
         interrupt — `KeyboardInterrupt` — while the turn runs: exactly one `abort` chunk, nothing
         after it); `error` (anything else raised, `BaseException`s from user code such as
-        `SystemExit` included: an `error` chunk, `on_chat_error` called once).
+        `SystemExit` included: an `error` chunk, `on_chat_error` called once; the error names its
+        source, the model, user code or think_nb itself, `think_nb.turns.blame`).
         """
         self.engine.current_turn = self
         status: TurnStatus
@@ -230,7 +231,7 @@ class Turn:
             if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
                 raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
         except Exception as exc:
-            raise HookError(f"before_turn() returned an unusable TurnConfig: {exc}") from exc
+            raise HookError("before_turn", f"returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
         messages = config.messages if config.messages is not None else messages
         return system, messages, _configured(tools, extra, config), config
@@ -352,13 +353,19 @@ class Turn:
 
     # -- endings ----------------------------------------------------------------------------
     async def _report_error(self, exc: BaseException) -> str:
-        text = scrub(describe_error(exc, self.model.model if self.model else None), self.secrets)
-        original = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
+        """End the turn on `exc`: the error naming its source (`think_nb.turns.blame`: the model,
+        user code or think_nb itself; an internal error's traceback is logged) goes to
+        `on_chat_error`, then out as the `error` chunk. Returns its text (credentials scrubbed),
+        or the text of what `on_chat_error` returned instead."""
+        error = blame.classify(exc, self.host.agent)
+        text = scrub(str(error), self.secrets)
+        if isinstance(error, InternalError):
+            log.error("turn %s: %s", self.request_id, text, exc_info=exc)
         try:
-            replaced = await self.hooks.fire("on_chat_error", original, step=self.step)
+            replaced = await self.hooks.fire("on_chat_error", error, step=self.step)
         except HookError as hook_exc:
             cause = hook_exc.__cause__ or hook_exc
-            replaced = f"{text} (on_chat_error() also raised {type(cause).__name__}: {cause})"
+            replaced = f"{text} ({hook_exc.qualify(self.host).who} also raised {type(cause).__name__}: {cause})"
         if replaced is not None:
             text = scrub(str(replaced), self.secrets)
         await self._safe_emit({"type": "error", "errorText": text})

@@ -90,7 +90,7 @@ class StepTools:
         tool paused its call for approval (`ApprovalRequired`, e.g. a gated call inside `execute`)."""
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
         decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
-                                                                 tool=name))
+                                                                 tool=name), name)
         arguments = decision.input if decision.input is not None else ctx.input
         if decision.action != "allow":  # stored with the message: a panel says the tool did not run
             await self.emit({"type": "data-tool-decision", "id": call_id, "data": {
@@ -136,7 +136,7 @@ class StepTools:
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number,
                               parent_tool_call_id=parent_call_id)
         decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
-                                                                 tool=name))
+                                                                 tool=name), name)
         arguments = decision.input if decision.input is not None else ctx.input
         started = time.perf_counter()
         failure: BaseException | None = None
