@@ -70,7 +70,7 @@ from think_nb.tools.tool import (
     from_function,
 )
 from think_nb.tools.toolset import resolve_tools
-from think_nb.workspace import paths
+from think_nb.workspace import ops
 
 PAUSE_KEY = PAUSE_PREFIX
 """agent_state key prefix of a paused run (`PAUSE_KEY + toolCallId`): `{approval_id, snapshot (base64),
@@ -331,17 +331,13 @@ class _Run:
 
         def sync() -> Any:
             if op == "glob":
-                from think_nb.workspace.tools import _all_files, _glob, _root
-
-                match = _glob(str(given.get("pattern", "")))
-                return [f for f in _all_files(fs, _root(fs)) if match(f)]
-            norm = paths.normalize(given.get("path", "/"))
-            p = paths.confine(fs, norm)
+                return ops.glob(fs, given.get("pattern", ""))
+            path = given.get("path", "/")
             if op == "exists":
-                return norm == "/" or bool(fs.exists(p))
+                return ops.exists(fs, path)
             if op == "list":
-                return sorted("/" + str(e).lstrip("/") for e in fs.ls(p if p else "/", detail=False))
-            return fs.cat_file(p).decode("utf-8", errors="replace")
+                return ops.list_paths(fs, path)
+            return ops.read_text(fs, path)
 
         return await asyncio.to_thread(sync)
 
