@@ -94,9 +94,10 @@ def execute_tool(agent: Any = None, *, tools: Any = None, workspace: Any = None,
     """Make the `execute` tool.
 
     Args:
-        agent: the Think agent whose tools (its `workspace_tools()` and `get_tools()`, read at call
-            time, minus this tool), workspace and approvals the code uses. Without it, pass `tools`
-            and/or `workspace`; gated tools then cannot pause (their calls raise in the code).
+        agent: the Think agent whose tools (the built-in families with `in_execute`, i.e. its
+            `workspace_tools()`, then its `get_tools()`, read at call time, minus this tool),
+            workspace and approvals the code uses. Without it, pass `tools` and/or `workspace`;
+            gated tools then cannot pause (their calls raise in the code).
         tools: tools for the code instead of the agent's (list or dict, as `get_tools()` returns).
         workspace: fsspec file system for `state.*` (default: `agent.workspace`).
         name: the tool's name.
@@ -138,7 +139,10 @@ class _Runner:
         if self.explicit_tools is not None:
             found = resolve_tools(self.explicit_tools)
         else:
-            found = {**self.agent.workspace_tools(), **resolve_tools(await maybe_await(self.agent.get_tools()))}
+            from think_nb.tools import builtin
+
+            reached = await builtin.offered(builtin.BuiltinContext(self.agent), "first", in_execute=True)
+            found = {**reached, **resolve_tools(await maybe_await(self.agent.get_tools()))}
         found.pop(self.name, None)
         return found
 
