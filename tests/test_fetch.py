@@ -11,7 +11,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
-from think_nb.binding import runtime_of
 from think_nb.workspace.fetch import fetch_tool
 
 PAGE = ("<html><head><title>T</title><style>p {color: red}</style><script>alert(1)</script></head>"
@@ -130,14 +129,14 @@ async def test_structured_errors(server: str) -> None:
 
 async def test_long_bodies_go_to_the_workspace_with_a_pointer(server: str) -> None:
     memory = MemoryFileSystem(skip_instance_cache=True)
-    runtime_of(memory).store.clear()
+    memory.store.clear()
     out = await local(workspace=memory, inline_chars=100).invoke({"url": f"{server}/text"})
     assert out == {"ok": True, "url": f"{server}/text", "status": 200, "contentType": "text/plain", "bytes": 600,
                    "path": "/fetched/127.0.0.1/text.md", "preview": "plain " * 100,
                    "note": "The whole content (600 characters) was written to /fetched/127.0.0.1/text.md; read or "
                            "grep it there."}
     assert memory.cat("/fetched/127.0.0.1/text.md") == b"plain " * 100
-    runtime_of(memory).store.clear()
+    memory.store.clear()
 
 
 def test_bad_settings_are_refused_in_one_line() -> None:

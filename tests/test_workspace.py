@@ -16,7 +16,6 @@ from fsspec.implementations.memory import MemoryFileSystem
 
 from agents import scripted_agent
 from think_nb import Think
-from think_nb.binding import runtime_of
 from think_nb.store import AgentStore, open_database
 from think_nb.testing import ScriptedModel as S
 from think_nb.workspace import PathError, WorkspaceFileSystem, normalize
@@ -245,7 +244,7 @@ async def test_list_find_grep_delete(fs: WorkspaceFileSystem) -> None:
 
 async def test_the_same_tools_work_on_a_swapped_memory_backend() -> None:
     memory = MemoryFileSystem(skip_instance_cache=True)
-    runtime_of(memory).store.clear()
+    memory.store.clear()
     memory.pseudo_dirs[:] = [""]
     tools = workspace_tools(memory)
     await call(tools, "write", path="/notes/a.md", content="alpha\nbeta\n")
@@ -256,7 +255,7 @@ async def test_the_same_tools_work_on_a_swapped_memory_backend() -> None:
     assert (await call(tools, "find", pattern="**/*.md"))["files"] == ["/notes/a.md"]  # type: ignore[index]
     assert await call(tools, "list", path="/notes") == {"path": "/notes", "count": 1, "entries": ["a.md (12)"]}
     assert await call(tools, "delete", path="/notes/a.md") == {"deleted": "/notes/a.md"}
-    runtime_of(memory).store.clear()
+    memory.store.clear()
 
 
 # -- the agent ----------------------------------------------------------------------------------
@@ -283,7 +282,7 @@ async def test_opt_out_swap_backend_and_approval_setting() -> None:
     await plain.send("hi")
     assert "tools" not in script.requests[0] or script.requests[0]["tools"] in (None, [])
     memory = MemoryFileSystem(skip_instance_cache=True)
-    runtime_of(memory).store.clear()
+    memory.store.clear()
     gated_script = S([[S.tool_call("write", {"path": "/a.txt", "content": "new"}),
                        S.tool_call("delete", {"path": "/b.txt"})], [S.text("done")]])
     agent = scripted_agent(gated_script, tools=[], name="gated", include_workspace_tools=True,
@@ -304,7 +303,7 @@ async def test_opt_out_swap_backend_and_approval_setting() -> None:
     assert memory.cat("/c.txt") == b"c" and fresh.pending_approvals() == []
     with pytest.raises(Exception, match=re.escape("must be an fsspec file system")):
         agent.workspace = "/tmp"
-    runtime_of(memory).store.clear()
+    memory.store.clear()
 
 
 def test_think_files_magic_shows_the_workspace(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:

@@ -284,6 +284,13 @@ class AgentRuntime:
         model = self.agent.get_model()
         return getattr(model, "model", model) != LOCAL_MODEL
 
+    async def execute_tools(self) -> dict:
+        """The built-in tools `execute` code reaches (`think_nb.tools.builtin`, rows marked
+        `in_execute`: the workspace tools), before the agent's own `get_tools()`."""
+        from think_nb.tools import builtin
+
+        return await builtin.offered(builtin.BuiltinContext(self), "first", in_execute=True)
+
     # -- MCP and extensions (what a turn merges) -------------------------------------------------
     def mcp_state(self) -> list[dict]:
         """The MCP servers as `mcp_servers()` rows plus `tool_names`; what the context tab shows."""

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from think_nb.extensions.manifest import Manifest
-from think_nb.workspace import paths
+from think_nb.workspace import ops
 
 READ = ("read_file", "list_files", "exists")
 WRITE = ("write_file", "delete_file")
@@ -68,52 +68,25 @@ def _denied(name: str, needs: str) -> Callable[..., Any]:
 
 
 def _workspace(agent: Any, write: bool) -> dict[str, Callable[..., Any]]:
-    def fs() -> Any:
-        return agent.workspace
-
+    """The workspace functions over `agent.workspace` (read at each call), run off the event loop."""
     async def read_file(path: str) -> str | None:
-        def run() -> str | None:
-            p = paths.confine(fs(), paths.normalize(path))
-            return fs().cat_file(p).decode("utf-8", errors="replace") if fs().isfile(p) else None
-
-        return await asyncio.to_thread(run)
+        return await asyncio.to_thread(ops.read_text, agent.workspace, path, missing_ok=True)
 
     async def list_files(path: str = "/") -> list[str]:
-        def run() -> list[str]:
-            norm = paths.normalize(path)
-            p = paths.confine(fs(), norm)
-            return sorted("/" + str(e).lstrip("/") for e in fs().ls(p if p else "/", detail=False))
-
-        return await asyncio.to_thread(run)
+        return await asyncio.to_thread(ops.list_paths, agent.workspace, path)
 
     async def exists(path: str) -> bool:
-        norm = paths.normalize(path)
-        return norm == "/" or await asyncio.to_thread(lambda: bool(fs().exists(paths.confine(fs(), norm))))
+        return await asyncio.to_thread(ops.exists, agent.workspace, path)
 
     out: dict[str, Callable[..., Any]] = {"read_file": read_file, "list_files": list_files, "exists": exists}
     if not write:
         return out
 
     async def write_file(path: str, content: str) -> None:
-        def run() -> None:
-            norm = paths.normalize(path)
-            p = paths.confine(fs(), norm)
-            parent = paths.confine(fs(), paths.parent(norm))
-            if parent and not fs().exists(parent):
-                fs().makedirs(parent, exist_ok=True)
-            fs().pipe_file(p, str(content).encode("utf-8"))
-
-        await asyncio.to_thread(run)
+        await asyncio.to_thread(ops.write_text, agent.workspace, path, str(content))
 
     async def delete_file(path: str) -> bool:
-        def run() -> bool:
-            p = paths.confine(fs(), paths.normalize(path))
-            if not fs().exists(p):
-                return False
-            fs().rm(p)
-            return True
-
-        return await asyncio.to_thread(run)
+        return await asyncio.to_thread(ops.remove, agent.workspace, path)
 
     return {**out, "write_file": write_file, "delete_file": delete_file}
 

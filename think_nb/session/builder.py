@@ -47,7 +47,6 @@ from think_nb.session.blocks import ContextBlock, render_prompt
 from think_nb.session.providers import SqliteBlockProvider, SqliteSearchProvider, provider_kind
 from think_nb.session.search import search_messages
 from think_nb.session.tokens import count_history_tokens, count_tokens
-from think_nb.session.tools import context_tools, history_search_tool
 from think_nb.store.messages import SYNTHETIC_PREFIX
 from think_nb.turns.hooks import user_code
 
@@ -164,7 +163,7 @@ class Session:
     @property
     def has_blocks(self) -> bool:
         """True when the prompt is built from blocks (any block, or skills)."""
-        return bool(self._specs) or bool(self._skill_registry())
+        return bool(self._specs) or bool(self.skill_registry())
 
     async def ablocks(self) -> list[ContextBlock]:
         """Every block as it is now, in registration order (the skills catalogue last)."""
@@ -316,14 +315,21 @@ class Session:
     # -- tools -----------------------------------------------------------------------------
     async def tools(self) -> dict[str, Tool]:
         """The memory tools for the current blocks, then the skill tools, then `session_search`
-        (Think's order: context tools → skill tools)."""
-        tools = context_tools(self, await self.ablocks())
-        registry = self._skill_registry()
-        if registry:
-            tools.update(skills_mod.skill_tools(registry, self._skill_state))
-        if self._history_search:
-            tools["session_search"] = history_search_tool(self)
-        return tools
+        (Think's `session.tools()`, in Think's order): the built-in families of slot "memory"
+        (`think_nb.tools.builtin`)."""
+        from think_nb.tools import builtin
+
+        return await builtin.offered(builtin.BuiltinContext(self.host, self), "memory")
+
+    @property
+    def searchable_history(self) -> bool:
+        """True once `with_searchable_history()` was called (the model gets `session_search`)."""
+        return self._history_search
+
+    @property
+    def skill_state(self) -> dict:
+        """Per-conversation skill state: `active` (the last activated skill), `activated`, `loaded`."""
+        return self._skill_state
 
     # -- history and compaction ----------------------------------------------------------
     @property
@@ -496,7 +502,8 @@ class Session:
             raise UserError(f"Block {label!r} is read-only ({provider_kind(spec.provider)}); it cannot be written.")
         return spec
 
-    def _skill_registry(self) -> dict[str, skills_mod.Skill]:
+    def skill_registry(self) -> dict[str, skills_mod.Skill]:
+        """`{name: Skill}` of `agent.get_skills()`, collected on first use."""
         if self._skills is None:
             getter = getattr(self.host.agent, "get_skills", None)
             with user_code("get_skills", self.host.agent):
@@ -505,7 +512,7 @@ class Session:
         return self._skills
 
     def _skill_blocks(self) -> list[ContextBlock]:
-        registry = self._skill_registry()
+        registry = self.skill_registry()
         if not registry:
             return []
         text = skills_mod.catalog(registry)

@@ -1,7 +1,9 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
-blocks, else `get_system_prompt()`), the merged tools (workspace tools → `get_tools()` → extension
-tools → session tools → MCP tools → client tools; later sources win) and the history the model reads (compaction
-overlays applied, compacting first when the session's threshold is exceeded)."""
+blocks, else `get_system_prompt()`), the merged tools (the built-in families of slot "first" →
+`get_tools()` → loaded extensions' tools → the built-in families of slot "memory" → MCP tools →
+client tools; later sources win; the families are `think_nb.tools.builtin.BUILTINS`) and the
+history the model reads (compaction overlays applied, compacting first when the session's
+threshold is exceeded)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import logging
 from typing import Any
 
 from think_nb.mcp.servers import merge as mcp_merge
+from think_nb.tools import builtin
 from think_nb.tools.client import from_schemas
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import call_hook
@@ -27,15 +30,18 @@ async def system_prompt(host: AgentHost) -> str:
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:
-    """The merged tools of a turn, `{name: Tool}`: workspace tools → `get_tools()` (the model's
-    `load_extension`/`list_extensions` just before it) → extension tools → session tools → MCP
-    tools (when `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
-    extension = await host.extension_tools()
-    own = {n: extension.pop(n) for n in ("load_extension", "list_extensions") if n in extension}
-    local = {**host.workspace_tools(), **own, **resolve_tools(await call_hook(host.agent, "get_tools"))}
-    for name in local.keys() & extension.keys():
+    """The merged tools of a turn, `{name: Tool}`: built-in slot "first" (workspace tools, the
+    model's `load_extension`/`list_extensions`) → `get_tools()` → loaded extensions' tools →
+    built-in slot "memory" (context, skill, `session_search` tools) → MCP tools (when
+    `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
+    ctx = builtin.BuiltinContext(host)
+    extension = await ctx.extension_tools()  # first: waits for the extensions restored at creation
+    first = await builtin.offered(ctx, "first")
+    loaded = {n: t for n, t in extension.items() if n not in first}
+    local = {**first, **resolve_tools(await call_hook(host.agent, "get_tools"))}
+    for name in local.keys() & loaded.keys():
         log.warning("tool %r: the extension tool replaces the local tool of the same name (later sources win)", name)
-    merged = {**local, **extension, **await (await host.session_ready()).tools()}
+    merged = {**local, **loaded, **await builtin.offered(ctx, "memory")}
     if host.include_mcp_tools:
         await host.mcp_ready()
         merged = mcp_merge(merged, host.mcp_tools())

@@ -2,8 +2,10 @@
 
 - `paths.py`: path normalisation and escape refusal (`normalize`, `PathError`).
 - `fs.py`: `WorkspaceFileSystem`, fsspec over the `workspace_files` table (spill to disk).
-- `tools.py`: Think's workspace tools (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`)
-  over any fsspec file system: `workspace_tools(fs)`, `read_tool(fs)`, ...
+- `ops.py`: the file operations (Think's `read`, `write`, `edit`, `list`, `find`, `grep`, `delete`,
+  and plain `read_text`, `write_text`, `remove`, `list_paths`, `glob`, `exists`, `stat`) over any
+  fsspec file system; the tools, `execute`'s `state.*` and extensions' host functions call them.
+- `tools.py`: Think's workspace tools over those operations: `workspace_tools(fs)`, `read_tool(fs)`, ...
 - `execute.py`: the `execute` tool (model-written Python in a pydantic-monty sandbox).
 - `fetch.py`: the `fetch` tool (GET only, allowlisted, SSRF-guarded, size-capped).
 """

@@ -71,7 +71,7 @@ from think_nb.tools.tool import (
     from_function,
 )
 from think_nb.tools.toolset import resolve_tools
-from think_nb.workspace import paths
+from think_nb.workspace import ops
 
 PAUSE_KEY = PAUSE_PREFIX
 """agent_state key prefix of a paused run (`PAUSE_KEY + toolCallId`): `{approval_id, snapshot (base64),
@@ -95,9 +95,10 @@ def execute_tool(agent: Any = None, *, tools: Any = None, workspace: Any = None,
     """Make the `execute` tool.
 
     Args:
-        agent: the Think agent whose tools (its `workspace_tools()` and `get_tools()`, read at call
-            time, minus this tool), workspace and approvals the code uses. Without it, pass `tools`
-            and/or `workspace`; gated tools then cannot pause (their calls raise in the code).
+        agent: the Think agent whose tools (the built-in families with `in_execute`, i.e. its
+            `workspace_tools()`, then its `get_tools()`, read at call time, minus this tool),
+            workspace and approvals the code uses. Without it, pass `tools` and/or `workspace`;
+            gated tools then cannot pause (their calls raise in the code).
         tools: tools for the code instead of the agent's (list or dict, as `get_tools()` returns).
         workspace: fsspec file system for `state.*` (default: `agent.workspace`).
         name: the tool's name.
@@ -140,7 +141,8 @@ class _Runner:
         if self.explicit_tools is not None:
             found = resolve_tools(self.explicit_tools)
         else:
-            found = {**self.agent.workspace_tools(), **resolve_tools(await maybe_await(self.agent.get_tools()))}
+            reached = await self.agent.execute_tools()  # the agent's runtime: built-ins marked in_execute
+            found = {**reached, **resolve_tools(await maybe_await(self.agent.get_tools()))}
         found.pop(self.name, None)
         return found
 
@@ -333,17 +335,13 @@ class _Run:
 
         def sync() -> Any:
             if op == "glob":
-                from think_nb.workspace.tools import _all_files, _glob, _root
-
-                match = _glob(str(given.get("pattern", "")))
-                return [f for f in _all_files(fs, _root(fs)) if match(f)]
-            norm = paths.normalize(given.get("path", "/"))
-            p = paths.confine(fs, norm)
+                return ops.glob(fs, given.get("pattern", ""))
+            path = given.get("path", "/")
             if op == "exists":
-                return norm == "/" or bool(fs.exists(p))
+                return ops.exists(fs, path)
             if op == "list":
-                return sorted("/" + str(e).lstrip("/") for e in fs.ls(p if p else "/", detail=False))
-            return fs.cat_file(p).decode("utf-8", errors="replace")
+                return ops.list_paths(fs, path)
+            return ops.read_text(fs, path)
 
         return await asyncio.to_thread(sync)
 
