@@ -1,7 +1,7 @@
 """The workspace: an agent's virtual file system and the tools the model uses on it.
 
 - `paths.py`: path normalisation and escape refusal (`normalize`, `PathError`).
-- `fs.py`: `WorkspaceFileSystem`, fsspec over the `workspace_files` table (spill to disk).
+- `fs.py`: `WorkspaceFileSystem`, fsspec over the `think_workspace_files` table (spill to disk).
 - `tools.py`: Think's workspace tools (`read`, `write`, `edit`, `list`, `find`, `grep`, `delete`)
   over any fsspec file system: `workspace_tools(fs)`, `read_tool(fs)`, ...
 - `execute.py`: the `execute` tool (model-written Python in a pydantic-monty sandbox).
