@@ -81,7 +81,7 @@ for message in agent.messages:
     new_code_cell('''import sqlite3
 
 with sqlite3.connect(agent.db_path) as db:
-    for row in db.execute("SELECT agent_key, role, parent_id, substr(content, 1, 80) FROM messages"):
+    for row in db.execute("SELECT agent_key, role, parent_id, substr(content, 1, 80) FROM think_messages"):
         print(row)'''),
     new_markdown_cell("""After a kernel restart, `Calc("quickstart")` loads the same transcript and `%think` shows it
 again. Next: `hooks.ipynb` shows every hook of a turn."""),

@@ -30,7 +30,7 @@ from think_nb.store import open_database
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools import Tool, resolve_tools
 
-THINK_TABLES = {"_think_nb_migrations", "agents", "messages", "agent_state"}
+THINK_TABLES = {"_think_nb_migrations", "think_agents", "think_messages", "think_agent_state"}
 
 
 # -- helpers ------------------------------------------------------------------
@@ -53,7 +53,8 @@ def think_file(path: Path, rows: int = 200) -> Path:
     """A real think_nb SQLite file with some data in it, closed (no -wal/-shm left)."""
     db = open_database(path)
     with db.write() as conn:
-        conn.executemany("INSERT INTO agent_state VALUES (?, ?, ?)", [("k", str(i), "x" * 400) for i in range(rows)])
+        conn.executemany("INSERT INTO think_agent_state VALUES (?, ?, ?)",
+                         [("k", str(i), "x" * 400) for i in range(rows)])
     db.close()
     assert not path.with_name(path.name + "-wal").exists()
     return path
@@ -266,6 +267,9 @@ GOOD_CASES: list[tuple[str, Callable[[Path], Path]]] = [
     ("think_nb file", lambda d: think_file(d / "mine.sqlite")),
     ("think_nb file with a table of the user's", lambda d: foreign_file(think_file(d / "mine.sqlite"),
                                                                         "CREATE TABLE notes (t TEXT)")),
+    ("think_nb file with the user's own messages table", lambda d: foreign_file(
+        think_file(d / "mine.sqlite"), "CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT)",
+        "INSERT INTO messages (body) VALUES ('hello')")),
     ("empty SQLite file (no tables)", lambda d: foreign_file(d / "blank.sqlite", "PRAGMA user_version=1")),
 ]
 
@@ -281,14 +285,14 @@ def test_a_think_nb_file_left_with_a_live_wal_still_opens_with_its_data(tmp_path
     """A kernel killed before a checkpoint leaves data only in the -wal file: the checks must see it."""
     src = think_file(tmp_path / "src.sqlite", rows=0)
     db = open_database(src)
-    db.execute("INSERT INTO agent_state VALUES ('k', 'only-in-wal', 'v')")
+    db.execute("INSERT INTO think_agent_state VALUES ('k', 'only-in-wal', 'v')")
     copy = tmp_path / "copy" / "think.sqlite"
     copy.parent.mkdir()
     for suffix in ("", "-wal"):  # what a killed process leaves: the file and its un-checkpointed WAL
         shutil.copyfile(f"{src}{suffix}", f"{copy}{suffix}")
     db.close()
     assert copy.with_name("think.sqlite-wal").stat().st_size > 0
-    assert open_database(copy).read("SELECT value FROM agent_state WHERE key = 'only-in-wal'") == [("v",)]
+    assert open_database(copy).read("SELECT value FROM think_agent_state WHERE key = 'only-in-wal'") == [("v",)]
 
 
 def test_db_must_be_a_path() -> None:

@@ -38,7 +38,7 @@ def big() -> pd.DataFrame:
 
 def _db_bytes(path: Path) -> int:
     with sqlite3.connect(path) as db:  # what the rows hold, whatever the page cache or WAL state
-        return sum(len(r[0]) for r in db.execute("SELECT content FROM messages"))
+        return sum(len(r[0]) for r in db.execute("SELECT content FROM think_messages"))
 
 
 def test_a_million_row_frame_description_is_bounded_in_tokens(big: pd.DataFrame) -> None:

@@ -579,7 +579,7 @@ async def test_user_message_and_turn_row_are_stored_together_or_not_at_all(tmp_p
     cls = agent_class(script)
     agent = cls("w", db=tmp_path / "w.sqlite")
     with sqlite3.connect(tmp_path / "w.sqlite") as conn:
-        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON turns BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON think_turns BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     result = await agent.send("first")
     assert result.status == "error" and "disk full" in (result.error or "")
     assert agent.messages == [] and runtime_of(agent).store.messages.count() == 0 and agent.turns() == []

@@ -236,7 +236,7 @@ agent.run("go")
     def buffered_text() -> int:
         try:
             with sqlite3.connect(db) as conn:
-                rows = conn.execute("SELECT chunks FROM stream_chunks").fetchall()
+                rows = conn.execute("SELECT chunks FROM think_stream_chunks").fetchall()
         except sqlite3.Error:  # not created yet
             return 0
         return sum(len(c.get("delta", "")) for (r,) in rows for c in json.loads(r) if c["type"] == "text-delta")

@@ -98,7 +98,7 @@ async def test_a_panel_created_mid_stream_replays_the_whole_turn_from_sqlite(rec
     assert streamed_text(responses(first)) == before + "Y"
     # the stream is recorded in SQLite, under the agent's key
     store = runtime_of(agent).store
-    rows = store.db.read("SELECT status FROM stream_metadata WHERE agent_key = ? AND request_id = 'r1'",
+    rows = store.db.read("SELECT status FROM think_stream_metadata WHERE agent_key = ? AND request_id = 'r1'",
                                (runtime_of(agent).key,))
     assert rows == [("completed",)]
 
@@ -125,9 +125,10 @@ async def test_rows_left_streaming_by_a_dead_kernel_are_marked_interrupted(recor
               {"type": "text-delta", "id": "t", "delta": "half a rep"}]
     db = runtime_of(agent).store.db
     # a row a killed kernel (owner "dead", not this process) left streaming, with what had streamed
-    db.execute("INSERT INTO stream_metadata VALUES (?, 'old', 0, 'streaming', 'dead', 1, 1)", (runtime_of(agent).key,))
-    db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) VALUES (?, 'old', ?, 1)",
-               (runtime_of(agent).key, json.dumps(chunks)))
+    key = runtime_of(agent).key
+    db.execute("INSERT INTO think_stream_metadata VALUES (?, 'old', 0, 'streaming', 'dead', 1, 1)", (key,))
+    db.execute("INSERT INTO think_stream_chunks (agent_key, request_id, chunks, created_at) VALUES (?, 'old', ?, 1)",
+               (key, json.dumps(chunks)))
 
     reopened = type(agent)("dead")  # the next kernel opens the agent
     panel = ChatPanel(reopened)
@@ -138,7 +139,7 @@ async def test_rows_left_streaming_by_a_dead_kernel_are_marked_interrupted(recor
     from think_nb.widget import INTERRUPTED_TEXT
     assert custom_msgs(panel)[-1] == protocol.use_chat_response(
         "old", [*chunks, {"type": "error", "errorText": INTERRUPTED_TEXT}], done=True, error=True, replay=True)
-    assert db.read("SELECT status FROM stream_metadata WHERE request_id = 'old'") == [("interrupted",)]
+    assert db.read("SELECT status FROM think_stream_metadata WHERE request_id = 'old'") == [("interrupted",)]
     recovered = panel.messages[-1]  # what had streamed is kept, marked interrupted
     assert (recovered["id"], recovered["parts"][-1]["text"], recovered["metadata"]["interrupted"]) == (
         "m-old", "half a rep", True)
@@ -298,7 +299,7 @@ async def test_clear_reaches_every_panel_and_the_recorded_stream(recording_comm:
     a, b = panels_on(agent)
     from_js(a, chat_request("r1"))
     await until(lambda: holds.waiting == 1, "the turn to hold")
-    assert runtime_of(agent).store.db.read("SELECT count(*) FROM stream_chunks")[0][0] > 0
+    assert runtime_of(agent).store.db.read("SELECT count(*) FROM think_stream_chunks")[0][0] > 0
     sent = len(custom_msgs(b))
     from_js(a, dict(protocol.chat_clear()))
     assert custom_msgs(b)[sent] == protocol.chat_clear()
@@ -308,8 +309,8 @@ async def test_clear_reaches_every_panel_and_the_recorded_stream(recording_comm:
     await until(lambda: a.status == "ready", "ready")
     assert agent.turns()[-1]["status"] == "aborted"
     assert agent.messages == a.messages == b.messages == [] == type(agent)(agent.name).messages
-    assert runtime_of(agent).store.db.read("SELECT count(*) FROM stream_chunks") == [(0,)]
-    assert runtime_of(agent).store.db.read("SELECT count(*) FROM stream_metadata") == [(0,)]
+    assert runtime_of(agent).store.db.read("SELECT count(*) FROM think_stream_chunks") == [(0,)]
+    assert runtime_of(agent).store.db.read("SELECT count(*) FROM think_stream_metadata") == [(0,)]
     from_js(b, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "p"})
     assert custom_msgs(b)[-1] == protocol.stream_resume_none("p")
 

@@ -93,7 +93,7 @@ def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, cap
     assert lines[3] == ("think: No agent yet: pass one (`%think search red fox --agent Calc`) or show it first "
                         "with `%think Calc`.")
     assert len(ip.shown) == 2
-    assert [n for (n,) in open_database(db).read("SELECT name FROM agents ORDER BY name")] == ["alice", "bob"]
+    assert [n for (n,) in open_database(db).read("SELECT name FROM think_agents ORDER BY name")] == ["alice", "bob"]
 
 
 def test_inspecting_magics_find_stored_names_and_refuse_other_agents_clearly(ip, capsys, tmp_path, monkeypatch) -> None:

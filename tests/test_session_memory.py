@@ -112,8 +112,9 @@ def test_phrase_search_ranks_as_fts5_phrase_query(tmp_path) -> None:
     conn = sqlite3.connect(path)
     for phrase in ["red fox", "Red Foxes", "red fox red", "quick red fox jumps", "unicode test 中文", "fox red",
                    "lazy cat", "the red fox", "fox fox"]:
-        expected = conn.execute("SELECT m.id, f.rank FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
-                                "WHERE messages_fts MATCH ? ORDER BY f.rank", (f'"{phrase}"',)).fetchall()
+        expected = conn.execute("SELECT m.id, f.rank FROM think_messages_fts f JOIN think_messages m "
+                                "ON m.seq = f.rowid WHERE think_messages_fts MATCH ? ORDER BY f.rank",
+                                (f'"{phrase}"',)).fetchall()
         hits = search_messages(open_database(path), ["A:x"], phrase)
         assert [(h["id"], h["rank"]) for h in hits] == expected, phrase
     hits = search_messages(open_database(path), ["A:x"], "red foxes", limit=2)
@@ -254,7 +255,7 @@ async def test_the_synthetic_summary_echoed_back_is_never_persisted() -> None:
     await agent.save_messages([synthetic, user_message("more")])
     script.steps.append([S.text("reply two")])
     await agent.save_messages([synthetic])
-    rows = runtime_of(agent).store.db.read("SELECT id FROM messages WHERE id LIKE 'compaction_%'")
+    rows = runtime_of(agent).store.db.read("SELECT id FROM think_messages WHERE id LIKE 'compaction_%'")
     assert rows == []
     assert [m["id"] for m in type(agent)("m").messages if m["id"].startswith("compaction_")] == []
     assert sum(1 for m in agent.session.history() if m["id"].startswith("compaction_")) == 1

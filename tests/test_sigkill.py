@@ -71,11 +71,11 @@ def marker(n: int) -> Callable[[Path, Path], bool]:
 
 
 def segments(n: int) -> Callable[[Path, Path], bool]:
-    return lambda db, side: db_count(db, "SELECT count(*) FROM stream_chunks") >= n
+    return lambda db, side: db_count(db, "SELECT count(*) FROM think_stream_chunks") >= n
 
 
 def assistant_rows(n: int) -> Callable[[Path, Path], bool]:
-    return lambda db, side: db_count(db, "SELECT count(*) FROM messages WHERE role = 'assistant'") >= n
+    return lambda db, side: db_count(db, "SELECT count(*) FROM think_messages WHERE role = 'assistant'") >= n
 
 
 def finished(db: Path, side: Path) -> bool:
@@ -83,7 +83,7 @@ def finished(db: Path, side: Path) -> bool:
 
 
 def stream_closed(db: Path, side: Path) -> bool:
-    return db_count(db, "SELECT count(*) FROM stream_metadata WHERE status != 'streaming'") >= 1
+    return db_count(db, "SELECT count(*) FROM think_stream_metadata WHERE status != 'streaming'") >= 1
 
 
 # (name, with a panel-like listener, kill when)

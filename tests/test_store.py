@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from store_files import old_file
 from think_nb import Think
 from think_nb.binding import runtime_of
 from think_nb.store import MessageStore, default_db_path, open_database
@@ -60,7 +61,7 @@ def test_agents_are_keyed_by_class_and_name(tmp_path: Path) -> None:
         pass
 
     db = tmp_path / "k.sqlite"
-    A("x", db=db).store.messages.append(msg("u1"), None)
+    runtime_of(A("x", db=db)).store.messages.append(msg("u1"), None)
     assert [m["id"] for m in A("x", db=db).messages] == ["u1"]
     assert A("y", db=db).messages == [] and B("x", db=db).messages == []
 
@@ -127,19 +128,15 @@ def _open_after_barrier(path: str, barrier: Any) -> str:
     return "ok"
 
 
-def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypatch, tmp_path: Path) -> None:
+def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(tmp_path: Path) -> None:
     """A file made before m013_message_pairs: opening it indexes the stored messages' adjacent term
     pairs (the backfill), phrase search then ranks as FTS5's phrase query on messages_fts, and
     updating or deleting those messages un-indexes exactly what was indexed (the pairs table is
     contentless: a delete that gave other tokens would leave some behind)."""
     from think_nb.session.search import search_messages
-    from think_nb.store import migrations
 
     path = tmp_path / "old.sqlite"
-    old = sqlite3.connect(path, isolation_level=None)
-    with monkeypatch.context() as patch:
-        patch.setattr(migrations, "MIGRATIONS", [m for m in MIGRATIONS if m.__name__ < "m013"])
-        migrations.migrate(old)
+    old = old_file(path, before="m013")
     texts = ["The red fox is a small canid. Red foxes hunt rodents.", "Tell me about the red fox",
              "red fox red fox", "", "Arctic foxes: the red fox's cousins", "Ünïcode_test 中文 red fox"]
     old.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
@@ -151,8 +148,8 @@ def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypa
     db = open_database(path)
     assert db.read("SELECT name FROM _think_nb_migrations WHERE name = 'm013_message_pairs'")
     for phrase in ["red fox", "red foxes red", "fox s cousins", "unicode test 中文 red"]:
-        expected = db.read("SELECT m.id, f.rank FROM messages_fts f JOIN messages m ON m.seq = f.rowid "
-                           "WHERE messages_fts MATCH ? ORDER BY f.rank", (f'"{phrase}"',))
+        expected = db.read("SELECT m.id, f.rank FROM think_messages_fts f JOIN think_messages m ON m.seq = f.rowid "
+                           "WHERE think_messages_fts MATCH ? ORDER BY f.rank", (f'"{phrase}"',))
         assert expected and [(h["id"], h["rank"]) for h in search_messages(db, ["A:x"], phrase)] == expected
     store = MessageStore(db, "A:x")
     store.append(msg("new", text="a red fox, newly"), None)
@@ -162,12 +159,12 @@ def test_phrase_index_is_built_for_an_old_file_and_follows_its_messages(monkeypa
     assert [h["id"] for h in search_messages(db, ["A:x"], "grey wolf")] == ["m1"]
     assert "m1" not in [h["id"] for h in search_messages(db, ["A:x"], "red fox")]
     with db.write() as conn:
-        conn.execute("CREATE VIRTUAL TABLE temp.pair_terms USING fts5vocab(main, messages_pairs, row)")
+        conn.execute("CREATE VIRTUAL TABLE temp.pair_terms USING fts5vocab(main, think_messages_pairs, row)")
         assert conn.execute("SELECT count(*) FROM temp.pair_terms").fetchone()[0] > 0
-        conn.execute("INSERT INTO messages_pairs (messages_pairs) VALUES ('integrity-check')")
-        conn.execute("DELETE FROM messages")
+        conn.execute("INSERT INTO think_messages_pairs (think_messages_pairs) VALUES ('integrity-check')")
+        conn.execute("DELETE FROM think_messages")
         assert conn.execute("SELECT count(*) FROM temp.pair_terms").fetchall() == [(0,)]
-        conn.execute("INSERT INTO messages_pairs (messages_pairs) VALUES ('integrity-check')")
+        conn.execute("INSERT INTO think_messages_pairs (think_messages_pairs) VALUES ('integrity-check')")
         conn.execute("DROP TABLE temp.pair_terms")
     assert search_messages(db, ["A:x"], "red fox") == []
 
@@ -181,7 +178,7 @@ def test_traces_keep_the_newest_turns_of_each_agent(tmp_path: Path) -> None:
     for n in range(KEEP_TURNS + 5):
         mine.save(f"r{n}", [{"kind": "hook", "n": n}], [])
         mine.save(f"r{n}", [{"kind": "hook", "n": n, "again": True}], [])  # replaced, not added
-        kept = [r for (r,) in db.read("SELECT request_id FROM turn_traces WHERE agent_key = 'A:a' ORDER BY seq")]
+        kept = [r for (r,) in db.read("SELECT request_id FROM think_turn_traces WHERE agent_key = 'A:a' ORDER BY seq")]
         newest = [f"r{k}" for k in range(max(0, n + 1 - KEEP_TURNS), n + 1)]
         assert kept[-len(newest):] == newest and len(kept) < KEEP_TURNS + TRIM_EVERY  # older ones trimmed now and then
         assert kept == [f"r{k}" for k in range(n + 1 - len(kept), n + 1)]
@@ -189,4 +186,4 @@ def test_traces_keep_the_newest_turns_of_each_agent(tmp_path: Path) -> None:
     assert other.load() is not None  # another agent's traces are its own
     later = TraceStore(db, "A:a")  # a new process trims at its first save
     later.save("x", [], [])
-    assert len(db.read("SELECT 1 FROM turn_traces WHERE agent_key = 'A:a'")) == KEEP_TURNS
+    assert len(db.read("SELECT 1 FROM think_turn_traces WHERE agent_key = 'A:a'")) == KEEP_TURNS

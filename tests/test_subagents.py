@@ -107,7 +107,7 @@ async def test_parent_delegates_to_a_child_from_a_tool_and_sees_its_stream() -> 
     assert texts(child) == [("user", "capital of France?"), ("assistant", "Paris is the capital.")]
     assert Researcher.script.requests[0]["messages"][0] == {"role": "system", "content": "You research."}
     with sqlite3.connect(lead.db_path) as db:  # same file, own key
-        keys = {row[0] for row in db.execute("SELECT DISTINCT agent_key FROM messages")}
+        keys = {row[0] for row in db.execute("SELECT DISTINCT agent_key FROM think_messages")}
     assert keys == {"Lead:lead", "Lead:lead/Researcher:r1"}
 
 

@@ -552,6 +552,6 @@ def test_any_tool_output_completes_and_round_trips_through_a_reopened_agent(
     part = reopened.messages[1]["parts"][1]
     assert (part["state"], part["output"]) == ("output-available", expected)
     db = runtime_of(reopened).store.db
-    [(raw,)] = db.read("SELECT content FROM messages WHERE id = ?", (reopened.messages[1]["id"],))
+    [(raw,)] = db.read("SELECT content FROM think_messages WHERE id = ?", (reopened.messages[1]["id"],))
     assert _strict(raw)["parts"][1]["output"] == expected  # the row itself is strict JSON
     assert [t["status"] for t in reopened.turns()] == ["completed"]

@@ -275,7 +275,7 @@ async def test_handler_errors_are_logged_not_raised(recording_comm: Any, caplog:
     panel = ChatPanel(agent)
     # a stored stream row the recorder cannot read (written by a broken or newer version)
     runtime_of(agent).store.streams.set_status("bad", False, "completed")
-    runtime_of(agent).store.db.execute("INSERT INTO stream_chunks (agent_key, request_id, chunks, created_at) "
+    runtime_of(agent).store.db.execute("INSERT INTO think_stream_chunks (agent_key, request_id, chunks, created_at) "
                            "VALUES (?, 'bad', '[{not json', 0)", (runtime_of(agent).key,))
     with caplog.at_level(logging.ERROR, logger="think_nb.widget"):
         from_js(panel, {"type": protocol.STREAM_RESUME_ACK, "id": "bad", "probeId": "p"})

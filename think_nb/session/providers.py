@@ -35,7 +35,7 @@ def provider_kind(provider: Any) -> str:
 
 
 class SqliteBlockProvider:
-    """The default writable provider: one `context_blocks` row per (agent, label) (`BlockRows`).
+    """The default writable provider: one `think_context_blocks` row per (agent, label) (`BlockRows`).
 
     Writes are durable at once and shared by every session of the agent (Think: "writes persist
     across sessions").
@@ -52,7 +52,7 @@ class SqliteBlockProvider:
 
 
 class SqliteSearchProvider:
-    """A searchable block over `search_entries` + FTS5 (Think's `AgentSearchProvider`).
+    """A searchable block over `think_search_entries` + FTS5 (Think's `AgentSearchProvider`).
 
     `search(query)` quotes each word and requires all of them (implicit AND), best bm25 rank
     first, at most `limit` entries; a query with no words returns []. Get one with

@@ -1,6 +1,6 @@
-"""Full-text search over the transcript: SQLite FTS5 (`messages_fts`, porter + unicode61).
+"""Full-text search over the transcript: SQLite FTS5 (`think_messages_fts`, porter + unicode61).
 
-Every message's text parts are indexed by triggers on `messages` (migration
+Every message's text parts are indexed by triggers on `think_messages` (migration
 `m003_session_memory`), whatever code path writes them. As in Think's `session.search`, the
 whole query is matched as one quoted phrase, best bm25 rank first; a query with no words (or
 one FTS5 cannot parse) returns [] instead of raising.
@@ -9,11 +9,11 @@ Bounded time: ranking every match of a very common word costs time proportional 
 (~40 ms for 40,000 of 100,000 messages), so bm25 ranks only the `RANK_WINDOW` most recent
 matches (FTS5 walks its rowids newest first, cheaply). Rare terms are unaffected.
 
-Phrases of two or more terms are matched and ranked on `messages_pairs` (adjacent term pairs as
+Phrases of two or more terms are matched and ranked on `think_messages_pairs` (adjacent term pairs as
 single tokens, migration `m013_message_pairs`): the same messages with the same bm25 ranks, but a
 pair's list holds only the messages with that pair, where FTS5's own phrase match merges the
 position lists of every message holding either word (two common words over 100,000 messages:
-3-5x less time, 17 -> ~5 ms). Single words and `all_words` queries use `messages_fts`.
+3-5x less time, 17 -> ~5 ms). Single words and `all_words` queries use `think_messages_fts`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def search_messages(db: Database, conversation_keys: list[str], query: str, limi
     """Messages of the given conversations whose text matches `query`.
 
     Args:
-        conversation_keys: `messages.agent_key` values to search (one per session).
+        conversation_keys: `think_messages.agent_key` values to search (one per session).
         query: words; matched as one phrase (Think), or every word anywhere with `all_words`.
         limit: at most this many results.
 

@@ -4,7 +4,8 @@ Every table is owned here; no SQL lives outside this package.
 
 - `location.py`: where the file lives (`.think/<notebook-stem>.sqlite` beside the notebook).
 - `db.py`: the shared connection per file, opened and migrated once per process.
-- `migrations.py`: the schema, as named migrations recorded in `_think_nb_migrations`.
+- `migrations.py`: the schema, as named migrations recorded in `_think_nb_migrations`; every table,
+  index and trigger is named `think_*`, so a user's own tables in the file never collide with them.
 - `agent.py`: `AgentStore`, the repositories of one agent:
   `messages.py` (UIMessages as a tree), `fts.py` (full-text queries), `state.py`, `turn_log.py`, `traces.py`,
   `streams.py` (the resumable stream), `sessions.py`, `blocks.py`, `compactions.py`.

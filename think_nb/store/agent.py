@@ -50,13 +50,13 @@ class AgentStore:
     Args:
         db: the open `Database`.
         agent_key: "<class>:<name>" (sub-agents: "<parent key>/<class>:<name>").
-        class_name, name: recorded in the `agents` table.
+        class_name, name: recorded in the `think_agents` table.
     """
 
     def __init__(self, db: Database, agent_key: str, class_name: str, name: str) -> None:
         self.db = db
         self.agent_key = agent_key
-        db.execute("INSERT OR IGNORE INTO agents VALUES (?, ?, ?, ?)", (agent_key, class_name, name, time.time()))
+        db.execute("INSERT OR IGNORE INTO think_agents VALUES (?, ?, ?, ?)", (agent_key, class_name, name, time.time()))
         self.state = AgentState(db, agent_key)
         self.turn_log = TurnLog(db, agent_key)
         self.traces = TraceStore(db, agent_key)
@@ -107,11 +107,11 @@ class AgentStore:
 def stored_agent_names(db: Database, class_name: str) -> list[str]:
     """The names of the top-level agents of `class_name` stored in `db` (key `<class>:<name>`; a
     sub-agent's key holds its parent's), sorted."""
-    return [name for (name,) in db.read("SELECT name FROM agents WHERE class_name = ? AND key = class_name || ':' || "
-                                        "name ORDER BY name", (class_name,))]
+    return [name for (name,) in db.read("SELECT name FROM think_agents WHERE class_name = ? AND key = class_name || "
+                                        "':' || name ORDER BY name", (class_name,))]
 
 
 def stored_sub_agent_keys(db: Database, class_name: str, name: str) -> list[str]:
     """The keys of the sub-agents of `class_name` named `name` stored in `db` (`<parent key>/<class>:<name>`)."""
-    return [key for (key,) in db.read("SELECT key FROM agents WHERE class_name = ? AND name = ? AND key != "
+    return [key for (key,) in db.read("SELECT key FROM think_agents WHERE class_name = ? AND name = ? AND key != "
                                       "class_name || ':' || name ORDER BY key", (class_name, name))]

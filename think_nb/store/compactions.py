@@ -1,4 +1,4 @@
-"""Compaction overlays (table `compactions`, Think's `assistant_compactions`): a summary that
+"""Compaction overlays (table `think_compactions`, Think's `assistant_compactions`): a summary that
 replaces the branch range `from_id..to_id` when history is read; the messages stay."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ class CompactionRows:
 
     def load(self) -> list[Row]:
         """`(id, summary, from_id, to_id, tokens_before, created_at)`, oldest first."""
-        return self.db.read("SELECT id, summary, from_id, to_id, tokens_before, created_at FROM compactions "
+        return self.db.read("SELECT id, summary, from_id, to_id, tokens_before, created_at FROM think_compactions "
                             "WHERE conversation_key = ? ORDER BY created_at, id", (self.key,))
 
     def insert(self, summary: str, from_id: str, to_id: str, tokens_before: int | None) -> Row:
         now = time.time()
         with self.db.write() as conn:
-            cursor = conn.execute("INSERT INTO compactions (conversation_key, summary, from_id, to_id, tokens_before, "
-                                  "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            cursor = conn.execute("INSERT INTO think_compactions (conversation_key, summary, from_id, to_id, "
+                                  "tokens_before, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                                   (self.key, summary, from_id, to_id, tokens_before, now))
         return (cursor.lastrowid or 0, summary, from_id, to_id, tokens_before, now)

@@ -9,7 +9,8 @@ a device, a path under a file, a read-only file or folder, a file that is not SQ
 damaged SQLite file, or another application's SQLite file (tables, none of them think_nb's)
 is refused with a one-line `UserError` naming `db=` and the fix; the file is left as it was
 (the checks read it through an `immutable` connection, which writes nothing, not even the
--wal/-shm files beside it).
+-wal/-shm files beside it). A think_nb file may also hold tables of the user's, of any name:
+think_nb's own are all named `think_*` (`think_nb.store.migrations.PREFIX`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.store.migrations import migrate
+from think_nb.store.migrations import NameTaken, migrate
 from think_nb.store.owners import Owners
 
 _open: dict[Path, Database] = {}
@@ -90,6 +91,9 @@ class Database:
             with self._lock:
                 migrate(self._conn)
             self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        except NameTaken as exc:
+            self._conn.close()
+            raise UserError(f"db={str(path)!r} {exc}.") from None
         except sqlite3.OperationalError as exc:
             self._conn.close()
             if not any(w in str(exc) for w in _ENVIRONMENT_FAILURES):

@@ -1,4 +1,4 @@
-"""The MCP servers of one agent (table `mcp_servers`; Think's `cf_agents_mcp_servers`).
+"""The MCP servers of one agent (table `think_mcp_servers`; Think's `cf_agents_mcp_servers`).
 
 What is needed to connect again when the agent is created: name, transport, command or URL,
 arguments, environment and headers (secret values only as `${VAR}` references: see
@@ -24,14 +24,14 @@ class McpServerRows:
         self.db, self.agent_key = db, agent_key
 
     def put(self, row: dict) -> None:
-        self.db.execute(f"INSERT OR REPLACE INTO mcp_servers (agent_key, {', '.join(COLUMNS)}) VALUES "
+        self.db.execute(f"INSERT OR REPLACE INTO think_mcp_servers (agent_key, {', '.join(COLUMNS)}) VALUES "
                         f"(?, {', '.join('?' for _ in COLUMNS)})",
                         (self.agent_key, *(jsonsafe.dumps_stored(row[c]) if c in JSON_COLUMNS else row[c]
                                            for c in COLUMNS[:-1]), time.time()))
 
     def all(self) -> list[dict]:
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM mcp_servers WHERE agent_key = ? ORDER BY created_at",
-                            (self.agent_key,))
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_mcp_servers WHERE agent_key = ? "
+                            "ORDER BY created_at", (self.agent_key,))
         out = []
         for row in rows:
             item = dict(zip(COLUMNS, row, strict=True))
@@ -41,5 +41,5 @@ class McpServerRows:
         return out
 
     def delete(self, name: str) -> bool:
-        return self.db.execute("DELETE FROM mcp_servers WHERE agent_key = ? AND name = ?",
+        return self.db.execute("DELETE FROM think_mcp_servers WHERE agent_key = ? AND name = ?",
                                (self.agent_key, name)).rowcount == 1

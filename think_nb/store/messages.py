@@ -5,7 +5,7 @@ Appending moves the leaf; regenerating appends a sibling under an earlier parent
 reply stays reachable (Think's branch-on-regenerate).
 
 Sessions: an agent may hold several conversations (`think_nb.session.sessions`). The default
-session has id "" and stores its rows under `messages.agent_key = "<class>:<name>"`; session S
+session has id "" and stores its rows under `think_messages.agent_key = "<class>:<name>"`; session S
 stores them under the *conversation key* `"<class>:<name>#S"`. Small state values
 (`get_state`/`set_state`) stay per agent; the leaf pointer is per session. Without an explicit
 `session_id`, a store opens the agent's active session (state `active_session`, default "").
@@ -33,10 +33,10 @@ log = logging.getLogger("think_nb")
 
 _BRANCH_SQL = """
 WITH RECURSIVE chain(id, parent_id, content, depth) AS (
-    SELECT id, parent_id, content, 0 FROM messages WHERE agent_key = :agent AND id = :leaf
+    SELECT id, parent_id, content, 0 FROM think_messages WHERE agent_key = :agent AND id = :leaf
     UNION ALL
     SELECT m.id, m.parent_id, m.content, chain.depth + 1
-    FROM messages m JOIN chain ON m.id = chain.parent_id AND m.agent_key = :agent
+    FROM think_messages m JOIN chain ON m.id = chain.parent_id AND m.agent_key = :agent
     WHERE chain.depth + 1 < :limit
 )
 SELECT content, depth FROM chain
@@ -94,15 +94,16 @@ class MessageStore:
         if leaf is None or not ids:
             return set()
         rows = self.db.read(
-            "WITH RECURSIVE chain(id, parent_id) AS (SELECT id, parent_id FROM messages WHERE agent_key = :agent "
-            "AND id = :leaf UNION ALL SELECT m.id, m.parent_id FROM messages m JOIN chain ON m.id = chain.parent_id "
-            "AND m.agent_key = :agent) SELECT id FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
+            "WITH RECURSIVE chain(id, parent_id) AS (SELECT id, parent_id FROM think_messages WHERE agent_key = :agent "
+            "AND id = :leaf UNION ALL SELECT m.id, m.parent_id FROM think_messages m JOIN chain "
+            "ON m.id = chain.parent_id AND m.agent_key = :agent) "
+            "SELECT id FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
             {"agent": self.key, "leaf": leaf, "ids": jsonsafe.dumps_plain(list(ids))})
         return {row[0] for row in rows}
 
     def count(self) -> int:
         """How many messages this session stores (every branch)."""
-        return self.db.read("SELECT count(*) FROM messages WHERE agent_key = ?", (self.key,))[0][0]
+        return self.db.read("SELECT count(*) FROM think_messages WHERE agent_key = ?", (self.key,))[0][0]
 
     def append(self, message: dict, parent_id: str | None) -> None:
         """Store a new message under `parent_id` and make it the leaf. Idempotent by id (an
@@ -128,10 +129,10 @@ class MessageStore:
             log.warning("not storing synthetic compaction message %s (echoed back?)", message["id"])
             return self.leaf_id
         with self.db.write() as conn:
-            row = conn.execute("SELECT value FROM agent_state WHERE agent_key = ? AND key = ?",
+            row = conn.execute("SELECT value FROM think_agent_state WHERE agent_key = ? AND key = ?",
                                (self.agent_key, self._leaf_key)).fetchone()
             leaf = jsonsafe.loads_stored(row[0]) if row is not None else None
-            existing = conn.execute("SELECT parent_id FROM messages WHERE agent_key = ? AND id = ?",
+            existing = conn.execute("SELECT parent_id FROM think_messages WHERE agent_key = ? AND id = ?",
                                     (self.key, message["id"])).fetchone()
             parent = existing[0] if existing is not None else leaf
             self._upsert_leaf(conn, message, parent)
@@ -142,11 +143,11 @@ class MessageStore:
         and make it the leaf, inside the caller's write transaction."""
         now = time.time()
         conn.execute(
-            "INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
+            "INSERT INTO think_messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
             "content = excluded.content, updated_at = excluded.updated_at",
             (self.key, message["id"], parent_id, message["role"], jsonsafe.dumps_stored(message), now, now))
-        conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
+        conn.execute("INSERT OR REPLACE INTO think_agent_state VALUES (?, ?, ?)",
                      (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
 
     def extend(self, messages: list[dict], parent_id: str | None) -> None:
@@ -157,33 +158,34 @@ class MessageStore:
             rows.append((self.key, message["id"], parent, message["role"], jsonsafe.dumps_stored(message), now, now))
             parent = message["id"]
         with self.db.write() as conn:
-            conn.executemany("INSERT INTO messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-            conn.execute("INSERT OR REPLACE INTO agent_state VALUES (?, ?, ?)",
+            conn.executemany("INSERT INTO think_messages (agent_key, id, parent_id, role, content, created_at, "
+                             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.execute("INSERT OR REPLACE INTO think_agent_state VALUES (?, ?, ?)",
                          (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(parent)))
 
     def update(self, message: dict) -> bool:
         """Replace a stored message's content; returns False when the id is unknown."""
-        cursor = self.db.execute("UPDATE messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
+        cursor = self.db.execute("UPDATE think_messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
                                  (jsonsafe.dumps_stored(message), time.time(), self.key, message["id"]))
         return cursor.rowcount > 0
 
     def get(self, message_id: str) -> dict | None:
-        rows = self.db.read("SELECT content FROM messages WHERE agent_key = ? AND id = ?", (self.key, message_id))
+        rows = self.db.read("SELECT content FROM think_messages WHERE agent_key = ? AND id = ?", (self.key, message_id))
         return jsonsafe.loads_stored(rows[0][0]) if rows else None
 
     def siblings(self, message_id: str) -> list[dict]:
         """`message_id` and the other children of its parent, oldest first."""
         rows = self.db.read(
-            "SELECT content FROM messages WHERE agent_key = :agent AND parent_id IS (SELECT parent_id FROM messages "
-            "WHERE agent_key = :agent AND id = :id) ORDER BY seq", {"agent": self.agent_key, "id": message_id})
+            "SELECT content FROM think_messages WHERE agent_key = :agent AND parent_id IS (SELECT parent_id "
+            "FROM think_messages WHERE agent_key = :agent AND id = :id) ORDER BY seq",
+            {"agent": self.agent_key, "id": message_id})
         return [jsonsafe.loads_stored(row[0]) for row in rows]
 
     def newest_leaf_under(self, message_id: str) -> str:
         """Follow the newest child from `message_id` down to a leaf; returns that leaf's id."""
         current = message_id
         while True:
-            rows = self.db.read("SELECT id FROM messages WHERE agent_key = ? AND parent_id = ? ORDER BY seq DESC "
+            rows = self.db.read("SELECT id FROM think_messages WHERE agent_key = ? AND parent_id = ? ORDER BY seq DESC "
                                 "LIMIT 1", (self.agent_key, current))
             if not rows:
                 return current
@@ -195,16 +197,17 @@ class MessageStore:
     def clear(self) -> None:
         """Delete every message of this session, and its compaction overlays (Think's `clearMessages`)."""
         with self.db.write() as conn:
-            conn.execute("DELETE FROM messages WHERE agent_key = ?", (self.key,))
-            conn.execute("DELETE FROM compactions WHERE conversation_key = ?", (self.key,))
-            conn.execute("DELETE FROM agent_state WHERE agent_key = ? AND key = ?", (self.agent_key, self._leaf_key))
+            conn.execute("DELETE FROM think_messages WHERE agent_key = ?", (self.key,))
+            conn.execute("DELETE FROM think_compactions WHERE conversation_key = ?", (self.key,))
+            conn.execute("DELETE FROM think_agent_state WHERE agent_key = ? AND key = ?",
+                         (self.agent_key, self._leaf_key))
 
     def tree_rows(self) -> dict[str, tuple[str | None, float]]:
         """`{id: (parent_id, created_at)}` of every stored message of this session (every branch)."""
         return {i: (p, c) for i, p, c in self.db.read(
-            "SELECT id, parent_id, created_at FROM messages WHERE agent_key = ?", (self.key,))}
+            "SELECT id, parent_id, created_at FROM think_messages WHERE agent_key = ?", (self.key,))}
 
 
 def conversation_key(agent_key: str, session_id: str) -> str:
-    """The `messages.agent_key` value of a session's rows ("" = the default session)."""
+    """The `think_messages.agent_key` value of a session's rows ("" = the default session)."""
     return agent_key if not session_id else f"{agent_key}#{session_id}"

@@ -1,4 +1,4 @@
-"""Scheduled tasks (table `schedules`; Think's `cf_agents_schedules` + `cf_think_scheduled_tasks`).
+"""Scheduled tasks (table `think_schedules`; Think's `cf_agents_schedules` + `cf_think_scheduled_tasks`).
 
 One row per task of one agent: where it came from (`declared` by `get_scheduled_tasks()` or
 `runtime` from `agent.schedule`), when it runs (kind, spec, zone), what it runs (a prompt or a
@@ -29,10 +29,10 @@ class ScheduleRows:
         """Insert or replace a task (`row` has every column but the bookkeeping ones)."""
         now = time.time()
         with self.db.write() as c:
-            old = c.execute("SELECT created_at, runs, last_run_at, last_status, last_error FROM schedules "
+            old = c.execute("SELECT created_at, runs, last_run_at, last_status, last_error FROM think_schedules "
                             "WHERE agent_key = ? AND id = ?", (self.agent_key, row["id"])).fetchone()
             created, runs, last_run, last_status, last_error = old if old is not None else (now, 0, None, None, None)
-            c.execute(f"INSERT OR REPLACE INTO schedules (agent_key, {', '.join(COLUMNS)}) VALUES "
+            c.execute(f"INSERT OR REPLACE INTO think_schedules (agent_key, {', '.join(COLUMNS)}) VALUES "
                       f"(?, {', '.join('?' for _ in COLUMNS)})",
                       (self.agent_key, row["id"], row["source"], row["kind"], row["spec"], row["timezone"],
                        row["seconds"], jsonsafe.dumps_stored(row["task"]), row["task_repr"],
@@ -41,45 +41,46 @@ class ScheduleRows:
                        created, now))
 
     def get(self, task_id: str) -> dict | None:
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM schedules WHERE agent_key = ? AND id = ?",
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_schedules WHERE agent_key = ? AND id = ?",
                             (self.agent_key, task_id))
         return _row(rows[0]) if rows else None
 
     def all(self) -> list[dict]:
         """Every task, soonest first (disarmed ones last)."""
         return [_row(r) for r in self.db.read(
-            f"SELECT {', '.join(COLUMNS)} FROM schedules WHERE agent_key = ? "
+            f"SELECT {', '.join(COLUMNS)} FROM think_schedules WHERE agent_key = ? "
             "ORDER BY next_run_at IS NULL, next_run_at, id", (self.agent_key,))]
 
     def delete(self, task_id: str) -> bool:
-        return self.db.execute("DELETE FROM schedules WHERE agent_key = ? AND id = ?",
+        return self.db.execute("DELETE FROM think_schedules WHERE agent_key = ? AND id = ?",
                                (self.agent_key, task_id)).rowcount == 1
 
     def claim(self, task_id: str, scheduled_for: float, next_run_at: float | None, now: float) -> bool:
         """Take the occurrence `scheduled_for`: move `next_run_at` on to `next_run_at` (None:
         disarm) if nobody else did; False when another process claimed it first (or it was
         cancelled or changed)."""
-        cur = self.db.execute("UPDATE schedules SET next_run_at = ?, last_run_at = ?, last_status = 'running', "
+        cur = self.db.execute("UPDATE think_schedules SET next_run_at = ?, last_run_at = ?, last_status = 'running', "
                               "last_error = NULL, runs = runs + 1, updated_at = ? WHERE agent_key = ? AND id = ? "
                               "AND next_run_at = ?", (next_run_at, now, now, self.agent_key, task_id, scheduled_for))
         return cur.rowcount == 1
 
     def record(self, task_id: str, status: str, error: str | None) -> None:
         """The outcome of the last run (`submitted`, `completed`, `error`, `lost`)."""
-        self.db.execute("UPDATE schedules SET last_status = ?, last_error = ?, updated_at = ? "
+        self.db.execute("UPDATE think_schedules SET last_status = ?, last_error = ?, updated_at = ? "
                         "WHERE agent_key = ? AND id = ?", (status, error, time.time(), self.agent_key, task_id))
 
     def settle(self, task_id: str, status: str, error: str | None) -> None:
         """The outcome of a run's submission, replacing `submitted` (and nothing else: a later
         run may have recorded its own status since)."""
-        self.db.execute("UPDATE schedules SET last_status = ?, last_error = ?, updated_at = ? WHERE agent_key = ? "
-                        "AND id = ? AND last_status = 'submitted'", (status, error, time.time(), self.agent_key,
-                                                                     task_id))
+        self.db.execute("UPDATE think_schedules SET last_status = ?, last_error = ?, updated_at = ? "
+                        "WHERE agent_key = ? AND id = ? AND last_status = 'submitted'",
+                        (status, error, time.time(), self.agent_key, task_id))
 
     def disarm(self, task_id: str, status: str, error: str) -> None:
         """Stop a task from running again (its handler cannot be found), keeping its row."""
-        self.db.execute("UPDATE schedules SET next_run_at = NULL, last_status = ?, last_error = ?, updated_at = ? "
-                        "WHERE agent_key = ? AND id = ?", (status, error, time.time(), self.agent_key, task_id))
+        self.db.execute("UPDATE think_schedules SET next_run_at = NULL, last_status = ?, last_error = ?, "
+                        "updated_at = ? WHERE agent_key = ? AND id = ?",
+                        (status, error, time.time(), self.agent_key, task_id))
 
 
 def _row(row: tuple) -> dict[str, Any]:

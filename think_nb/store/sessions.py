@@ -1,4 +1,4 @@
-"""The session rows of an agent (table `sessions`): id, name, fork origin, times.
+"""The session rows of an agent (table `think_sessions`): id, name, fork origin, times.
 
 The default session has id "" and name "default"; its messages are stored under the agent key,
 session S's under "<agent key>#S" (`think_nb.store.messages.conversation_key`). The logic
@@ -15,14 +15,14 @@ DEFAULT_NAME = "default"
 
 
 class SessionStore:
-    """The `sessions` rows of one agent."""
+    """The `think_sessions` rows of one agent."""
 
     def __init__(self, db: Database, agent_key: str) -> None:
         self.db, self.agent_key = db, agent_key
 
     def ensure_default(self) -> None:
         now = time.time()
-        self.db.execute("INSERT OR IGNORE INTO sessions VALUES (?, '', ?, NULL, NULL, ?, ?)",
+        self.db.execute("INSERT OR IGNORE INTO think_sessions VALUES (?, '', ?, NULL, NULL, ?, ?)",
                         (self.agent_key, DEFAULT_NAME, now, now))
 
     def rows(self) -> list[tuple]:
@@ -30,19 +30,20 @@ class SessionStore:
         self.ensure_default()
         return self.db.read(
             "SELECT s.id, s.name, s.parent_session_id, s.forked_from_message_id, s.created_at, s.updated_at, "
-            "(SELECT count(*) FROM messages m WHERE m.agent_key = CASE s.id WHEN '' THEN s.agent_key "
-            "ELSE s.agent_key || '#' || s.id END) FROM sessions s WHERE s.agent_key = ? ORDER BY s.created_at, s.rowid",
+            "(SELECT count(*) FROM think_messages m WHERE m.agent_key = CASE s.id WHEN '' THEN s.agent_key "
+            "ELSE s.agent_key || '#' || s.id END) FROM think_sessions s WHERE s.agent_key = ? "
+            "ORDER BY s.created_at, s.rowid",
             (self.agent_key,))
 
     def insert(self, session_id: str, name: str, parent: str | None, forked_from: str | None) -> None:
         self.ensure_default()
         now = time.time()
-        self.db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute("INSERT INTO think_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (self.agent_key, session_id, name, parent, forked_from, now, now))
 
     def rename(self, session_id: str, name: str) -> None:
-        self.db.execute("UPDATE sessions SET name = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
+        self.db.execute("UPDATE think_sessions SET name = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
                         (name, time.time(), self.agent_key, session_id))
 
     def delete(self, session_id: str) -> None:
-        self.db.execute("DELETE FROM sessions WHERE agent_key = ? AND id = ?", (self.agent_key, session_id))
+        self.db.execute("DELETE FROM think_sessions WHERE agent_key = ? AND id = ?", (self.agent_key, session_id))

@@ -1,4 +1,4 @@
-"""The submission ledger (table `submissions`; Think's `cf_think_submissions`).
+"""The submission ledger (table `think_submissions`; Think's `cf_think_submissions`).
 
 One row per `submit_messages` call, written before any inference: the messages as accepted,
 their digest (idempotency), status and timings. Drained oldest first by
@@ -33,8 +33,8 @@ class SubmissionRows:
             found = self._find(c, submission_id, idempotency_key)
             if found is not None:
                 return found, False
-            c.execute("INSERT INTO submissions (agent_key, id, idempotency_key, status, messages, digest, metadata, "
-                      "created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
+            c.execute("INSERT INTO think_submissions (agent_key, id, idempotency_key, status, messages, digest, "
+                      "metadata, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
                       (self.agent_key, submission_id, idempotency_key, jsonsafe.dumps_stored(messages), digest,
                        None if metadata is None else jsonsafe.dumps_stored(metadata), time.time()))
             row = self._find(c, submission_id, None)
@@ -42,21 +42,21 @@ class SubmissionRows:
             return row, True
 
     def get(self, submission_id: str) -> dict | None:
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE agent_key = ? AND id = ?",
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE agent_key = ? AND id = ?",
                             (self.agent_key, submission_id))
         return _row(rows[0]) if rows else None
 
     def next_pending(self) -> dict | None:
         """The oldest `pending` row."""
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE agent_key = ? AND status = 'pending' "
-                            "ORDER BY seq LIMIT 1", (self.agent_key,))
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE agent_key = ? "
+                            "AND status = 'pending' ORDER BY seq LIMIT 1", (self.agent_key,))
         return _row(rows[0]) if rows else None
 
     def start(self, submission_id: str, request_id: str) -> bool:
         """`pending` → `running` (owned by this process); False when it is no longer pending."""
         with self.db.write() as c:
-            cur = c.execute("UPDATE submissions SET status = 'running', request_id = ?, owner = ?, started_at = ? "
-                            "WHERE agent_key = ? AND id = ? AND status = 'pending'",
+            cur = c.execute("UPDATE think_submissions SET status = 'running', request_id = ?, owner = ?, "
+                            "started_at = ? WHERE agent_key = ? AND id = ? AND status = 'pending'",
                             (request_id, owners.PROCESS, time.time(), self.agent_key, submission_id))
             return cur.rowcount == 1
 
@@ -64,7 +64,7 @@ class SubmissionRows:
         """Settle a row whose status is one of `only_from` (a cancelled row is never overwritten)."""
         marks = ", ".join("?" for _ in only_from)
         with self.db.write() as c:
-            cur = c.execute(f"UPDATE submissions SET status = ?, error = ?, completed_at = ? WHERE agent_key = ? "
+            cur = c.execute(f"UPDATE think_submissions SET status = ?, error = ?, completed_at = ? WHERE agent_key = ? "
                             f"AND id = ? AND status IN ({marks})",
                             (status, error, time.time(), self.agent_key, submission_id, *only_from))
             return cur.rowcount == 1
@@ -72,18 +72,20 @@ class SubmissionRows:
     def skip_pending(self) -> int:
         """Every `pending` row becomes `skipped` (the conversation was cleared); returns how many."""
         with self.db.write() as c:
-            return c.execute("UPDATE submissions SET status = 'skipped', completed_at = ? WHERE agent_key = ? AND "
-                             "status = 'pending'", (time.time(), self.agent_key)).rowcount
+            return c.execute("UPDATE think_submissions SET status = 'skipped', completed_at = ? WHERE agent_key = ? "
+                             "AND status = 'pending'", (time.time(), self.agent_key)).rowcount
 
     def requeue(self, submission_id: str) -> None:
         """A `running` row whose messages were never applied goes back to `pending`."""
-        self.db.execute("UPDATE submissions SET status = 'pending', request_id = NULL, owner = NULL, started_at = NULL "
-                        "WHERE agent_key = ? AND id = ? AND status = 'running'", (self.agent_key, submission_id))
+        self.db.execute("UPDATE think_submissions SET status = 'pending', request_id = NULL, owner = NULL, "
+                        "started_at = NULL WHERE agent_key = ? AND id = ? AND status = 'running'",
+                        (self.agent_key, submission_id))
 
     def orphaned(self) -> list[dict]:
         """`running` rows a dead process owned, oldest first (`think_nb.store.owners`)."""
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE agent_key = ? AND status = 'running' "
-                            "AND (owner IS NULL OR owner != ?) ORDER BY seq", (self.agent_key, owners.PROCESS))
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE agent_key = ? "
+                            "AND status = 'running' AND (owner IS NULL OR owner != ?) ORDER BY seq",
+                            (self.agent_key, owners.PROCESS))
         return [_row(r) for r in rows if not self.db.owners.alive(r[COLUMNS.index("owner")])]
 
     def select(self, status: str | None = None, limit: int | None = None) -> list[dict]:
@@ -91,7 +93,7 @@ class SubmissionRows:
         if status is not None:
             where += " AND status = ?"
             params.append(status)
-        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE {where} ORDER BY seq LIMIT ?",
+        rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE {where} ORDER BY seq LIMIT ?",
                             (*params, limit if limit is not None else -1))
         return [_row(r) for r in rows]
 
@@ -110,18 +112,18 @@ class SubmissionRows:
             where += " AND completed_at < ?"
             params.append(completed_before)
         with self.db.write() as c:
-            seqs = [s for (s,) in c.execute(f"SELECT seq FROM submissions WHERE {where} ORDER BY seq LIMIT ?",
+            seqs = [s for (s,) in c.execute(f"SELECT seq FROM think_submissions WHERE {where} ORDER BY seq LIMIT ?",
                                              (*params, limit if limit is not None else -1))]
             for seq in seqs:
-                c.execute("DELETE FROM submissions WHERE seq = ?", (seq,))
+                c.execute("DELETE FROM think_submissions WHERE seq = ?", (seq,))
             return len(seqs)
 
     def _find(self, c: Any, submission_id: str, idempotency_key: str | None) -> dict | None:
-        row = c.execute(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE agent_key = ? AND id = ?",
+        row = c.execute(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE agent_key = ? AND id = ?",
                         (self.agent_key, submission_id)).fetchone()
         if row is None and idempotency_key is not None:
-            row = c.execute(f"SELECT {', '.join(COLUMNS)} FROM submissions WHERE agent_key = ? AND idempotency_key = ?",
-                            (self.agent_key, idempotency_key)).fetchone()
+            row = c.execute(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE agent_key = ? "
+                            "AND idempotency_key = ?", (self.agent_key, idempotency_key)).fetchone()
         return _row(row) if row is not None else None
 
 

@@ -1,4 +1,4 @@
-"""Stored hook traces and recordings of turns (table `turn_traces`), the latest `KEEP_TURNS`
+"""Stored hook traces and recordings of turns (table `think_turn_traces`), the latest `KEEP_TURNS`
 per agent (up to `TRIM_EVERY - 1` more between trims). What a trace holds is
 `think_nb.turns.trace`'s business; this module stores it."""
 
@@ -26,24 +26,25 @@ class TraceStore:
     def save(self, request_id: str, rows: list[dict], chunks: list) -> None:
         """Store (or replace) a turn's trace rows and `[(t_ms, chunk)]` recording; keep the newest turns."""
         with self.db.write() as conn:
-            conn.execute("INSERT OR REPLACE INTO turn_traces (agent_key, request_id, rows, chunks, created_at) "
+            conn.execute("INSERT OR REPLACE INTO think_turn_traces (agent_key, request_id, rows, chunks, created_at) "
                          "VALUES (?, ?, ?, ?, ?)", (self.agent_key, request_id, jsonsafe.dumps_chunks(rows),
                                                     jsonsafe.dumps_chunks(chunks), time.time()))
             self._since_trim += 1
             if self._since_trim < TRIM_EVERY:
                 return
             self._since_trim = 0
-            conn.execute("DELETE FROM turn_traces WHERE agent_key = ? AND seq < coalesce((SELECT seq FROM turn_traces "
-                         "WHERE agent_key = ? ORDER BY seq DESC LIMIT 1 OFFSET ?), 0)",  # a quarter of NOT IN's cost
+            # a quarter of NOT IN's cost
+            conn.execute("DELETE FROM think_turn_traces WHERE agent_key = ? AND seq < coalesce((SELECT seq "
+                         "FROM think_turn_traces WHERE agent_key = ? ORDER BY seq DESC LIMIT 1 OFFSET ?), 0)",
                          (self.agent_key, self.agent_key, KEEP_TURNS - 1))
 
     def load(self, request_id: str | None = None) -> tuple[str, list[dict], list] | None:
         """`(request_id, rows, chunks)` of a stored turn (the latest when `request_id` is None), or None."""
         if request_id is None:
-            found = self.db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? "
+            found = self.db.read("SELECT request_id, rows, chunks FROM think_turn_traces WHERE agent_key = ? "
                                  "ORDER BY seq DESC LIMIT 1", (self.agent_key,))
         else:
-            found = self.db.read("SELECT request_id, rows, chunks FROM turn_traces WHERE agent_key = ? AND "
+            found = self.db.read("SELECT request_id, rows, chunks FROM think_turn_traces WHERE agent_key = ? AND "
                                  "request_id = ?", (self.agent_key, request_id))
         if not found:
             return None

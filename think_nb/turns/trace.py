@@ -5,7 +5,7 @@ wait before the model could answer ("loading litellm…", "loading the local mod
 `think_nb.models.progress`), `{t_ms, kind: "hook" | "chunks" | "wait", hook, step, tool, summary,
 duration_ms}`, and (2) every
 UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
-stored with the turn in SQLite (table `turn_traces`) and bounded: at most `MAX_ROWS` rows and
+stored with the turn in SQLite (table `think_turn_traces`) and bounded: at most `MAX_ROWS` rows and
 `MAX_CHUNKS` chunks per turn, and the latest `store.traces.KEEP_TURNS` turns per agent.
 """
 

@@ -1,7 +1,7 @@
 """The workspace: an agent's virtual file system and the tools the model uses on it.
 
 - `paths.py`: path normalisation and escape refusal (`normalize`, `PathError`).
-- `fs.py`: `WorkspaceFileSystem`, fsspec over the `workspace_files` table (spill to disk).
+- `fs.py`: `WorkspaceFileSystem`, fsspec over the `think_workspace_files` table (spill to disk).
 - `ops.py`: the file operations (Think's `read`, `write`, `edit`, `list`, `find`, `grep`, `delete`,
   and plain `read_text`, `write_text`, `remove`, `list_paths`, `glob`, `exists`, `stat`) over any
   fsspec file system; the tools, `execute`'s `state.*` and extensions' host functions call them.

@@ -1,4 +1,4 @@
-"""`WorkspaceFileSystem`: an fsspec file system over one agent's `workspace_files` table.
+"""`WorkspaceFileSystem`: an fsspec file system over one agent's `think_workspace_files` table.
 
     fs = agent.workspace                       # this class, per agent
     fs.pipe_file("/notes/todo.md", b"- milk")  # or fs.open(path, "w").write(...)
