@@ -446,7 +446,7 @@ def test_a_script_exits_while_an_async_recovery_hook_is_pending(tmp_path: Path) 
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from think_nb import Think
+        from think_nb import Think, runtime_of
         from think_nb.store import owners
         from think_nb.messages import user_message
         from test_durable import partial_chunks

@@ -20,6 +20,7 @@ import pytest
 from agents import scripted_agent
 from helpers_comm import from_js, state_updates
 from panels import chat_request, until, user_msg
+from think_nb.binding import runtime_of
 from think_nb.hub import ViewHub
 from think_nb.models import litellm_env, local, progress
 from think_nb.testing import ScriptedModel as S
@@ -102,7 +103,7 @@ async def test_queued_turns_say_how_many_are_ahead(recording_comm: Any) -> None:
     agent = scripted_agent(S([[S.text("Working"), S.wait(gate), S.text(" done.")], [S.text("Second.")],
                               [S.text("Third.")]]))
     panel = ChatPanel(agent)
-    hub = ViewHub.for_agent(agent)
+    hub = ViewHub.for_agent(runtime_of(agent))
     agent.submit("one", trigger="cell")
     await until(lambda: hub.status == "streaming", "the first turn streams, then waits on the gate")
     agent.submit("two", trigger="cell")
@@ -159,7 +160,7 @@ async def test_a_stop_while_litellm_loads_ends_the_turn_and_not_the_import(recor
 async def test_a_stall_timeout_does_not_count_the_import(recording_comm: Any, litellm_importing: Any) -> None:
     agent = scripted_agent(S([[S.text("Fine.")]]), chat_stream_stall_timeout=0.05, via_litellm=True)
     task = agent.submit("Hello", trigger="cell")
-    hub = ViewHub.for_agent(agent)
+    hub = ViewHub.for_agent(runtime_of(agent))
     await until(lambda: hub.detail == progress.LOADING_LITELLM, "the wait is reported")
     await asyncio.sleep(0.2)  # four stall timeouts pass while litellm imports
     litellm_importing.set_result(litellm_env.get_litellm())
@@ -176,10 +177,11 @@ async def test_a_frame_delivered_on_another_thread_runs_its_turn_on_the_kernel_l
     seen: list[Any] = []
     thread = threading.Thread(target=lambda: asyncio.run(_deliver(panel, seen, home)))
     thread.start()
-    await until(lambda: agent.is_running and ViewHub.for_agent(agent).status == "streaming", "the turn streams")
+    hub = ViewHub.for_agent(runtime_of(agent))
+    await until(lambda: agent.is_running and hub.status == "streaming", "the turn streams")
     thread.join()
     agent.submit("two", trigger="cell")
-    assert ViewHub.for_agent(agent).detail == "queued behind 1 turn"
+    assert ViewHub.for_agent(runtime_of(agent)).detail == "queued behind 1 turn"
     gate.set()
     await until(lambda: not agent.is_running and panel.status == "ready", "both turns end")
     assert seen == [False]  # the subshell's loop was not the kernel's
