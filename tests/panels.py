@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from helpers_comm import custom_msgs
-from think_nb import protocol, tool
-from think_nb.batcher import merge_chunk
+from think_nb import tool
+from think_nb.panel import protocol
+from think_nb.panel.batcher import merge_chunk
 
 
 def user_msg(text: str, id: str = "u1") -> dict:

@@ -7,9 +7,10 @@ import logging
 from typing import Any
 
 from helpers_comm import custom_msgs, from_js
-from think_nb import Think, protocol
+from think_nb import Think
+from think_nb.panel import protocol
 from think_nb.testing import ScriptedModel as S
-from think_nb.widget import ChatPanel
+from think_nb.panel.widget import ChatPanel
 
 
 def make(script: S, name: str = "ctx") -> Think:
@@ -89,7 +90,7 @@ def test_a_session_configuration_that_fails_still_opens_the_panel_without_sessio
         def configure_session(self, session: Any) -> Any:
             raise RuntimeError("the memory provider is down")
 
-    with caplog.at_level(logging.ERROR, logger="think_nb.hub"):
+    with caplog.at_level(logging.ERROR, logger="think_nb.panel.hub"):
         panel = ChatPanel(Broken("broken"))
     assert panel.session_state == {}
     assert "the memory provider is down" in caplog.text

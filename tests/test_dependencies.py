@@ -111,13 +111,13 @@ LOCAL = requirement_names(EXTRAS["local"])
 
 
 MARIMO = requirement_names(EXTRAS["marimo"])
-"""The `marimo` extra: optional, so only think_nb/marimo_chat.py may import it."""
+"""The `marimo` extra: optional, so only think_nb/frontends/marimo_chat.py may import it."""
 
 
 def test_every_third_party_import_of_think_nb_is_a_declared_dependency() -> None:
     imports = imports_of(["think_nb"])
     assert undeclared(imports, DEPENDENCIES | LOCAL | MARIMO) == []
-    for extra, only in ((LOCAL, "think_nb/models/local.py"), (MARIMO, "think_nb/marimo_chat.py")):
+    for extra, only in ((LOCAL, "think_nb/models/local.py"), (MARIMO, "think_nb/frontends/marimo_chat.py")):
         optional = {module: files for module, files in third_party(imports).items()
                     if distributions_of(module) & extra and not distributions_of(module) & DEPENDENCIES}
         assert set().union(*optional.values()) == {only}

@@ -129,7 +129,7 @@ def test_think_holds_no_machinery() -> None:
     calls (their protocols' members) is a name of Think, but the agent's `name`; Think's own
     namespace is its declared names (`think_nb.names`) and dunders only."""
     from think_nb import names
-    from think_nb.hub import PanelSource
+    from think_nb.panel.hub import PanelSource
     from think_nb.turns.host import AgentHost
 
     machinery = set()

@@ -56,7 +56,7 @@ async def test_markdown_export_renders_tool_calls_approvals_usage_and_errors() -
 
 
 def test_fences_outgrow_backticks_in_the_content() -> None:
-    from think_nb.export import fence
+    from think_nb.frontends.export import fence
 
     assert fence("a ``` b") == "````\na ``` b\n````"
 

@@ -117,7 +117,7 @@ def test_a_misspelt_agent_gets_the_closest_name(ip, capsys) -> None:
 
 def test_assigning_the_line_magic_binds_the_agent_and_still_shows_the_panel(ip, monkeypatch) -> None:
     shown: list = []
-    monkeypatch.setattr("think_nb.magic.display", shown.append)
+    monkeypatch.setattr("think_nb.frontends.magic.core.display", shown.append)
     monkeypatch.setattr(Think, "panel", lambda self: f"panel of {self.name}")
     ip.run_cell("class Bound(Think):\n    pass")
     result = ip.run_cell("bound = %think Bound tutor --model openai/gpt-4o-mini")

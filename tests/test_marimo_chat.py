@@ -16,7 +16,7 @@ from marimo._ai._types import ChatMessage
 from agents import eventually, scripted_agent
 from think_nb import tool
 from think_nb.errors import UserError
-from think_nb.marimo_chat import ChatModel
+from think_nb.frontends.marimo_chat import ChatModel
 from think_nb.messages import text_of
 from think_nb.testing import ScriptedModel as S
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from agents import eventually
 from helpers_comm import custom_msgs, from_js
-from think_nb import Think, protocol
+from think_nb import Think
+from think_nb.panel import protocol
 from think_nb.testing import ScriptedModel as S
 
 SERVER = Path(__file__).with_name("mcp_server.py")

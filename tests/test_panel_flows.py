@@ -28,10 +28,11 @@ from panels import (
     until,
     user_msg,
 )
-from think_nb import client_tool, protocol, tool
+from think_nb import client_tool, tool
+from think_nb.panel import protocol
 from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
-from think_nb.widget import ChatPanel
+from think_nb.panel.widget import ChatPanel
 
 ran: list[str] = []
 
@@ -136,7 +137,7 @@ async def test_rows_left_streaming_by_a_dead_kernel_are_marked_interrupted(recor
     # nothing streams; the last turn was interrupted: its outcome is replayed (Think's terminal replay)
     assert custom_msgs(panel)[-1] == protocol.stream_resuming("old", "p")
     from_js(panel, {"type": protocol.STREAM_RESUME_ACK, "id": "old", "probeId": "p"})
-    from think_nb.widget import INTERRUPTED_TEXT
+    from think_nb.panel.widget import INTERRUPTED_TEXT
     assert custom_msgs(panel)[-1] == protocol.use_chat_response(
         "old", [*chunks, {"type": "error", "errorText": INTERRUPTED_TEXT}], done=True, error=True, replay=True)
     assert db.read("SELECT status FROM think_stream_metadata WHERE request_id = 'old'") == [("interrupted",)]
@@ -204,7 +205,7 @@ async def test_approval_frames_reach_the_agent_and_refusals_are_logged(
     from_js(a, chat_request("r1"))
     await until(lambda: len(agent.pending_approvals()) == 2, "two calls to wait for approval")
     await until(lambda: not agent.is_running, "the turn to end")
-    with caplog.at_level(logging.WARNING, logger="think_nb.widget"):
+    with caplog.at_level(logging.WARNING, logger="think_nb.panel.widget"):
         from_js(a, {"type": protocol.TOOL_APPROVAL, "toolCallId": "nope", "approved": True})
         from_js(a, {"type": protocol.TOOL_APPROVAL, "toolCallId": "nope", "approved": False})
         from_js(a, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call_1_0", "approved": "yes"})
@@ -216,7 +217,7 @@ async def test_approval_frames_reach_the_agent_and_refusals_are_logged(
     assert not agent.is_running  # the batch still waits for call_1_1
     from_js(a, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call_1_1", "approved": False, "reason": "no"})
     assert await agent.wait_until_stable(timeout=60)
-    with caplog.at_level(logging.WARNING, logger="think_nb.widget"):
+    with caplog.at_level(logging.WARNING, logger="think_nb.panel.widget"):
         from_js(a, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call_1_0", "approved": True})  # settled
     assert "ignored approve('call_1_0')" in caplog.text
 
@@ -236,7 +237,7 @@ async def test_tool_results_reach_the_agent(recording_comm: Any, caplog: pytest.
     a, _ = panels_on(agent)
     from_js(a, chat_request("r1"))
     await until(lambda: a.status == "awaiting-client-tool", "awaiting-client-tool")
-    with caplog.at_level(logging.WARNING, logger="think_nb.widget"):
+    with caplog.at_level(logging.WARNING, logger="think_nb.panel.widget"):
         from_js(a, {"type": protocol.TOOL_RESULT, "toolCallId": "zzz", "toolName": "time_zone", "output": "UTC"})
     assert "ignored add_tool_output('zzz')" in caplog.text
 

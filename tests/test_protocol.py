@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from think_nb import protocol
+from think_nb.panel import protocol
 
 FRAMES = Path(__file__).parent / "fixtures" / "frames"
 GOOD = sorted(p for p in FRAMES.glob("*.json") if not p.name.startswith("malformed-"))
@@ -39,7 +39,7 @@ def test_golden_frame_parses(path: Path) -> None:
 def test_malformed_frame_is_none_with_logged_reason(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="think_nb.protocol"):
+    with caplog.at_level(logging.WARNING, logger="think_nb.panel.protocol"):
         assert protocol.parse_frame(load(path)) is None
     assert "ignored malformed frame" in caplog.text
 
@@ -87,7 +87,7 @@ def test_no_frame_type_literal_outside_protocol_module() -> None:
     assert offenders == []
 
 
-# --- the shared spec (think_nb/protocol_spec.json) ----------------------------------------
+# --- the shared spec (think_nb/panel/protocol_spec.json) ----------------------------------------
 
 SPEC_FILE = Path(protocol.__file__).with_name("protocol_spec.json")
 FRAME_TYPEDDICTS = (
@@ -123,7 +123,7 @@ def test_statuses_come_from_the_spec_and_the_view_hub_uses_only_them() -> None:
     import inspect
     import textwrap
 
-    from think_nb.hub import ViewHub
+    from think_nb.panel.hub import ViewHub
 
     assert tuple(spec_file()["statuses"]) == protocol.STATUSES
     returned: set[str] = set()
@@ -139,7 +139,7 @@ def test_statuses_come_from_the_spec_and_the_view_hub_uses_only_them() -> None:
 def test_the_chat_panels_synced_traits_are_the_specs_traits() -> None:
     import anywidget
 
-    from think_nb.widget import ChatPanel
+    from think_nb.panel.widget import ChatPanel
 
     own = set(ChatPanel.class_traits(sync=True)) - set(anywidget.AnyWidget.class_traits(sync=True))
     assert own == set(protocol.TRAITS)

@@ -26,7 +26,7 @@ from providers.agents import hosted_agent
 from providers.server import Call, FakeProvider, Reply, closed_port
 from think_nb.binding import runtime_of
 from think_nb.errors import ModelError
-from think_nb.widget import ChatPanel
+from think_nb.panel.widget import ChatPanel
 
 PRICED = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}

@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter, MarkdownExporter
 
 from think_nb import Think
-from think_nb.export import static_transcript
+from think_nb.frontends.export import static_transcript
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 AGENT = '''

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from IPython.testing.globalipapp import get_ipython
 
-import think_nb.session.magic_commands as commands
+import think_nb.frontends.magic.base as commands
 from think_nb import Think
 from think_nb.store import open_database
 from think_nb.testing import ScriptedModel as S
@@ -72,7 +72,7 @@ def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, cap
     asyncio.run(Notes("alice", db=db).send("fox?"))
     asyncio.run(Notes("bob", db=db).send("owl?"))
     monkeypatch.setitem(ip.user_ns, "Notes", Notes)  # the shell is shared by the process's tests
-    commands.magic._agents.clear()
+    commands.SHOWN.clear()
     ip.shown.clear()
     ip.run_line_magic("think", f"search hunt --agent Notes --name bob --db {db}")
     ip.run_line_magic("think", f"messages Notes --name alice --db {db}")
@@ -83,7 +83,7 @@ def test_session_subcommands_take_name_and_db_and_refuse_an_unknown_name(ip, cap
     ip.run_line_magic("think", f"context Notes --name alcie --db {db}")
     ip.run_line_magic("think", f"trace Notes --name alcie --db {db}")
     ip.run_line_magic("think", "context --name alice")
-    commands.magic._agents.clear()
+    commands.SHOWN.clear()
     ip.run_line_magic("think", "search red fox")
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (f"think: No Notes agent named 'alcie' in {tmp_path / 'notes.sqlite'} (stored: 'alice', 'bob'). "
@@ -112,7 +112,7 @@ def test_inspecting_magics_find_stored_names_and_refuse_other_agents_clearly(ip,
     asyncio.run(instance.send("hello"))
     monkeypatch.setitem(ip.user_ns, "Crew", Crew)
     monkeypatch.setitem(ip.user_ns, "crew", instance)
-    commands.magic._agents.clear()
+    commands.SHOWN.clear()
     ip.shown.clear()
     ip.run_line_magic("think", f"messages Crew --name team/alpha --db {db}")
     ip.run_line_magic("think", f"messages Crew --name 'real one' --db {db}")

@@ -1,5 +1,5 @@
 """Search (FTS5), compaction overlays, skills, several sessions and the DataFrames
-(think_nb.session, think_nb.views), on real SQLite with scripted models."""
+(think_nb.session, think_nb.frontends.views), on real SQLite with scripted models."""
 
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ async def test_the_synthetic_summary_echoed_back_is_never_persisted() -> None:
     await agent.compact()
     synthetic = agent.session.history()[3]
     # the panel sends its transcript (with the synthetic message) plus a new user message
-    from think_nb.widget import ChatPanel  # noqa: F401 - the real frame path
+    from think_nb.panel.widget import ChatPanel  # noqa: F401 - the real frame path
 
     script.steps.append([S.text("reply one")])
     await agent.save_messages([synthetic, user_message("more")])

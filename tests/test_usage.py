@@ -155,7 +155,7 @@ def test_usage_source_reads_litellms_kept_provider_chunks() -> None:
 
 
 def test_legacy_usage_records_read_as_stored_or_as_unknown_with_an_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
-    from think_nb import views
+    from think_nb.frontends import views
 
     counts = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
     legacy = SimpleNamespace(messages=[

@@ -14,7 +14,7 @@ from agents import add
 from think_nb import Think, ToolCallDecision, names, tool
 from think_nb.errors import UserError
 from think_nb.testing import ScriptedModel as S
-from think_nb.widget import ChatPanel
+from think_nb.panel.widget import ChatPanel
 
 COMMON_NAMES = ["store", "key", "db", "config", "client", "cache", "logger", "data", "history", "engine",
                 "conversation", "tools", "model", "state", "memory", "queue", "listeners", "runtime", "hub",

@@ -88,7 +88,7 @@ def test_wheel_holds_the_package_and_the_built_panel_only(dist: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     with zipfile.ZipFile(wheel) as whl:
         names, bundle = whl.namelist(), whl.read("think_nb/static/widget.js")
-    assert "think_nb/static/widget.js" in names and "think_nb/protocol_spec.json" in names
+    assert "think_nb/static/widget.js" in names and "think_nb/panel/protocol_spec.json" in names
     outside = sorted({n.split("/")[0] for n in names} - {"think_nb"})
     assert [o for o in outside if not o.endswith(".dist-info")] == []
     assert not [n for n in names if "/tests/" in n or "node_modules" in n or ".think" in n or n.endswith(".ts")]

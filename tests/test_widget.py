@@ -31,11 +31,12 @@ from panels import (
     until,
     user_msg,
 )
-from think_nb import protocol, widget
+from think_nb.panel import protocol
+from think_nb.panel import widget
 from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording
-from think_nb.widget import ChatPanel
+from think_nb.panel.widget import ChatPanel
 
 
 async def test_opens_with_the_agents_state_and_subscribes(recording_comm: Any) -> None:
@@ -263,11 +264,11 @@ async def test_malformed_or_misdirected_frames_are_logged_and_ignored(
 ) -> None:
     agent = scripted_agent(S([[S.text("never")]]))
     panel = ChatPanel(agent)
-    with caplog.at_level(logging.WARNING, logger="think_nb.widget"):
+    with caplog.at_level(logging.WARNING, logger="think_nb.panel.widget"):
         from_js(panel, content)
     assert not agent.is_running
     assert (agent.messages, agent.turns(), custom_msgs(panel), panel.status) == ([], [], [], "ready")
-    assert any(r.name == "think_nb.widget" for r in caplog.records)
+    assert any(r.name == "think_nb.panel.widget" for r in caplog.records)
 
 
 async def test_handler_errors_are_logged_not_raised(recording_comm: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -277,7 +278,7 @@ async def test_handler_errors_are_logged_not_raised(recording_comm: Any, caplog:
     runtime_of(agent).store.streams.set_status("bad", False, "completed")
     runtime_of(agent).store.db.execute("INSERT INTO think_stream_chunks (agent_key, request_id, chunks, created_at) "
                            "VALUES (?, 'bad', '[{not json', 0)", (runtime_of(agent).key,))
-    with caplog.at_level(logging.ERROR, logger="think_nb.widget"):
+    with caplog.at_level(logging.ERROR, logger="think_nb.panel.widget"):
         from_js(panel, {"type": protocol.STREAM_RESUME_ACK, "id": "bad", "probeId": "p"})
     assert "JSONDecodeError" in caplog.text and "failed" in caplog.text
     # the kernel side goes on

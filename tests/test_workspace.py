@@ -310,7 +310,7 @@ def test_think_files_magic_shows_the_workspace(monkeypatch: pytest.MonkeyPatch, 
     import IPython
     from IPython.testing.globalipapp import get_ipython
 
-    import think_nb.session.magic_commands as commands
+    import think_nb.frontends.magic.base as commands
 
     shell = get_ipython() or IPython.get_ipython()
     shell.run_line_magic("load_ext", "think_nb")

@@ -25,7 +25,7 @@ __all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ChatRe
 
 def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
     if name == "ChatPanel":
-        from think_nb.widget import ChatPanel
+        from think_nb.panel.widget import ChatPanel
 
         return ChatPanel
     raise AttributeError(name)
@@ -37,7 +37,7 @@ def load_ipython_extension(ipython) -> None:  # IPython's own signature
     (`think_nb.models.litellm_env.preload_for`), so the first turn does not wait for it; the
     embedded model needs no litellm. The cell returns at once."""
     from think_nb.agent import Think
-    from think_nb.magic import register
+    from think_nb.frontends.magic.core import register
     from think_nb.models.litellm_env import preload_for
 
     register(ipython)

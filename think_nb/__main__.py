@@ -2,6 +2,6 @@
 
 import sys
 
-from think_nb.cli import main
+from think_nb.frontends.cli import main
 
 sys.exit(main())

@@ -60,10 +60,10 @@ if TYPE_CHECKING:
     import pandas as pd
     from fsspec.spec import AbstractFileSystem
 
+    from think_nb.panel.widget import ChatPanel
     from think_nb.session.builder import Session
     from think_nb.turns.replay import Recording
     from think_nb.turns.stepper import Stepper
-    from think_nb.widget import ChatPanel
 
 T = TypeVar("T", bound="Think")
 
@@ -288,10 +288,10 @@ class Think:
     # -- export and import ------------------------------------------------------------------
     def export(self, format: str = "markdown", path: str | Path | None = None) -> str:
         """The current branch as `format`: "markdown" | "ipynb" | "json" | "html" (see
-        `think_nb.export`: tool calls with inputs and results, approvals, usage, errors). With
+        `think_nb.frontends.export`: tool calls with inputs and results, approvals, usage, errors). With
         `path`, also writes it there (UTF-8) and returns the text. Raises `UserError` for another
         format. JSON reads back with `import_messages`."""
-        from think_nb import export as exporting
+        from think_nb.frontends import export as exporting
 
         text = exporting.export(self.get_messages(), format, agent_class=type(self).__name__, agent_name=self.name)
         if path is not None:
@@ -306,7 +306,7 @@ class Think:
         Runs no turn. Goes through the message trust boundary (`check_imported`): settled tool
         calls are kept as history, a pending call or approval is refused; nothing is stored
         unless every message passes. Raises `UserError` (one line) otherwise."""
-        from think_nb import export as exporting
+        from think_nb.frontends import export as exporting
         from think_nb.messages.validate import check_imported
 
         messages = check_imported(exporting.read_json(source))
@@ -511,7 +511,7 @@ class Think:
         frame = pd.DataFrame(found[1] if found else [], columns=columns)
         frame["step"] = frame["step"].astype("Int64")  # nullable: hooks outside a step have none
         frame.attrs["request_id"] = found[0] if found else None
-        from think_nb.views import nulls_as_none
+        from think_nb.frontends.views import nulls_as_none
 
         return nulls_as_none(frame)  # a hook row's missing tool is None, not NaN
 
@@ -585,7 +585,7 @@ class Think:
 
     # -- session (memory) -------------------------------------------------------------
     # Thin delegation to think_nb.session (blocks, tools, compaction, search, skills, sessions)
-    # and think_nb.views (DataFrames).
+    # and think_nb.frontends.views (DataFrames).
     def configure_session(self, session: Any) -> Any:
         """Configure this agent's memory and return the builder (Think's `configureSession`),
         called once, on first use; may be async. Default: no blocks (the prompt is
@@ -608,32 +608,32 @@ class Think:
 
     def context_blocks(self) -> pd.DataFrame:
         """The context blocks as a DataFrame: label, description, kind, writable, tokens,
-        max_tokens, percent_used, content (`think_nb.views.context_blocks`)."""
-        from think_nb import views
+        max_tokens, percent_used, content (`think_nb.frontends.views.context_blocks`)."""
+        from think_nb.frontends import views
 
         return views.context_blocks(self.__runtime)
 
     def messages_df(self) -> pd.DataFrame:
-        """The current branch as a DataFrame (`think_nb.views.messages`)."""
-        from think_nb import views
+        """The current branch as a DataFrame (`think_nb.frontends.views.messages`)."""
+        from think_nb.frontends import views
 
         return views.messages(self.__runtime)
 
     def tool_calls_df(self) -> pd.DataFrame:
-        """Every tool call on the current branch as a DataFrame (`think_nb.views.tool_calls`)."""
-        from think_nb import views
+        """Every tool call on the current branch as a DataFrame (`think_nb.frontends.views.tool_calls`)."""
+        from think_nb.frontends import views
 
         return views.tool_calls(self.__runtime)
 
     def usage_df(self) -> pd.DataFrame:
-        """Token usage and cost per turn as a DataFrame (`think_nb.views.usage`)."""
-        from think_nb import views
+        """Token usage and cost per turn as a DataFrame (`think_nb.frontends.views.usage`)."""
+        from think_nb.frontends import views
 
         return views.usage(self.__runtime)
 
     def search(self, query: str, limit: int = 20, all_sessions: bool = False) -> pd.DataFrame:
         """Full-text search of the transcript (FTS5) as a DataFrame, best match first."""
-        from think_nb import views
+        from think_nb.frontends import views
 
         return views.search(self.__runtime, query, limit, all_sessions)
 
@@ -642,8 +642,8 @@ class Think:
         return await (await self.__runtime.session_ready()).compact()
 
     def sessions(self) -> pd.DataFrame:
-        """This agent's sessions as a DataFrame (`think_nb.views.sessions`)."""
-        from think_nb import views
+        """This agent's sessions as a DataFrame (`think_nb.frontends.views.sessions`)."""
+        from think_nb.frontends import views
 
         return views.sessions(self.__runtime)
 
@@ -767,7 +767,7 @@ class Think:
         connected | failed | closed), tools, last_error, calls, log (a stdio server's stderr file)."""
         import pandas as pd
 
-        from think_nb.views import nulls_as_none
+        from think_nb.frontends.views import nulls_as_none
 
         columns = ["name", "transport", "target", "state", "tools", "last_error", "calls", "log"]
         return nulls_as_none(pd.DataFrame(self.__runtime.mcp.table(), columns=columns))
@@ -792,7 +792,7 @@ class Think:
         (milliseconds to load), calls, hook_errors."""
         import pandas as pd
 
-        from think_nb.views import nulls_as_none
+        from think_nb.frontends.views import nulls_as_none
 
         return nulls_as_none(pd.DataFrame(self.__runtime.extensions.table(),
                                           columns=["name", "version", "origin", "state", "tools", "hooks",
@@ -854,7 +854,7 @@ class Think:
     # -- views ----------------------------------------------------------------------
     def panel(self) -> ChatPanel:
         """A new chat panel view of this agent (an anywidget `ChatPanel`); display it in a cell."""
-        from think_nb.widget import ChatPanel
+        from think_nb.panel.widget import ChatPanel
 
         return ChatPanel(self)
 
@@ -863,7 +863,7 @@ class Think:
         it to `mo.ui.anywidget(agent.panel())`: replies, reasoning and tool calls stream; approvals use
         marimo's Approve/Deny; Stop aborts the turn. Client tools are not run there (use the panel),
         and the chat shows only what was said through it (the agent's transcript is authoritative).
-        See `think_nb.marimo_chat`. `options` go to `mo.ui.chat`; `UserError` without marimo."""
-        from think_nb.marimo_chat import marimo_chat
+        See `think_nb.frontends.marimo_chat`. `options` go to `mo.ui.chat`; `UserError` without marimo."""
+        from think_nb.frontends.marimo_chat import marimo_chat
 
         return marimo_chat(self, **options)

@@ -12,7 +12,7 @@ per agent, bound to it by `think_nb.binding` (`runtime_of(agent)`):
 - the subsystems, each given this runtime through the narrow protocol its own module declares:
   memory (`session`), the workspace, MCP servers, extensions, scheduled tasks, durable
   submissions and recovery of a dead kernel's turns;
-- what the panel hub asks (`think_nb.hub.PanelSource`): what streams, the replay of a stream,
+- what the panel hub asks (`think_nb.panel.hub.PanelSource`): what streams, the replay of a stream,
   pending turns, the last terminal state.
 
 The runtime composes the subsystems from above; none of them imports it (or `Think`) back.
@@ -365,7 +365,7 @@ class AgentRuntime:
         """Names of the tools the panel runs (as merged by the latest turn), plus Python-declared ones."""
         return set(self.engine.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
 
-    # -- what the panel hub asks (think_nb.hub.PanelSource) ----------------------------------------
+    # -- what the panel hub asks (think_nb.panel.hub.PanelSource) ----------------------------------------
     def streaming_turns(self) -> list[str]:
         """Request ids of the turns streaming now, oldest first (a view resumes them)."""
         return self.engine.recorder.active()

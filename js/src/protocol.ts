@@ -1,8 +1,8 @@
 /**
  * Frames: the messages between the kernel and the chat panel (anywidget custom messages).
  *
- * Mirrors think_nb/protocol.py; both are checked against tests/fixtures/frames/*.json.
- * The frame types themselves are spelled once, in think_nb/protocol_spec.json (see
+ * Mirrors think_nb/panel/protocol.py; both are checked against tests/fixtures/frames/*.json.
+ * The frame types themselves are spelled once, in think_nb/panel/protocol_spec.json (see
  * spec.ts); everything in the front end uses `FRAME`.
  * The transcript is not a frame: it is the synced `messages` trait.
  */

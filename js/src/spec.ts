@@ -1,14 +1,14 @@
 /**
  * The protocol spec: the names kernel and panel share — frame types, the panel statuses and
- * the ChatPanel's synced trait names — read from think_nb/protocol_spec.json, the one place
- * they are spelled (think_nb/protocol.py loads the same file; esbuild bundles it here).
+ * the ChatPanel's synced trait names — read from think_nb/panel/protocol_spec.json, the one place
+ * they are spelled (think_nb/panel/protocol.py loads the same file; esbuild bundles it here).
  *
  * A JSON import gives the compiler `string`, not the literal types that narrow a frame union
  * or a status, so those literal types are declared below; test/spec.test.ts checks with the
  * TypeScript compiler that they equal the spec's values, and that the `Traits` of widget.ts
  * are the spec's traits.
  */
-import spec from "../../think_nb/protocol_spec.json";
+import spec from "../../think_nb/panel/protocol_spec.json";
 
 /** Frame constant name → frame type (the literal types of `spec.frames`). */
 export interface FrameTypes {

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /**
- * The protocol spec (think_nb/protocol_spec.json) is what the panel uses: frame types,
+ * The protocol spec (think_nb/panel/protocol_spec.json) is what the panel uses: frame types,
  * statuses and trait names at run time, and — checked here with the TypeScript compiler —
  * the literal types spec.ts and widget.ts declare for them.
  */

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agents import calc_setup
 from harness import WIDGET_VIEW_MIME, FakeFrontend
-from think_nb.protocol import STREAM_RESUME_REQUEST, USE_CHAT_RESPONSE
+from think_nb.panel.protocol import STREAM_RESUME_REQUEST, USE_CHAT_RESPONSE
 
 # The turn streams ~27 text chunks (3 characters each) 0.05 s apart, so it lasts
 # over 1 s: long enough to tell "the cell returned" from "the turn finished".

@@ -12,7 +12,7 @@ import json
 import textwrap
 
 from harness import FakeFrontend
-from think_nb import protocol
+from think_nb.panel import protocol
 
 SETUP = textwrap.dedent(
     '''

@@ -19,7 +19,7 @@ def schedules_frame(rows: list[dict]) -> Any:
              "last_run": stamp(r["last_run_at"]) if r["last_run_at"] is not None else pd.NaT,
              "last_status": r["last_status"], "last_error": r["last_error"], "runs": r["runs"],
              "source": r["source"]} for r in rows]
-    from think_nb.views import nulls_as_none
+    from think_nb.frontends.views import nulls_as_none
 
     return nulls_as_none(pd.DataFrame(data, columns=COLUMNS))  # a missing last_error is None, not NaN
 

@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from think_nb.batcher import MERGEABLE, merge_chunk
+from think_nb.panel.batcher import MERGEABLE, merge_chunk
 from think_nb.store.streams import StreamStore
 
 log = logging.getLogger("think_nb")

@@ -1,17 +1,17 @@
 """ChatPanel: the anywidget chat panel of one agent, and the kernel side of its frames.
 
-The panel listens to its agent's :class:`~think_nb.hub.ViewHub` (shared by every panel of
+The panel listens to its agent's :class:`~think_nb.panel.hub.ViewHub` (shared by every panel of
 that agent: the multi-view broadcast and the status; the resume buffer is the engine's
 recorded stream) and turns what the agent streams into frames for the front end
 (``js/src/widget.ts``):
 
-- every UIMessageChunk goes through a :class:`~think_nb.batcher.ChunkBatcher`, which coalesces deltas and
+- every UIMessageChunk goes through a :class:`~think_nb.panel.batcher.ChunkBatcher`, which coalesces deltas and
   sends at most one ``use_chat_response`` frame per ``FLUSH_INTERVAL_S`` (platform-facts
   §7: Jupyter Server drops IOPub traffic above 1000 msg/s, so never a frame per delta);
 - the authoritative transcript is the synced ``messages`` trait, replaced whenever the
   agent reports a change, so a re-displayed or reloaded view rebuilds from the kernel;
 - frames from the panel (send, regenerate, stop, clear, approve/deny, client tool
-  results, resume) are parsed by :mod:`think_nb.protocol` and dispatched to the agent;
+  results, resume) are parsed by :mod:`think_nb.panel.protocol` and dispatched to the agent;
   malformed ones, and ones the agent refuses (unknown or settled tool calls), are logged
   and ignored, never raised.
 
@@ -31,18 +31,18 @@ from typing import Any
 import anywidget
 import traitlets
 
-from think_nb import protocol
-from think_nb.batcher import ChunkBatcher
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
-from think_nb.hub import ViewHub
-from think_nb.protocol import UIMessage, UIMessageChunk
+from think_nb.panel import protocol
+from think_nb.panel.batcher import ChunkBatcher
+from think_nb.panel.hub import ViewHub
+from think_nb.panel.protocol import UIMessage, UIMessageChunk
 
 __all__ = ["FLUSH_INTERVAL_S", "ChatPanel"]
 
 _log = logging.getLogger(__name__)
 
-ESM_PATH = Path(__file__).parent / "static" / "widget.js"
+ESM_PATH = Path(__file__).parent.parent / "static" / "widget.js"
 _ESM_STUB = "export default {};"  # stands in at import time when the bundle is not built
 INTERRUPTED_TEXT = "The turn was interrupted before it finished; its partial reply was kept."
 FLUSH_INTERVAL_S = 0.04
@@ -123,15 +123,15 @@ class ChatPanel(anywidget.AnyWidget):
 
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
     ``agent_name``, ``db_path``, ``status`` (one of
-    :data:`think_nb.protocol.STATUSES`, shared by every panel of the agent), ``status_detail``
+    :data:`think_nb.panel.protocol.STATUSES`, shared by every panel of the agent), ``status_detail``
     (what the newest running turn waits for: "loading litellm…", "loading the local model…",
-    "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.hub.ViewHub.detail`),
+    "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.panel.hub.ViewHub.detail`),
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
     a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
     ``client_tool_runner`` (the id of the one view that runs client tool calls),
     ``session_state`` (the last ``session`` frame: the context tab of a view displayed later),
-    ``annotations`` (:meth:`think_nb.hub.ViewHub.annotations`: finish reasons, blocked or
+    ``annotations`` (:meth:`think_nb.panel.hub.ViewHub.annotations`: finish reasons, blocked or
     substituted calls, versions of regenerated replies, running request ids) and ``agent_info``
     (``{class, model, offline}``: the header and the empty panel's hint).
     """
@@ -191,7 +191,7 @@ class ChatPanel(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """The widget view, plus the transcript as sanitised `text/html` and markdown `text/plain`
-        (`think_nb.export.static_transcript`, bounded): what a saved notebook shows where the
+        (`think_nb.frontends.export.static_transcript`, bounded): what a saved notebook shows where the
         widget cannot render (GitHub, nbviewer, nbconvert, a reopened notebook before its kernel
         runs the cell again). Re-running the cell shows a live panel on the SQLite history."""
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -203,7 +203,7 @@ class ChatPanel(anywidget.AnyWidget):
 
     def static_transcript(self) -> tuple[str, str]:
         """`(markdown, sanitised html)` of the agent's current branch, bounded (see `_repr_mimebundle_`)."""
-        from think_nb.export import static_transcript
+        from think_nb.frontends.export import static_transcript
 
         return static_transcript(self._agent.messages, title=f"{type(self._agent).__name__} {self._agent.name!r}")
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import ThinkError
+from think_nb.frontends.terminal import TerminalView
 from think_nb.messages.ids import new_id
 from think_nb.models.resolve import LOCAL_MODEL
-from think_nb.terminal import TerminalView
 from think_nb.tools.demo import DEMO_TOOLS
 
 

@@ -7,7 +7,7 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
 - fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
   `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`,
   `on_mcp_servers`);
-- keeps the status every panel shows (`think_nb.protocol.STATUSES`: submitted, pending (a turn
+- keeps the status every panel shows (`think_nb.panel.protocol.STATUSES`: submitted, pending (a turn
   waits out its debounce window), streaming, recovering (a dead kernel's
   turns are being continued), awaiting-approval, awaiting-client-tool, paused, error, ready); a
   turn that ends while another streams never sets `ready`; a turn started by any entry point
@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from think_nb import protocol
+from think_nb.panel import protocol
 from think_nb.turns.broadcast import EVENTS, Listeners
 
 if TYPE_CHECKING:

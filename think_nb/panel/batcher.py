@@ -13,8 +13,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from think_nb import protocol
-from think_nb.protocol import UIMessageChunk, UseChatResponse
+from think_nb.panel import protocol
+from think_nb.panel.protocol import UIMessageChunk, UseChatResponse
 
 MERGEABLE = {
     "text-delta": ("id", "delta"),

@@ -6,14 +6,14 @@ carry the same meaning as Think's ``cf_agent_*`` WebSocket frames, without the p
 The names both sides share are spelled once, in ``protocol_spec.json`` (shipped in the
 package; the panel's ``js/src/spec.ts`` imports the same file): the frame types (the
 constants below, plus ``PANEL_FRAME_TYPES`` / ``KERNEL_FRAME_TYPES``), the panel
-``STATUSES`` and the synced ``TRAITS`` of :class:`think_nb.widget.ChatPanel`. Everything
+``STATUSES`` and the synced ``TRAITS`` of :class:`think_nb.panel.widget.ChatPanel`. Everything
 else in Python uses the constants of this module. ``js/src/protocol.ts`` mirrors the frame
 shapes, and both sides are checked against the golden frames in ``tests/fixtures/frames/``.
 The ``Literal`` frame types of the TypedDicts below are checked against the spec by
 ``tests/test_protocol.py``.
 
 What is *not* a frame: the authoritative transcript. It travels as the synced
-``messages`` trait of :class:`think_nb.widget.ChatPanel`, so a re-displayed or reloaded
+``messages`` trait of :class:`think_nb.panel.widget.ChatPanel`, so a re-displayed or reloaded
 view rebuilds from the kernel.
 
 Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
@@ -671,7 +671,7 @@ def parse_frame(raw: object, logger: logging.Logger | None = None) -> Frame | No
     """Return ``raw`` typed as a :data:`Frame`, or None if it is malformed or unknown.
 
     Never raises. The reason a frame is rejected is logged as a warning on ``logger``
-    (default: ``think_nb.protocol``). Narrow the result on ``frame["type"]`` against the
+    (default: ``think_nb.panel.protocol``). Narrow the result on ``frame["type"]`` against the
     constants of this module.
     """
     reason = frame_error(raw)
