@@ -9,8 +9,8 @@ from typing import Any
 from helpers_comm import custom_msgs, from_js
 from think_nb import Think
 from think_nb.panel import protocol
-from think_nb.testing import ScriptedModel as S
 from think_nb.panel.widget import ChatPanel
+from think_nb.testing import ScriptedModel as S
 
 
 def make(script: S, name: str = "ctx") -> Think:

@@ -10,8 +10,8 @@ import pytest
 
 from agents import eventually, scripted_agent, warm_litellm
 from think_nb import Think
-from think_nb.panel.batcher import merge_chunk
 from think_nb.binding import runtime_of
+from think_nb.panel.batcher import merge_chunk
 from think_nb.testing import ScriptedModel as S
 
 

@@ -12,10 +12,10 @@ from agents import scripted_agent
 from helpers_comm import custom_msgs, from_js
 from panels import chat_request, responses, statuses, until, user_msg
 from test_durable import agent_class, left_by_dead_process, partial_chunks
-from think_nb.panel import protocol
 from think_nb.binding import runtime_of
-from think_nb.testing import ScriptedModel as S
+from think_nb.panel import protocol
 from think_nb.panel.widget import INTERRUPTED_TEXT, ChatPanel
+from think_nb.testing import ScriptedModel as S
 
 
 def resume(panel: ChatPanel, probe: str) -> list[dict]:

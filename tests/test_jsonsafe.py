@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from think_nb import Think, jsonsafe, tool
-from think_nb.panel import protocol
 from think_nb.data_context import model_text, tool_output
 from think_nb.jsonsafe import MAX_DEPTH, REPR_LIMIT, dumps, to_json_value
+from think_nb.panel import protocol
 from think_nb.testing import ScriptedModel as S
 
 

@@ -29,10 +29,10 @@ from panels import (
     user_msg,
 )
 from think_nb import client_tool, tool
-from think_nb.panel import protocol
 from think_nb.binding import runtime_of
-from think_nb.testing import ScriptedModel as S
+from think_nb.panel import protocol
 from think_nb.panel.widget import ChatPanel
+from think_nb.testing import ScriptedModel as S
 
 ran: list[str] = []
 

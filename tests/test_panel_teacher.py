@@ -11,9 +11,9 @@ from helpers_comm import from_js
 from panels import USER, Holds, chat_request, responses, statuses, streamed_text, until
 from think_nb import Think
 from think_nb.panel import protocol
+from think_nb.panel.widget import ChatPanel
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.hooks import ToolCallDecision
-from think_nb.panel.widget import ChatPanel
 
 
 async def test_a_reply_cut_at_length_is_marked_and_continue_request_continues_it(recording_comm: Any) -> None:

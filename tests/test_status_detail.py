@@ -21,10 +21,10 @@ from agents import scripted_agent
 from helpers_comm import from_js, state_updates
 from panels import chat_request, until, user_msg
 from think_nb.binding import runtime_of
-from think_nb.panel.hub import ViewHub
 from think_nb.models import litellm_env, local, progress
-from think_nb.testing import ScriptedModel as S
+from think_nb.panel.hub import ViewHub
 from think_nb.panel.widget import ChatPanel
+from think_nb.testing import ScriptedModel as S
 
 
 def shown(panel: ChatPanel) -> list[tuple[str, str]]:

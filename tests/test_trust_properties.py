@@ -25,11 +25,11 @@ from agents import eventually, scripted_agent
 from helpers_comm import custom_msgs, from_js, state_updates
 from panels import chat_request
 from think_nb import ModelConfig, Think, TurnConfig, tool
-from think_nb.panel import protocol
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
-from think_nb.testing import ScriptedModel as S
+from think_nb.panel import protocol
 from think_nb.panel.widget import ChatPanel
+from think_nb.testing import ScriptedModel as S
 
 RAN: list[str] = []
 

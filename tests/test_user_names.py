@@ -13,8 +13,8 @@ import pytest
 from agents import add
 from think_nb import Think, ToolCallDecision, names, tool
 from think_nb.errors import UserError
-from think_nb.testing import ScriptedModel as S
 from think_nb.panel.widget import ChatPanel
+from think_nb.testing import ScriptedModel as S
 
 COMMON_NAMES = ["store", "key", "db", "config", "client", "cache", "logger", "data", "history", "engine",
                 "conversation", "tools", "model", "state", "memory", "queue", "listeners", "runtime", "hub",

@@ -31,12 +31,11 @@ from panels import (
     until,
     user_msg,
 )
-from think_nb.panel import protocol
-from think_nb.panel import widget
 from think_nb.binding import runtime_of
+from think_nb.panel import protocol, widget
+from think_nb.panel.widget import ChatPanel
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording
-from think_nb.panel.widget import ChatPanel
 
 
 async def test_opens_with_the_agents_state_and_subscribes(recording_comm: Any) -> None:

@@ -4,10 +4,12 @@ Public names only; see `think_nb.agent.Think` to start.
 """
 
 import os
+from typing import Any
 
 from think_nb._version import __version__
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
+from think_nb.messages.types import UIMessage, UIMessageChunk, UIMessagePart
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.schedules import ScheduledTask, ScheduledTaskContext
 from think_nb.tools.client import client_tool
@@ -20,10 +22,11 @@ from think_nb.turns.signal import AbortController, AbortSignal
 __all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ChatRecoveryContext", "ModelConfig",
            "RecoveryDecision", "ScheduledTask", "ScheduledTaskContext", "StepContext", "Think", "Tool",
            "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext", "TurnResult",
+           "UIMessage", "UIMessageChunk", "UIMessagePart",
            "__version__", "client_tool", "load_ipython_extension", "runtime_of", "tool"]
 
 
-def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
+def __getattr__(name: str) -> type:  # lazy: the widget imports anywidget/ipywidgets
     if name == "ChatPanel":
         from think_nb.panel.widget import ChatPanel
 
@@ -31,7 +34,7 @@ def __getattr__(name: str):  # lazy: the widget imports anywidget/ipywidgets
     raise AttributeError(name)
 
 
-def load_ipython_extension(ipython) -> None:  # IPython's own signature
+def load_ipython_extension(ipython: Any) -> None:  # IPython's own signature
     """`%load_ext think_nb`: registers `%think` / `%%think` and, when the notebook's default model is
     hosted (`Think.default_model`, `THINK_NB_MODEL`), starts importing litellm on a daemon thread
     (`think_nb.models.litellm_env.preload_for`), so the first turn does not wait for it; the

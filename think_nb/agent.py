@@ -40,13 +40,14 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from think_nb import names
 from think_nb.aio import script_loop
 from think_nb.binding import bind
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
+from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
 from think_nb.turns import recovery
@@ -66,6 +67,8 @@ if TYPE_CHECKING:
     from think_nb.turns.stepper import Stepper
 
 T = TypeVar("T", bound="Think")
+Json = Any
+"""A JSON value (dicts, lists, strings, finite numbers, booleans, None)."""
 
 _PARENT: contextvars.ContextVar[AgentRuntime | None] = contextvars.ContextVar("think_nb_parent", default=None)
 """The runtime of the agent whose `sub_agent` is creating a child (read by the child's `__init__`)."""
@@ -91,6 +94,8 @@ class Think:
     (`think_nb.runtime.AgentRuntime`), not in its namespace.
     """
 
+    __runtime: AgentRuntime  # set by __init__ (think_nb.binding); not a name of the user's namespace
+
     max_steps: int = 10
     hydration_limit: int | None = 2_000
     """Messages of the current branch loaded into memory (the newest; never fewer than 4); older
@@ -111,7 +116,7 @@ class Think:
     `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
     include_mcp_tools: bool = True
     """Merge the tools of connected MCP servers into every turn (Think's `includeMcpTools`)."""
-    wait_for_mcp_connections: bool | dict = False
+    wait_for_mcp_connections: bool | dict[str, float] = False
     """Before a turn's first model call, wait for MCP servers still connecting (Think's
     `waitForMcpConnections`): True waits up to 10 s, `{"timeout": s}` up to s, False not at all."""
     include_extension_tools: bool = False
@@ -121,10 +126,10 @@ class Think:
     """Seconds an extension may run to load or to answer one tool call (then it is an error)."""
     extension_hook_timeout: float = 5.0
     """Seconds each extension hook may run (Think's `hookTimeout`, 5000 ms); then it is skipped."""
-    extension_allowed_hosts: tuple | list = ()
+    extension_allowed_hosts: tuple[str, ...] | list[str] = ()
     """Hosts (`"api.example.com"`, `"*.example.com"`) an extension granted `network` may fetch;
     an extension reaches only the hosts both its manifest and this list name. Empty: no network."""
-    extension_allow_private: tuple | list = ()
+    extension_allow_private: tuple[str, ...] | list[str] = ()
     """Private addresses or networks (`"127.0.0.1"`) an extension's fetch may reach anyway
     (the fetch tool's SSRF guard refuses them otherwise)."""
     schedule_clock: Any = None
@@ -192,7 +197,7 @@ class Think:
         return parent.agent if parent is not None else None
 
     @property
-    def recovery_task(self) -> asyncio.Task | None:
+    def recovery_task(self) -> asyncio.Task[TurnResult] | None:
         """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
         `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
         return self.__runtime.recovery_task
@@ -209,11 +214,11 @@ class Think:
         """The system prompt sent first on every model call."""
         return DEFAULT_SYSTEM_PROMPT
 
-    def get_tools(self) -> list | dict:
+    def get_tools(self) -> list[Any] | dict[str, Any]:
         """Tools offered to the model: functions or `@tool` objects, as a list or a dict name -> tool."""
         return []
 
-    def get_extensions(self) -> list[dict]:
+    def get_extensions(self) -> list[dict[str, Any]]:
         """Extensions loaded each time the agent is created (Think's `getExtensions`), in hook
         order: `[{"manifest": {"name", "version", "description"?, "permissions"?: {"workspace":
         "none"|"read"|"read-write", "network": [hosts]}, "context"?: [{"label", "description"?,
@@ -221,7 +226,7 @@ class Think:
         `think_nb.extensions`. A broken one is reported in `extensions()`, never fatal."""
         return []
 
-    def before_turn(self, ctx: TurnContext) -> TurnConfig | dict | None:
+    def before_turn(self, ctx: TurnContext) -> TurnConfig | dict[str, Any] | None:
         """Called once per turn after assembly, before the first model call. Return a `TurnConfig`
         (or a dict of its fields) to change this turn's model, system prompt, messages, tools,
         active tools, tool choice, max steps or sampling options; None keeps the defaults."""
@@ -235,7 +240,7 @@ class Think:
         """Called after each tool call (run, blocked or substituted) with its input, output or
         error, success and `duration_ms`."""
 
-    def on_chunk(self, chunk: dict) -> Any:
+    def on_chunk(self, chunk: UIMessageChunk) -> Any:
         """Called with every UIMessageChunk of every turn. Observation only."""
 
     def on_step_finish(self, ctx: StepContext) -> Any:
@@ -272,13 +277,13 @@ class Think:
 
     # -- messages ---------------------------------------------------------------
     @property
-    def messages(self) -> list[dict]:
+    def messages(self) -> list[UIMessage]:
         """The current branch of the transcript, oldest first (a live view; do not mutate)."""
-        return self.__runtime.messages
+        return cast("list[UIMessage]", self.__runtime.messages)
 
-    def get_messages(self) -> list[dict]:
+    def get_messages(self) -> list[UIMessage]:
         """A deep copy of the current branch."""
-        return copy.deepcopy(self.__runtime.messages)
+        return cast("list[UIMessage]", copy.deepcopy(self.__runtime.messages))
 
     def clear_messages(self) -> None:
         """Delete this agent's transcript (storage and views), cancel the running turn and skip
@@ -293,7 +298,7 @@ class Think:
         format. JSON reads back with `import_messages`."""
         from think_nb.frontends import export as exporting
 
-        text = exporting.export(self.get_messages(), format, agent_class=type(self).__name__, agent_name=self.name)
+        text = exporting.export(copy.deepcopy(self.__runtime.messages), format, agent_class=type(self).__name__, agent_name=self.name)
         if path is not None:
             Path(path).expanduser().write_text(text, encoding="utf-8")
         return text
@@ -333,7 +338,7 @@ class Think:
         """The value stored by `configure`, or None if never set (Think's `getConfig`)."""
         return self.__runtime.store.state.get("_think_config")
 
-    def get_branches(self, message_id: str) -> list[dict]:
+    def get_branches(self, message_id: str) -> list[dict[str, Any]]:
         """The alternatives at `message_id`'s position (itself and its siblings, oldest first),
         e.g. every reply produced by `regenerate()`. Raises `UserError` for an unknown id."""
         return self.__runtime.get_branches(message_id)
@@ -354,16 +359,16 @@ class Think:
         nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
         return None
 
-    def repair_interrupted_tool_part(self, part: dict) -> dict:
+    def repair_interrupted_tool_part(self, part: dict[str, Any]) -> dict[str, Any]:
         """How a tool part left without a result is repaired before the next model call (Think's
         `repairInterruptedToolPart`): default `output-error` "The tool call was interrupted before a
         result was recorded."."""
         return default_repair(part)
 
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
-    def submit(self, message: dict | str, request_id: str | None = None, *, trigger: str = "programmatic",
-               body: dict | None = None, client_tools: list[dict] | None = None,
-               context: dict[str, Any] | None = None) -> asyncio.Future:
+    def submit(self, message: dict[str, Any] | str, request_id: str | None = None, *, trigger: str = "programmatic",
+               body: dict[str, Any] | None = None, client_tools: list[dict[str, Any]] | None = None,
+               context: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
         `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
@@ -403,7 +408,8 @@ class Think:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return script_loop().run_until_complete(self.send(text, context=context))
+            result: TurnResult = script_loop().run_until_complete(self.send(text, context=context))
+            return result
         raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                         "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
 
@@ -418,7 +424,7 @@ class Think:
         """
         return await self.__runtime.start(messages, new_id("req"), trigger="programmatic", signal=signal)
 
-    async def continue_last_turn(self, body: dict | None = None, *, signal: AbortSignal | None = None,
+    async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
         """Run one more model call after the latest assistant message (Think's `continueLastTurn`),
         persisted as a new assistant message marked `metadata.continuation = True`; `skipped`
@@ -433,7 +439,7 @@ class Think:
         return await self.__runtime.start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
                                  signal=signal)
 
-    def step(self, message: str | dict) -> Stepper:
+    def step(self, message: str | dict[str, Any]) -> Stepper:
         """Start a turn in step mode: it pauses before each hook; see `think_nb.turns.stepper`.
 
         Returns a `Stepper`: `stepper.next()` (or `await stepper.next()`) runs to the next pause and
@@ -468,25 +474,25 @@ class Think:
         return await self.__runtime.engine.wait_until_stable(timeout)
 
     # -- approvals and client tools (Think's addToolOutput / approval responses) ------------
-    def pending_approvals(self) -> list[dict]:
+    def pending_approvals(self) -> list[dict[str, Any]]:
         """Calls waiting for approval, oldest first: `{tool_call_id, tool_name, input, message_id,
         approval_id, waiting_on}`; `waiting_on` is `{tool, input}` of the gated inner call an
         `execute` is paused at (None for a direct call). They are stored, so they survive a
         kernel restart."""
         return self.__runtime.engine.pending_approvals()
 
-    def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task | None:
+    def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
         that message still wait, or `auto_continue=False`). Raises `UserError` if nothing waits."""
         return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue)
 
-    def deny(self, tool_call_id: str, reason: str | None = None, *, auto_continue: bool = True) -> asyncio.Task | None:
+    def deny(self, tool_call_id: str, reason: str | None = None, *, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Deny a pending call: it becomes `output-denied` (with `reason`) and the model is told in a
         continuation turn. Raises `UserError` if nothing waits."""
         return self.__runtime.engine.decide(tool_call_id, False, reason, auto_continue)
 
     def add_tool_output(self, tool_call_id: str, output: Any = None, *, error_text: str | None = None,
-                        state: str | None = None, auto_continue: bool = True) -> asyncio.Task | None:
+                        state: str | None = None, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Record a client tool's result (`output`, or `error_text` / `state="output-error"`).
 
         Returns the continuation turn's task when this result completed the batch, else None.
@@ -523,7 +529,7 @@ class Think:
         return Recording(found[0], [(t, c) for t, c in found[2]]) if found else None
 
     async def replay(self, request_id: str | None = None, *, speed: float = 1.0,
-                     recording: Recording | None = None) -> list[dict]:
+                     recording: Recording | None = None) -> list[dict[str, Any]]:
         """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
         pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
         Raises `UserError` when there is no recording."""
@@ -538,7 +544,7 @@ class Think:
                             "recording=Recording.load(path).")
         return await play(self.__runtime.engine, recording, speed)
 
-    def turns(self, limit: int | None = None) -> list[dict]:
+    def turns(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The turn log, oldest first: `{request_id, trigger, continuation, status, error,
         started_at, finished_at (epoch seconds), duration_ms}`."""
         return self.__runtime.store.turn_log.read(limit)
@@ -562,7 +568,7 @@ class Think:
         assert isinstance(child, cls)
         return child
 
-    async def chat(self, message: str | dict | list[dict], callback: Any, *, signal: AbortSignal | None = None,
+    async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *, signal: AbortSignal | None = None,
                    tools: Any = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
         `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()` or
@@ -596,7 +602,7 @@ class Think:
         """
         return session
 
-    def get_skills(self) -> list:
+    def get_skills(self) -> list[Any]:
         """Skill sources (Think's `getSkills`): `SkillDirectory(path)` or `Skill(...)` objects.
         Their catalogue becomes the `skills` context block; the model uses `activate_skill`."""
         return []
@@ -637,7 +643,7 @@ class Think:
 
         return views.search(self.__runtime, query, limit, all_sessions)
 
-    async def compact(self) -> dict | None:
+    async def compact(self) -> dict[str, Any] | None:
         """Compact the current session now (`Session.compact`); returns the overlay or None."""
         return await (await self.__runtime.session_ready()).compact()
 
@@ -694,32 +700,32 @@ class Think:
             self.switch_session("")
         sessions.delete(store, session_id)
 
-    def list_sessions(self) -> list[dict]:
+    def list_sessions(self) -> list[dict[str, Any]]:
         """Every session, oldest first: `{id, name, active, messages, parent_session_id,
         forked_from_message_id, created_at, updated_at}` (`sessions()` is the DataFrame)."""
         return self.__runtime.list_sessions()
 
     # -- submissions (Think's submitMessages; think_nb.submissions) -------------------------
-    async def submit_messages(self, messages: list[dict], *, submission_id: str | None = None,
-                              idempotency_key: str | None = None, metadata: Any = None) -> dict:
+    async def submit_messages(self, messages: list[dict[str, Any]], *, submission_id: str | None = None,
+                              idempotency_key: str | None = None, metadata: Any = None) -> dict[str, Any]:
         """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
         `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
         `submission_id` / `idempotency_key`). Raises `UserError` for an id reused with other messages."""
         return self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
 
-    def inspect_submission(self, submission_id: str) -> dict | None:
+    def inspect_submission(self, submission_id: str) -> dict[str, Any] | None:
         """`{submission_id, idempotency_key, request_id, status, error, metadata, created_at,
         started_at, completed_at}`, or None when unknown. Status: pending | running | completed |
         aborted | skipped | error."""
         return self.__runtime.submissions.inspect(submission_id)
 
-    def list_submissions(self, status: str | None = None, limit: int | None = None) -> list[dict]:
+    def list_submissions(self, status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Submissions, oldest first, optionally of one status."""
         from think_nb.submissions import inspection
 
         return [inspection(r) for r in self.__runtime.submissions.rows.select(status, limit)]
 
-    def cancel_submission(self, submission_id: str) -> dict | None:
+    def cancel_submission(self, submission_id: str) -> dict[str, Any] | None:
         """Cancel a pending (never applied) or running (its turn is aborted) submission."""
         return self.__runtime.submissions.cancel(submission_id)
 
@@ -734,7 +740,7 @@ class Think:
         return self.__runtime.submissions.rows.delete(ids=[submission_id]) == 1
 
     @property
-    def submissions_task(self) -> asyncio.Task | None:
+    def submissions_task(self) -> asyncio.Task[TurnResult] | None:
         """The task draining pending submissions (None when none has run)."""
         return self.__runtime.submissions.task
 
@@ -742,7 +748,7 @@ class Think:
     async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
                              env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
                              needs_approval: Any = False, timeout: float = 60.0,
-                             connect_timeout: float = 10.0) -> dict:
+                             connect_timeout: float = 10.0) -> dict[str, Any]:
         """Connect an MCP server and merge its tools (named `<name>_<tool>`) into every turn
         (Think's `addMcpServer`). `url_or_command`: `http(s)://...` for streamable HTTP, else a
         command line started as a stdio server (`args` appended). `env` (stdio) / `headers`
@@ -773,7 +779,7 @@ class Think:
         return nulls_as_none(pd.DataFrame(self.__runtime.mcp.table(), columns=columns))
 
     # -- extensions (Think's extensionManager; think_nb.extensions) -----------------------------
-    async def load_extension(self, manifest: dict, source: str) -> dict:
+    async def load_extension(self, manifest: dict[str, Any], source: str) -> dict[str, Any]:
         """Load an extension at run time and store it, so it is loaded again when the agent is
         created (Think's `extensionManager.load`). `manifest`: see `get_extensions`. Returns
         `{name, version, description, tools, context_labels, permissions, hooks, origin, state,
@@ -805,7 +811,7 @@ class Think:
         await self.__runtime.shutdown()
 
     # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------
-    def get_scheduled_tasks(self) -> dict:
+    def get_scheduled_tasks(self) -> dict[str, Any]:
         """Recurring work this class declares, reconciled with the stored tasks whenever the agent
         is created (Think's `getScheduledTasks`): `{task_id: ScheduledTask(schedule=..., prompt=...
         | handler=..., timezone=None, metadata=None)}` (dicts accepted). `schedule`: see
@@ -834,7 +840,7 @@ class Think:
         False when the id is unknown."""
         return self.__runtime.scheduler.cancel(task_id)
 
-    def get_schedule(self, task_id: str) -> dict | None:
+    def get_schedule(self, task_id: str) -> dict[str, Any] | None:
         """One task's row: `{id, source, kind, spec, timezone, task_repr, next_run_at, last_run_at
         (epoch s), last_status, last_error, runs, ...}`, or None."""
         return self.__runtime.store.schedules.get(task_id)
@@ -844,10 +850,11 @@ class Think:
         task, next_run, last_run (local timestamps), last_status, last_error, runs, source."""
         from think_nb.schedules.table import schedules_frame
 
-        return schedules_frame(self.__runtime.store.schedules.all())
+        frame: pd.DataFrame = schedules_frame(self.__runtime.store.schedules.all())
+        return frame
 
     @property
-    def schedules_task(self) -> asyncio.Task | None:
+    def schedules_task(self) -> asyncio.Task[TurnResult] | None:
         """The task running scheduled tasks (None when nothing is armed)."""
         return self.__runtime.scheduler.task
 

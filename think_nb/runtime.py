@@ -25,7 +25,7 @@ import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from think_nb.conversation import Conversation
 from think_nb.extensions.manager import ExtensionManager
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from fsspec.spec import AbstractFileSystem
 
     from think_nb.session.builder import Session
+    from think_nb.turns.result import TurnResult
 
 __all__ = ["AgentRuntime"]
 
@@ -72,6 +73,14 @@ class AgentRuntime:
         parent: the runtime of the agent that made this one with `sub_agent`, else None.
     """
 
+    store: AgentStore
+    conversation: Conversation
+    engine: TurnEngine
+    submissions: Submissions
+    mcp: McpServers
+    extensions: ExtensionManager
+    scheduler: Scheduler
+
     max_steps = _Setting()
     hydration_limit = _Setting()
     message_concurrency = _Setting()
@@ -88,7 +97,7 @@ class AgentRuntime:
     include_workspace_tools = _Setting()
     workspace_approval = _Setting()
 
-    def __init__(self, agent: Any, base: type, name: str, db: str | os.PathLike | None, key: str | None,
+    def __init__(self, agent: Any, base: type, name: str, db: str | os.PathLike[str] | None, key: str | None,
                  parent: AgentRuntime | None = None) -> None:
         self.agent = agent
         self.base = base
@@ -96,11 +105,11 @@ class AgentRuntime:
         self.parent = parent
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         self.key = key or f"{type(agent).__name__}:{name}"
-        self.recovery_task: asyncio.Task | None = None
+        self.recovery_task: asyncio.Task[Any] | None = None
         self._session: Session | None = None
         self._session_pending: Any = None
         self._workspace: Any = None
-        self._workspace_tools: tuple[Any, bool, dict] | None = None  # (fs, approval, tools) last built
+        self._workspace_tools: tuple[Any, bool, dict[str, Any]] | None = None  # (fs, approval, tools) last built
         self.children: dict[tuple[type, str], Any] = {}
 
     def open(self) -> None:
@@ -148,8 +157,9 @@ class AgentRuntime:
     def get_skills(self) -> Any:
         return self.agent.get_skills()
 
-    def repair_interrupted_tool_part(self, part: dict) -> dict:
-        return self.agent.repair_interrupted_tool_part(part)
+    def repair_interrupted_tool_part(self, part: dict[str, Any]) -> dict[str, Any]:
+        repaired: dict[str, Any] = self.agent.repair_interrupted_tool_part(part)
+        return repaired
 
     def on_chat_recovery(self, ctx: Any) -> Any:
         return self.agent.on_chat_recovery(ctx)
@@ -170,7 +180,7 @@ class AgentRuntime:
 
     # -- messages ------------------------------------------------------------------------------
     @property
-    def messages(self) -> list[dict]:
+    def messages(self) -> list[dict[str, Any]]:
         """The current branch, oldest first (a live view; do not mutate)."""
         return self.conversation.messages
 
@@ -237,7 +247,7 @@ class AgentRuntime:
             self._session.emit_status()
         return session_id
 
-    def list_sessions(self) -> list[dict]:
+    def list_sessions(self) -> list[dict[str, Any]]:
         from think_nb.session import sessions
 
         return sessions.list_sessions(self.store)
@@ -263,7 +273,7 @@ class AgentRuntime:
             raise UserError(f"workspace={fs!r} must be an fsspec file system, e.g. fsspec.filesystem('memory').")
         self._workspace = fs
 
-    def workspace_tools(self) -> dict:
+    def workspace_tools(self) -> dict[str, Any]:
         """The default tools of a turn, `{name: Tool}` (merged first; empty when
         `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
         if not self._wants_workspace_tools():
@@ -282,9 +292,9 @@ class AgentRuntime:
         if inspect.iscoroutinefunction(type(self.agent).get_model):
             return True  # an async get_model() is a choice of model, not the embedded default
         model = self.agent.get_model()
-        return getattr(model, "model", model) != LOCAL_MODEL
+        return bool(getattr(model, "model", model) != LOCAL_MODEL)
 
-    async def execute_tools(self) -> dict:
+    async def execute_tools(self) -> dict[str, Any]:
         """The built-in tools `execute` code reaches (`think_nb.tools.builtin`, rows marked
         `in_execute`: the workspace tools), before the agent's own `get_tools()`."""
         from think_nb.tools import builtin
@@ -292,11 +302,11 @@ class AgentRuntime:
         return await builtin.offered(builtin.BuiltinContext(self), "first", in_execute=True)
 
     # -- MCP and extensions (what a turn merges) -------------------------------------------------
-    def mcp_state(self) -> list[dict]:
+    def mcp_state(self) -> list[dict[str, Any]]:
         """The MCP servers as `mcp_servers()` rows plus `tool_names`; what the context tab shows."""
         return self.mcp.table()
 
-    def mcp_tools(self) -> dict:
+    def mcp_tools(self) -> dict[str, Any]:
         """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
         return self.mcp.tools()
 
@@ -305,7 +315,7 @@ class AgentRuntime:
         first model call)."""
         await self.mcp.ready(self.wait_for_mcp_connections)
 
-    async def extension_tools(self) -> dict:
+    async def extension_tools(self) -> dict[str, Any]:
         """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
         `list_extensions` (when `include_extension_tools`), then the loaded extensions' tools
         (after waiting for the ones restored at creation)."""
@@ -322,11 +332,11 @@ class AgentRuntime:
         return await self.extensions.run_hook(name, ctx, value)
 
     # -- turns -----------------------------------------------------------------------------------
-    def start(self, messages: Any, request_id: str, **kw: Any) -> Any:
+    def start(self, messages: Any, request_id: str, **kw: Any) -> asyncio.Future[TurnResult]:
         """Every entry point's `TurnEngine.start` (which tells listeners `on_submitted` at once)."""
-        return self.engine.start(messages, request_id, **kw)
+        return cast("asyncio.Future[TurnResult]", self.engine.start(messages, request_id, **kw))
 
-    def recover_stalled_turn(self, request_id: str, partial: dict | None, trigger: str) -> None:
+    def recover_stalled_turn(self, request_id: str, partial: dict[str, Any] | None, trigger: str) -> None:
         """The stall watchdog ended a turn: ask `on_chat_recovery` (`ctx.reason == "stalled"`) and
         continue the turn if it says so; `recovery_task` is the task doing it."""
         task = recovery.route_stall(self, self.engine, request_id, partial, trigger)
@@ -352,12 +362,12 @@ class AgentRuntime:
         """True when a panel, terminal or `chat()` caller listens to this agent."""
         return bool(self.engine.listeners)
 
-    def set_client_tools(self, schemas: list[dict] | None) -> None:
+    def set_client_tools(self, schemas: list[dict[str, Any]] | None) -> None:
         """Remember the panel's client tool schemas `{name, description?, parameters?}` for this and
         later turns (Think persists the last request's `clientTools`; None clears them)."""
         self.engine.set_client_tools(schemas)
 
-    def client_tool_specs(self) -> list[dict]:
+    def client_tool_specs(self) -> list[dict[str, Any]]:
         """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
         return self.engine.client_tool_specs()
 
@@ -370,7 +380,7 @@ class AgentRuntime:
         """Request ids of the turns streaming now, oldest first (a view resumes them)."""
         return self.engine.recorder.active()
 
-    def replay_stream(self, request_id: str) -> tuple[list[dict], bool, bool] | None:
+    def replay_stream(self, request_id: str) -> tuple[list[dict[str, Any]], bool, bool] | None:
         """`(chunks so far, continuation, finished)` of a recent turn's recorded stream (Think's
         resumable stream), or None when it is unknown or older than the buffer keeps."""
         return self.engine.recorder.replay(request_id)
@@ -395,6 +405,6 @@ class AgentRuntime:
         latest = self.store.streams.latest()
         return latest if latest is not None and latest[1] in ("error", "interrupted") else None
 
-    def get_branches(self, message_id: str) -> list[dict]:
+    def get_branches(self, message_id: str) -> list[dict[str, Any]]:
         self.conversation.known(message_id)
         return self.conversation.siblings(message_id)
