@@ -183,7 +183,9 @@ Some things only the browser knows: the user's time zone, their location, the cl
 **client tool** is declared in Python with a JavaScript body (`js=`, the body of an async function of
 `input`). The kernel never runs it: when the model calls it, the turn pauses, the chat panel runs the
 JavaScript and sends the result back, and the agent continues."""),
-    new_code_cell('''time_zone = client_tool(
+    new_code_cell('''from think_nb import runtime_of  # the machinery behind an agent, for looking inside it
+
+time_zone = client_tool(
     "time_zone", "The user's IANA time zone, from their browser.",
     js="return Intl.DateTimeFormat().resolvedOptions().timeZone;",
 )
@@ -203,8 +205,6 @@ class Clock(Think):
 
 
 clock = Clock("client-tools")
-from think_nb import runtime_of   # the machinery behind an agent, for looking inside it
-
 runtime_of(clock).client_tool_specs()   # what the panel receives: name, schema and the JavaScript'''),
     new_markdown_cell("""In a live notebook you would show the panel (`%think clock`) and it would answer the call by
 itself. This notebook is also run by a test, where no browser runs the JavaScript, so we play

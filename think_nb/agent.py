@@ -298,7 +298,8 @@ class Think:
         format. JSON reads back with `import_messages`."""
         from think_nb.frontends import export as exporting
 
-        text = exporting.export(copy.deepcopy(self.__runtime.messages), format, agent_class=type(self).__name__, agent_name=self.name)
+        text = exporting.export(copy.deepcopy(self.__runtime.messages), format, agent_class=type(self).__name__,
+                                agent_name=self.name)
         if path is not None:
             Path(path).expanduser().write_text(text, encoding="utf-8")
         return text
@@ -486,7 +487,8 @@ class Think:
         that message still wait, or `auto_continue=False`). Raises `UserError` if nothing waits."""
         return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue)
 
-    def deny(self, tool_call_id: str, reason: str | None = None, *, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
+    def deny(self, tool_call_id: str, reason: str | None = None, *,
+             auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Deny a pending call: it becomes `output-denied` (with `reason`) and the model is told in a
         continuation turn. Raises `UserError` if nothing waits."""
         return self.__runtime.engine.decide(tool_call_id, False, reason, auto_continue)
@@ -568,8 +570,8 @@ class Think:
         assert isinstance(child, cls)
         return child
 
-    async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *, signal: AbortSignal | None = None,
-                   tools: Any = None) -> TurnResult:
+    async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
+                   signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
         `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()` or
         `on_error(message)`. `tools` is ignored with a warning (a child's tools are its own)."""
