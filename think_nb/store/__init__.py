@@ -6,9 +6,14 @@ Every table is owned here; no SQL lives outside this package.
 - `db.py`: the shared connection per file, opened and migrated once per process.
 - `migrations.py`: the schema, as named migrations recorded in `_think_nb_migrations`; every table,
   index and trigger is named `think_*`, so a user's own tables in the file never collide with them.
-- `agent.py`: `AgentStore`, the repositories of one agent:
-  `messages.py` (UIMessages as a tree), `fts.py` (full-text queries), `state.py`, `turn_log.py`, `traces.py`,
-  `streams.py` (the resumable stream), `sessions.py`, `blocks.py`, `compactions.py`.
+- `agent.py`: `AgentStore`, the repositories of one agent: `messages.py` (UIMessages as a tree),
+  `fts.py` (full-text queries), `state.py` (key/value state), `turn_log.py`, `traces.py` (hook
+  traces), `streams.py` (the resumable stream), `sessions.py`, `blocks.py` (context blocks and
+  searchable entries), `compactions.py`, `approvals.py` (the approvals ledger), `submissions.py`
+  (the durable ledger), `schedules.py`, `workspace.py` (workspace files), `mcp_servers.py`,
+  `extensions.py`.
+- `owners.py`: which process owns a running turn (an OS file lock per process).
+- Agent-independent lookups of a file: `agent.stored_agent_names`, `agent.stored_sub_agent_keys`.
 """
 
 from think_nb.store.agent import AgentStore
