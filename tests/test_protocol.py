@@ -123,11 +123,12 @@ def test_statuses_come_from_the_spec_and_the_view_hub_uses_only_them() -> None:
     import inspect
     import textwrap
 
+    from think_nb.panel import status
     from think_nb.panel.hub import ViewHub
 
     assert tuple(spec_file()["statuses"]) == protocol.STATUSES
     returned: set[str] = set()
-    for method in (ViewHub._compute_status, ViewHub._waiting_for_user):
+    for method in (status._status, ViewHub._waiting_for_user):
         tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
         for ret in (n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None):
             returned |= {c.value for c in ast.walk(ret.value)

@@ -33,6 +33,7 @@ view that opens mid-stream replays it through `PanelSource.replay_stream(request
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 import weakref
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.panel import protocol
+from think_nb.panel.status import StatusFacts, status_of
 from think_nb.turns.broadcast import EVENTS, Listeners
 
 if TYPE_CHECKING:
@@ -360,40 +362,23 @@ class ViewHub:
         self._refresh_pending = False
         if self._running and not self._agent.is_running:
             self._running.clear()  # ended without telling us (skipped before admission)
-        status = self._compute_status()
-        detail = self._compute_detail(status)
+        facts = self._facts()
+        status, detail = status_of(facts)
+        if status == "ready":  # only then can a waiting tool call matter (finding it reads the tools: user code)
+            status, detail = status_of(dataclasses.replace(facts, awaiting=self._waiting_for_user()))
         if status != self.status or detail != self.detail:
             self.status, self.detail = status, detail
             self._fan_out("on_status", status)
 
-    def _compute_status(self) -> str:
-        if self.paused_at:
-            return "paused"
-        if self._streaming - self._waits.keys():  # a turn waiting for litellm has sent only `start`
-            return "streaming"
-        if self._agent.recovering:
-            return "recovering"
-        if self._submitted or self._running or self._agent.is_running:
-            return "pending" if self._agent.debouncing_turns() else "submitted"
-        if self.error:
-            return "error"
-        return self._waiting_for_user() or "ready"
-
-    def _compute_detail(self, status: str) -> str:
-        """What the newest running turn (the one Stop cancels) waits for, or ""."""
-        if status not in ("submitted", "streaming", "pending"):
-            return ""
-        running = self.running()
-        if not running:
-            return ""
-        newest = running[-1]
-        order = [*self._agent.streaming_turns(), *self._agent.pending_turns()]  # the queue, oldest first
-        ahead = order.index(newest) if newest in order else 0
-        if ahead:
-            return f"queued behind {ahead} turn{'s' if ahead > 1 else ''}"
-        if newest in self._waits:
-            return self._waits[newest]
-        return next(reversed(self._waits.values()), "") if status == "submitted" else ""
+    def _facts(self) -> StatusFacts:
+        """What the agent is doing now, for `think_nb.panel.status.status_of`."""
+        agent = self._agent
+        running = agent.is_running
+        return StatusFacts(
+            paused_at=self.paused_at, streaming=frozenset(self._streaming), waiting=dict(self._waits),
+            recovering=agent.recovering, submitted=frozenset(self._submitted), running=tuple(self.running()),
+            agent_running=running, debouncing=bool(running and agent.debouncing_turns()),
+            queue=(*agent.streaming_turns(), *agent.pending_turns()), error=self.error)
 
     def client_tool_names(self) -> set[str]:
         """Names of the tools the panel runs (Python-declared and panel-registered)."""

@@ -1,0 +1,86 @@
+"""The status every panel of an agent shows, as a pure function of what the agent is doing.
+
+`status_of(facts)` is `think_nb.panel.protocol.STATUSES`'s value and its detail line for one
+`StatusFacts` snapshot, with no state of its own (as `js/src/state.ts` is on the panel side); the
+hub (`think_nb.panel.hub.ViewHub`) gathers the facts and sends what this returns. The rules, in
+order (the first that holds wins):
+
+1. a step-mode turn paused at a hook: `paused`;
+2. a turn streams (not just waiting for litellm or the model to load): `streaming`;
+3. a dead kernel's turns are being continued: `recovering`;
+4. a turn was sent, is queued or runs: `pending` while one waits out a debounce window, else
+   `submitted`;
+5. the last turn failed: `error`;
+6. a tool call waits for the person: `awaiting-approval`, then `awaiting-client-tool`;
+7. `ready`.
+
+The detail says what the newest running turn (the one Stop cancels) waits for, while the status
+is `submitted`, `streaming` or `pending`: "queued behind N turn(s)", else what its model path
+reported ("loading litellm…"), else (when `submitted`) what any turn waits for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["StatusFacts", "status_of"]
+
+
+@dataclass(frozen=True)
+class StatusFacts:
+    """What the status is computed from (request ids are strings; order: oldest first)."""
+
+    paused_at: str = ""
+    """The hook a step-mode turn waits at ("" when none)."""
+    streaming: frozenset[str] = frozenset()
+    """Turns that sent chunks."""
+    waiting: Mapping[str, str] = field(default_factory=dict)
+    """Turn -> what its model path waits for (litellm's import, the model's load)."""
+    recovering: bool = False
+    submitted: frozenset[str] = frozenset()
+    """Turns a panel sent that have not streamed yet."""
+    running: tuple[str, ...] = ()
+    """Turns started by any entry point and not ended, oldest first (Stop cancels the last)."""
+    agent_running: bool = False
+    """The engine runs or queues a turn."""
+    debouncing: bool = False
+    """A turn waits out a `message_concurrency` debounce window."""
+    queue: tuple[str, ...] = ()
+    """The engine's order: streaming turns, then pending ones."""
+    error: str = ""
+    """The last turn's error ("" when it did not fail)."""
+    awaiting: str | None = None
+    """`awaiting-approval`, `awaiting-client-tool` or None: what a tool call waits for."""
+
+
+def status_of(facts: StatusFacts) -> tuple[str, str]:
+    """`(status, detail)` for `facts` (see the module docstring)."""
+    status = _status(facts)
+    return status, _detail(facts, status)
+
+
+def _status(facts: StatusFacts) -> str:
+    if facts.paused_at:
+        return "paused"
+    if facts.streaming - facts.waiting.keys():  # a turn waiting for litellm has sent only `start`
+        return "streaming"
+    if facts.recovering:
+        return "recovering"
+    if facts.submitted or facts.running or facts.agent_running:
+        return "pending" if facts.debouncing else "submitted"
+    if facts.error:
+        return "error"
+    return facts.awaiting or "ready"
+
+
+def _detail(facts: StatusFacts, status: str) -> str:
+    if status not in ("submitted", "streaming", "pending") or not facts.running:
+        return ""
+    newest = facts.running[-1]
+    ahead = facts.queue.index(newest) if newest in facts.queue else 0
+    if ahead:
+        return f"queued behind {ahead} turn{'s' if ahead > 1 else ''}"
+    if newest in facts.waiting:
+        return facts.waiting[newest]
+    return next(reversed(list(facts.waiting.values())), "") if status == "submitted" else ""
