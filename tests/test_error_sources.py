@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ import pytest
 from agents import add
 from think_nb import Think
 from think_nb.binding import runtime_of
-from think_nb.errors import HookError, InternalError, ModelError
+from think_nb.errors import HookError, InternalError, ModelError, UserError
 from think_nb.messages.accumulator import MessageAccumulator
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns import runner
@@ -234,3 +235,32 @@ def _boom_tool() -> Any:
 
 
 boom_tool = _boom_tool()
+
+
+@pytest.mark.parametrize(("method", "value", "expected"), [
+    ("get_tools", 42, "get_tools() returned 42; return a list of functions / Tools, or a dict name -> tool."),
+    ("get_system_prompt", 42, "Calc.get_system_prompt() returned 42; return the system prompt as a string."),
+    ("get_skills", 42, "get_skills() returned 42; return a list of SkillDirectory(path) or Skill(...)."),
+])
+async def test_a_method_returning_the_wrong_shape_is_the_users_not_think_nbs(method: str, value: object,
+                                                                           expected: str) -> None:
+    script = S([[S.text("never")]])
+    cls = type("Calc", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": False,
+                                  method: lambda self: value})
+    result = await cls(f"shape-{method}").send("hi")
+    assert (result.status, result.error) == ("error", expected)
+    assert script.calls == 0
+
+
+@pytest.mark.parametrize("method", ["get_extensions", "get_scheduled_tasks"])
+def test_a_creation_time_method_that_fails_is_named_at_creation(method: str) -> None:
+    def boom(self: Think) -> object:
+        raise KeyError("x")
+
+    cls = type("Calc", (Think,), {method: boom})
+    with pytest.raises(HookError, match=re.escape(f"Calc.{method}() raised KeyError: 'x'")):
+        cls(f"create-{method}")
+    if method == "get_extensions":
+        bad = type("Calc", (Think,), {method: lambda self: 42})
+        with pytest.raises(UserError, match=re.escape("get_extensions() returned 42; return a list of")):
+            bad("create-bad")

@@ -231,3 +231,29 @@ async def test_bad_arguments_get_clear_errors() -> None:
         await agent.replay(speed=-1)
     with pytest.raises(UserError, match="No recorded turn 'req_nope' to replay"):
         await agent.replay("req_nope")
+
+
+def test_approving_in_a_script_runs_the_approved_call_and_the_continuation_at_once(tmp_path) -> None:
+    """No running event loop (a plain script using `agent.run`): `approve` runs the continuation
+    turn on the script loop before it returns, as `run` does (it used to do nothing)."""
+    from think_nb import Think, tool
+    from think_nb.testing import ScriptedModel
+
+    ran = []
+
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove a file."""
+        ran.append(path)
+        return "removed"
+
+    script = ScriptedModel([[ScriptedModel.tool_call("rm", {"path": "/x"})], [ScriptedModel.text("Done.")]])
+    cls = type("Script", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [rm],
+                                    "include_workspace_tools": False})
+    agent = cls("script", db=tmp_path / "s.sqlite")
+    assert agent.run("remove /x").status == "completed"
+    assert agent.approve(agent.pending_approvals()[0]["tool_call_id"]) is None
+    assert ran == ["/x"]
+    assert agent.pending_approvals() == [] and agent.turns()[-1]["status"] == "completed"
+    texts = [p["text"] for m in agent.messages for p in m["parts"] if p["type"] == "text"]
+    assert texts[-1] == "Done." and agent.messages[-1]["role"] == "assistant"

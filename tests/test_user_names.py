@@ -116,10 +116,10 @@ def test_the_two_mistakes_of_the_issue_say_whose_name_it_is(tmp_path: Path) -> N
     agent = Think("mistakes", db=tmp_path / "m.sqlite")
     with pytest.raises(UserError) as caught:
         agent.session = object()  # e.g. requests.Session()
-    assert str(caught.value) == ("Think(...).session = ...: 'session' is Think's the agent's memory, so the agent "
-                                 "cannot hold yours under that name; call yours something else, e.g. "
+    assert str(caught.value) == ("Think(...).session = ...: 'session' is a name of Think's (the agent's memory), so "
+                                 "the agent cannot hold yours under that name; call yours something else, e.g. "
                                  "'http_session' (see think_nb.names).")
-    with pytest.raises(UserError, match=r"'messages' is Think's the transcript.*'my_messages'"):
+    with pytest.raises(UserError, match=r"'messages' is a name of Think's \(the transcript\).*'my_messages'"):
         agent.messages = []
 
 
@@ -154,3 +154,12 @@ def test_a_subclass_init_that_forgets_super_says_so(tmp_path: Path) -> None:
     agent = Forgot("x")
     with pytest.raises(UserError, match=r"Forgot was not set up: its __init__ must call super\(\).__init__"):
         agent.messages  # noqa: B018
+    assert repr(agent) == "<Forgot (not set up: its __init__ must call super().__init__(name))>"  # a repr never raises
+
+
+@pytest.mark.parametrize("attr", ["session", "messages", "name", "run"])
+def test_a_mixin_before_think_may_not_shadow_a_reserved_name_either(attr: str) -> None:
+    mixin = type("HttpMixin", (), {attr: "mine"})
+    with pytest.raises(UserError, match=re.escape(f"class Clash defines {attr!r} (from HttpMixin): {attr!r} is ")):
+        type("Clash", (mixin, Think), {})
+    type("Fine", (Think, mixin), {})  # after Think in the MRO it shadows nothing: Think's own names win

@@ -9,6 +9,7 @@ from typing import Any
 from think_nb._version import __version__
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
+from think_nb.errors import HookError, InternalError, ModelError, UserError
 from think_nb.messages.types import UIMessage, UIMessageChunk, UIMessagePart
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.schedules import ScheduledTask, ScheduledTaskContext
@@ -19,11 +20,38 @@ from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortController, AbortSignal
 
-__all__ = ["LOCAL_MODEL", "AbortController", "AbortSignal", "ChatPanel", "ChatRecoveryContext", "ModelConfig",
-           "RecoveryDecision", "ScheduledTask", "ScheduledTaskContext", "StepContext", "Think", "Tool",
-           "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext", "TurnResult",
-           "UIMessage", "UIMessageChunk", "UIMessagePart",
-           "__version__", "client_tool", "load_ipython_extension", "runtime_of", "tool"]
+__all__ = [
+    "LOCAL_MODEL",
+    "AbortController",
+    "AbortSignal",
+    "ChatPanel",
+    "ChatRecoveryContext",
+    "HookError",
+    "InternalError",
+    "ModelConfig",
+    "ModelError",
+    "RecoveryDecision",
+    "ScheduledTask",
+    "ScheduledTaskContext",
+    "StepContext",
+    "Think",
+    "Tool",
+    "ToolCallContext",
+    "ToolCallDecision",
+    "ToolCallResultContext",
+    "TurnConfig",
+    "TurnContext",
+    "TurnResult",
+    "UIMessage",
+    "UIMessageChunk",
+    "UIMessagePart",
+    "UserError",
+    "__version__",
+    "client_tool",
+    "load_ipython_extension",
+    "runtime_of",
+    "tool",
+]
 
 
 def __getattr__(name: str) -> type:  # lazy: the widget imports anywidget/ipywidgets

@@ -161,9 +161,13 @@ class Think:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Refuse a subclass that redefines one of Think's own names (`think_nb.names.RESERVED`)."""
         super().__init_subclass__(**kwargs)
-        for attr in vars(cls):
-            if attr in names.RESERVED:
-                raise UserError(names.clash(attr, f"class {cls.__name__} defines {attr!r}"))
+        for klass in cls.__mro__:  # the class and what it inherits before Think (a mixin's names too)
+            if klass is Think:
+                break
+            for attr in vars(klass):
+                if attr in names.RESERVED:
+                    via = "" if klass is cls else f" (from {klass.__name__})"
+                    raise UserError(names.clash(attr, f"class {cls.__name__} defines {attr!r}{via}"))
 
     def __setattr__(self, attr: str, value: Any) -> None:
         if attr in names.RESERVED and attr not in names.ASSIGNABLE:
@@ -177,7 +181,9 @@ class Think:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def __repr__(self) -> str:
-        runtime = self.__runtime
+        runtime = vars(self).get("_Think__runtime")
+        if runtime is None:
+            return f"<{type(self).__name__} (not set up: its __init__ must call super().__init__(name))>"
         return f"<{type(self).__name__} {runtime.name!r}: {len(runtime.conversation)} messages in {runtime.db_path}>"
 
     @property
@@ -409,10 +415,12 @@ class Think:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            result: TurnResult = script_loop().run_until_complete(self.send(text, context=context))
-            return result
-        raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
-                        "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
+            pass  # a script: no loop runs here (run the turn outside the except, so its errors chain cleanly)
+        else:
+            raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
+                            "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
+        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context))
+        return result
 
     async def save_messages(self, messages: Messages, *, signal: AbortSignal | None = None) -> TurnResult:
         """Append messages (or `fn(current_messages) -> messages`, evaluated when the turn starts)
@@ -484,7 +492,9 @@ class Think:
 
     def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
-        that message still wait, or `auto_continue=False`). Raises `UserError` if nothing waits."""
+        that message still wait, or `auto_continue=False`). In a script (no running event loop, as
+        for `run()`), the continuation runs before this returns, and None is returned. Raises
+        `UserError` if nothing waits."""
         return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue)
 
     def deny(self, tool_call_id: str, reason: str | None = None, *,

@@ -79,6 +79,6 @@ _SUGGEST = {"session": "http_session", "messages": "my_messages", "name": "label
 def clash(attr: str, where: str) -> str:
     """The one-line error for reusing Think's name `attr` (`where`: the class or the assignment)."""
     what = RESERVED[attr]
-    kind = f"Think's {what}" if what != "a method" else f"a method of Think (agent.{attr}(...))"
+    kind = f"a name of Think's ({what})" if what != "a method" else f"a method of Think's (agent.{attr}(...))"
     return (f"{where}: {attr!r} is {kind}, so the agent cannot hold yours under that name; call yours "
             f"something else, e.g. {_SUGGEST.get(attr, 'my_' + attr)!r} (see think_nb.names).")

@@ -133,7 +133,9 @@ class AgentRuntime:
             static = agent.get_extensions()
         self.extensions.restore(static)  # static, then stored extensions load in the background
         self.scheduler = Scheduler(self, agent.schedule_clock)
-        self.scheduler.reconcile(agent.get_scheduled_tasks())  # declared tasks; stored ones re-armed
+        with user_code("get_scheduled_tasks", agent):
+            declared = agent.get_scheduled_tasks()
+        self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
         self.scheduler.kick()
 
     def _model_hint(self) -> Any:

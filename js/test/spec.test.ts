@@ -13,7 +13,7 @@ import { FRAME, STATUSES, TRAITS } from "../src/spec";
 import { displayStatus, initialState, setStatus } from "../src/state";
 
 const SRC = join(__dirname, "..", "src");
-const SPEC = JSON.parse(readFileSync(join(__dirname, "..", "..", "think_nb", "protocol_spec.json"), "utf8")) as {
+const SPEC = JSON.parse(readFileSync(join(__dirname, "..", "..", "think_nb", "panel", "protocol_spec.json"), "utf8")) as {
   frames: Record<string, string>;
   statuses: string[];
   traits: Record<string, string>;

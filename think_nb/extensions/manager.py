@@ -93,6 +93,11 @@ class ExtensionManager:
     def restore(self, static: list) -> None:
         """Load `get_extensions()` then the stored ones, in a task on the running loop (else the
         script loop); `ready()` waits for it. Bad static configs raise `UserError` here, at creation."""
+        if static is None:
+            static = []
+        if not isinstance(static, (list, tuple)):
+            raise UserError(f"get_extensions() returned {static!r:.60}; return a list of {{'manifest': ..., "
+                            "'source': ...}} dicts.")
         configs = [_config(c) for c in static]
         stored = self.rows.all()
         if not configs and not stored:

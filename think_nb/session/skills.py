@@ -72,6 +72,8 @@ class SkillDirectory:
 def collect(sources: Any) -> dict[str, Skill]:
     """`{name: Skill}` from `get_skills()`'s sources, first registration of a name winning."""
     registry: dict[str, Skill] = {}
+    if sources is not None and (isinstance(sources, (str, bytes)) or not isinstance(sources, (list, tuple))):
+        raise UserError(f"get_skills() returned {sources!r:.60}; return a list of SkillDirectory(path) or Skill(...).")
     for source in sources or []:
         items = source.skills() if hasattr(source, "skills") else [source]
         for skill in items:

@@ -24,6 +24,9 @@ def resolve_tools(tools: Iterable[Any] | Mapping[str, Any] | None) -> dict[str, 
     """
     if not tools:
         return {}
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, (Iterable, Mapping)):
+        raise UserError(f"get_tools() returned {tools!r:.60}; return a list of functions / Tools, or a dict "
+                        "name -> tool.")
     items = tools.items() if isinstance(tools, Mapping) else ((None, t) for t in tools)
     resolved: dict[str, Tool] = {}
     for key, item in items:

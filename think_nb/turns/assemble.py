@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from think_nb.errors import UserError
 from think_nb.mcp.servers import merge as mcp_merge
 from think_nb.tools import builtin
 from think_nb.tools.client import from_schemas
@@ -26,7 +27,12 @@ LAST_CLIENT_TOOLS = "lastClientTools"
 async def system_prompt(host: AgentHost) -> str:
     """The system prompt of the next model call."""
     prompt = await (await host.session_ready()).system_prompt()
-    return prompt if prompt is not None else await call_hook(host.agent, "get_system_prompt")
+    if prompt is None:
+        prompt = await call_hook(host.agent, "get_system_prompt")
+        if not isinstance(prompt, str):
+            raise UserError(f"{type(host.agent).__name__}.get_system_prompt() returned {prompt!r:.60}; return the "
+                            "system prompt as a string.")
+    return prompt
 
 
 async def tools(host: AgentHost) -> dict[str, Any]:

@@ -434,7 +434,13 @@ class TurnEngine:
         self.continue_after.discard(message["id"])
         try:
             asyncio.get_running_loop()
-        except RuntimeError:
+        except RuntimeError:  # a script (`agent.run`): the continuation runs now, on the script loop, as run() does
+            from think_nb.aio import script_loop
+
+            async def continuation() -> Any:
+                return await self.start([], new_id("req"), trigger="continuation", continuation=True)
+
+            script_loop().run_until_complete(continuation())
             return None
         return self.start([], new_id("req"), trigger="continuation", continuation=True)  # type: ignore[return-value]
 
