@@ -176,6 +176,25 @@ WATCH_LENGTHS = f"""() => {{ window.__chatLengths = []; const root = {CHAT_ROOT}
         .observe(root, {{subtree: true, childList: true, characterData: true}}); }}"""
 
 
+def click_while_it_moves(page, button, *, until, attempts: int = 40) -> None:
+    """A real mouse click on `button` while the reply streaming above it pushes it down a little at
+    every chunk: Playwright's `click()` waits for the element to stand still, which a button under a
+    growing reply never does (and in `marimo edit` the fixed footer may cover the page's bottom edge).
+    Scroll it to the middle, click where it is now, and repeat until `until` shows the click took."""
+    for _ in range(attempts):
+        button.evaluate("el => el.scrollIntoView({block: 'center'})")
+        box = button.bounding_box()
+        if box is None:  # gone: the reply ended (and `until` says whether the click took)
+            break
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        try:
+            expect(until).to_be_visible(timeout=500)
+            return
+        except AssertionError:
+            continue
+    expect(until).to_be_visible()
+
+
 @pytest.mark.parametrize("marimo_app", ["edit"], indirect=True)
 def test_marimo_chat_streams_approves_and_stops_in_marimos_chat_element(marimo_app: tuple[str, str], page) -> None:
     _, url = marimo_app
@@ -215,6 +234,7 @@ def test_marimo_chat_streams_approves_and_stops_in_marimos_chat_element(marimo_a
     box.type("Say something long")
     box.press("Enter")
     expect(replies.last).to_contain_text("slow chat", timeout=TURN_MS)
-    page.locator("marimo-chatbot form button").filter(has=page.locator("svg.lucide-square")).click()
+    click_while_it_moves(page, page.locator("marimo-chatbot form button").filter(has=page.locator("svg.lucide-square")),
+                         until=page.locator("marimo-chatbot form button[aria-label='Send message']"))
     expect(page.locator("marimo-chatbot form button[aria-label='Send message']")).to_be_visible()
     assert len(replies.last.text_content() or "") < len("slow chat " * 400)
