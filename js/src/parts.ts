@@ -183,6 +183,7 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   }
   const reason = h("input", "think-deny-reason");
   reason.placeholder = "reason (optional)";
+  reason.dataset.focusKey = `deny-reason:${part.toolCallId}`; // render.ts gives focus back after a rebuild
   reason.value = typedReasons.get(part.toolCallId) ?? "";
   reason.addEventListener("input", () => typedReasons.set(part.toolCallId, reason.value));
   const approve = h("button", "think-approve", "Approve");

@@ -115,6 +115,31 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: st
 const same = (a: ViewMessage, b: ViewMessage): boolean =>
   a.message === b.message && a.rawInput === b.rawInput && a.errorText === b.errorText && a.live === b.live;
 
+/** The field being typed into inside `list` (one that carries a `data-focus-key`), with its caret. */
+interface FocusedField {
+  el: HTMLInputElement;
+  key: string;
+  start: number | null;
+  end: number | null;
+}
+
+function focusedField(list: HTMLElement): FocusedField | null {
+  const el = list.ownerDocument.activeElement;
+  if (!(el instanceof HTMLInputElement) || !el.dataset.focusKey || !list.contains(el)) return null;
+  return { el, key: el.dataset.focusKey, start: el.selectionStart, end: el.selectionEnd };
+}
+
+/** A rebuilt card replaced the field the user was typing into (a deny reason while the transcript
+ * or the annotations update): the new field takes the focus and the caret, so no keystroke is lost. */
+function refocus(list: HTMLElement, was: FocusedField | null): void {
+  if (!was || was.el.isConnected) return;
+  const now = Array.from(list.querySelectorAll<HTMLInputElement>("input[data-focus-key]"))
+    .find((el) => el.dataset.focusKey === was.key);
+  if (!now || now.disabled) return;
+  now.focus();
+  if (was.start !== null && was.end !== null) now.setSelectionRange(was.start, was.end);
+}
+
 export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const root = h("div", "think-panel");
   const style = document.createElement("style");
@@ -226,6 +251,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   };
 
   function drawMessages(views: ViewMessage[], state: PanelState, meta: PanelMeta): void {
+    const focused = focusedField(list);
     const next = new Map<string, Cached>();
     const lastAssistant = views.map((v) => v.message.role).lastIndexOf("assistant");
     const approvalPending = state.status === "awaiting-approval" ||
@@ -264,6 +290,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     cache = next;
     empty.textContent = emptyHint(meta);
     reconcile(list, els.length ? els : [empty]); // unchanged messages stay in place (and laid out)
+    refocus(list, focused);
     pinToBottom();
   }
 

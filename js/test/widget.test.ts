@@ -126,6 +126,27 @@ describe("ChatPanel front end", () => {
     expect($<HTMLButtonElement>("button.think-approve")?.disabled).toBe(true);
   });
 
+  it("a rebuilt card keeps the deny reason being typed: its value, the focus and the caret", async () => {
+    const tool = { type: "tool-delete_file", toolCallId: "c1", state: "approval-requested", input: {}, approval: { id: "ap" } };
+    const messages = [user, { id: "a1", role: "assistant", parts: [tool] }];
+    const { model, $ } = await mount({ status: "awaiting-approval", messages });
+    const typed = $<HTMLInputElement>("input.think-deny-reason")!;
+    typed.focus();
+    typed.value = "I still";
+    typed.dispatchEvent(new Event("input"));
+    typed.setSelectionRange(2, 2);
+    model.set("messages", [user, { ...messages[1], parts: [{ ...tool }] }]); // the transcript again: the card is rebuilt
+    const now = $<HTMLInputElement>("input.think-deny-reason")!;
+    expect(now).not.toBe(typed);
+    expect(now.value).toBe("I still");
+    expect(document.activeElement).toBe(now);
+    expect([now.selectionStart, now.selectionEnd]).toEqual([2, 2]);
+    now.value = "I still need it";
+    now.dispatchEvent(new Event("input"));
+    $<HTMLButtonElement>("button.think-deny")!.click();
+    expect(model.sent.at(-1)).toEqual({ type: FRAME.TOOL_APPROVAL, toolCallId: "c1", approved: false, reason: "I still need it" });
+  });
+
   it("approve sends approved: true", async () => {
     const tool = { type: "tool-rm", toolCallId: "c2", state: "approval-requested", input: {}, approval: { id: "ap" } };
     const { model, $ } = await mount({ messages: [user, { id: "a1", role: "assistant", parts: [tool] }] });

@@ -37,7 +37,9 @@ def test_deny_sends_output_denied_and_the_model_answers(notebook, app: str) -> N
     send(panel, "Delete a.txt")
     card = panel.locator(".think-tool[data-tool-name=delete_file]")
     expect(card).to_have_attribute("data-state", "approval-requested", timeout=TURN_MS)
-    card.locator("input.think-deny-reason").fill("I still need it")
+    reason = card.locator("input.think-deny-reason")
+    reason.fill("I still need it")
+    expect(reason).to_have_value("I still need it")  # a card rebuilt while typing keeps what was typed
     card.locator("button.think-deny").click()
     expect(card).to_have_attribute("data-state", "output-denied", timeout=TURN_MS)
     expect(card.locator(".think-tool-error")).to_contain_text("I still need it")
