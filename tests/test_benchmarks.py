@@ -32,7 +32,7 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_first_turn.py", ["turn 1 max loop stall", "kernel: 2nd %%think", "cpu loop alone"], []),
     ("bench_workspace.py", ["grep over 500 files", "execute, 100 inner calls", "same in a hooked turn"], []),
     ("bench_extensions.py", ["extension tool call (20 calls)", "before_turn hook (10 calls)"], []),
-    ("bench_local_eval.py", ["embedded-model eval: 5 prompts", "smollm2  chosen", "degenerate"],
+    ("bench_local_eval.py", ["embedded-model eval: 7 prompts", "smollm2  chosen", "degenerate"],
      [pytest.mark.localmodel]),
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),
     ("bench_embedded.py", ["first token after import, s", "litellm imported                False",

@@ -86,8 +86,13 @@ async def test_trace_has_one_row_per_hook_call_and_chunk_group() -> None:
     assert list(frame.columns) == ["t_ms", "kind", "hook", "step", "tool", "summary", "duration_ms"]
     assert frame.attrs["request_id"] == agent.turns()[-1]["request_id"]
     compact = [(r.kind, r.hook, r.tool if isinstance(r.tool, str) else None) for r in frame.itertuples()]
-    assert compact[:6] == [("hook", "before_turn", None), ("chunks", "start", None), ("chunks", "start-step", None),
-                           ("chunks", "text-start", None), ("chunks", "text-delta", None), ("chunks", "text-end", None)]
+    model = agent.get_model()
+    assert compact[:7] == [("hook", "before_turn", None), ("chunks", "start", None), ("chunks", "start-step", None),
+                           ("model", model, None), ("chunks", "text-start", None), ("chunks", "text-delta", None),
+                           ("chunks", "text-end", None)]
+    calls = frame[frame.kind == "model"]
+    assert list(calls.step) == [0, 1] and calls.summary.iloc[0] == "2 messages, tools: add, mul"
+    assert frame[frame.hook == "before_turn"].summary.iloc[0].startswith('{"tools":["add","mul"],')
     hooks = [(h, t) for k, h, t in compact if k == "hook"]
     assert hooks[0] == ("before_turn", None) and hooks[-1] == ("on_chat_response", None)
     assert sorted(hooks[1:5]) == [("after_tool_call", "add"), ("after_tool_call", "mul"),

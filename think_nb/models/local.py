@@ -23,6 +23,7 @@ import contextlib
 import html
 import importlib.util
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -165,13 +166,53 @@ def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
     for key in ("temperature", "top_p", "seed", "stop", "frequency_penalty", "presence_penalty"):
         if optional_params.get(key) is not None:
             params[key] = optional_params[key]
-    tools = optional_params.get("tools")
     choice = optional_params.get("tool_choice", "auto")
-    after_tool = bool(messages) and messages[-1].get("role") == "tool"
-    if not tools or choice == "none" or after_tool:
+    tools = sent_tools(messages, optional_params.get("tools") or [], choice)
+    if not tools:
         return params, True
     params.update(tools=bound_tools(tools), tool_choice=choice)
     return params, False
+
+
+def sent_tools(messages: list, tools: list[dict], choice: Any = "auto") -> list[dict]:
+    """The tool declarations one call of the embedded model is sent: none after a tool result
+    (it would call the same tool again) or with `tool_choice="none"`, else `offered_tools`."""
+    if choice == "none" or (bool(messages) and messages[-1].get("role") == "tool"):
+        return []
+    return offered_tools(messages, tools, choice)
+
+
+TOOL_POLICY = "named"
+"""Which of a step's tools the embedded model is offered when it may choose (`tool_choice="auto"`):
+`"named"`, the tools the user's last message names (a word of the tool's name, e.g. "add",
+"weather" for `get_weather`, "notes" for `search_notes`; "tool"/"tools" names them all), else none
+(the step then streams a plain answer); `"all"`, every tool (what hosted models get). A forced
+`tool_choice` always gets every tool. Chosen with bench/bench_local_eval.py (see `SAMPLING`'s
+figures and the README): offered every tool, SmolLM2-135M calls one for most plain messages ("My
+name is Sam" called a gated `delete_file`) and each such step is one non-streamed call of seconds."""
+_GENERIC_WORDS = frozenset({"get", "set", "do", "run", "make", "use", "the", "a", "an", "of", "to", "by", "for",
+                            "with", "and", "or", "in", "on", "my", "is", "it", "tool"})
+
+
+def offered_tools(messages: list, tools: list[dict], choice: Any = "auto", policy: str | None = None) -> list[dict]:
+    """The tools of `tools` (OpenAI function declarations) the embedded model is offered for
+    `messages` under `policy` (default `TOOL_POLICY`; see there)."""
+    policy = policy or TOOL_POLICY
+    if not tools or policy == "all" or choice not in ("auto", None):
+        return tools
+    text = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+    words = set(re.findall(r"[a-z0-9]+", text.lower() if isinstance(text, str) else str(text).lower()))
+    if words & {"tool", "tools"} and not any(_names(tool, words) for tool in tools):
+        return tools
+    return [tool for tool in tools if _names(tool, words)]
+
+
+def _names(tool: dict, words: set[str]) -> bool:
+    """Does a message of `words` name `tool`? A word of its name (split at `_`, `-` and case, not
+    a generic word such as "get"), or a message word starting with one ("multiply" names `mul`)."""
+    name = (tool.get("function") or {}).get("name") or ""
+    parts = {p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)} - _GENERIC_WORDS
+    return any(w == p or (len(p) >= 3 and w.startswith(p)) for p in parts for w in words)
 
 
 def bound_tools(tools: list[dict], limit: int = MAX_ARGUMENT_LENGTH) -> list[dict]:
@@ -207,7 +248,8 @@ def _replay(result: dict) -> Iterator[dict]:
                                  "function": {"name": call["function"]["name"],
                                               "arguments": call["function"].get("arguments") or "{}"}})
     usage = result.get("usage")
-    yield _generic(finish="tool_calls" if calls else "stop", usage=usage)
+    finish = "tool_calls" if calls else (result["choices"][0].get("finish_reason") or "stop")
+    yield _generic(finish=finish, usage=usage)
 
 
 def _is_empty(result: dict) -> bool:
@@ -216,7 +258,12 @@ def _is_empty(result: dict) -> bool:
 
 
 async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]:
-    """Run a streamed llama-cpp call on a worker thread and yield generic chunks as they come."""
+    """Run a streamed llama-cpp call on a worker thread and yield generic chunks as they come.
+
+    The turn hears "reading the prompt…" (`progress.READING_PROMPT`) until the first token. The
+    last chunk carries llama-cpp's finish reason (`stop`, or `length` at `max_tokens`) and the
+    call's usage, which llama-cpp's stream does not report: completion tokens are the tokens
+    streamed, prompt tokens what the context holds besides them (`_stream_usage`)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
     stop = threading.Event()
@@ -226,23 +273,32 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
             llama = get_llama()
             with _call_lock:
                 pieces = llama.create_chat_completion(messages=messages, stream=True, **params)
+                finish, tokens = "stop", 0
                 for piece in pieces:
                     if stop.is_set():
                         break
-                    delta = html.unescape(piece["choices"][0]["delta"].get("content") or "")
+                    choice = piece["choices"][0]
+                    finish = choice.get("finish_reason") or finish
+                    raw = choice["delta"].get("content") or ""
+                    tokens += bool(raw)  # llama-cpp yields one piece per generated token
+                    delta = html.unescape(raw)
                     if delta:
                         loop.call_soon_threadsafe(queue.put_nowait, _generic(text=delta))
-            # llama-cpp's stream reports no usage (and its context position is not the prompt's
-            # length): unknown, never a made-up 0 (the non-streamed tool path reports real counts)
-            loop.call_soon_threadsafe(queue.put_nowait, _generic(finish="stop"))
+                usage = _stream_usage(llama.n_tokens, tokens, finish)
+            loop.call_soon_threadsafe(queue.put_nowait, _generic(finish=finish, usage=usage))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             loop.call_soon_threadsafe(queue.put_nowait, exc)
 
     thread = threading.Thread(target=work, name="think-local-model", daemon=True)
+    reading = True
+    progress.report(progress.READING_PROMPT)
     thread.start()
     try:
         while True:
             item = await queue.get()
+            if reading:
+                reading = False
+                progress.report(None)
             if isinstance(item, BaseException):
                 raise item
             yield item
@@ -250,6 +306,21 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
                 return
     finally:
         stop.set()
+        if reading:
+            progress.report(None)
+
+
+def _stream_usage(context_tokens: int, completion_tokens: int, finish: str) -> dict | None:
+    """Usage of a streamed call from llama-cpp's context after it (`Llama.n_tokens`: the prompt's
+    tokens and the generated ones that were evaluated; the last token sampled at `max_tokens` is
+    not). Measured against the non-streamed call's reported usage for the same prompt (SmolLM2,
+    llama-cpp-python 0.3.x): `stop` 16 + 7 = 23 in context, `length` 18 + 10 = 27 in context.
+    None (unknown) when the counts do not add up."""
+    prompt = context_tokens - completion_tokens + (1 if finish == "length" else 0)
+    if completion_tokens < 0 or prompt <= 0:
+        return None
+    return {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+            "total_tokens": prompt + completion_tokens}
 
 
 def _for_template(messages: list) -> list[dict]:
@@ -281,19 +352,31 @@ def _call_text(function: dict) -> str:
     return f"{function['name']}({inner})"
 
 
-def adapt_messages(messages: list) -> list[dict]:
-    """The messages the embedded model is given for an OpenAI-style history: the exchange in
-    progress (`_current_exchange`), in the form its template takes (`_for_template`)."""
-    return _for_template(_current_exchange(messages))
+def adapt_messages(messages: list, history: str | None = None) -> list[dict]:
+    """The messages the embedded model is given for an OpenAI-style history: what `sent_messages`
+    keeps, in the form its template takes (`_for_template`)."""
+    return _for_template(sent_messages(messages, history))
 
 
-def _current_exchange(messages: list) -> list:
-    """System messages plus everything from the last user message on. Measured on SmolLM2-135M:
+HISTORY = "exchange"
+"""What of the history the embedded model reads: `"exchange"`, the system messages and the
+exchange in progress (from the last user message on); `"window"`, the last `HISTORY_TURNS` user
+turns and what followed them. Hosted models always get the whole history. Chosen with
+bench/bench_local_eval.py (`recall` and `again` prompts, README "What the embedded model sees")."""
+HISTORY_TURNS = 3
+
+
+def sent_messages(messages: list, history: str | None = None) -> list:
+    """The OpenAI messages of `messages` the embedded model is sent (before `_for_template`), per
+    `history` (default `HISTORY`): the system messages, then everything from the last user message
+    on (`"exchange"`) or from the `HISTORY_TURNS`-th last (`"window"`). Measured on SmolLM2-135M:
     with earlier tool exchanges in its prompt it imitates them (writes `functions.add:` or invents
-    "The add tool returned ...") instead of calling the tool, so the embedded model sees only the
-    exchange in progress. Hosted models always get the whole history."""
-    last_user = max((n for n, m in enumerate(messages) if m.get("role") == "user"), default=0)
-    return [m for m in messages[:last_user] if m.get("role") == "system"] + messages[last_user:]
+    "The add tool returned ...") instead of calling the tool. The step view and `trace()` show this
+    list (`think_nb.models.sent`)."""
+    turns = HISTORY_TURNS if (history or HISTORY) == "window" else 1
+    users = [n for n, m in enumerate(messages) if m.get("role") == "user"]
+    first = users[-turns] if len(users) >= turns else (users[0] if users else 0)
+    return [m for m in messages[:first] if m.get("role") == "system"] + messages[first:]
 
 
 async def _ensure_loaded() -> None:
@@ -314,7 +397,8 @@ async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]
         async for chunk in _stream_in_thread(messages, params):
             yield chunk
         return
-    result = await asyncio.to_thread(_call, messages, params)
+    with progress.waiting(progress.CHOOSING_TOOL):  # many seconds, and nothing to stream meanwhile
+        result = await asyncio.to_thread(_call, messages, params)
     if _is_empty(result):
         params = {k: v for k, v in params.items() if k not in ("tools", "tool_choice")}
         async for chunk in _stream_in_thread(messages, params):

@@ -5,6 +5,10 @@ when it starts waiting for something slow and `report(None)` when the wait is ov
 
     "loading litellm…"        `litellm_env.aget_litellm` while the import runs on its thread
     "loading the local model…" `models/local.py` while the GGUF file is loaded (first call)
+    "thinking — choosing a tool…" `models/local.py` while the embedded model's non-streamed call
+                              with tools offered runs (llama-cpp cannot stream it; many seconds)
+    "reading the prompt…"     `models/local.py` until the first token of a streamed call (the
+                              embedded model evaluates the whole prompt before its first token)
     "waiting for MCP…"         hook point for MCP servers still connecting (no MCP yet)
 
 The reporter is a context variable, so only the turn that waits reports, and code that runs
@@ -26,6 +30,8 @@ _reporter: ContextVar[Reporter | None] = ContextVar("think_nb_progress", default
 LOADING_LITELLM = "loading litellm…"
 LOADING_LOCAL_MODEL = "loading the local model…"
 WAITING_FOR_MCP = "waiting for MCP…"
+CHOOSING_TOOL = "thinking — choosing a tool…"
+READING_PROMPT = "reading the prompt…"
 
 
 def report(detail: str | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,3 +63,21 @@ def resolve_model(value: Any) -> ModelConfig:
         raise ModelError(f"Real model requests are disabled here (THINK_NB_ALLOW_MODEL_REQUESTS=0), so "
                          f"{config.model!r} was not called; use think_nb.testing.ScriptedModel or opt in.")
     return config
+
+
+REGENERATE_SAMPLING: dict[str, float] = {"temperature": 0.8, "top_p": 0.95}
+"""How a regenerated reply of the embedded model is sampled (it decodes greedily otherwise, so
+Regenerate would give the very same reply)."""
+
+
+def regenerate_options(config: ModelConfig, options: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """The call options of a regenerated reply's model calls (`regenerate()`, the panel's
+    Regenerate). The embedded model decodes greedily (`think_nb.models.local.SAMPLING`), so there
+    a regenerate samples: `REGENERATE_SAMPLING` with a seed taken from `request_id` (a new
+    request gives a new reply; the same request id the same one), unless the turn or the
+    `ModelConfig` sets a temperature. Hosted and scripted models keep `options` as they are
+    (hosted models sample by default)."""
+    if config.provider != LOCAL_PROVIDER or options.get("temperature") is not None \
+            or config.options.get("temperature") is not None:
+        return options
+    return {**options, **REGENERATE_SAMPLING, "seed": zlib.crc32(request_id.encode())}

@@ -14,8 +14,10 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
   (panel, `%%think`, `agent.send`, `submit_messages`) is `submitted` from the call on;
 - keeps the status detail, what the newest running turn waits for (`detail`): "queued behind N
   turn(s)" (`message_concurrency` queue), or what its model path reported
-  (`think_nb.models.progress`: "loading litellm…", "loading the local model…"); a turn whose
-  only chunks so far are `start` markers and that waits is `submitted`, not `streaming`;
+  (`think_nb.models.progress`: "loading litellm…", "loading the local model…", "thinking —
+  choosing a tool…"); a turn is `streaming` only once it sent something a person sees (text,
+  reasoning, a tool call: not the `start`/`start-step` markers, `SILENT_CHUNKS`) and is not
+  waiting for its model again; before that it is `submitted`, with the wait as the detail;
 - answers the resume handshake's questions: turns streaming (`active`), accepted but not
   streaming (`pending`), the last terminal outcome (`terminal`), recovery (`recovering`);
 - keeps the agent's memory state for the context tab (`session_state()`);
@@ -50,6 +52,9 @@ if TYPE_CHECKING:
 __all__ = ["PANEL_EVENTS", "PanelSource", "ViewHub"]
 
 PANEL_EVENTS = EVENTS | {"on_annotations", "on_status", "on_runner"}
+SILENT_CHUNKS = frozenset({"start", "start-step", "finish-step", "message-metadata"})
+"""Chunks that show a person nothing: a turn that sent only these is not `streaming` yet (the
+embedded model's first step with tools is one non-streamed call of many seconds)."""
 """What the hub tells its panels: the agent's events plus the annotations, the status and the runner."""
 
 
@@ -98,6 +103,7 @@ class ViewHub:
     def __init__(self, agent: PanelSource) -> None:
         self._agent = agent
         self._streaming: set[str] = set()
+        self._shown: set[str] = set()  # turns that sent something a person sees (text, a tool call, ...)
         self._decisions: dict[str, dict] = {}  # toolCallId -> {action, reason} (data-tool-decision)
         self._submitted: set[str] = set()
         self._panel_tools: set[str] = set()
@@ -243,6 +249,9 @@ class ViewHub:
             self._submitted.discard(request_id)
             self.error = ""
         kind = chunk.get("type")
+        if kind not in SILENT_CHUNKS and request_id not in self._shown:
+            self._shown.add(request_id)
+            first = True  # `streaming` from now (not at the `start` marker, which shows nothing)
         if kind == "start" and chunk.get("messageId"):
             self._message_of[request_id] = chunk["messageId"]
         elif kind == "finish" and request_id in self._message_of:
@@ -262,6 +271,7 @@ class ViewHub:
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
         self._waits.pop(request_id, None)
         self._streaming.discard(request_id)
+        self._shown.discard(request_id)
         self._submitted.discard(request_id)
         if request_id in self._running:
             self._running.remove(request_id)
@@ -289,6 +299,7 @@ class ViewHub:
         self._waits.clear()
         self._submitted.clear()
         self._streaming.clear()
+        self._shown.clear()
         self._finish.clear()
         self.error = ""
         self._fan_out("on_clear")
@@ -375,7 +386,7 @@ class ViewHub:
         agent = self._agent
         running = agent.is_running
         return StatusFacts(
-            paused_at=self.paused_at, streaming=frozenset(self._streaming), waiting=dict(self._waits),
+            paused_at=self.paused_at, streaming=frozenset(self._shown), waiting=dict(self._waits),
             recovering=agent.recovering, submitted=frozenset(self._submitted), running=tuple(self.running()),
             agent_running=running, debouncing=bool(running and agent.debouncing_turns()),
             queue=(*agent.streaming_turns(), *agent.pending_turns()), error=self.error)

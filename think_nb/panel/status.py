@@ -6,7 +6,9 @@ hub (`think_nb.panel.hub.ViewHub`) gathers the facts and sends what this returns
 order (the first that holds wins):
 
 1. a step-mode turn paused at a hook: `paused`;
-2. a turn streams (not just waiting for litellm or the model to load): `streaming`;
+2. a turn streams: it sent something a person sees (text, reasoning, a tool call; not just the
+   `start` markers) and its model path is not waiting now (for litellm, the model's load, or a
+   non-streamed model call such as the embedded model choosing a tool): `streaming`;
 3. a dead kernel's turns are being continued: `recovering`;
 4. a turn was sent, is queued or runs: `pending` while one waits out a debounce window, else
    `submitted`;
@@ -34,7 +36,7 @@ class StatusFacts:
     paused_at: str = ""
     """The hook a step-mode turn waits at ("" when none)."""
     streaming: frozenset[str] = frozenset()
-    """Turns that sent chunks."""
+    """Turns that sent a chunk a person sees (`think_nb.panel.hub.SILENT_CHUNKS` do not count)."""
     waiting: Mapping[str, str] = field(default_factory=dict)
     """Turn -> what its model path waits for (litellm's import, the model's load)."""
     recovering: bool = False
@@ -63,7 +65,7 @@ def status_of(facts: StatusFacts) -> tuple[str, str]:
 def _status(facts: StatusFacts) -> str:
     if facts.paused_at:
         return "paused"
-    if facts.streaming - facts.waiting.keys():  # a turn waiting for litellm has sent only `start`
+    if facts.streaming - facts.waiting.keys():  # a turn waiting again (its next step's model call) is not
         return "streaming"
     if facts.recovering:
         return "recovering"

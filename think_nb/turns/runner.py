@@ -23,7 +23,8 @@ from think_nb.messages.ids import new_id
 from think_nb.models import progress
 from think_nb.models import usage as usage_model
 from think_nb.models.litellm_env import get_litellm, preload_for
-from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
+from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, regenerate_options, resolve_model
+from think_nb.models.sent import sent
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import scrub, secrets_of
 from think_nb.tools.toolset import resolve_tools
@@ -285,6 +286,8 @@ class Turn:
         if ran and config.messages is None:
             base_messages = to_model_messages(await assemble.history(self.host), stored=True)
         options = config.litellm_options()
+        if self.trigger == "regenerate":
+            options = regenerate_options(self.model, options, self.request_id)
         max_steps = config.max_steps if config.max_steps is not None else self.host.max_steps
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
         if self.continuation:
@@ -297,8 +300,10 @@ class Turn:
             sys_msg = [{"role": "system", "content": system}] if system else []
             model_messages = sys_msg + base_messages + to_model_messages([self.acc.message])
             assert self.model is not None  # resolved by _prepare
-            outcome = await stream_step(self.model, model_messages, [t.schema() for t in tools.values()],
-                                        self.emit, **options)
+            schemas = [t.schema() for t in tools.values()]
+            self.tracer.model_call(self.model.model, step, sent(self.model, model_messages, schemas,
+                                                                options).summary(len(schemas)))
+            outcome = await stream_step(self.model, model_messages, schemas, self.emit, **options)
             self._add_usage(outcome)
             self._persist()  # a kernel killed while tools run leaves parts the next turn repairs
             runner = StepTools(self.hooks, tools, self.emit, model_messages, step)

@@ -1,9 +1,11 @@
 """The hook trace and the recording of a turn.
 
-Every turn records (1) one row per hook call, per group of consecutive same-type chunks and per
+Every turn records (1) one row per hook call, per model call (what it is sent: `3 of 9 messages,
+tools: add (1 of 4)`, `think_nb.models.sent`), per group of consecutive same-type chunks and per
 wait before the model could answer ("loading litellm…", "loading the local model…",
-`think_nb.models.progress`), `{t_ms, kind: "hook" | "chunks" | "wait", hook, step, tool, summary,
-duration_ms}`, and (2) every
+"thinking — choosing a tool…", `think_nb.models.progress`), `{t_ms, kind: "hook" | "model" |
+"chunks" | "wait", hook, step, tool, summary, duration_ms}` (a hook row's summary names the
+context's tools, never their schemas), and (2) every
 UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
 stored with the turn in SQLite (table `think_turn_traces`) and bounded: at most `MAX_ROWS` rows and
 `MAX_CHUNKS` chunks per turn, and the latest `store.traces.KEEP_TURNS` turns per agent.
@@ -28,7 +30,11 @@ def summarize(value: Any) -> str:
     if value is None:
         return ""
     if hasattr(value, "__dataclass_fields__"):
-        value = {k: getattr(value, k) for k in value.__dataclass_fields__ if k not in ("messages", "tools")}
+        fields = value.__dataclass_fields__
+        shown = {k: getattr(value, k) for k in fields if k not in ("messages", "tools")}
+        if "tools" in fields and isinstance(getattr(value, "tools"), dict):  # names only; schemas: the step view
+            shown = {"tools": list(getattr(value, "tools")), **shown}
+        value = shown
     value = redact(value)  # credentials (api_key, *_token, ...) never reach a trace row
     try:
         text = value if isinstance(value, str) else jsonsafe.dumps(value)
@@ -62,6 +68,12 @@ class Tracer:
         """A wait the model path reported (`think_nb.models.progress`) ended: one `wait` row."""
         self._add({"t_ms": started_ms, "kind": "wait", "hook": what, "step": step, "tool": None,
                    "summary": what, "duration_ms": round(self.now_ms() - started_ms, 3)})
+
+    def model_call(self, model: str, step: int | None, summary: str) -> None:
+        """A model call starts: one `model` row saying what it is sent (`think_nb.models.sent`:
+        how many of the turn's messages, which tools)."""
+        self._add({"t_ms": self.now_ms(), "kind": "model", "hook": model, "step": step, "tool": None,
+                   "summary": summary, "duration_ms": 0.0})
 
     def observed(self, started_ms: float) -> None:
         """`on_chunk` ran for the latest chunk: count it on that chunk group's row."""
