@@ -138,7 +138,7 @@ async def test_the_first_local_model_call_says_it_loads_the_model(recording_comm
     loading.set()
     await until(lambda: not agent.is_running and panel.status == "ready", "the turn ends", timeout=120)
     trace = agent.trace()
-    assert list(trace[trace["kind"] == "wait"]["hook"]) == [progress.LOADING_LOCAL_MODEL]
+    assert list(trace[trace["kind"] == "wait"]["hook"]) == [progress.LOADING_LOCAL_MODEL, progress.READING_PROMPT]
     assert agent.messages[-1]["role"] == "assistant"
 
 

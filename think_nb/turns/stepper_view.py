@@ -1,10 +1,11 @@
 """Rich display of a step-mode pause (`HookEvent._repr_html_`): the hook, where it is, its context.
 
-`before_turn` shows the model, the system prompt, the model messages as a DataFrame, and the tool
-names, each schema folded under its name (`<details>`, click to open); for a model that is sent
-less than the turn's messages and tools (the embedded model: `think_nb.models.sent`) it says what it
-is sent, marks each message `sent` yes/no and strikes out the tools it is not offered; tool hooks show the name and input (and output or error, time); a step
-shows its text, tool calls and usage; `done` shows the turn's result.
+`before_turn` shows the model, the system prompt, the model messages as a DataFrame, and the
+tool names, each schema folded under its name (`<details>`, click to open); for a model that is
+sent less than the turn's messages and tools (the embedded model: `think_nb.models.sent`) it
+says what it is sent, marks each message `sent` yes/no and strikes out the tools it is not
+offered; tool hooks show the name and input (and output or error, time); a step shows its text,
+tool calls and usage; `done` shows the turn's result.
 """
 
 from __future__ import annotations

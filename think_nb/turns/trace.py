@@ -32,8 +32,8 @@ def summarize(value: Any) -> str:
     if hasattr(value, "__dataclass_fields__"):
         fields = value.__dataclass_fields__
         shown = {k: getattr(value, k) for k in fields if k not in ("messages", "tools")}
-        if "tools" in fields and isinstance(getattr(value, "tools"), dict):  # names only; schemas: the step view
-            shown = {"tools": list(getattr(value, "tools")), **shown}
+        if "tools" in fields and isinstance(value.tools, dict):  # names only; schemas: the step view
+            shown = {"tools": list(value.tools), **shown}
         value = shown
     value = redact(value)  # credentials (api_key, *_token, ...) never reach a trace row
     try:
