@@ -286,7 +286,7 @@ class Turn:
         if ran and config.messages is None:
             base_messages = to_model_messages(await assemble.history(self.host), stored=True)
         options = config.litellm_options()
-        if self.trigger == "regenerate":
+        if self.trigger == "regenerate" and self.model is not None:
             options = regenerate_options(self.model, options, self.request_id)
         max_steps = config.max_steps if config.max_steps is not None else self.host.max_steps
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
