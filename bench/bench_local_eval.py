@@ -242,7 +242,7 @@ def run_prompt(llama: Any, prompt: Prompt, setting: dict[str, Any]) -> dict[str,
     started = time.perf_counter()
     text, call = "", None
     if tools:
-        result = llama.create_chat_completion(messages=local.adapt_messages(messages, history), tools=tools,
+        result = llama.create_chat_completion(messages=local.adapt_messages(messages, history, True), tools=tools,
                                               tool_choice=choice, max_tokens=local.DEFAULT_MAX_TOKENS, **params)
         call = call_of(result)
         text = result["choices"][0]["message"].get("content") or ""

@@ -352,29 +352,35 @@ def _call_text(function: dict) -> str:
     return f"{function['name']}({inner})"
 
 
-def adapt_messages(messages: list, history: str | None = None) -> list[dict]:
+def adapt_messages(messages: list, history: str | None = None, tools: bool = False) -> list[dict]:
     """The messages the embedded model is given for an OpenAI-style history: what `sent_messages`
     keeps, in the form its template takes (`_for_template`)."""
-    return _for_template(sent_messages(messages, history))
+    return _for_template(sent_messages(messages, history, tools))
 
 
-HISTORY = "exchange"
+HISTORY = "auto"
 """What of the history the embedded model reads: `"exchange"`, the system messages and the
 exchange in progress (from the last user message on); `"window"`, the last `HISTORY_TURNS` user
-turns and what followed them. Hosted models always get the whole history. Chosen with
-bench/bench_local_eval.py (`recall` and `again` prompts, README "What the embedded model sees")."""
+turns and what followed them; `"auto"`, the window for a call that is offered no tools and whose
+exchange has no tool call yet (a plain answer), else the exchange. Hosted models always get the
+whole history. Chosen with bench/bench_local_eval.py (2026-12-02, load average ~13 on 2 cores):
+questions about an earlier turn (`recall`) were answered 0/4 from the exchange and 4/4 from the
+window; a tool request after an earlier tool exchange (`again`) was a valid call 2/3 from the
+exchange and 0/3 from the window (it imitates the earlier call instead of making one)."""
 HISTORY_TURNS = 3
 
 
-def sent_messages(messages: list, history: str | None = None) -> list:
+def sent_messages(messages: list, history: str | None = None, tools: bool = False) -> list:
     """The OpenAI messages of `messages` the embedded model is sent (before `_for_template`), per
-    `history` (default `HISTORY`): the system messages, then everything from the last user message
-    on (`"exchange"`) or from the `HISTORY_TURNS`-th last (`"window"`). Measured on SmolLM2-135M:
-    with earlier tool exchanges in its prompt it imitates them (writes `functions.add:` or invents
-    "The add tool returned ...") instead of calling the tool. The step view and `trace()` show this
-    list (`think_nb.models.sent`)."""
-    turns = HISTORY_TURNS if (history or HISTORY) == "window" else 1
+    `history` (default `HISTORY`; `tools`: the call offers tools): the system messages, then
+    everything from the last user message on (`"exchange"`) or from the `HISTORY_TURNS`-th last
+    (`"window"`). The step view and `trace()` show this list (`think_nb.models.sent`)."""
     users = [n for n, m in enumerate(messages) if m.get("role") == "user"]
+    history = history or HISTORY
+    if history == "auto":
+        current = messages[users[-1]:] if users else messages
+        history = "exchange" if tools or any(m.get("role") == "tool" for m in current) else "window"
+    turns = HISTORY_TURNS if history == "window" else 1
     first = users[-turns] if len(users) >= turns else (users[0] if users else 0)
     return [m for m in messages[:first] if m.get("role") == "system"] + messages[first:]
 
@@ -391,7 +397,7 @@ async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]
     """Generic streaming chunks for one call of the embedded model (see the module docstring)."""
     await _ensure_loaded()
     params, stream = _plan(messages, optional_params)
-    messages = adapt_messages(messages)
+    messages = adapt_messages(messages, tools=bool(params.get("tools")))
     if stream:
         params.pop("tools", None)
         async for chunk in _stream_in_thread(messages, params):
@@ -432,7 +438,7 @@ def _make_handler() -> Any:
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
             await _ensure_loaded()
-            result = await asyncio.to_thread(_call, adapt_messages(messages), params)
+            result = await asyncio.to_thread(_call, adapt_messages(messages, tools=bool(params.get("tools"))), params)
             return ModelResponse(**cast("dict[str, Any]", to_json_value(result)))
 
     return LocalModelHandler()

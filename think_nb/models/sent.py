@@ -2,9 +2,10 @@
 
 Hosted models (and scripted ones) are sent the turn's whole model messages and every tool. The
 embedded model is not (`think_nb.models.local`): it reads the system prompt and the exchange in
-progress (`local.HISTORY`), and is offered only the tools the user's message names
-(`local.TOOL_POLICY`), none after a tool result. `sent(config, messages, tools, options)` says
-which, so nothing shown claims the model saw more than it did.
+progress, or its last few exchanges when it answers without tools (`local.HISTORY`), and is
+offered only the tools the user's message names (`local.TOOL_POLICY`), none after a tool result.
+`sent(config, messages, tools, options)` says which, so nothing shown claims the model saw more
+than it did.
 """
 
 from __future__ import annotations
@@ -54,15 +55,15 @@ def sent(config: ModelConfig, messages: list[dict], tools: list[dict], options: 
         return Sent(list(messages), [True] * len(messages), tuple(_name(t) for t in tools))
     from think_nb.models import local
 
-    kept_messages = local.sent_messages(messages)
+    offered = local.sent_tools(messages, tools, options.get("tool_choice", "auto"))
+    kept_messages = local.sent_messages(messages, tools=bool(offered))
     ids = {id(m) for m in kept_messages}
     kept = [id(m) in ids for m in messages]
-    offered = local.sent_tools(messages, tools, options.get("tool_choice", "auto"))
     notes = []
     if not all(kept):
-        notes.append("the embedded model reads the system prompt and the exchange in progress"
-                     if local.HISTORY == "exchange" else
-                     f"the embedded model reads its last {local.HISTORY_TURNS} exchanges")
+        users = sum(m.get("role") == "user" for m in kept_messages)
+        notes.append("the embedded model reads the system prompt and the exchange in progress" if users <= 1 else
+                     f"the embedded model reads the system prompt and its last {users} exchanges")
     if len(offered) != len(tools):
         notes.append("it is offered only the tools the message names" if messages and
                      messages[-1].get("role") != "tool" else "no tools after a tool result")
