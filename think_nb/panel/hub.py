@@ -249,9 +249,9 @@ class ViewHub:
             self._submitted.discard(request_id)
             self.error = ""
         kind = chunk.get("type")
-        if kind not in SILENT_CHUNKS and request_id not in self._shown:
-            self._shown.add(request_id)
-            first = True  # `streaming` from now (not at the `start` marker, which shows nothing)
+        shown = kind not in SILENT_CHUNKS and request_id not in self._shown
+        if shown:
+            self._shown.add(request_id)  # `streaming` from now (not at the `start` marker, which shows nothing)
         if kind == "start" and chunk.get("messageId"):
             self._message_of[request_id] = chunk["messageId"]
         elif kind == "finish" and request_id in self._message_of:
@@ -265,7 +265,9 @@ class ViewHub:
             while len(self._decisions) > 1000:
                 del self._decisions[next(iter(self._decisions))]
             self._fan_out("on_annotations")
-        if first:
+        if shown:
+            self._refresh_now()  # at once: a reply that arrives whole still shows `streaming`
+        elif first:
             self.refresh_status()
 
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
