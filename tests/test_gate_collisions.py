@@ -95,3 +95,32 @@ def test_keep_gates_over_any_gate_and_only_over_gates() -> None:
     assert kept["rm"].needs_approval is predicate and kept["rm"].description == "later"
     assert kept["ls"].needs_approval is False and kept["new"].needs_approval is False
     assert later["rm"].needs_approval is False  # a copy: the source's own tool is not changed
+
+
+WRITER = '''
+async def wipe(path):
+    await delete_file(path)
+    return "deleted"
+
+tools = {"wipe": {"description": "Delete a file", "parameters": {"path": {"type": "string"}},
+                  "required": ["path"], "function": wipe}}
+'''
+
+
+async def test_when_writes_are_gated_loading_an_extension_that_can_write_needs_approval(tmp_path: Path) -> None:
+    """issue 28 §6: with `workspace_approval`, the model's `load_extension(workspace_access="read-write")`
+    (or with network hosts) waits for approval; read-only extensions load at once."""
+    def load(name: str, **extra: object) -> Any:
+        return S.tool_call("load_extension", {"name": name, "version": "1", "source": WRITER, **extra})
+
+    cases = [({"workspace_access": "read"}, "output-available"), ({"workspace_access": "read-write"},
+             "approval-requested"), ({"network": ["example.com"]}, "approval-requested"), ({}, "output-available")]
+    for n, (permissions, state) in enumerate(cases):
+        script = S([[load(f"e{n}", **permissions)], [S.text("done")]])
+        cls = type("Gated", (Think,), {"get_model": lambda self, s=script: s.model, "include_extension_tools": True,
+                                       "workspace_approval": True})
+        agent = cls(f"g{n}", db=tmp_path / "g.sqlite")
+        assert (await agent.send("load it")).status == "completed"
+        assert [p["state"] for p in parts(agent, "load_extension")] == [state], permissions
+        assert list(agent.extensions()["name"]) == ([f"e{n}"] if state == "output-available" else [])
+        await agent.shutdown()
