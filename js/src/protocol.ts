@@ -37,6 +37,13 @@ export interface ToolApproval {
   toolCallId: string;
   approved: boolean;
   reason?: string;
+  /** The tool input as the user edited it before approving (a `run_code` card's code), only when it changed. */
+  input?: Record<string, unknown>;
+}
+/** Panel → kernel: put back the bindings `run_code` call `toolCallId` changed (`agent.undo(id)`). */
+export interface ToolUndo {
+  type: typeof FRAME.TOOL_UNDO;
+  toolCallId: string;
 }
 /** Panel → kernel: a client tool's result (`output`) or failure (`errorText`). */
 export interface ToolResult {
@@ -180,6 +187,7 @@ export type PanelFrame =
   | ChatRequestCancel
   | ChatClear
   | ToolApproval
+  | ToolUndo
   | ToolResult
   | StreamResumeRequest
   | StreamResumeAck
@@ -242,6 +250,7 @@ const needCallId = (raw: Obj): string | null => (isId(raw.toolCallId) ? null : "
 
 function checkApproval(raw: Obj): string | null {
   if (typeof raw.approved !== "boolean") return "'approved' must be a boolean";
+  if ("input" in raw && !isObj(raw.input)) return "'input' must be an object (the edited tool input)";
   return needCallId(raw) ?? optionalStr(raw, "reason");
 }
 
@@ -304,6 +313,7 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.CHAT_CLEAR]: none,
   [FRAME.TOOL_APPROVAL]: checkApproval,
   [FRAME.TOOL_RESULT]: checkToolResult,
+  [FRAME.TOOL_UNDO]: needCallId,
   [FRAME.STREAM_RESUME_REQUEST]: probe,
   [FRAME.STREAM_RESUME_ACK]: idAndProbe,
   [FRAME.USE_CHAT_RESPONSE]: checkResponse,
@@ -349,10 +359,14 @@ export function useChatRequest(
   if (extra.clientTools?.length) frame.clientTools = extra.clientTools;
   return frame;
 }
-export function toolApproval(toolCallId: string, approved: boolean, reason?: string): ToolApproval {
+export function toolApproval(toolCallId: string, approved: boolean, reason?: string, input?: Record<string, unknown>): ToolApproval {
   const frame: ToolApproval = { type: FRAME.TOOL_APPROVAL, toolCallId, approved };
   if (reason) frame.reason = reason;
+  if (input) frame.input = input;
   return frame;
+}
+export function toolUndo(toolCallId: string): ToolUndo {
+  return { type: FRAME.TOOL_UNDO, toolCallId };
 }
 export function toolResult(toolCallId: string, toolName: string, outcome: { output: unknown } | { errorText: string }): ToolResult {
   if ("errorText" in outcome) {
