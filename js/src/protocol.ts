@@ -37,10 +37,10 @@ export interface ToolApproval {
   toolCallId: string;
   approved: boolean;
   reason?: string;
-  /** The tool input as the user edited it before approving (a `run_code` card's code), only when it changed. */
+  /** Approved with this edited tool input (e.g. `{code}` for run_code); the kernel checks it against the tool's schema. */
   input?: Record<string, unknown>;
 }
-/** Panel → kernel: put back the bindings `run_code` call `toolCallId` changed (`agent.undo(id)`). */
+/** Panel → kernel: undo what a run_code call changed in the kernel's namespace (`agent.undo`). */
 export interface ToolUndo {
   type: typeof FRAME.TOOL_UNDO;
   toolCallId: string;
@@ -183,11 +183,11 @@ export interface SwitchBranch {
 export type PanelFrame =
   | ContinueRequest
   | SwitchBranch
+  | ToolUndo
   | UseChatRequest
   | ChatRequestCancel
   | ChatClear
   | ToolApproval
-  | ToolUndo
   | ToolResult
   | StreamResumeRequest
   | StreamResumeAck
@@ -251,6 +251,7 @@ const needCallId = (raw: Obj): string | null => (isId(raw.toolCallId) ? null : "
 function checkApproval(raw: Obj): string | null {
   if (typeof raw.approved !== "boolean") return "'approved' must be a boolean";
   if ("input" in raw && !isObj(raw.input)) return "'input' must be an object (the edited tool input)";
+  if ("input" in raw && !raw.approved) return "'input' is for an approval, not a denial";
   return needCallId(raw) ?? optionalStr(raw, "reason");
 }
 
@@ -313,7 +314,6 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.CHAT_CLEAR]: none,
   [FRAME.TOOL_APPROVAL]: checkApproval,
   [FRAME.TOOL_RESULT]: checkToolResult,
-  [FRAME.TOOL_UNDO]: needCallId,
   [FRAME.STREAM_RESUME_REQUEST]: probe,
   [FRAME.STREAM_RESUME_ACK]: idAndProbe,
   [FRAME.USE_CHAT_RESPONSE]: checkResponse,
@@ -327,6 +327,7 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.CONTINUE_REQUEST]: needId,
   [FRAME.SWITCH_BRANCH]: (raw) => (isId(raw.messageId) ? null : "missing string 'messageId'"),
   [FRAME.MCP_SERVERS]: checkMcpServers,
+  [FRAME.TOOL_UNDO]: needCallId,
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */
@@ -359,10 +360,15 @@ export function useChatRequest(
   if (extra.clientTools?.length) frame.clientTools = extra.clientTools;
   return frame;
 }
-export function toolApproval(toolCallId: string, approved: boolean, reason?: string, input?: Record<string, unknown>): ToolApproval {
+export function toolApproval(
+  toolCallId: string,
+  approved: boolean,
+  reason?: string,
+  input?: Record<string, unknown>,
+): ToolApproval {
   const frame: ToolApproval = { type: FRAME.TOOL_APPROVAL, toolCallId, approved };
   if (reason) frame.reason = reason;
-  if (input) frame.input = input;
+  if (approved && input) frame.input = input;
   return frame;
 }
 export function toolUndo(toolCallId: string): ToolUndo {
