@@ -6,7 +6,8 @@ panel never sends a frame per delta: `merge_chunk` joins consecutive deltas of o
 complete (`SEND_AT_ONCE`) goes out at once: the tool may run next on the kernel's thread
 (`run_code` runs the agent's code there), and while it runs the loop cannot fire the batch's
 timer, so the panel would not show the call, nor know that Stop must interrupt the kernel.
-Used by `widget.py` (frames) and `turns/recorder.py` (stream segments). Not the protocol (`protocol.py`) and not the panel.
+Used by `widget.py` (frames) and `turns/recorder.py` (stream segments). Not the protocol
+(`protocol.py`) and not the panel.
 """
 
 from __future__ import annotations
