@@ -495,7 +495,7 @@ class Think:
         kernel restart."""
         return self.__runtime.engine.pending_approvals()
 
-    def approve(self, tool_call_id: str, *, code: str | None = None, input: dict | None = None,  # noqa: A002
+    def approve(self, tool_call_id: str, *, code: str | None = None, input: dict[str, Any] | None = None,
                 auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
         that message still wait, or `auto_continue=False`). In a script (no running event loop, as
@@ -514,7 +514,7 @@ class Think:
                 raise UserError("Pass code= or input=, not both; nothing was changed.")
             if not isinstance(code, str):
                 raise UserError(f"code={type(code).__name__}: pass the code as a string; nothing was changed.")
-            input = {"code": code}  # noqa: A001
+            input = {"code": code}
         return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue, input)
 
     def deny(self, tool_call_id: str, reason: str | None = None, *,

@@ -313,7 +313,7 @@ class AgentRuntime:
         if cached is None or cached[0] != run:
             from think_nb.kernel.toolset import kernel_tools
 
-            cached = self._kernel_tools = (run, kernel_tools(run))
+            cached = self._kernel_tools = (run, kernel_tools(run))  # type: ignore[arg-type]  # checked above
         return dict(cached[1])
 
     def undo_kernel_run(self, tool_call_id: str) -> Any:

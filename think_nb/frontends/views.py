@@ -87,7 +87,8 @@ def tool_calls(agent: ViewsHost) -> pd.DataFrame:
 def _edit_and_run(part: dict) -> dict[str, Any]:
     from think_nb.kernel.undo import UNDONE_MARK
 
-    approval = part.get("approval") if isinstance(part.get("approval"), dict) else {}
+    found = part.get("approval")
+    approval: dict[str, Any] = found if isinstance(found, dict) else {}
     edited = isinstance(approval.get("input"), dict)
     row: dict[str, Any] = {"edited": edited, "code": None, "duration_ms": None, "changed": None, "undone": None}
     output = part.get("output")

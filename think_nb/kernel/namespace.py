@@ -101,7 +101,8 @@ def preview(value: Any) -> str:
             cols = [str(c) for c in list(value.columns[:8])]
             text = "columns: " + ", ".join(cols) + (", …" if len(value.columns) > 8 else "")
         elif module == "pandas" and hasattr(value, "dtype"):
-            text = f"dtype {value.dtype}" + (f", name {value.name!r}" if getattr(value, "name", None) is not None else "")
+            named = getattr(value, "name", None)
+            text = f"dtype {value.dtype}" + (f", name {named!r}" if named is not None else "")
         elif module == "numpy" and hasattr(value, "dtype") and hasattr(value, "shape"):
             text = f"dtype {value.dtype}"
         else:
@@ -114,7 +115,9 @@ def preview(value: Any) -> str:
 
 def _type_name(value: Any) -> str:
     cls = type(value)
-    return cls.__name__ if cls.__module__ in ("builtins", "__main__") else f"{cls.__module__.split('.')[0]}.{cls.__name__}"
+    if cls.__module__ in ("builtins", "__main__"):
+        return cls.__name__
+    return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
 
 
 def list_variables(ns: Mapping[str, Any], hidden: Mapping[str, Any] | None = None, *, pattern: str | None = None,

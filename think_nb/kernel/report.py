@@ -59,17 +59,14 @@ def run_text(output: dict) -> str:
             lines.append(text)
     if output.get("result") is not None:
         lines.append(f"Result:\n{output['result']}")
-    for rich in output.get("outputs") or []:
-        if isinstance(rich, dict):
-            lines.append(_output_line(rich))
+    lines.extend(_output_line(rich) for rich in output.get("outputs") or [] if isinstance(rich, dict))
     changes = output.get("changes") or {}
     said = [f"{what}: {', '.join(changes[what])}" for what in ("bound", "rebound", "deleted") if changes.get(what)]
     if changes.get("mutated"):
         said.append(f"changed in place: {', '.join(changes['mutated'])}")
     if said:
         lines.append("Names: " + "; ".join(said))
-    for note in output.get("notes") or []:
-        lines.append(f"Note: {note}")
+    lines.extend(f"Note: {note}" for note in output.get("notes") or [])
     if output.get("undone"):
         lines.append(f"The user undid this run afterwards ({output.get('undo_note') or 'bindings put back'}).")
     return "\n".join(lines)

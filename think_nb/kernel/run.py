@@ -73,7 +73,8 @@ def _compiled(code: str, filename: str) -> tuple[Any, Any, ast.Module]:
     tree = ast.parse(code, filename, "exec")
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
+        last = ast.Expression(tree.body[-1].value)
+        tree.body.pop()
     body = compile(tree, filename, "exec")
     value = compile(last, filename, "eval") if last is not None else None
     return body, value, ast.parse(code, filename, "exec")
@@ -102,7 +103,7 @@ def _new_figures(before: set[int]) -> list[dict]:
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return []
-    out = []
+    out: list[dict] = []
     for number in [n for n in plt.get_fignums() if n not in before]:
         figure = plt.figure(number)
         try:
@@ -187,7 +188,7 @@ def run(code: str, *, call_id: str = "", edited: bool = False, owner: Any = None
     except SyntaxError as exc:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if "await" in code and "outside" in str(exc):
-            text += "\n(top-level `await` is not supported by run_code; run the coroutine with asyncio.run or in a cell)"
+            text += "\n(top-level `await` is not supported by run_code: use asyncio.run, or a cell)"
         raise RunError(text) from None
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # tracebacks show the lines
     before = undo.Bindings.take(ns, undo.mentioned_names(tree))
@@ -202,9 +203,9 @@ def run(code: str, *, call_id: str = "", edited: bool = False, owner: Any = None
             try:
                 previous = _install_sigint()
                 try:
-                    exec(body, ns)  # noqa: S102 - the user approved this code (or run="allow")
+                    exec(body, ns)
                     if last is not None:
-                        value = eval(last, ns)  # noqa: S307 - the same code's last expression
+                        value = eval(last, ns)
                 finally:
                     _restore_sigint(previous)
             except BaseException as exc:  # noqa: BLE001 - SystemExit & co. are the run's outcome, not the kernel's

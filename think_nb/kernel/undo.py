@@ -33,6 +33,10 @@ DIGEST_BYTES = 512 * 1024 * 1024
 _MISSING = object()
 
 
+def _dunder(name: object) -> bool:
+    return not isinstance(name, str) or (name.startswith("__") and name.endswith("__"))
+
+
 def mentioned_names(tree: ast.AST) -> set[str]:
     """The names a piece of code reads, binds or deletes (`ast.Name`, `global`/`nonlocal`)."""
     names: set[str] = set()
@@ -111,7 +115,8 @@ class Bindings:
         return cls(ns, mentioned)
 
     def compare(self, ns: MutableMapping[str, Any]) -> Changes:
-        before, after = self.objects, dict(ns)
+        before = {n: v for n, v in self.objects.items() if not _dunder(n)}
+        after = {n: v for n, v in ns.items() if not _dunder(n)}  # __builtins__, __warningregistry__: Python's
         changes = Changes()
         for name, value in after.items():
             if name not in before:

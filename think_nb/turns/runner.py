@@ -266,8 +266,9 @@ class Turn:
                                          "a call); the tool did not run."})
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
         runs = [(p, *_ledger_input(inputs, p)) for p in granted]
-        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), arguments, tools.get(tool_name_of(p)),
-                                                 edited=edited) for p, arguments, edited in runs])
+        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), arguments,
+                                                 tools.get(tool_name_of(p)), edited=edited)
+                                  for p, arguments, edited in runs])
         self.engine.replace_message(earlier.message)
         return True, any(outcome is None for outcome in outcomes)
 
