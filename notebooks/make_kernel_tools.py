@@ -105,7 +105,7 @@ print("the model proposed:", call["input"]["code"], sep="\\n")
 await analyst.approve(call["tool_call_id"], code="top = sales.nlargest(3, 'revenue')\\ntop")
 row = analyst.tool_calls_df().iloc[-1]
 print("edited:", row["edited"], "| ran:", row["code"].splitlines()[0])
-top'''),
+top  # noqa: F821 - bound by the code the agent ran'''),
     new_markdown_cell("""## 5. Undo a run
 
 Each run records which of your names it bound, rebound or deleted, and keeps what they held.
