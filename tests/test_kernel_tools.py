@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents import scripted_agent
+from agents import eventually, scripted_agent
 from helpers_comm import from_js
 from think_nb import Think
 from think_nb.binding import runtime_of
@@ -330,8 +330,8 @@ async def test_only_the_latest_runs_keep_their_values(ns: dict) -> None:
 
 async def test_an_exception_or_system_exit_is_the_calls_error_with_the_last_frames(ns: dict) -> None:
     code_raise = "def inner():\n    return 1 / 0\nprint('before')\ninner()"
-    steps = [[S.tool_call("run_code", {"code": code_raise}, id="e1"), S.tool_call("run_code", {"code": "raise SystemExit(3)"},
-                                                                                   id="e2")],
+    steps = [[S.tool_call("run_code", {"code": code_raise}, id="e1"),
+              S.tool_call("run_code", {"code": "raise SystemExit(3)"}, id="e2")],
              [S.tool_call("run_code", {"code": "x = (1"}, id="e3")], [S.text("ok")]]
     agent = agent_on(S(steps), run="allow")
     assert (await agent.send("go")).status == "completed"
@@ -360,7 +360,8 @@ async def test_fifty_megabytes_printed_are_counted_and_bounded(ns: dict) -> None
 
 async def test_a_thread_the_code_leaves_printing_is_quarantined(ns: dict, capsys: pytest.CaptureFixture) -> None:
     code = ("import threading, time\nspam_stop = threading.Event()\nspam_count = []\n"
-            "def spam():\n    while not spam_stop.is_set():\n        print('spam'); spam_count.append(1); time.sleep(0.002)\n"
+            "def spam():\n    while not spam_stop.is_set():\n"
+            "        print('spam'); spam_count.append(1); time.sleep(0.002)\n"
             "spam_thread = threading.Thread(target=spam, daemon=True, name='spammer')\nspam_thread.start()")
     agent = agent_on(S([[S.tool_call("run_code", {"code": code})], [S.text("ok")]]), run="allow")
     await agent.send("go")
@@ -368,10 +369,7 @@ async def test_a_thread_the_code_leaves_printing_is_quarantined(ns: dict, capsys
     assert any("spammer" in note for note in out["notes"])
     capsys.readouterr()
     seen = len(ns["spam_count"])
-    while len(ns["spam_count"]) < seen + 20:  # it keeps printing
-        import time
-
-        time.sleep(0.005)
+    await eventually(lambda: len(ns["spam_count"]) >= seen + 20, what="the thread keeps printing")
     ns["spam_stop"].set()
     ns["spam_thread"].join()
     assert "spam" not in capsys.readouterr().out

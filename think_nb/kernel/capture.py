@@ -23,6 +23,8 @@ import sys
 import threading
 from typing import Any
 
+from think_nb.kernel import shell as kernel_shell
+
 MAX_STREAM_CHARS = 100_000
 """Characters of stdout (and of stderr) kept for the panel; the model reads fewer (`report`)."""
 MAX_DISPLAYS = 20
@@ -130,14 +132,6 @@ def dropped_chars() -> int:
     return sum(getattr(s, "dropped", 0) for s in (sys.stdout, sys.stderr) if isinstance(s, Quarantine))
 
 
-def _shell() -> Any:
-    if "IPython" not in sys.modules:
-        return None
-    from IPython.core.getipython import get_ipython  # the module's function: a user rebinding it changes nothing
-
-    return get_ipython()
-
-
 class Capture:
     """The context manager of one run (see the module docstring). After exit: `stdout`, `stderr`
     (`BoundedText`), `displays` (`[(data, metadata)]`, bounded), `displays_total`, and
@@ -154,7 +148,7 @@ class Capture:
 
     def __enter__(self) -> Capture:
         self._before = {t.ident for t in threading.enumerate() if t.ident is not None}
-        shell = _shell()
+        shell = kernel_shell.shell()
         publisher = None
         if shell is not None:
             from IPython.core.displaypub import CapturingDisplayPublisher
