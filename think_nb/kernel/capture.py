@@ -121,7 +121,10 @@ class Quarantine:
         return getattr(self.__dict__["_inner"], name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self.__dict__["_inner"], name, value)
+        if name == "write":  # IPython's _tee patches `write` around each cell: the wrapper's own, which
+            self.__dict__["write"] = value  # calls back into ours (forwarding it would recurse)
+        else:
+            setattr(self.__dict__["_inner"], name, value)
 
 
 _QUARANTINED: dict[int, threading.Thread] = {}

@@ -57,7 +57,8 @@ def run_text(output: dict) -> str:
         text = _stream(label, str(output.get(key) or ""), int(output.get(f"{key}_chars") or 0))
         if text:
             lines.append(text)
-    if output.get("result") is not None:
+    tabled = any(isinstance(o, dict) and o.get("mime") == "table" for o in output.get("outputs") or [])
+    if output.get("result") is not None and not tabled:  # a frame's value: its table below says it
         lines.append(f"Result:\n{output['result']}")
     lines.extend(_output_line(rich) for rich in output.get("outputs") or [] if isinstance(rich, dict))
     changes = output.get("changes") or {}
