@@ -172,9 +172,9 @@ def test_hostile_code_ends_settled_and_the_kernel_goes_on(frontend: FakeFrontend
         ("del hostile", "output-available"),
         ("raise SystemExit(3)", "output-error"),
         ("print('z' * 50_000_000)", "output-available"),
-        ("import threading, time\nspam_stop = threading.Event()\nspam_n = []\n"
-         "def spam():\n    while not spam_stop.is_set():\n        print('spam-marker'); spam_n.append(1); "
-         "time.sleep(0.005)\nthreading.Thread(target=spam, daemon=True).start()", "output-available"),
+        (("import threading, time\nspam_stop = threading.Event()\nspam_n = []\n"
+          "def spam():\n    while not spam_stop.is_set():\n        print('spam-marker'); spam_n.append(1); "
+          "time.sleep(0.005)\nthreading.Thread(target=spam, daemon=True).start()"), "output-available"),
     ]
     frontend.execute("keep = hostile").check()
     for i, (code, state) in enumerate(cases):
