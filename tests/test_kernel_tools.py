@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents import scripted_agent
+from agents import eventually, scripted_agent
 from helpers_comm import from_js
 from think_nb import Think
 from think_nb.binding import runtime_of
@@ -139,6 +139,13 @@ async def test_approve_with_edited_code_runs_it_tells_the_model_and_the_ledger_k
     assert "The user edited your code before approving it" in told and "edited_x = 2" in told
     decision = runtime_of(agent).store.approvals.decision("call_1_0")
     assert decision is not None and decision["input"] == '{"code":"edited_x = 1"}'
+    traced = agent.trace()
+    run_rows = traced[(traced.tool == "run_code") & (traced.hook == "tool-output-available")]
+    assert len(run_rows) == 1
+    summary = run_rows.iloc[0]["summary"]
+    assert summary.startswith("tool-output-available edited · ") and "bound edited_x" in summary
+    assert summary.endswith("code: edited_x = 2")
+    assert run_rows.iloc[0]["duration_ms"] == part["output"]["duration_ms"]
     row = agent.tool_calls_df().iloc[0]
     assert (row["edited"], row["code"], row["undone"]) == (True, "edited_x = 2", False)
     assert row["changed"] == {"bound": ["edited_x"], "rebound": [], "deleted": [], "mutated": []}
@@ -330,8 +337,8 @@ async def test_only_the_latest_runs_keep_their_values(ns: dict) -> None:
 
 async def test_an_exception_or_system_exit_is_the_calls_error_with_the_last_frames(ns: dict) -> None:
     code_raise = "def inner():\n    return 1 / 0\nprint('before')\ninner()"
-    steps = [[S.tool_call("run_code", {"code": code_raise}, id="e1"), S.tool_call("run_code", {"code": "raise SystemExit(3)"},
-                                                                                   id="e2")],
+    steps = [[S.tool_call("run_code", {"code": code_raise}, id="e1"),
+              S.tool_call("run_code", {"code": "raise SystemExit(3)"}, id="e2")],
              [S.tool_call("run_code", {"code": "x = (1"}, id="e3")], [S.text("ok")]]
     agent = agent_on(S(steps), run="allow")
     assert (await agent.send("go")).status == "completed"
@@ -360,7 +367,8 @@ async def test_fifty_megabytes_printed_are_counted_and_bounded(ns: dict) -> None
 
 async def test_a_thread_the_code_leaves_printing_is_quarantined(ns: dict, capsys: pytest.CaptureFixture) -> None:
     code = ("import threading, time\nspam_stop = threading.Event()\nspam_count = []\n"
-            "def spam():\n    while not spam_stop.is_set():\n        print('spam'); spam_count.append(1); time.sleep(0.002)\n"
+            "def spam():\n    while not spam_stop.is_set():\n"
+            "        print('spam'); spam_count.append(1); time.sleep(0.002)\n"
             "spam_thread = threading.Thread(target=spam, daemon=True, name='spammer')\nspam_thread.start()")
     agent = agent_on(S([[S.tool_call("run_code", {"code": code})], [S.text("ok")]]), run="allow")
     await agent.send("go")
@@ -368,10 +376,7 @@ async def test_a_thread_the_code_leaves_printing_is_quarantined(ns: dict, capsys
     assert any("spammer" in note for note in out["notes"])
     capsys.readouterr()
     seen = len(ns["spam_count"])
-    while len(ns["spam_count"]) < seen + 20:  # it keeps printing
-        import time
-
-        time.sleep(0.005)
+    await eventually(lambda: len(ns["spam_count"]) >= seen + 20, what="the thread keeps printing")
     ns["spam_stop"].set()
     ns["spam_thread"].join()
     assert "spam" not in capsys.readouterr().out

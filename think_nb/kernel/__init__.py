@@ -7,7 +7,8 @@
     class Analyst(Think):
         include_kernel_tools = True               # the same, merged before get_tools(): True/"ask", "allow", "off"
 
-Modules: `namespace.py` (which user names the model sees; `list_variables`, `describe_variable`),
+Modules: `shell.py` (where the notebook is: IPython's shell and `user_ns`), `namespace.py` (which
+user names the model sees; `list_variables`, `describe_variable`),
 `history.py` (`notebook_history` from IPython's input/output history), `capture.py` (stdout/stderr/
 display publishing captured for one run, bounded), `run.py` (runs code in `get_ipython().user_ns` on
 the kernel's thread), `undo.py` (bindings before/after by identity, kept values, in-place change

@@ -23,6 +23,8 @@ import sys
 import threading
 from typing import Any
 
+from think_nb.kernel import shell as kernel_shell
+
 MAX_STREAM_CHARS = 100_000
 """Characters of stdout (and of stderr) kept for the panel; the model reads fewer (`report`)."""
 MAX_DISPLAYS = 20
@@ -119,7 +121,10 @@ class Quarantine:
         return getattr(self.__dict__["_inner"], name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self.__dict__["_inner"], name, value)
+        if name == "write":  # IPython's _tee patches `write` around each cell: the wrapper's own, which
+            self.__dict__["write"] = value  # calls back into ours (forwarding it would recurse)
+        else:
+            setattr(self.__dict__["_inner"], name, value)
 
 
 _QUARANTINED: dict[int, threading.Thread] = {}
@@ -128,14 +133,6 @@ _QUARANTINED: dict[int, threading.Thread] = {}
 def dropped_chars() -> int:
     """Characters quarantined threads tried to print since the kernel started."""
     return sum(getattr(s, "dropped", 0) for s in (sys.stdout, sys.stderr) if isinstance(s, Quarantine))
-
-
-def _shell() -> Any:
-    if "IPython" not in sys.modules:
-        return None
-    from IPython.core.getipython import get_ipython  # the module's function: a user rebinding it changes nothing
-
-    return get_ipython()
 
 
 class Capture:
@@ -154,7 +151,7 @@ class Capture:
 
     def __enter__(self) -> Capture:
         self._before = {t.ident for t in threading.enumerate() if t.ident is not None}
-        shell = _shell()
+        shell = kernel_shell.shell()
         publisher = None
         if shell is not None:
             from IPython.core.displaypub import CapturingDisplayPublisher

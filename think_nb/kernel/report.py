@@ -57,7 +57,8 @@ def run_text(output: dict) -> str:
         text = _stream(label, str(output.get(key) or ""), int(output.get(f"{key}_chars") or 0))
         if text:
             lines.append(text)
-    if output.get("result") is not None:
+    tabled = any(isinstance(o, dict) and o.get("mime") == "table" for o in output.get("outputs") or [])
+    if output.get("result") is not None and not tabled:  # a frame's value: its table below says it
         lines.append(f"Result:\n{output['result']}")
     lines.extend(_output_line(rich) for rich in output.get("outputs") or [] if isinstance(rich, dict))
     changes = output.get("changes") or {}
@@ -70,6 +71,16 @@ def run_text(output: dict) -> str:
     if output.get("undone"):
         lines.append(f"The user undid this run afterwards ({output.get('undo_note') or 'bindings put back'}).")
     return "\n".join(lines)
+
+
+def trace_summary(output: dict) -> str:
+    """One line for the trace: `edited · 12 ms · bound x; rebound df; mutated df · code: df = …`."""
+    changes = output.get("changes") or {}
+    names = "; ".join(f"{what} {', '.join(changes[what])}" for what in ("bound", "rebound", "deleted", "mutated")
+                      if changes.get(what)) or "no names changed"
+    code = " ".join(str(output.get("code") or "").split())
+    head = ("edited · " if output.get("edited") else "") + f"{float(output.get('duration_ms') or 0):.0f} ms"
+    return f"{head} · {names} · code: {code[:160]}" + ("…" if len(code) > 160 else "")
 
 
 def model_text(output: Any) -> str:

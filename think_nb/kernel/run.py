@@ -35,6 +35,7 @@ import traceback
 from typing import Any
 
 from think_nb.kernel import capture, undo
+from think_nb.kernel.shell import namespace
 from think_nb.tools.tool import StopTurn
 
 TRACEBACK_FRAMES = 6
@@ -48,14 +49,6 @@ MAX_FIGURES = 10
 
 class RunError(Exception):
     """The code raised: the text is its traceback's last frames, and what it printed before."""
-
-
-def namespace() -> tuple[Any, dict]:
-    """`(shell, user_ns)`: IPython's shell (None outside IPython) and the namespace code runs in."""
-    shell = capture._shell()
-    if shell is not None:
-        return shell, shell.user_ns
-    return None, sys.modules["__main__"].__dict__
 
 
 def _install_sigint() -> Any:

@@ -47,6 +47,7 @@ def kernel_tools(run: RunMode = "ask") -> dict[str, Tool]:
                         "without asking) or 'off' (no run_code).")
     from think_nb.kernel import history, namespace
     from think_nb.kernel import run as runner
+    from think_nb.kernel import shell as kernel_shell
 
     async def list_variables(pattern: str | None = None, include_callables: bool = False) -> dict:
         """List the notebook's variables (the user's names in the live kernel) with type, shape and a
@@ -57,7 +58,7 @@ def kernel_tools(run: RunMode = "ask") -> dict[str, Tool]:
             pattern: a glob such as df* or a substring of the names to list
             include_callables: also list functions and classes
         """
-        shell, ns = runner.namespace()
+        shell, ns = kernel_shell.namespace()
         hidden = getattr(shell, "user_ns_hidden", None)
         return namespace.list_variables(ns, hidden, pattern=pattern, include_callables=include_callables)
 
@@ -68,7 +69,7 @@ def kernel_tools(run: RunMode = "ask") -> dict[str, Tool]:
         Args:
             last: how many of the latest cells (1-100)
         """
-        shell, _ = runner.namespace()
+        shell, _ = kernel_shell.namespace()
         return history.notebook_history(shell, last)
 
     async def describe_variable(name: str) -> dict:
@@ -80,7 +81,7 @@ def kernel_tools(run: RunMode = "ask") -> dict[str, Tool]:
         """
         from think_nb.data_context import _is_frame, snapshot
 
-        _, ns = runner.namespace()
+        _, ns = kernel_shell.namespace()
         if not isinstance(name, str) or name not in ns:
             close = [n for n in ns if isinstance(n, str) and not n.startswith("_") and name.lower() in n.lower()][:10]
             raise LookupError(f"There is no variable named {name!r} in the kernel"

@@ -241,7 +241,7 @@ def undo_call(engine: Any, owner: Any, call_id: str) -> UndoReport:
     import copy
 
     from think_nb.errors import UserError
-    from think_nb.kernel.run import namespace
+    from think_nb.kernel.shell import namespace
     from think_nb.messages.accumulator import is_tool_part, tool_name_of
 
     found = None
