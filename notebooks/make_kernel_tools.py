@@ -126,8 +126,10 @@ Code the agent ran is often worth keeping. A `run_code` card's **into a cell** b
 code into a new cell below the panel's cell (JupyterLab 4 and Notebook 7; where the front end
 cannot, it copies the code and says so).
 
-Next: `tools_and_approval.ipynb` (approvals for any tool), `hooks.ipynb` (`before_tool_call` can
-inspect or block a `run_code` call before you are even asked)."""),
+`%think kernel analyst` shows what the agent can see of this kernel (its `list_variables` view)."""),
+    new_code_cell("%think kernel analyst"),
+    new_markdown_cell("""Next: `tools_and_approval.ipynb` (approvals for any tool), `hooks.ipynb`
+(`before_tool_call` can inspect or block a `run_code` call before you are even asked)."""),
 ]
 
 for n, cell in enumerate(cells):  # stable ids: regenerating gives the same file
