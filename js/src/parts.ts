@@ -9,7 +9,8 @@
  * badge's tooltip; outcome: running | done | failed | blocked | substituted | waiting | approved |
  * denied | no-result, what the badge says in words) holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
- * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`,
+ * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`, on a `run_code` card
+ * `button.think-into-cell` and `.think-into-cell-note` (the card's `data-into-cell`: inserted | copied | failed),
  * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | unknown),
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
@@ -17,6 +18,7 @@
 import hljs from "highlight.js/lib/core";
 import python from "highlight.js/lib/languages/python";
 import { growthOf } from "./accumulate";
+import { INTO_CELL_NOTE, type IntoCellOutcome, intoCell } from "./cell-insert";
 import { dataContextElement, tableOutputElement } from "./data-part";
 import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
 import type { ViewMessage } from "./state";
@@ -51,10 +53,40 @@ export function codeBlock(code: string): HTMLElement {
   return pre;
 }
 
-/** The `code` of an `execute` call's input (the sandbox tool, think_nb.workspace.execute), else null. */
-function executeCode(part: ToolPart): string | null {
+/** Tools whose input is `{code: str}`, shown as highlighted Python: `execute` (the sandbox,
+ * think_nb.workspace.execute) and `run_code` (the kernel tool, which also gets "Into a cell"). */
+const CODE_TOOLS = new Set(["execute", "run_code"]);
+
+/** The `code` of a code tool's input, else null. */
+function inputCode(part: ToolPart): string | null {
   const input = part.input as { code?: unknown } | undefined;
-  return toolName(part) === "execute" && input && typeof input.code === "string" ? input.code : null;
+  return CODE_TOOLS.has(toolName(part)) && input && typeof input.code === "string" ? input.code : null;
+}
+
+/** What "Into a cell" did for a call in this page, by toolCallId (a card rebuilt later still says it). */
+const INTO_CELL = new Map<string, IntoCellOutcome>();
+
+/** `button.think-into-cell` and its `.think-into-cell-note`: the code into a new cell below the panel
+ * (cell-insert.ts), else onto the clipboard; the card's `data-into-cell` says which. */
+function intoCellBar(card: HTMLElement, toolCallId: string, code: string): HTMLElement {
+  const bar = h("div", "think-into-cell-bar");
+  const button = h("button", "think-into-cell", "Into a cell");
+  button.type = "button";
+  button.title = "Put this code into a new notebook cell below the panel (copies it where the notebook cannot be reached)";
+  const note = h("span", "think-into-cell-note");
+  const show = (outcome: IntoCellOutcome | undefined): void => {
+    note.textContent = outcome ? INTO_CELL_NOTE[outcome] : "";
+    if (outcome) card.dataset.intoCell = outcome;
+  };
+  show(INTO_CELL.get(toolCallId));
+  button.addEventListener("click", () => {
+    void intoCell(button, code).then((outcome) => {
+      INTO_CELL.set(toolCallId, outcome);
+      show(outcome);
+    });
+  });
+  bar.append(button, note);
+  return bar;
 }
 
 function section(cls: string, label: string, body: string): HTMLElement {
@@ -240,10 +272,11 @@ function toolCard(
   summary.append(badge);
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
-  const code = part.state === "input-streaming" ? null : executeCode(part);
+  const code = part.state === "input-streaming" ? null : inputCode(part);
   if (code !== null) {
     const div = h("div", "think-tool-input");
     div.append(h("div", "think-tool-label", "code"), codeBlock(code));
+    if (name === "run_code") div.append(intoCellBar(card, part.toolCallId, code));
     card.append(div);
   } else card.append(section("think-tool-input", "input", input));
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
