@@ -43,7 +43,8 @@ PANEL = 'agent = Coder("coder")\nagent.panel()'
 AFTER = 'print("the cell after")'
 
 SOURCES = """() => {
-    const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+    const nb = Array.from(window.jupyterapp.shell.widgets("main")).find((w) => w.content?.model?.cells);
+    const cells = nb.content.model.cells;
     return Array.from({length: cells.length}, (_, i) => [cells.get(i).type, cells.get(i).sharedModel.getSource()]);
 }"""
 
@@ -73,3 +74,28 @@ def test_into_a_cell_inserts_the_code_below_the_panels_cell(notebook, app: str) 
     new_cell.locator(".jp-InputArea-editor").click()  # the person runs it: it is the code, and it runs
     page.keyboard.press("Shift+Enter")
     expect(new_cell.locator(".jp-OutputArea-output")).to_have_text("π ≈ 3.142", timeout=30_000)
+
+
+@pytest.mark.parametrize("app", ["lab"])
+def test_where_no_notebook_cell_holds_the_panel_the_code_is_copied(notebook, app: str) -> None:
+    """A panel in JupyterLab's "Create New View for Cell Output" is in no notebook cell: the extension
+    leaves the request alone, and the button copies the code and says so (as in marimo or VS Code)."""
+    cells = ["%load_ext think_nb", SETUP, PANEL]
+    page = notebook(cells)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    run_all(page)
+    panel = page.locator(".jp-Notebook .think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    send(panel, "Show me pi")
+    expect(last_text(panel)).to_have_text("Here is the code.", timeout=TURN_MS)
+    page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea").click(button="right")
+    page.locator(".lm-Menu-item:visible", has_text="Create New View for Cell Output").click()
+    view = page.locator(".jp-LinkedOutputView .think-panel")
+    card = view.locator(".think-tool[data-tool-name=run_code]")
+    expect(card).to_have_attribute("data-state", "output-available", timeout=30_000)
+    card.locator("summary").click()
+    card.locator("button.think-into-cell").click()
+    expect(card).to_have_attribute("data-into-cell", "copied")
+    expect(card.locator(".think-into-cell-note")).to_have_text("copied — paste it into a cell")
+    assert page.evaluate("() => navigator.clipboard.readText()") == CODE
+    assert page.evaluate(SOURCES) == [["code", c] for c in cells]  # no cell was added
