@@ -98,7 +98,8 @@ def test_wheel_holds_the_package_the_built_panel_and_the_labextension_only(dist:
     assert "think_nb/static/widget.js" in names and "think_nb/panel/protocol_spec.json" in names
     outside = sorted({n.split("/")[0] for n in names} - {"think_nb"})
     assert [o for o in outside if not o.endswith((".dist-info", ".data"))] == []
-    assert {n.split("/data/", 1)[1].rsplit("/", 1)[0] for n in names if ".data/" in n} <= {LABEXT_DATA, f"{LABEXT_DATA}/static"}
+    data_dirs = {n.split("/data/", 1)[1].rsplit("/", 1)[0] for n in names if ".data/" in n}
+    assert data_dirs <= {LABEXT_DATA, f"{LABEXT_DATA}/static"}
     assert not [n for n in names if "/tests/" in n or "node_modules" in n or ".think" in n or n.endswith(".ts")]
     assert bundle == (ROOT / "think_nb" / "static" / "widget.js").read_bytes()
     # the prebuilt labextension, as built in the tree: its package.json, the remoteEntry it loads, install.json
@@ -114,8 +115,9 @@ def test_sdist_holds_the_panel_sources_to_rebuild_it(dist: Path) -> None:
         names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
     assert {"js/package.json", "js/package-lock.json", "js/src/widget.ts", "pyproject.toml", "js/cells/package.json",
             "js/cells/install.json", "js/cells/src/index.ts"} <= set(names)
-    assert not [n for n in names if n.startswith(("think_nb/static", "think_nb/labextension", "js/cells/lib",
-                                                   "js/node_modules", ".venv", ".think", ".hypothesis", "test-results"))]
+    built = ("think_nb/static", "think_nb/labextension", "js/cells/lib")
+    assert not [n for n in names if n.startswith((*built, "js/node_modules", ".venv", ".think", ".hypothesis",
+                                                   "test-results"))]
 
 
 UV_ENV = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
