@@ -367,7 +367,8 @@ async def test_messages_tool_calls_and_usage_dataframes(add_tool) -> None:
     t = agent.tool_calls_df()
     assert t.to_dict("records") == [{"message_id": reply["id"], "tool_call_id": "call_1_0", "tool_name": "add",
                                      "state": "output-available", "input": {"a": 2, "b": 40}, "output": 42.0,
-                                     "error_text": None}]
+                                     "error_text": None, "edited": False, "code": None, "duration_ms": None,
+                                     "changed": None, "undone": None}]
     u = agent.usage_df()
     assert u.drop(columns=["created_at", "cost_usd"]).to_dict("records") == [
         {"message_id": reply["id"], "request_id": IsStr(regex="req_.*"), "model": script.model, "prompt_tokens": 30,
@@ -388,7 +389,7 @@ async def test_tool_calls_dataframe_keeps_a_failed_calls_output_as_none(add_tool
 
 def test_empty_agent_dataframes_keep_their_columns() -> None:
     agent = make(S([]))
-    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 10),
+    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 12), (agent.usage_df(), 10),
                   (agent.context_blocks(), 8)):
         assert len(df) == 0 and len(df.columns) == n
 

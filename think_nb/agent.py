@@ -148,6 +148,11 @@ class Think:
     always/never. (Think merges them unconditionally; the opt-out is ours.)"""
     workspace_approval: bool = False
     """True: the workspace's `delete`, and `write` over an existing file, need the user's approval."""
+    include_kernel_tools: bool | str = False
+    """Give the model the live kernel (`think_nb.kernel.kernel_tools`), merged before `get_tools()`:
+    False (default) none; True or "ask": `list_variables`, `notebook_history`, `describe_variable`,
+    and `run_code`, which needs the user's approval for each call; "allow": `run_code` runs without
+    asking; "off": the three read tools only. (Not Think's: Think has no kernel.)"""
 
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         if not isinstance(name, str) or not name:
@@ -490,12 +495,27 @@ class Think:
         kernel restart."""
         return self.__runtime.engine.pending_approvals()
 
-    def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
+    def approve(self, tool_call_id: str, *, code: str | None = None, input: dict[str, Any] | None = None,
+                auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
         that message still wait, or `auto_continue=False`). In a script (no running event loop, as
-        for `run()`), the continuation runs before this returns, and None is returned. Raises
-        `UserError` if nothing waits."""
-        return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue)
+        for `run()`), the continuation runs before this returns, and None is returned.
+
+        `code=`: approve a `run_code` call with this code instead of the model's (the same as
+        `input={"code": code}`); `input=`: any tool's edited input (a dict of its arguments).
+        The edit is checked against the tool's schema first; the model is told that the user
+        edited it and what ran; the approvals ledger keeps the model's input too. (Think's
+        approval has no edit; this is ours.)
+
+        Raises `UserError` if nothing waits, or for an edited input the tool refuses (nothing is
+        recorded then: the call still waits)."""
+        if code is not None:
+            if input is not None:
+                raise UserError("Pass code= or input=, not both; nothing was changed.")
+            if not isinstance(code, str):
+                raise UserError(f"code={type(code).__name__}: pass the code as a string; nothing was changed.")
+            input = {"code": code}
+        return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue, input)
 
     def deny(self, tool_call_id: str, reason: str | None = None, *,
              auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
@@ -511,6 +531,19 @@ class Think:
         Raises `UserError` when no call with that id waits for a result.
         """
         return self.__runtime.engine.add_tool_output(tool_call_id, output, error_text, state, auto_continue)
+
+    def undo(self, tool_call_id: str) -> Any:
+        """Undo what a `run_code` call changed in the kernel's namespace: names it rebound or deleted
+        are bound again to what they held, names it bound are deleted, each only while it still
+        holds what the run left (see `think_nb.kernel.undo`). Objects it changed in place are
+        reported ("changed in place: df — cannot be undone"), never claimed undone. The call's
+        stored output says `undone` (the panel's card shows it after a reload).
+
+        Returns an `UndoReport` (`str()` says what was restored and what could not be).
+        Raises `UserError` for a call that is not a `run_code` of this conversation, was undone
+        already, or whose kept values are gone (the kernel restarted, or one of older runs).
+        (Not Think's.)"""
+        return self.__runtime.undo_kernel_run(tool_call_id)
 
     # -- observing turns ---------------------------------------------------------------------
     def trace(self, request_id: str | None = None) -> pd.DataFrame:

@@ -56,6 +56,8 @@ export interface Traits {
   session_state: SessionState | Record<string, never>;
   annotations: Annotations;
   agent_info: { class?: string; model?: string; offline?: boolean };
+  /** The Jupyter kernel's id ("" outside one): the panel POSTs /api/kernels/<id>/interrupt to stop run_code. */
+  kernel_id: string;
 }
 type Model = AnyModel<Traits>;
 

@@ -133,7 +133,9 @@ class ChatPanel(anywidget.AnyWidget):
     ``session_state`` (the last ``session`` frame: the context tab of a view displayed later),
     ``annotations`` (:meth:`think_nb.panel.hub.ViewHub.annotations`: finish reasons, blocked or
     substituted calls, versions of regenerated replies, running request ids) and ``agent_info``
-    (``{class, model, offline}``: the header and the empty panel's hint).
+    (``{class, model, offline}``: the header and the empty panel's hint) and ``kernel_id`` (the
+    Jupyter kernel's id, "" outside one: the panel's Stop of a running ``run_code`` POSTs
+    ``/api/kernels/<id>/interrupt``, since the kernel reads no comm message while code runs).
     """
 
     _esm = ESM_PATH if ESM_PATH.is_file() else _ESM_STUB
@@ -151,6 +153,7 @@ class ChatPanel(anywidget.AnyWidget):
     session_state = traitlets.Dict().tag(sync=True)  # the last `session` frame (context tab)
     annotations = traitlets.Dict().tag(sync=True)  # finish reasons, tool decisions, branches, running ids
     agent_info = traitlets.Dict().tag(sync=True)  # {class, model, offline}
+    kernel_id = traitlets.Unicode("").tag(sync=True)  # the Jupyter kernel's id: Stop POSTs its interrupt
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
@@ -175,6 +178,7 @@ class ChatPanel(anywidget.AnyWidget):
             session_state=hub.session_state(),
             annotations=_annotations(hub),
             agent_info=_agent_info(agent),
+            kernel_id=_kernel_id(),
             **kwargs,
         )
         self._agent = agent
@@ -333,6 +337,8 @@ class ChatPanel(anywidget.AnyWidget):
             self._handle_continue(frame["id"])
         elif kind == protocol.SWITCH_BRANCH:
             self._handle_switch_branch(frame["messageId"])
+        elif kind == protocol.TOOL_UNDO:
+            self._call_agent(self._agent.undo, frame["toolCallId"])
         else:
             _log.warning("ignored %r frame: the kernel does not accept it", kind)
 
@@ -381,8 +387,8 @@ class ChatPanel(anywidget.AnyWidget):
 
     def _handle_approval(self, frame: protocol.ToolApproval) -> None:
         call_id = frame["toolCallId"]
-        if frame["approved"]:
-            self._call_agent(self._agent.approve, call_id)
+        if frame["approved"]:  # an edited input is checked by the engine as approve(input=...) is
+            self._call_agent(self._agent.approve, call_id, input=frame.get("input"))
         else:
             self._call_agent(self._agent.deny, call_id, reason=frame.get("reason"))
 
@@ -392,7 +398,7 @@ class ChatPanel(anywidget.AnyWidget):
         self._call_agent(self._agent.add_tool_output, frame["toolCallId"], output=frame.get("output"),
                          error_text=error_text)
 
-    def _call_agent(self, method: Callable[..., asyncio.Task | None], tool_call_id: str, **kw: Any) -> None:
+    def _call_agent(self, method: Callable[..., Any], tool_call_id: str, **kw: Any) -> None:
         """Call ``method(tool_call_id, **kw)`` (approve / deny / add_tool_output); the agent's
         refusal (unknown, settled or out-of-order tool call) is logged, never raised."""
         try:
@@ -400,7 +406,9 @@ class ChatPanel(anywidget.AnyWidget):
         except UserError as exc:
             _log.warning("ignored %s(%r): %s", method.__name__, tool_call_id, exc)
             return
-        if task is not None:  # the continuation turn it started
+        if not isinstance(task, asyncio.Future):  # undo returns its report, not a turn
+            return
+        if True:  # the continuation turn it started
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -442,6 +450,12 @@ class ChatPanel(anywidget.AnyWidget):
         self._send_frame(protocol.use_chat_response(
             request_id, chunks, done=finished, error=failed, continuation=continuation, replay=True
         ))
+
+
+def _kernel_id() -> str:
+    from think_nb.kernel.ident import kernel_id
+
+    return kernel_id()
 
 
 def _annotations(hub: ViewHub) -> dict[str, Any]:

@@ -115,6 +115,16 @@ CURRENT_TOOL_RUNNER: contextvars.ContextVar[Any] = contextvars.ContextVar("think
 tools (the `execute` tool) runs each through `await runner.call_inner(parent_call_id, inner_call_id,
 name, input, run)`, so `before_tool_call` / `after_tool_call` see it as they see a direct call."""
 
+CURRENT_TOOL_EDITED: contextvars.ContextVar[bool] = contextvars.ContextVar("think_nb_tool_edited", default=False)
+"""True while a tool function runs with an input the user edited before approving it
+(`approve(id, input=...)`): the arguments are the user's, not the model's (`run_code` reports it)."""
+
+
+class StopTurn(Exception):
+    """Raised by a running tool to fail its call with this text and end the turn `aborted`, as Stop
+    does (`run_code` interrupted by the kernel's interrupt): the model is not called again."""
+
+
 PAUSE_PREFIX = "tool-pause:"
 """`agent_state` key prefix of what a paused tool keeps to resume (`PAUSE_PREFIX + toolCallId`). The
 engine deletes it when the call can no longer resume: denied, repaired (superseded by a new message,

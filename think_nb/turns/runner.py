@@ -257,15 +257,18 @@ class Turn:
             await self.emit_broadcast(chunk)
 
         ledger = self.engine.store.approvals
-        granted = [p for p in approved if ledger.granted(p["toolCallId"], p.get("input"))]
+        inputs = {p["toolCallId"]: ledger.run_input(p["toolCallId"], p.get("input")) for p in approved}
+        granted = [p for p in approved if inputs[p["toolCallId"]] is not None]
         for part in approved:
             if part not in granted:  # the part says "approved" but approve() never said so: never run it
                 await emit({"type": "tool-output-error", "toolCallId": part["toolCallId"],
                             "errorText": "No approval was recorded for this call (only agent.approve() approves "
                                          "a call); the tool did not run."})
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
-        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
-                                                 tools.get(tool_name_of(p))) for p in granted])
+        runs = [(p, *_ledger_input(inputs, p)) for p in granted]
+        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), arguments,
+                                                 tools.get(tool_name_of(p)), edited=edited)
+                                  for p, arguments, edited in runs])
         self.engine.replace_message(earlier.message)
         return True, any(outcome is None for outcome in outcomes)
 
@@ -391,6 +394,13 @@ class Turn:
                 part["state"] = "done"
         self.engine.save_assistant(message, self.generation)  # nothing after a clear under this turn
         return message
+
+
+def _ledger_input(inputs: dict[str, Any], part: dict) -> tuple[dict, bool]:
+    """`(input, edited)` an approved call runs with: the ledger's (`Approvals.run_input`), the edited
+    input when the user edited it; never the part's own `approval.input`."""
+    value, edited = inputs[part["toolCallId"]]
+    return (value if isinstance(value, dict) else {}), bool(edited)
 
 
 def _configured(tools: dict, extra: dict, config: TurnConfig) -> dict:
