@@ -63,6 +63,17 @@ function inputCode(part: ToolPart): string | null {
   return CODE_TOOLS.has(toolName(part)) && input && typeof input.code === "string" ? input.code : null;
 }
 
+/**
+ * The code "Into a cell" puts in the notebook: what ran (a `kernel-run` output's `code`, think_nb.kernel),
+ * else the code the person approved it with (`approval.input.code`, an edited approval), else the model's.
+ */
+export function cellCode(part: ToolPart, modelCode: string): string {
+  const output = part.state === "output-available" ? (part.output as { type?: unknown; code?: unknown } | null) : null;
+  if (output && output.type === "kernel-run" && typeof output.code === "string") return output.code;
+  const edited = (part.approval as { input?: { code?: unknown } } | undefined)?.input?.code;
+  return typeof edited === "string" ? edited : modelCode;
+}
+
 /** What "Into a cell" did for a call in this page, by toolCallId (a card rebuilt later still says it). */
 const INTO_CELL = new Map<string, IntoCellOutcome>();
 
@@ -276,7 +287,7 @@ function toolCard(
   if (code !== null) {
     const div = h("div", "think-tool-input");
     div.append(h("div", "think-tool-label", "code"), codeBlock(code));
-    if (name === "run_code") div.append(intoCellBar(card, part.toolCallId, code));
+    if (name === "run_code") div.append(intoCellBar(card, part.toolCallId, cellCode(part, code)));
     card.append(div);
   } else card.append(section("think-tool-input", "input", input));
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));

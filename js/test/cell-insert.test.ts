@@ -89,6 +89,22 @@ describe("Into a cell", () => {
     expect($(".think-into-cell-note")?.textContent).toBe("added as a new cell below the panel");
   });
 
+  it("puts in the cell what ran (an edited approval's code), not what the model proposed", async () => {
+    const writeText = clipboard();
+    const ran = "print('edited')\n";
+    const { $$ } = await mount({
+      messages: [user, reply(
+        call("output-available", { approval: { id: "p1", approved: true, input: { code: ran } },
+                                   output: { type: "kernel-run", code: ran, edited: true, stdout: "edited\n" } }),
+        { ...call("approval-responded", { approval: { id: "p2", approved: true, input: { code: "x = 2" } } }), toolCallId: "c2" },
+        { ...call("output-error", { errorText: "NameError" }), toolCallId: "c3" })],
+    });
+    const buttons = $$("button.think-into-cell");
+    for (const button of buttons) button.click();
+    await vi.waitFor(() => expect(writeText).toHaveBeenCalledTimes(3));
+    expect(writeText.mock.calls.map(([text]) => text)).toEqual([ran, "x = 2", CODE]);
+  });
+
   it("without the extension: the code goes to the clipboard and the card says to paste it", async () => {
     const writeText = clipboard();
     const { $ } = await mount({ messages: [user, reply(call("output-available", { output: "ok" }))] });
