@@ -2,8 +2,9 @@
 panel's cell, in JupyterLab 4 and Notebook 7, through the think-nb-cells labextension the install put in
 share/jupyter/labextensions (no Node at the user's end).
 
-The model is scripted and `run_code` is a plain user tool here; what is tested is the card, the extension
-and the notebook: the new cell sits right below the panel's cell, holds exactly the code, and runs.
+The model is scripted; `run_code` is think_nb's kernel tool (`include_kernel_tools = "allow"`: it runs in
+this kernel without asking). What is tested is the card, the extension and the notebook: the new cell
+sits right below the panel's cell, holds exactly the code that ran, and runs.
 """
 
 from __future__ import annotations
@@ -22,22 +23,16 @@ pytestmark = pytest.mark.e2e
 CODE = 'import math\nlabel = "π ≈"  # a comment, quotes \' and "\nprint(label, round(math.pi, 3))'
 
 SETUP = f'''
-from think_nb import Think, tool
+from think_nb import Think
 from think_nb.testing import ScriptedModel as S
-
-@tool
-def run_code(code: str) -> str:
-    """Run Python code (a stand-in for the kernel tool)."""
-    return "ran"
 
 CODE = {json.dumps(CODE)}
 script = S([[S.tool_call("run_code", {{"code": CODE}})], [S.text("Here is the code.")]])
 
 class Coder(Think):
+    include_kernel_tools = "allow"
     def get_model(self):
         return script.model
-    def get_tools(self):
-        return [run_code]
 '''
 PANEL = 'agent = Coder("coder")\nagent.panel()'
 AFTER = 'print("the cell after")'
@@ -61,6 +56,7 @@ def test_into_a_cell_inserts_the_code_below_the_panels_cell(notebook, app: str) 
     card = panel.locator(".think-tool[data-tool-name=run_code]")
     expect(card).to_have_attribute("data-state", "output-available")
     card.locator("summary").click()  # a settled card is collapsed: open it, as a person does
+    expect(card.locator(".think-tool-output")).to_contain_text("π ≈ 3.142")  # it ran in the kernel
     button = card.locator("button.think-into-cell")
     expect(button).to_have_text("Into a cell")
     button.click()
