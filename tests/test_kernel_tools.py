@@ -139,6 +139,13 @@ async def test_approve_with_edited_code_runs_it_tells_the_model_and_the_ledger_k
     assert "The user edited your code before approving it" in told and "edited_x = 2" in told
     decision = runtime_of(agent).store.approvals.decision("call_1_0")
     assert decision is not None and decision["input"] == '{"code":"edited_x = 1"}'
+    traced = agent.trace()
+    run_rows = traced[(traced.tool == "run_code") & (traced.hook == "tool-output-available")]
+    assert len(run_rows) == 1
+    summary = run_rows.iloc[0]["summary"]
+    assert summary.startswith("tool-output-available edited · ") and "bound edited_x" in summary
+    assert summary.endswith("code: edited_x = 2")
+    assert run_rows.iloc[0]["duration_ms"] == part["output"]["duration_ms"]
     row = agent.tool_calls_df().iloc[0]
     assert (row["edited"], row["code"], row["undone"]) == (True, "edited_x = 2", False)
     assert row["changed"] == {"bound": ["edited_x"], "rebound": [], "deleted": [], "mutated": []}

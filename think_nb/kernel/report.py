@@ -73,6 +73,16 @@ def run_text(output: dict) -> str:
     return "\n".join(lines)
 
 
+def trace_summary(output: dict) -> str:
+    """One line for the trace: `edited · 12 ms · bound x; rebound df; mutated df · code: df = …`."""
+    changes = output.get("changes") or {}
+    names = "; ".join(f"{what} {', '.join(changes[what])}" for what in ("bound", "rebound", "deleted", "mutated")
+                      if changes.get(what)) or "no names changed"
+    code = " ".join(str(output.get("code") or "").split())
+    head = ("edited · " if output.get("edited") else "") + f"{float(output.get('duration_ms') or 0):.0f} ms"
+    return f"{head} · {names} · code: {code[:160]}" + ("…" if len(code) > 160 else "")
+
+
 def model_text(output: Any) -> str:
     """The bounded text the model reads for a kernel tool's stored output (see the module docstring)."""
     from think_nb.data_context import _cut
