@@ -32,6 +32,7 @@
 import DOMPurify, { type Config } from "dompurify";
 import MarkdownIt from "markdown-it";
 import type { Growth } from "./accumulate";
+import { copyText } from "./clipboard";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -135,20 +136,6 @@ export function renderMarkdown(text: string): string {
   return sanitizeHtml(md.render(text));
 }
 
-/** Copy `text` to the clipboard (Clipboard API, else a hidden textarea). */
-async function copyText(text: string): Promise<void> {
-  try {
-    await navigator.clipboard.writeText(text);
-  } catch {
-    const area = document.createElement("textarea");
-    area.value = text;
-    document.body.append(area);
-    area.select();
-    document.execCommand("copy");
-    area.remove();
-  }
-}
-
 /** Give each `<pre><code>` in `root` a Copy button. */
 export function enhanceCodeBlocks(root: HTMLElement): void {
   root.querySelectorAll("pre").forEach((pre) => {
@@ -160,8 +147,8 @@ export function enhanceCodeBlocks(root: HTMLElement): void {
     button.textContent = "Copy";
     button.title = "Copy code";
     button.addEventListener("click", () => {
-      void copyText(code.textContent ?? "").then(() => {
-        button.textContent = "Copied";
+      void copyText(code.textContent ?? "").then((ok) => {
+        button.textContent = ok ? "Copied" : "Copy failed";
         setTimeout(() => (button.textContent = "Copy"), 1500);
       });
     });

@@ -9,12 +9,14 @@
  * badge's tooltip; outcome: running | done | failed | blocked | substituted | waiting | approved |
  * denied | no-result, what the badge says in words) holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
- * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`,
+ * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`, on a `run_code` card
+ * `button.think-into-cell` and `.think-into-cell-note` (the card's `data-into-cell`: inserted | copied | failed),
  * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | unknown),
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
 import { growthOf } from "./accumulate";
+import { INTO_CELL_NOTE, type IntoCellOutcome, intoCell } from "./cell-insert";
 import { codeBlock } from "./code";
 import { dataContextElement, tableOutputElement } from "./data-part";
 import { type UndoControl, editedInput, isRunCode, kernelRunElement, kernelRunOf, noteApproved, runCodeSection } from "./kernel-run";
@@ -41,10 +43,51 @@ function pretty(value: unknown): string {
 
 export { codeBlock };
 
-/** The `code` of an `execute` call's input (the sandbox tool, think_nb.workspace.execute), else null. */
-function executeCode(part: ToolPart): string | null {
+/** Tools whose input is `{code: str}`, shown as highlighted Python: `execute` (the sandbox,
+ * think_nb.workspace.execute) and `run_code` (the kernel tool, which also gets "Into a cell"). */
+const CODE_TOOLS = new Set(["execute", "run_code"]);
+
+/** The `code` of a code tool's input, else null. */
+function inputCode(part: ToolPart): string | null {
   const input = part.input as { code?: unknown } | undefined;
-  return toolName(part) === "execute" && input && typeof input.code === "string" ? input.code : null;
+  return CODE_TOOLS.has(toolName(part)) && input && typeof input.code === "string" ? input.code : null;
+}
+
+/**
+ * The code "Into a cell" puts in the notebook: what ran (a `kernel-run` output's `code`, think_nb.kernel),
+ * else the code the person approved it with (`approval.input.code`, an edited approval), else the model's.
+ */
+export function cellCode(part: ToolPart, modelCode: string): string {
+  const output = part.state === "output-available" ? (part.output as { type?: unknown; code?: unknown } | null) : null;
+  if (output && output.type === "kernel-run" && typeof output.code === "string") return output.code;
+  const edited = (part.approval as { input?: { code?: unknown } } | undefined)?.input?.code;
+  return typeof edited === "string" ? edited : modelCode;
+}
+
+/** What "Into a cell" did for a call in this page, by toolCallId (a card rebuilt later still says it). */
+const INTO_CELL = new Map<string, IntoCellOutcome>();
+
+/** `button.think-into-cell` and its `.think-into-cell-note`: the code into a new cell below the panel
+ * (cell-insert.ts), else onto the clipboard; the card's `data-into-cell` says which. */
+function intoCellBar(card: HTMLElement, toolCallId: string, code: string): HTMLElement {
+  const bar = h("div", "think-into-cell-bar");
+  const button = h("button", "think-into-cell", "Into a cell");
+  button.type = "button";
+  button.title = "Put this code into a new notebook cell below the panel (copies it where the notebook cannot be reached)";
+  const note = h("span", "think-into-cell-note");
+  const show = (outcome: IntoCellOutcome | undefined): void => {
+    note.textContent = outcome ? INTO_CELL_NOTE[outcome] : "";
+    if (outcome) card.dataset.intoCell = outcome;
+  };
+  show(INTO_CELL.get(toolCallId));
+  button.addEventListener("click", () => {
+    void intoCell(button, code).then((outcome) => {
+      INTO_CELL.set(toolCallId, outcome);
+      show(outcome);
+    });
+  });
+  bar.append(button, note);
+  return bar;
 }
 
 function section(cls: string, label: string, body: string): HTMLElement {
@@ -235,9 +278,11 @@ function toolCard(
   summary.append(badge);
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
-  const code = part.state === "input-streaming" ? null : executeCode(part);
+  const code = part.state === "input-streaming" ? null : inputCode(part);
   if (part.state !== "input-streaming" && isRunCode(part)) {
-    card.append(runCodeSection(part, ctx.responded[part.toolCallId] === true));
+    const run = runCodeSection(part, ctx.responded[part.toolCallId] === true);
+    if (code !== null) run.append(intoCellBar(card, part.toolCallId, cellCode(part, code)));
+    card.append(run);
   } else if (code !== null) {
     const div = h("div", "think-tool-input");
     div.append(h("div", "think-tool-label", "code"), codeBlock(code));

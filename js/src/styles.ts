@@ -110,6 +110,8 @@ export const CSS = `
 .think-run-mutated, .think-run-rejected { font-size: 0.85em; color: var(--think-warn); margin: 4px 0; }
 .think-notice { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
 .think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
+.think-into-cell-bar { display: flex; align-items: center; gap: 8px; margin-top: 4px; }
+.think-into-cell-note { font-size: 0.8em; color: var(--think-muted); }
 .think-subagent { border: 1px dashed var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .think-subagent-name { font-weight: 600; }
 .think-data { border: 1px solid var(--think-border); border-radius: 6px; padding: 2px 8px; margin: 6px 0; font-size: 0.9em; }

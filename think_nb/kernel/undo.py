@@ -115,20 +115,28 @@ class Bindings:
         return cls(ns, mentioned)
 
     def compare(self, ns: MutableMapping[str, Any]) -> Changes:
-        before = {n: v for n, v in self.objects.items() if not _dunder(n)}
-        after = {n: v for n, v in ns.items() if not _dunder(n)}  # __builtins__, __warningregistry__: Python's
+        before, after = self.objects, dict(ns)
         changes = Changes()
+        missing = _MISSING
+        added = 0
         for name, value in after.items():
-            if name not in before:
+            was = before.get(name, missing)
+            if was is value:
+                continue
+            added += was is missing
+            if _dunder(name):  # __builtins__, __warningregistry__: Python's, not the user's
+                continue
+            if was is missing:
                 changes.bound.append(name)
                 changes.new[name] = value
-            elif before[name] is not value:
+            else:
                 changes.rebound.append(name)
-                changes.old[name], changes.new[name] = before[name], value
-        for name in before:
-            if name not in after:
-                changes.deleted.append(name)
-                changes.old[name] = before[name]
+                changes.old[name], changes.new[name] = was, value
+        if len(after) - added != len(before):  # some name went
+            for name in before:
+                if name not in after and not _dunder(name):
+                    changes.deleted.append(name)
+                    changes.old[name] = before[name]
         for name, was in self.digests.items():
             if was is not None and after.get(name, _MISSING) is before[name] and digest(before[name]) != was:
                 changes.mutated.append(name)
