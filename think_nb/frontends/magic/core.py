@@ -29,7 +29,7 @@ from IPython.display import display
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
-from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored
+from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored, split_line
 from think_nb.frontends.magic.commands import SUBCOMMANDS
 
 HELP = """\
@@ -77,10 +77,7 @@ class ThinkMagics(Magics):
             print(f"think: {exc}")  # one clean line for misuse; real bugs keep their traceback
 
     def _dispatch(self, line: str, cell: str | None) -> Any:
-        try:
-            tokens = shlex.split(line)
-        except ValueError:  # e.g. an apostrophe in a message: split on spaces instead
-            tokens = line.split()
+        tokens = split_line(line)
         if tokens and tokens[0] in SUBCOMMANDS and cell is None:
             return SUBCOMMANDS[tokens[0]].handler(self, tokens[1:])
         args = _parser().parse_args(tokens)
