@@ -45,7 +45,8 @@ HELP = """\
     Send the cell's text to AGENT as a user message; --with attaches a bounded description of
     each notebook variable (a DataFrame's shape, dtypes, head/tail, describe()). The cell returns at once and the reply
     streams into the agent's panel (one is shown in this cell if none is open yet); keep
-    running other cells meanwhile.
+    running other cells meanwhile (a cell that blocks, e.g. time.sleep(25), holds the stream
+    until it ends: the kernel runs one cell at a time on the turn's thread).
 %think --help
     Show this help.
 Python equivalents: agent = Calc("default"); agent.panel(); await agent.send("...")."""
