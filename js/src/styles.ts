@@ -3,6 +3,8 @@
  * other hosts), so the panel reads in light and dark themes alike.
  */
 export const CSS = `
+/* A panel's static transcript output (for a saved notebook) is hidden beside the rendered panel. */
+.jp-OutputArea-child:has(.think-panel) + .jp-OutputArea-child:has(.think-static-transcript) { display: none; }
 .think-panel {
   --think-fg: var(--jp-ui-font-color1, #1f1f1f);
   --think-muted: var(--jp-ui-font-color2, #616161);
