@@ -264,7 +264,7 @@ FALLBACK_CHARS = 60_000
 
 
 STATIC_TRANSCRIPT_STYLE = (
-    "<style>.jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets:not(:has(.think-panel)))"
+    "<style>.jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets):not(:has(.think-panel))"
     ":has(+ .jp-OutputArea-child .think-static-transcript) { display: none; }</style>")
 """Shown with a panel's static transcript output (`ChatPanel._ipython_display_`): in a trusted notebook
 (JupyterLab/Notebook 7 trust the notebooks they saved) it hides the widget output just before the
