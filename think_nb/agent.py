@@ -378,7 +378,8 @@ class Think:
                context: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
-        `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
+        `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
+        recorded in the turn log; `client_tools`: the
         panel's own client tool schemas `{name, description?, parameters?}` (a panel request without
         them forgets earlier ones, as Think does).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
@@ -408,7 +409,7 @@ class Think:
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
         `context={"df": df}` attaches data (see `submit`)."""
-        return await self.submit(text, trigger="programmatic", context=context)
+        return await self.submit(text, trigger="send", context=context)
 
     def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
@@ -431,7 +432,7 @@ class Think:
             `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
             nothing to send).
         """
-        return await self.__runtime.start(messages, new_id("req"), trigger="programmatic", signal=signal)
+        return await self.__runtime.start(messages, new_id("req"), trigger="save_messages", signal=signal)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:

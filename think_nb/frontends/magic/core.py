@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import dis
-import shlex
 import sqlite3
 import sys
 from pathlib import Path
