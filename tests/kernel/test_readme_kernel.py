@@ -75,7 +75,8 @@ def test_every_readme_code_cell_runs_in_a_real_kernel(fresh_frontend) -> None:
     fe.execute(PRELUDE).check()
     for cell in readme_cells():
         result = fe.execute(cell)
-        assert not result.errors, f"README cell raised {result.errors[0]['ename']}: {result.errors[0]['evalue']}\n{cell}"
+        raised = [f"{e['ename']}: {e['evalue']}" for e in result.errors]
+        assert not raised, f"README cell raised {raised[0]}\n{cell}"
         misuse = [line for line in result.stdout.splitlines() if line.startswith("think:")]
         assert not misuse, f"README cell printed {misuse}:\n{cell}"
     # `agent = %think Calc` kept the agent, and the `%%think` cell's turn ran on it.
