@@ -544,7 +544,8 @@ class Think:
     async def replay(self, request_id: str | None = None, *, speed: float = 1.0,
                      recording: Recording | None = None) -> list[dict[str, Any]]:
         """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
-        pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
+        pace, text never faster than 50 characters a second × `speed` (0 = as fast as possible;
+        `think_nb.turns.replay.pacing`); the transcript is not changed. Returns the chunks played.
         Raises `UserError` when there is no recording."""
         from think_nb.turns.replay import play
 
