@@ -761,14 +761,15 @@ class Think:
     # -- MCP servers (Think's addMcpServer / removeMcpServer) -----------------------------------
     async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
                              env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-                             needs_approval: Any = False, timeout: float = 60.0,
+                             needs_approval: Any = None, timeout: float = 60.0,
                              connect_timeout: float = 10.0) -> dict[str, Any]:
         """Connect an MCP server and merge its tools (named `<name>_<tool>`) into every turn
         (Think's `addMcpServer`). `url_or_command`: `http(s)://...` for streamable HTTP, else a
         command line started as a stdio server (`args` appended). `env` (stdio) / `headers`
         (HTTP): secret values as `${VAR}` references, resolved from the environment (never
         stored). `needs_approval`: True, a list of the server's tool names, or
-        `fn(server, tool, input) -> bool`. `timeout`: seconds per call. Waits up to
+        `fn(server, tool, input) -> bool`; not given (None), a server added again under its name keeps
+        the gates it had (a new server has none); pass False to drop them. `timeout`: seconds per call. Waits up to
         `connect_timeout` s for the connection, then returns `{name, transport, target, state,
         tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
         reconnected when the agent is created again. The same name and configuration again (a
