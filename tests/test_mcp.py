@@ -166,7 +166,8 @@ async def test_a_server_added_again_without_needs_approval_keeps_its_gates(tmp_p
     assert gated()["demo_delete_file"] is True and gated()["demo_add"] is False
     await agent.add_mcp_server("demo", STDIO, connect_timeout=120, timeout=30)  # replaced: the gates stay
     assert gated()["demo_delete_file"] is True
-    await agent.add_mcp_server("demo", STDIO, connect_timeout=120, needs_approval=lambda server, tool, data: tool == "add")
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=120,
+                               needs_approval=lambda server, tool, data: tool == "add")
     await agent.add_mcp_server("demo", STDIO, connect_timeout=120, timeout=20)
     assert gated()["demo_add"]({"a": 1, "b": 2}) is True
     await agent.add_mcp_server("demo", STDIO, connect_timeout=120, needs_approval=False)
