@@ -4,8 +4,9 @@ re-running the cell shows a live panel on the SQLite history.
 JupyterLab renders a widget output only from a widget model: the kernel's, or the state saved in the
 notebook (the widget manager's "Save Widget State Automatically" setting, `saveState`). With the
 setting on, the saved state holds the panel's ESM and its `messages`, so the panel itself renders the
-transcript with no kernel. (Without saved state JupyterLab shows "model not found"; the transcript is
-then in the output's text/html for nbconvert, nbviewer and GitHub: tests/test_saved_notebook.py.)
+transcript with no kernel. With the default settings (no saved state) the widget output says "model
+not found"; the static transcript output after it shows the conversation (and, the notebook being
+trusted, its style hides that line); the rendered panel's CSS hides the transcript beside it.
 """
 
 from __future__ import annotations
