@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 
-class TurnTask(asyncio.Task):  # type: ignore[type-arg]
+class TurnTask(asyncio.Task):
     """A turn's task (a plain `asyncio.Task` but for its repr); `request_id` is the turn's."""
 
     def __init__(self, coro: Any, *, loop: asyncio.AbstractEventLoop, request_id: str) -> None:
