@@ -149,3 +149,16 @@ def test_assigning_the_line_magic_binds_the_agent_and_still_shows_the_panel(ip, 
     bare = ip.run_cell("%think Bound tutor")
     assert bare.result is None  # a bare line shows the panel only, not also the agent's repr
     assert shown == ["panel of tutor", "panel of tutor"]
+
+
+def test_a_trailing_comment_on_a_think_line_is_ignored(ip, capsys) -> None:
+    """Issue 27 §8: `%think Demo   # create or load …` (as the README writes it) is `%think Demo`;
+    a `#` inside a word or quotes is kept, as in a shell."""
+    from think_nb.frontends.magic.base import split_line
+
+    assert split_line('Calc   # create or load Calc("default")') == ["Calc"]
+    assert split_line('Calc --db "a #1.sqlite" # note') == ["Calc", "--db", "a #1.sqlite"]
+    assert split_line("Calc a#b") == ["Calc", "a#b"]
+    assert split_line("step Calc it's 4 # why") == ["step", "Calc", "it's", "4"]
+    ip.run_line_magic("think", "--help   # every form")
+    assert "%think --help" in capsys.readouterr().out

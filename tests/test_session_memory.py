@@ -319,12 +319,13 @@ async def test_sessions_create_switch_rename_fork_delete() -> None:
                                 "created_at", "updated_at"]
     columns = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id"]
     assert df[columns].to_dict("records") == [
-        {"id": "", "name": "default", "active": False, "messages": 4, "parent_session_id": None,
+        {"id": "default", "name": "default", "active": False, "messages": 4, "parent_session_id": None,
          "forked_from_message_id": None},
         {"id": work, "name": "job", "active": False, "messages": 2, "parent_session_id": None,
          "forked_from_message_id": None},
-        {"id": fork, "name": "fork", "active": True, "messages": 2, "parent_session_id": "",
+        {"id": fork, "name": "fork", "active": True, "messages": 2, "parent_session_id": "default",
          "forked_from_message_id": default_messages[1]["id"]}]
+    assert agent.list_sessions()[0]["id"] == ""  # the stored id; the DataFrame names it (issue 27 §9)
 
     agent.delete_session("fork")
     assert agent.session_id == "" and agent.messages == default_messages

@@ -383,7 +383,8 @@ class Think:
                context: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
-        `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
+        `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
+        recorded in the turn log; `client_tools`: the
         panel's own client tool schemas `{name, description?, parameters?}` (a panel request without
         them forgets earlier ones, as Think does).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
@@ -413,7 +414,7 @@ class Think:
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
         `context={"df": df}` attaches data (see `submit`)."""
-        return await self.submit(text, trigger="programmatic", context=context)
+        return await self.submit(text, trigger="send", context=context)
 
     def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
@@ -436,7 +437,7 @@ class Think:
             `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
             nothing to send).
         """
-        return await self.__runtime.start(messages, new_id("req"), trigger="programmatic", signal=signal)
+        return await self.__runtime.start(messages, new_id("req"), trigger="save_messages", signal=signal)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
@@ -576,7 +577,8 @@ class Think:
     async def replay(self, request_id: str | None = None, *, speed: float = 1.0,
                      recording: Recording | None = None) -> list[dict[str, Any]]:
         """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
-        pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
+        pace, text never faster than 50 characters a second × `speed` (0 = as fast as possible;
+        `think_nb.turns.replay.pacing`); the transcript is not changed. Returns the chunks played.
         Raises `UserError` when there is no recording."""
         from think_nb.turns.replay import play
 
@@ -792,14 +794,15 @@ class Think:
     # -- MCP servers (Think's addMcpServer / removeMcpServer) -----------------------------------
     async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
                              env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-                             needs_approval: Any = False, timeout: float = 60.0,
+                             needs_approval: Any = None, timeout: float = 60.0,
                              connect_timeout: float = 10.0) -> dict[str, Any]:
         """Connect an MCP server and merge its tools (named `<name>_<tool>`) into every turn
         (Think's `addMcpServer`). `url_or_command`: `http(s)://...` for streamable HTTP, else a
         command line started as a stdio server (`args` appended). `env` (stdio) / `headers`
         (HTTP): secret values as `${VAR}` references, resolved from the environment (never
         stored). `needs_approval`: True, a list of the server's tool names, or
-        `fn(server, tool, input) -> bool`. `timeout`: seconds per call. Waits up to
+        `fn(server, tool, input) -> bool`; not given (None), a server added again under its name keeps
+        the gates it had (a new server has none); pass False to drop them. `timeout`: seconds per call. Waits up to
         `connect_timeout` s for the connection, then returns `{name, transport, target, state,
         tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
         reconnected when the agent is created again. The same name and configuration again (a

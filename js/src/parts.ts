@@ -306,7 +306,8 @@ function toolCard(
 }
 
 interface SubAgentData {
-  agent?: string;
+  agent?: string; // the storage key (Lead:lead/Researcher:r1)
+  label?: string; // what the card shows: "Researcher · r1"
   request_id?: string;
   status?: string;
   text?: string;
@@ -319,7 +320,7 @@ function subAgentCard(part: { id?: unknown; data?: unknown }): HTMLElement {
   card.dataset.key = `subagent:${String(part.id ?? "")}`;
   card.dataset.status = String(data.status ?? "");
   const summary = h("summary");
-  summary.append(h("span", "think-subagent-name", `↳ ${data.agent ?? "sub-agent"}`), h("span", "think-tool-badge", data.status ?? ""));
+  summary.append(h("span", "think-subagent-name", `↳ ${data.label ?? data.agent ?? "sub-agent"}`), h("span", "think-tool-badge", data.status ?? ""));
   card.append(summary);
   if (data.text) card.append(textPart({ text: String(data.text) }));
   if (Array.isArray(data.tools) && data.tools.length) card.append(section("think-tool-input", "tools", pretty(data.tools)));

@@ -91,9 +91,12 @@ function monoCharWidth(el: HTMLElement): number {
 export function emptyHint(meta: PanelMeta): string {
   const who = meta.agentClass ? `${meta.agentClass} · ${meta.agentName}` : meta.agentName || "This agent";
   if (!meta.model) return `${who}: type a message below.`;
+  if (meta.offline && meta.model.startsWith("think-scripted/")) {
+    return `${who} runs on a test model (${meta.model}), in this kernel: its replies are the ones its script or function gives.`;
+  }
   if (meta.offline) {
     return `${who} runs on ${meta.model}, in this kernel and offline: it shows how turns, tools and hooks work, ` +
-      "not good answers. Override get_model() (or %think --model) for a hosted model.";
+      'not good answers. Override get_model() (or set agent.default_model = "openai/gpt-4o-mini") for a hosted model.';
   }
   return `${who} runs on ${meta.model}: messages are sent to that provider (its API key must be set).`;
 }
@@ -329,7 +332,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         fitDbPath(); // reads the path's width (a layout): only when it changes, else on resize
       }
       dbPath.title = meta.dbPath;
-      input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
+      input.placeholder = `Message ${meta.agentClass || meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       banner.textContent = state.error;
       banner.hidden = !state.error;
       send.disabled = busy;

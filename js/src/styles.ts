@@ -3,6 +3,8 @@
  * other hosts), so the panel reads in light and dark themes alike.
  */
 export const CSS = `
+/* A panel's static transcript output (for a saved notebook) is hidden beside the rendered panel. */
+.jp-OutputArea-child:has(.think-panel) + .jp-OutputArea-child:has(.think-static-transcript) { display: none; }
 .think-panel {
   --think-fg: var(--jp-ui-font-color1, #1f1f1f);
   --think-muted: var(--jp-ui-font-color2, #616161);
@@ -38,7 +40,7 @@ export const CSS = `
 .think-panel .think-versions button { padding: 0 6px; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
-.think-header > .think-agent-name { min-width: 3em; }
+.think-header > .think-agent-name { flex: none; max-width: 45%; } /* the name keeps its width; the path gives way */
 .think-header > .think-status { min-width: 4.5em; }
 .think-panel[data-status="streaming"] .think-status, .think-panel[data-status="submitted"] .think-status { color: var(--think-brand); }
 .think-panel[data-status="error"] .think-status { color: var(--think-error); }

@@ -299,6 +299,15 @@ FALLBACK_CHARS = 60_000
 """Most characters of markdown a panel's static fallback holds (the newest messages that fit)."""
 
 
+STATIC_TRANSCRIPT_STYLE = (
+    "<style>.jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets):not(:has(.think-panel))"
+    ":has(+ .jp-OutputArea-child .think-static-transcript) { display: none; }</style>")
+"""Shown with a panel's static transcript output (`ChatPanel._ipython_display_`): in a trusted notebook
+(JupyterLab/Notebook 7 trust the notebooks they saved) it hides the widget output just before the
+transcript while that output holds no panel ("Error displaying widget: model not found" after the
+kernel is gone); an untrusted notebook drops `<style>`, and then that one line shows above the transcript."""
+
+
 def static_transcript(messages: list[dict], *, title: str, limit: int = FALLBACK_CHARS) -> tuple[str, str]:
     """`(markdown, sanitised html)` of the newest messages that fit in `limit` characters of markdown,
     with a line saying how many older ones were left out; a single message longer than the limit is

@@ -140,11 +140,15 @@ def usage(agent: ViewsHost) -> pd.DataFrame:
 
 
 def sessions(agent: ViewsHost) -> pd.DataFrame:
-    """The agent's sessions, oldest first: id ("" = default), name, active, messages (stored,
+    """The agent's sessions, oldest first: id (the default session reads "default", where
+    `agent.session_id` is ""; `switch_session` takes either), name, active, messages (stored,
     every branch), parent_session_id / forked_from_message_id (forks), created_at, updated_at."""
     from think_nb.session.sessions import list_sessions
 
-    df = pd.DataFrame(list_sessions(agent.store), columns=SESSION_COLUMNS)
+    rows = [{**row, "id": row["id"] or "default",
+             "parent_session_id": "default" if row["parent_session_id"] == "" else row["parent_session_id"]}
+            for row in list_sessions(agent.store)]
+    df = pd.DataFrame(rows, columns=SESSION_COLUMNS)
     for col in ("created_at", "updated_at"):
         df[col] = pd.to_datetime(df[col], unit="s", utc=True)
     return nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))

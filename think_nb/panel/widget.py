@@ -185,7 +185,6 @@ class ChatPanel(anywidget.AnyWidget):
         self._hub = hub
         self._tasks: set[Any] = set()
         self._display_ids: list[str] = []
-        self._front_end_seen = False  # a view has sent a frame (then its live state is the record)
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
         self._home_loop = _running_loop()  # the kernel's loop: the agent's turns all run on it
         self.on_msg(self._on_panel_msg)
@@ -195,9 +194,8 @@ class ChatPanel(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """The widget view, plus the transcript as sanitised `text/html` and markdown `text/plain`
-        (`think_nb.frontends.export.static_transcript`, bounded): what a saved notebook shows where the
-        widget cannot render (GitHub, nbviewer, nbconvert, a reopened notebook before its kernel
-        runs the cell again). Re-running the cell shows a live panel on the SQLite history."""
+        (`think_nb.frontends.export.static_transcript`, bounded), for a caller that asks for one bundle.
+        Displayed in a notebook (`_ipython_display_`), the transcript is an output of its own."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
@@ -209,32 +207,49 @@ class ChatPanel(anywidget.AnyWidget):
         """`(markdown, sanitised html)` of the agent's current branch, bounded (see `_repr_mimebundle_`)."""
         from think_nb.frontends.export import static_transcript
 
-        return static_transcript(self._agent.messages, title=f"{type(self._agent).__name__} {self._agent.name!r}")
+        return static_transcript(self._agent.messages, title=self._title())
+
+    def _title(self) -> str:
+        return f"{type(self._agent).__name__} {self._agent.name!r}"
+
+    def _static_bundle(self) -> dict[str, str]:
+        """The static transcript output: html marked `think-static-transcript` (the live panel's CSS
+        hides it beside a rendered panel; in a trusted notebook its own `<style>` hides the widget
+        error beside it) and markdown text/plain."""
+        from think_nb.frontends.export import STATIC_TRANSCRIPT_STYLE
+
+        markdown, html = self.static_transcript()
+        return {"text/html": f'{STATIC_TRANSCRIPT_STYLE}<div class="think-static-transcript">{html}</div>',
+                "text/plain": markdown}
 
     def _ipython_display_(self) -> None:
-        """Display with a display id, so the static transcript can follow the conversation
-        (`refresh_display`, called when a turn ends)."""
+        """Display two outputs: the live widget view, then the static transcript (display id kept, so it
+        follows the conversation: `refresh_display`, at every transcript change). A front end that
+        cannot render the widget (a saved notebook reopened without its kernel, in JupyterLab with its
+        default settings, nbconvert, nbviewer, GitHub) shows the transcript; while the live panel is
+        rendered its CSS hides the transcript beside it, so one conversation shows."""
         from IPython.display import display
 
-        bundle = self._repr_mimebundle_()
+        bundle = super()._repr_mimebundle_()
         if bundle is None:
             return
+        data, metadata = bundle
+        line = f"{self._title()}: think_nb chat panel (live when its cell runs; the transcript follows)"
+        display({**data, "text/plain": line}, metadata=metadata, raw=True)
         self._display_ids.append(uuid.uuid4().hex)
-        display(bundle[0], metadata=bundle[1], raw=True, display_id=self._display_ids[-1])
+        display(self._static_bundle(), raw=True, display_id=self._display_ids[-1])
 
     def refresh_display(self) -> None:
-        """Rewrite every displayed output of this panel with the current static transcript (the
-        saved notebook then holds the conversation as it is now). Called when a turn ends while no
-        front end has shown the panel (a headless run: nbclient, papermill); with a live view, call
-        it yourself before saving: JupyterLab then renders the view again (a draft being typed in
-        the panel is lost)."""
+        """Rewrite every static transcript output of this panel with the current transcript (the
+        saved notebook then holds the conversation as it is now). Called whenever the transcript
+        changes; the live view is a separate output and is not rendered again."""
         from IPython.display import update_display
 
-        bundle = self._repr_mimebundle_() if self._display_ids else None
-        if bundle is None:
+        if not self._display_ids:
             return
+        bundle = self._static_bundle()
         for display_id in list(self._display_ids):
-            update_display(bundle[0], metadata=bundle[1], raw=True, display_id=display_id)
+            update_display(bundle, raw=True, display_id=display_id)
 
     def close(self) -> None:
         """Detach from the agent, then close the widget and all its views."""
@@ -275,13 +290,15 @@ class ChatPanel(anywidget.AnyWidget):
         self._batcher.end(request_id, error=status == "error")
         self._set_transcript(self._agent.messages)
         self._sync_status()
-        if not self._front_end_seen:
-            self.refresh_display()  # headless (nbclient, papermill): the saved output follows the turn
 
     def _set_transcript(self, messages: list[UIMessage]) -> None:
         # A deep copy: the agent may mutate its list later, and traitlets only syncs a
         # value that compares unequal to the previous one.
-        self.messages = copy.deepcopy(list(messages))
+        copied = copy.deepcopy(list(messages))
+        changed = copied != self.messages
+        self.messages = copied
+        if changed:
+            self.refresh_display()  # the saved notebook's transcript follows the conversation
         self._sync_annotations()
         info = _agent_info(self._agent)
         if info != self.agent_info:
@@ -306,7 +323,6 @@ class ChatPanel(anywidget.AnyWidget):
             home.call_soon_threadsafe(self._on_panel_msg, _widget, content, _buffers)
             return
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
-        self._front_end_seen = True
         try:
             self._dispatch(content)
         except Exception:  # noqa: BLE001 - logged; ipywidgets would swallow it silently

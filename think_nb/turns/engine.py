@@ -37,6 +37,7 @@ from think_nb.turns.recorder import StreamRecorder
 from think_nb.turns.repair import repaired
 from think_nb.turns.result import SKIPPED, TurnResult
 from think_nb.turns.signal import AbortSignal
+from think_nb.turns.task import TurnTask
 
 log = logging.getLogger("think_nb")
 DEFAULT_TOOL_ERROR = "Tool execution denied by user"
@@ -111,7 +112,7 @@ class TurnEngine:
             self._turn_ended(future.result())
             return future
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
-        task = loop.create_task(coro, name=f"think-turn-{request_id}")
+        task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
         interrupts.watch(self)
         self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once

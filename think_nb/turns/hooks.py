@@ -69,7 +69,8 @@ class TurnContext:
         continuation: True when the turn continues the last assistant message.
         body: the custom request body (from the panel or `continue_last_turn(body)`), or None.
         request_id: the turn's request id.
-        trigger: what started the turn: `panel`, `cell`, `programmatic`, `chat`, `continuation`.
+        trigger: what started the turn: `panel`, `cell`, `send`, `save_messages`, `programmatic`, `chat`,
+            `continuation`.
     """
 
     system: str

@@ -79,7 +79,7 @@ class Turn:
         continuation: continue the last assistant message (a new message marked
             `metadata.continuation = True`).
         body: custom request body, shown to `before_turn`.
-        trigger: `panel`, `cell`, `programmatic`, `chat` or `continuation`.
+        trigger: `panel`, `cell`, `send`, `save_messages`, `programmatic`, `chat` or `continuation`.
         generation: the queue generation the turn was admitted in; after a clear nothing is persisted.
     """
 

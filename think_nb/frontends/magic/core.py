@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import dis
-import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from IPython.display import display
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
-from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored
+from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored, split_line
 from think_nb.frontends.magic.commands import SUBCOMMANDS
 
 HELP = """\
@@ -45,7 +44,8 @@ HELP = """\
     Send the cell's text to AGENT as a user message; --with attaches a bounded description of
     each notebook variable (a DataFrame's shape, dtypes, head/tail, describe()). The cell returns at once and the reply
     streams into the agent's panel (one is shown in this cell if none is open yet); keep
-    running other cells meanwhile.
+    running other cells meanwhile (a cell that blocks, e.g. time.sleep(25), holds the stream
+    until it ends: the kernel runs one cell at a time on the turn's thread).
 %think --help
     Show this help.
 Python equivalents: agent = Calc("default"); agent.panel(); await agent.send("...")."""
@@ -77,10 +77,7 @@ class ThinkMagics(Magics):
             print(f"think: {exc}")  # one clean line for misuse; real bugs keep their traceback
 
     def _dispatch(self, line: str, cell: str | None) -> Any:
-        try:
-            tokens = shlex.split(line)
-        except ValueError:  # e.g. an apostrophe in a message: split on spaces instead
-            tokens = line.split()
+        tokens = split_line(line)
         if tokens and tokens[0] in SUBCOMMANDS and cell is None:
             return SUBCOMMANDS[tokens[0]].handler(self, tokens[1:])
         args = _parser().parse_args(tokens)
