@@ -140,8 +140,28 @@ function refocus(list: HTMLElement, was: FocusedField | null): void {
   if (was.start !== null && was.end !== null) now.setSelectionRange(was.start, was.end);
 }
 
+/**
+ * Keys pressed inside the panel stay inside it (issue 27 §1): JupyterLab and Notebook 7 route every
+ * keydown through Lumino's command registry (Shift+Enter runs the cell, `a`/`b`/`d d` insert or
+ * delete cells in command mode, Escape and the arrows move between cells). Two guards, as ipywidgets'
+ * text widgets and JupyterLab's own shortcut editor do:
+ * - `data-lm-suppress-shortcuts` on the root: Lumino's key matching stops walking up at an element
+ *   carrying it, so no notebook binding matches a key whose target is inside the panel (this holds
+ *   for a document listener in the capture phase too: Notebook 7 starts Lumino without bubbling keydown);
+ * - keydown, keypress and keyup stop propagating at the root (JupyterLab listens in the bubble phase),
+ *   after the panel's own handlers (on the textarea and inputs) have run.
+ * The browser's own handling (typing, a new line, Tab's focus move, copy and paste) is untouched.
+ */
+export function keepKeysInside(root: HTMLElement): void {
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  for (const type of ["keydown", "keypress", "keyup"] as const) {
+    root.addEventListener(type, (e) => e.stopPropagation());
+  }
+}
+
 export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const root = h("div", "think-panel");
+  keepKeysInside(root);
   const style = document.createElement("style");
   style.textContent = CSS;
   const header = h("div", "think-header");
