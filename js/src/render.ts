@@ -9,7 +9,7 @@
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
 import { type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
-import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
+import { type PanelState, type Shown, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
@@ -36,7 +36,7 @@ export interface Annotations {
 }
 
 /** How a status reads in the status line, where it is not the status itself. */
-export const STATUS_LABEL: Partial<Record<Status, string>> = {
+export const STATUS_LABEL: Partial<Record<Shown, string>> = {
   "awaiting-approval": "awaiting approval",
   "awaiting-client-tool": "awaiting client tool",
   pending: "queued",
@@ -44,7 +44,7 @@ export const STATUS_LABEL: Partial<Record<Status, string>> = {
 };
 
 /** What each status means (the status line's tooltip). */
-export const STATUS_HINT: Record<Status, string> = {
+export const STATUS_HINT: Record<Shown, string> = {
   ready: "idle: send a message",
   submitted: "sent; waiting for the model's first token (a first turn may load litellm or the local model first). Stop cancels it.",
   streaming: "the reply is streaming; Stop keeps what arrived",
@@ -54,6 +54,7 @@ export const STATUS_HINT: Record<Status, string> = {
   error: "the last turn failed; the error is shown above",
   pending: "accepted and queued behind another turn (or waiting out the debounce window); Stop cancels it",
   recovering: "a turn a dead kernel left unfinished is being recovered",
+  disconnected: "this panel's kernel restarted or stopped: run the cell again for a live panel on the stored conversation",
 };
 
 export interface PanelMeta {
@@ -159,6 +160,14 @@ export function keepKeysInside(root: HTMLElement): void {
   }
 }
 
+/** A message the kernel never confirmed stored (`ViewMessage.unsent`) says so under its text. */
+function markUnsent(el: HTMLElement, view: ViewMessage): HTMLElement {
+  if (!view.unsent) return el;
+  el.dataset.unsent = "true";
+  el.append(h("div", "think-unsent", "not sent: the kernel went away before it stored this message"));
+  return el;
+}
+
 export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const root = h("div", "think-panel");
   keepKeysInside(root);
@@ -198,6 +207,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   });
   tabs.append(...tabButtons);
   header.append(name, tabs, status, totals, dbPath, clear, confirm);
+  const gone = h("div", "think-disconnected");
+  gone.setAttribute("role", "alert");
   const banner = h("div", "think-error");
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
@@ -209,7 +220,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const stop = h("button", "think-stop", "Stop");
   composer.append(input, send, stop);
   const context = createContextTab({ switchSession: (id) => actions.switchSession(id) });
-  root.append(style, header, banner, list, composer, context.el);
+  root.append(style, header, gone, banner, list, composer, context.el);
   el.append(root);
   function showTab(tab: "chat" | "context"): void {
     root.dataset.tab = tab;
@@ -227,9 +238,10 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}${badge.dataset.suffix ?? ""}`;
     }
   }, 200);
+  let offline = false; // the kernel is gone: nothing can be sent
   const submit = (): void => {
     const text = input.value.trim();
-    if (!text || busy) return;
+    if (!text || busy || offline) return;
     input.value = "";
     actions.send(text);
     atBottom = true;
@@ -301,9 +313,9 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
-      const sig = `${serversSig}:${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? "unsent:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
-      const el = old && same(old.view, view) && old.sig === sig ? old.el : messageElement(view, ctx, old?.el);
+      const el = old && same(old.view, view) && old.sig === sig ? old.el : markUnsent(messageElement(view, ctx, old?.el), view);
       next.set(view.message.id, { view, sig, el });
       return el;
     });
@@ -335,9 +347,15 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       }
       dbPath.title = meta.dbPath;
       input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
+      offline = Boolean(state.kernelGone);
+      root.dataset.kernel = offline ? "gone" : "live";
+      gone.textContent = state.kernelGone;
+      gone.hidden = !offline;
       banner.textContent = state.error;
-      banner.hidden = !state.error;
-      send.disabled = busy;
+      banner.hidden = !state.error || offline;
+      input.disabled = offline;
+      send.disabled = busy || offline;
+      clear.disabled = offline;
       stop.hidden = !busy;
       drawMessages(visibleMessages(state), state, meta);
       context.update(state.memory);
