@@ -51,7 +51,14 @@ export interface PanelState {
   pendingTurn: string | null;
   /** The kernel is recovering turns a dead kernel left unfinished (`chat_recovering`). */
   recovering: boolean;
+  /** Why this view has no kernel any more ("" while connected): see `disconnected`. */
+  kernelGone: string;
+  /** Ids of messages this view sent that the kernel never confirmed stored before it went away. */
+  unsent: string[];
 }
+
+/** What the status line shows: a kernel status, or `disconnected` (this view's kernel is gone). */
+export type Shown = Status | "disconnected";
 
 /** One message as drawn: live ones carry the streamed tool input and inline error. */
 export interface ViewMessage {
@@ -59,6 +66,8 @@ export interface ViewMessage {
   live: boolean;
   rawInput?: Record<string, string>;
   errorText?: string;
+  /** Sent from this view, never confirmed stored: the kernel went away first (`disconnected`). */
+  unsent?: boolean;
 }
 
 export function initialState(init: Partial<PanelState> = {}): PanelState {
@@ -79,6 +88,8 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     mcp: [],
     pendingTurn: null,
     recovering: false,
+    kernelGone: "",
+    unsent: [],
     ...init,
   };
 }
@@ -238,8 +249,32 @@ export function responded(state: PanelState, toolCallId: string): PanelState {
   return { ...state, responded: { ...state.responded, [toolCallId]: true } };
 }
 
+/**
+ * This view's kernel is gone (`notice` says why: it restarted, it was shut down). The widget's comm
+ * is closed for good — the new kernel knows nothing of this panel; re-running the cell draws a new
+ * one — so the view stops: nothing is busy any more, a streaming reply ends where it was, and every
+ * message this view sent that the transcript does not hold is marked unsent (it may not have been
+ * stored; the stored conversation is what a re-run shows).
+ */
+export function disconnected(state: PanelState, notice: string): PanelState {
+  if (state.kernelGone) return state;
+  const known = ids(state.transcript);
+  const unsent = state.optimistic.filter((m) => !known.has(m.id)).map((m) => m.id);
+  return {
+    ...state,
+    kernelGone: notice,
+    unsent: [...state.unsent, ...unsent],
+    live: state.live.map((t) => (t.done ? t : { ...t, done: true })),
+    pendingRequestId: null,
+    localSubmitted: false,
+    pendingTurn: null,
+    probePending: false,
+  };
+}
+
 /** What the status line shows: `submitted` from the click until the kernel answers. */
-export function displayStatus(state: PanelState): Status {
+export function displayStatus(state: PanelState): Shown {
+  if (state.kernelGone) return "disconnected";
   if (state.localSubmitted && state.status !== "streaming") return "submitted";
   if (state.status === "ready" && state.recovering) return "recovering";
   if ((state.status === "ready" || state.status === "submitted") && state.pendingTurn !== null) return "pending";
@@ -286,7 +321,9 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
     message: patches.size ? patchTools(message, patches) : message,
     live: false,
   }));
-  for (const message of state.optimistic) if (!known.has(message.id)) out.push({ message, live: false });
+  for (const message of state.optimistic) {
+    if (!known.has(message.id)) out.push({ message, live: false, unsent: state.unsent.includes(message.id) || undefined });
+  }
   for (const turn of state.live) {
     const view: ViewMessage = { message: turn.message, live: !turn.done, rawInput: turn.rawInput, errorText: turn.errorText };
     const at = out.findIndex((v) => v.message.id === turn.message.id);

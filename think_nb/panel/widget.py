@@ -24,6 +24,7 @@ import asyncio
 import copy
 import logging
 import uuid
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from think_nb.panel.batcher import ChunkBatcher
 from think_nb.panel.hub import ViewHub
 from think_nb.panel.protocol import UIMessage, UIMessageChunk
 
-__all__ = ["FLUSH_INTERVAL_S", "ChatPanel"]
+__all__ = ["FLUSH_INTERVAL_S", "ChatPanel", "follow_newest"]
 
 _log = logging.getLogger(__name__)
 
@@ -48,6 +49,19 @@ INTERRUPTED_TEXT = "The turn was interrupted before it finished; its partial rep
 FLUSH_INTERVAL_S = 0.04
 """Longest time a chunk waits in the kernel before it is sent (≤ 25 frames/s per panel)."""
 
+
+
+_PANELS: weakref.WeakSet[ChatPanel] = weakref.WeakSet()
+"""Every open panel of this kernel (`follow_newest` moves those of a superseded agent)."""
+
+
+def follow_newest(old: Any, new: Any) -> int:
+    """Make every open panel of agent `old` show and drive agent `new` (`ChatPanel.follow`); returns
+    how many panels follow it. Called by `%think` when a redefined class supersedes `old`."""
+    panels = [p for p in list(_PANELS) if p._agent is old and p._unsubscribe is not None]
+    for panel in panels:
+        panel.follow(new)
+    return len(panels)
 
 
 class _Listener:
@@ -81,6 +95,7 @@ class _Listener:
     def on_status(self, status: str) -> None:
         """The shared status changed."""
         self._panel._sync_status()
+        self._panel._follow_if_idle()
 
     def on_session(self, frame: protocol.SessionFrame) -> None:
         """The agent's memory changed: a ``session`` frame for the context tab."""
@@ -188,7 +203,54 @@ class ChatPanel(anywidget.AnyWidget):
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
         self._home_loop = _running_loop()  # the kernel's loop: the agent's turns all run on it
         self.on_msg(self._on_panel_msg)
+        self._successor: Any = None  # the agent this panel follows once its own agent is idle (`follow`)
         self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
+        _PANELS.add(self)
+
+    # --- following a redefined class ----------------------------------------------------------
+
+    def follow(self, agent: Any) -> None:
+        """Show and drive `agent` from now on: the newest object of this panel's agent (issue 27 §3).
+
+        `%think Demo` after `class Demo` was redefined in a cell creates a new agent of the new class on
+        the same storage (key `Demo:<name>`, same SQLite file: the same transcript); every panel of the
+        older agent then follows the new one (`follow_newest`), so a message typed in a panel drawn
+        above runs the new class's tools and prompt, and every panel of the agent shows the turn. We
+        chose following over a "stale — switch?" notice: the class is the code behind one stored
+        conversation, not a different conversation, and in front of a class (a teacher changing the
+        prompt and re-running) the panel on screen should simply use the new code, with nothing to
+        click or scroll to. Think's nearest behaviour: a deploy replaces a Durable Object's class, and
+        every client still connected then talks to the new code.
+
+        A turn of the older agent that is running (or queued) is never cut: the panel follows once that
+        agent is idle. The older agent object itself is untouched (a variable holding it still drives
+        the old class, with no panel)."""
+        if agent is self._agent:
+            self._successor = None
+            return
+        self._successor = agent
+        self._follow_if_idle()
+
+    def _follow_if_idle(self) -> None:
+        successor = self._successor
+        if successor is None or self._unsubscribe is None or self._agent.is_running:
+            return
+        self._successor = None
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        unsubscribe()
+        self._batcher.flush()
+        hub = ViewHub.for_agent(runtime_of(successor))
+        if not hub.runner and self.client_tool_runner:
+            hub.set_runner(self.client_tool_runner)  # this view keeps running client tools
+        self._agent, self._hub = successor, hub
+        with self.hold_trait_notifications():
+            self.agent_name = str(successor.name)
+            self.db_path = str(successor.db_path)
+            self.client_tool_runner = hub.runner
+            self.session_state = hub.session_state()
+            self._set_transcript(successor.messages)
+            self._sync_status()
+        self._unsubscribe = hub.subscribe(_Listener(self))
 
     # --- display: the live view plus a static transcript for saved notebooks ----------------
 
@@ -290,6 +352,12 @@ class ChatPanel(anywidget.AnyWidget):
         self._batcher.end(request_id, error=status == "error")
         self._set_transcript(self._agent.messages)
         self._sync_status()
+        if self._successor is not None:
+            loop = _running_loop()
+            if loop is not None:
+                loop.call_soon(self._follow_if_idle)  # once the engine has let the turn go
+            else:
+                self._follow_if_idle()
 
     def _set_transcript(self, messages: list[UIMessage]) -> None:
         # A deep copy: the agent may mutate its list later, and traitlets only syncs a

@@ -9,7 +9,8 @@
 
 Agents are looked up by name in the notebook's namespace: a `Think` subclass or instance, or
 `default` for the base agent. Re-running `%think` returns the same agent object for the same
-class and name; a redefined class gets a new object that loads the same stored transcript.
+class and name; a redefined class gets a new object that loads the same stored transcript, and
+the panels of the older object follow the new one (`ChatPanel.follow`).
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ class ThinkMagics(Magics):
                 SHOWN[key] = value(name, db=db)
             except (OSError, sqlite3.Error) as exc:
                 raise UserError(f"cannot open the SQLite file ({exc}); pass a writable path with --db.") from None
+            _supersede(key, SHOWN[key])
         return SHOWN[key]
 
     def _context(self, names: str | None) -> dict[str, Any] | None:
@@ -167,6 +169,21 @@ class ThinkMagics(Magics):
         if not runtime_of(agent).has_listeners():
             display(agent.panel())
         agent.submit(text, trigger="cell", context=context)
+
+
+def _supersede(key: tuple[type, str, str | None], agent: Think) -> None:
+    """`agent` was just created for a class redefined in the notebook (same module and qualified
+    name, a new class object): the agents `%think` made for the older class objects, with the same
+    name and file, are dropped from `SHOWN`, and their open panels follow `agent`
+    (`think_nb.panel.widget.ChatPanel.follow`, which says why panels follow rather than go stale)."""
+    cls, name, db = key
+    older = [k for k in SHOWN if k[0] is not cls and k[1:] == (name, db)
+             and (k[0].__module__, k[0].__qualname__) == (cls.__module__, cls.__qualname__)]
+    widget = sys.modules.get("think_nb.panel.widget")  # not imported: no panel is open
+    for k in older:
+        old = SHOWN.pop(k)
+        if widget is not None:
+            widget.follow_newest(old, agent)
 
 
 def _assigned() -> bool:
