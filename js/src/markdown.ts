@@ -21,7 +21,8 @@
  *   `lowsrc`, `dynsrc`, `longdesc` and `ping` are dropped everywhere.
  * - `<picture>` is unwrapped (its `<img>` becomes a link), `<source>` and `<track>`
  *   dropped; `<link>`, `<style>` (with its text), `<meta>`, `<base>`, frames, `<object>`,
- *   `<embed>`, `<portal>` and `<fencedframe>` dropped.
+ *   `<embed>`, `<portal>`, `<fencedframe>` and `<form>` dropped (a form posts where it says when
+ *   clicked; `action` and `formaction` go too).
  * - SVG and MathML are not allowed at all (`USE_PROFILES: {html: true}`), which removes
  *   `<svg><image>`, `<feImage>`, `<use>` and `fill="url(...)"`-style references.
  * - A `style` attribute stays only without `(` and `\`: no `(` means no CSS function, so
@@ -45,9 +46,10 @@ const CONFIG: Config = {
   ADD_ATTR: ["target"],
   FORBID_TAGS: [
     "picture", "source", "track", "link", "style", "meta", "base", "iframe", "frame", "frameset",
-    "object", "embed", "portal", "fencedframe",
+    "object", "embed", "portal", "fencedframe", "form",
   ],
-  FORBID_ATTR: ["srcset", "imagesrcset", "poster", "background", "lowsrc", "dynsrc", "longdesc", "ping"],
+  FORBID_ATTR: ["srcset", "imagesrcset", "poster", "background", "lowsrc", "dynsrc", "longdesc", "ping", "action",
+    "formaction"],
 };
 
 function isInlineImage(url: string): boolean {

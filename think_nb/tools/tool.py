@@ -19,7 +19,7 @@ from typing import Any, cast
 import docstring_parser
 import pydantic
 
-from think_nb.errors import UserError
+from think_nb.errors import ToolRaised, UserError
 from think_nb.jsonsafe import to_json_value
 
 
@@ -82,8 +82,15 @@ class Tool:
         if not self.streaming:
             yield await self.invoke(arguments)
             return
-        async for value in self.function(**self.validate(arguments)):
-            yield value
+        try:
+            async for value in self.function(**self.validate(arguments)):
+                yield value
+        except _COROUTINE_SIGNALS as exc:
+            raise ToolRaised(exc) from exc
+        except RuntimeError as exc:  # PEP 479/525: an async generator's StopIteration/StopAsyncIteration
+            if isinstance(exc.__cause__, _COROUTINE_SIGNALS):
+                raise ToolRaised(exc.__cause__) from exc
+            raise
 
     async def invoke(self, arguments: dict) -> Any:
         """Run the tool with validated arguments. Sync functions run on a worker thread so the
@@ -97,10 +104,31 @@ class Tool:
                 pass
             return last
         kwargs = self.validate(arguments)
-        if inspect.iscoroutinefunction(self.function):
-            return await self.function(**kwargs)
-        result = await asyncio.to_thread(self.function, **kwargs)
-        return await result if inspect.isawaitable(result) else result
+        try:
+            if inspect.iscoroutinefunction(self.function):
+                return await self.function(**kwargs)
+            result = await asyncio.to_thread(_call_in_thread, self.function, kwargs)
+            return await result if inspect.isawaitable(result) else result
+        except _COROUTINE_SIGNALS as exc:
+            raise ToolRaised(exc) from exc
+        except RuntimeError as exc:  # PEP 479: a coroutine's StopIteration arrives as RuntimeError
+            if isinstance(exc.__cause__, _COROUTINE_SIGNALS):
+                raise ToolRaised(exc.__cause__) from exc
+            raise
+
+
+_COROUTINE_SIGNALS = (GeneratorExit, StopIteration, StopAsyncIteration)
+"""Exceptions with a meaning to coroutines: a tool's are wrapped in `ToolRaised` where they are raised."""
+
+
+def _call_in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """`function(**kwargs)` on a worker thread: a coroutine signal it raises is wrapped there, before
+    asyncio's future carries it back (a `GeneratorExit` arriving through `await` closes the awaiting
+    coroutines instead of being caught by them)."""
+    try:
+        return function(**kwargs)
+    except _COROUTINE_SIGNALS as exc:
+        raise ToolRaised(exc) from exc
 
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from think_nb.aio import maybe_await
+from think_nb.errors import ToolRaised, describe
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
 from think_nb.tools.tool import (
@@ -78,7 +79,7 @@ class StepTools:
             except (asyncio.CancelledError, KeyboardInterrupt):
                 raise
             except BaseException as exc:  # noqa: BLE001 - a failing predicate fails the call, never opens it
-                error = f"needs_approval({call.name!r}) raised {type(exc).__name__}: {exc}; the tool did not run."
+                error = f"needs_approval({call.name!r}) raised {describe(exc)}; the tool did not run."
                 await self.emit({"type": "tool-output-error", "toolCallId": call.id, "errorText": error})
                 return {**base, "errorText": error}
             if gated:
@@ -161,10 +162,10 @@ class StepTools:
                 output = await run(arguments)
             except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
                 raise
-            except Exception as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
-                failure = exc
+            except BaseException as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
+                failure = exc if isinstance(exc, Exception) else ToolRaised(exc)  # SystemExit & co. too
         duration_ms = (time.perf_counter() - started) * 1000
-        error = None if failure is None else f"{type(failure).__name__}: {failure}"
+        error = None if failure is None else describe(failure.original if isinstance(failure, ToolRaised) else failure)
         await self.hooks.fire("after_tool_call", ToolCallResultContext(
             name, call_id, arguments, failure is None, output, error, duration_ms, self.step_number,
             parent_tool_call_id=parent_call_id), step=self.step_number, tool=name)
@@ -193,8 +194,10 @@ class StepTools:
         except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError, StopTurn):
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute); a
             # hook failing on an inner call (call_inner) ends the turn as it does for a direct call
+        except ToolRaised as exc:
+            return False, None, describe(exc.original)
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
-            return False, None, f"{type(exc).__name__}: {exc}"
+            return False, None, describe(exc)
 
 
 class _Raised:
