@@ -277,6 +277,8 @@ async def test_an_execute_sandbox_call_of_run_code_waits_for_approval_too(ns: di
     pending = agent.pending_approvals()
     assert [p["tool_name"] for p in pending] == ["execute"] and pending[0]["waiting_on"]["tool"] == "run_code"
     assert "sandbox_run" not in ns
+    with pytest.raises(UserError, match="paused inside its run"):  # the paused run's snapshot is of this code
+        agent.approve("call_1_0", input={"code": "tools.run_code(code='sandbox_run = 2')"})
     task = agent.approve("call_1_0")
     assert task is not None and (await task).status == "completed"
     assert ns["sandbox_run"] == 1
