@@ -350,7 +350,8 @@ class AgentRuntime:
         from think_nb.extensions.tools import extension_tools
 
         await self.extensions.ready()
-        model_tools = extension_tools(self.extensions) if self.include_extension_tools else {}
+        model_tools = (extension_tools(self.extensions, gate_writes=bool(self.workspace_approval))
+                       if self.include_extension_tools else {})
         return {**model_tools, **self.extensions.tools()}
 
     async def extension_hook(self, name: str, ctx: Any, value: Any) -> Any:

@@ -14,10 +14,10 @@
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
-import hljs from "highlight.js/lib/core";
-import python from "highlight.js/lib/languages/python";
 import { growthOf } from "./accumulate";
+import { codeBlock } from "./code";
 import { dataContextElement, tableOutputElement } from "./data-part";
+import { type UndoControl, editedInput, isRunCode, kernelRunElement, kernelRunOf, noteApproved, runCodeSection } from "./kernel-run";
 import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
@@ -39,17 +39,7 @@ function pretty(value: unknown): string {
   }
 }
 
-hljs.registerLanguage("python", python);
-
-/** Python source as a highlighted `<pre><code class="hljs language-python">` (highlight.js escapes
- * the text it marks up, so its HTML is safe to insert). */
-export function codeBlock(code: string): HTMLElement {
-  const pre = h("pre", "think-code");
-  const el = h("code", "hljs language-python");
-  el.innerHTML = hljs.highlight(code, { language: "python", ignoreIllegals: true }).value;
-  pre.append(el);
-  return pre;
-}
+export { codeBlock };
 
 /** The `code` of an `execute` call's input (the sandbox tool, think_nb.workspace.execute), else null. */
 function executeCode(part: ToolPart): string | null {
@@ -77,8 +67,9 @@ export interface Versions {
 }
 
 /** What a message's controls need from the panel. */
-export interface MessageContext {
-  approve(toolCallId: string): void;
+export interface MessageContext extends UndoControl {
+  /** `input`: the call's input as the user edited it (a `run_code` card), sent only when it changed. */
+  approve(toolCallId: string, input?: Record<string, unknown>): void;
   deny(toolCallId: string, reason: string): void;
   regenerate(): void;
   /** toolCallIds answered in this view (buttons disabled). */
@@ -190,7 +181,11 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const deny = h("button", "think-deny", "Deny");
   const answered = ctx.responded[part.toolCallId] === true;
   for (const el of [approve, deny, reason]) el.disabled = answered;
-  approve.addEventListener("click", () => ctx.approve(part.toolCallId));
+  approve.addEventListener("click", () => {
+    const input = isRunCode(part) ? editedInput(part) : undefined;
+    if (isRunCode(part)) noteApproved(part, input);
+    ctx.approve(part.toolCallId, input);
+  });
   deny.addEventListener("click", () => ctx.deny(part.toolCallId, reason.value.trim()));
   box.append(approve, deny, reason);
   return box;
@@ -241,7 +236,9 @@ function toolCard(
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
   const code = part.state === "input-streaming" ? null : executeCode(part);
-  if (code !== null) {
+  if (part.state !== "input-streaming" && isRunCode(part)) {
+    card.append(runCodeSection(part, ctx.responded[part.toolCallId] === true));
+  } else if (code !== null) {
     const div = h("div", "think-tool-input");
     div.append(h("div", "think-tool-label", "code"), codeBlock(code));
     card.append(div);
@@ -249,7 +246,11 @@ function toolCard(
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
   if (part.state === "output-available") {
     const what = partial ? "partial output" : label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
-    card.append(tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)));
+    const run = partial ? null : kernelRunOf(part.output);
+    if (run) card.dataset.undone = String(run.undone);
+    card.append(
+      (run && kernelRunElement(part, run, ctx)) ?? tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)),
+    );
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
   if (part.state === "output-denied") {

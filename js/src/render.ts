@@ -20,8 +20,10 @@ export interface PanelActions {
   stop(): void;
   clear(): void;
   regenerate(): void;
-  approve(toolCallId: string): void;
+  approve(toolCallId: string, input?: Record<string, unknown>): void;
   deny(toolCallId: string, reason: string): void;
+  /** Put back what a `run_code` call changed (its card's Undo). */
+  undo?(toolCallId: string): void;
   switchSession(id: string): void;
   continueTurn(): void;
   switchBranch(messageId: string): void;
@@ -68,6 +70,8 @@ export interface PanelMeta {
   model?: string;
   offline?: boolean;
   annotations?: Annotations;
+  /** A note under the composer (`.think-notice`): e.g. Stop could not interrupt the kernel. */
+  notice?: string;
 }
 
 /** `/very/long/…/path/file.sqlite`: the middle of `text` cut to keep `max` characters. */
@@ -117,27 +121,31 @@ const same = (a: ViewMessage, b: ViewMessage): boolean =>
 
 /** The field being typed into inside `list` (one that carries a `data-focus-key`), with its caret. */
 interface FocusedField {
-  el: HTMLInputElement;
+  el: HTMLInputElement | HTMLTextAreaElement;
   key: string;
   start: number | null;
   end: number | null;
+  scrollTop: number;
 }
 
 function focusedField(list: HTMLElement): FocusedField | null {
   const el = list.ownerDocument.activeElement;
-  if (!(el instanceof HTMLInputElement) || !el.dataset.focusKey || !list.contains(el)) return null;
-  return { el, key: el.dataset.focusKey, start: el.selectionStart, end: el.selectionEnd };
+  const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement;
+  if (!field || !el.dataset.focusKey || !list.contains(el)) return null;
+  return { el, key: el.dataset.focusKey, start: el.selectionStart, end: el.selectionEnd, scrollTop: el.scrollTop };
 }
 
-/** A rebuilt card replaced the field the user was typing into (a deny reason while the transcript
- * or the annotations update): the new field takes the focus and the caret, so no keystroke is lost. */
+/** A rebuilt card replaced the field the user was typing into (a deny reason, a `run_code` card's
+ * code being edited, while the transcript or the annotations update): the new field takes the
+ * focus, the caret and the scroll position, so no keystroke is lost. */
 function refocus(list: HTMLElement, was: FocusedField | null): void {
   if (!was || was.el.isConnected) return;
-  const now = Array.from(list.querySelectorAll<HTMLInputElement>("input[data-focus-key]"))
+  const now = Array.from(list.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>("input[data-focus-key], textarea[data-focus-key]"))
     .find((el) => el.dataset.focusKey === was.key);
   if (!now || now.disabled) return;
   now.focus();
   if (was.start !== null && was.end !== null) now.setSelectionRange(was.start, was.end);
+  now.scrollTop = was.scrollTop;
 }
 
 export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
@@ -188,13 +196,17 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const send = h("button", "think-send", "Send");
   const stop = h("button", "think-stop", "Stop");
   composer.append(input, send, stop);
+  const notice = h("div", "think-notice");
+  notice.setAttribute("role", "status");
+  notice.hidden = true;
   const context = createContextTab({ switchSession: (id) => actions.switchSession(id) });
-  root.append(style, header, banner, list, composer, context.el);
+  root.append(style, header, banner, list, composer, notice, context.el);
   el.append(root);
   function showTab(tab: "chat" | "context"): void {
     root.dataset.tab = tab;
     for (const b of tabButtons) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
     list.hidden = composer.hidden = tab !== "chat";
+    notice.hidden = tab !== "chat" || !notice.textContent;
     context.el.hidden = tab !== "context";
   }
   showTab("chat");
@@ -266,6 +278,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const ctx: MessageContext = {
         approve: actions.approve,
         deny: actions.deny,
+        undo: actions.undo,
+        undoSent: state.undoing,
         regenerate: actions.regenerate,
         responded: state.responded,
         canRegenerate: last && !approvalPending,
@@ -281,7 +295,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
-      const sig = `${serversSig}:${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
+      const sig = `${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : messageElement(view, ctx, old?.el);
       next.set(view.message.id, { view, sig, el });
@@ -319,6 +334,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       banner.hidden = !state.error;
       send.disabled = busy;
       stop.hidden = !busy;
+      notice.textContent = meta.notice ?? "";
+      notice.hidden = root.dataset.tab !== "chat" || !meta.notice;
       drawMessages(visibleMessages(state), state, meta);
       context.update(state.memory);
       context.updateMcp(state.mcp);

@@ -17,7 +17,7 @@
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
 import { FRAME, type Frame, type McpServer, type SessionState, type UseChatResponse } from "./protocol";
 import { STATUSES, type Status } from "./spec";
-import { type ToolPart, type UIMessage, type UIPart, isToolPart } from "./ui-message";
+import { RUN_CODE, type ToolPart, type UIMessage, type UIPart, isToolPart, toolName } from "./ui-message";
 
 export type { Status };
 
@@ -41,6 +41,8 @@ export interface PanelState {
    * still asks; a mark is dropped once the kernel's copy of the part leaves `approval-requested`, so a
    * call that asks again (an `execute` call reaching a second gated inner call) can be answered again. */
   responded: Record<string, boolean>;
+  /** toolCallIds whose Undo this view sent (`tool_undo`), until the kernel's transcript changes. */
+  undoing: Record<string, boolean>;
   /** The agent's memory (context tab), or null when the kernel sent none. */
   memory: SessionState | null;
   /** The agent's MCP servers (context tab; `mcp_servers` frames), [] when none. */
@@ -72,6 +74,7 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     probePending: false,
     awaitingReplay: [],
     responded: {},
+    undoing: {},
     memory: null,
     mcp: [],
     pendingTurn: null,
@@ -103,7 +106,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
     case FRAME.MESSAGE_UPDATED: {
       const { message } = frame;
       return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)),
-        responded: answeredOnly(state.responded, [message]) };
+        responded: answeredOnly(state.responded, [message]), undoing: notIn(state.undoing, [message]) };
     }
     case FRAME.SESSION: {
       const { type: _type, ...memory } = frame;
@@ -121,6 +124,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
         pendingRequestId: null,
         localSubmitted: false,
         responded: {},
+        undoing: {},
         pendingTurn: null,
       };
     default:
@@ -167,6 +171,7 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
     ...state,
     transcript,
     responded: answeredOnly(state.responded, transcript),
+    undoing: notIn(state.undoing, transcript),
     live: state.live.filter((t) => !t.done),
     optimistic: state.optimistic.filter((m) => !known.has(m.id)),
   };
@@ -180,7 +185,8 @@ export function setStatus(state: PanelState, status: string): PanelState {
 }
 
 export function setError(state: PanelState, error: string): PanelState {
-  return error === state.error ? state : { ...state, error };
+  if (error === state.error) return state;
+  return { ...state, error, undoing: error ? {} : state.undoing }; // a refused undo arrives as an error
 }
 
 /** The user sent `message` as request `requestId` (shown at once, before the kernel echoes it). */
@@ -200,6 +206,31 @@ function answeredOnly(responded: Record<string, boolean>, messages: readonly UIM
   }
   if (taken.size === 0) return responded;
   return Object.fromEntries(Object.entries(responded).filter(([id]) => !taken.has(id)));
+}
+
+/** `undoing` without the calls of `messages` (the kernel sent their part again: undone, or not). */
+function notIn(undoing: Record<string, boolean>, messages: readonly UIMessage[]): Record<string, boolean> {
+  const ids = Object.keys(undoing);
+  if (ids.length === 0) return undoing;
+  const seen = new Set(messages.flatMap((m) => m.parts.filter(isToolPart).map((p) => p.toolCallId)));
+  return Object.fromEntries(ids.filter((id) => !seen.has(id)).map((id) => [id, true]));
+}
+
+/** The user clicked Undo on `toolCallId`'s card in this view. */
+export function undoing(state: PanelState, toolCallId: string): PanelState {
+  return { ...state, undoing: { ...state.undoing, [toolCallId]: true } };
+}
+
+/**
+ * A `run_code` call of the newest assistant message runs in the kernel, or is about to (its part is
+ * `input-available`, or `approval-responded` and approved) while a turn is busy. The kernel reads no
+ * comm message while it runs code, so Stop must then also interrupt the kernel (interrupt.ts).
+ */
+export function kernelCodeRunning(state: PanelState): boolean {
+  if (!isBusy(state)) return false;
+  const last = visibleMessages(state).filter((v) => v.message.role === "assistant").at(-1);
+  return !!last && last.message.parts.some((p) => isToolPart(p) && toolName(p) === RUN_CODE &&
+    (p.state === "input-available" || (p.state === "approval-responded" && p.approval?.approved !== false)));
 }
 
 /** The user approved or denied `toolCallId` in this view. */

@@ -99,6 +99,16 @@ export const CSS = `
 .think-panel button.think-deny { border-color: var(--think-error); color: var(--think-error); }
 .think-deny-reason { font: inherit; flex: 1; min-width: 8em; color: var(--think-fg); background: var(--think-bg); border: 1px solid var(--think-border); border-radius: 4px; padding: 2px 6px; }
 .think-code { position: relative; }
+.think-run-code .think-tool-label { display: inline-block; margin-right: 6px; }
+.think-run-edited { font-size: 0.8em; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-warn); color: var(--think-warn); }
+.think-panel button.think-edit, .think-panel button.think-edit-discard { font-size: 0.8em; padding: 0 6px; }
+.think-code-edit { display: block; box-sizing: border-box; width: 100%; margin: 4px 0; font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 0.9em); tab-size: 4; resize: vertical; }
+.think-run pre { margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 24em; overflow: auto; }
+.think-run-stderr { color: var(--jp-error-color1, #d32f2f); }
+.think-run-image { display: block; max-width: 100%; height: auto; margin: 4px 0; background: #fff; }
+.think-run-changes, .think-run-undo-note { font-size: 0.85em; color: var(--think-muted); margin: 4px 0; }
+.think-run-mutated, .think-run-rejected { font-size: 0.85em; color: var(--think-warn); margin: 4px 0; }
+.think-notice { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
 .think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
 .think-subagent { border: 1px dashed var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .think-subagent-name { font-weight: 600; }

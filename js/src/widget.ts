@@ -24,13 +24,16 @@ import {
   streamResumeRequest,
   switchBranch,
   toolApproval,
+  toolUndo,
   useChatRequest,
 } from "./protocol";
+import { cannotInterrupt, interruptKernel } from "./interrupt";
 import { type Annotations, createPanel } from "./render";
 import {
   type PanelState,
   activeRequestId,
   initialState,
+  kernelCodeRunning,
   reduce,
   responded,
   setError,
@@ -38,6 +41,7 @@ import {
   setStatus,
   setTranscript,
   submitted,
+  undoing,
 } from "./state";
 import type { UIMessage } from "./ui-message";
 
@@ -149,6 +153,7 @@ const render: Render<Traits> = ({ model, el }) => {
     send(text) {
       const requestId = newId();
       const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts: [{ type: "text", text }] };
+      notice = "";
       store.set(submitted(store.state, requestId, message));
       model.send(useChatRequest(requestId, [message], { clientId }));
     },
@@ -159,9 +164,13 @@ const render: Render<Traits> = ({ model, el }) => {
       store.set(submitted(store.state, requestId));
       model.send(useChatRequest(requestId, [lastUser], { trigger: TRIGGER.REGENERATE, clientId }));
     },
-    approve(toolCallId) {
+    approve(toolCallId, input) {
       store.set(responded(store.state, toolCallId));
-      model.send(toolApproval(toolCallId, true));
+      model.send(toolApproval(toolCallId, true, undefined, input));
+    },
+    undo(toolCallId) {
+      store.set(undoing(store.state, toolCallId));
+      model.send(toolUndo(toolCallId));
     },
     deny(toolCallId, reason) {
       store.set(responded(store.state, toolCallId));
@@ -170,7 +179,14 @@ const render: Render<Traits> = ({ model, el }) => {
     stop() {
       // this view's request, else the newest the kernel runs (a %%think cell, agent.send)
       const requestId = activeRequestId(store.state) ?? (model.get("annotations")?.active ?? []).at(-1);
-      if (requestId) model.send(chatRequestCancel(requestId));
+      if (requestId) model.send(chatRequestCancel(requestId)); // read by the kernel once the code ends
+      if (!kernelCodeRunning(store.state)) return;
+      // the agent's code runs on the kernel's thread: only a kernel interrupt reaches it
+      const kernelId = model.get("kernel_id") ?? "";
+      const why = cannotInterrupt(kernelId, el.ownerDocument);
+      setNotice(why ?? "interrupting the kernel…");
+      if (why) return;
+      void interruptKernel(kernelId, el.ownerDocument).then((res) => setNotice(res.ok ? "" : res.reason ?? ""));
     },
     clear() {
       model.send(chatClear());
@@ -187,7 +203,12 @@ const render: Render<Traits> = ({ model, el }) => {
       model.send(sessionSwitch(id));
     },
   });
-  const draw = (): void => {
+  let notice = "";
+  function setNotice(text: string): void {
+    notice = text;
+    draw();
+  }
+  function draw(): void {
     const info = model.get("agent_info") ?? {};
     view.update(store.state, {
       agentName: model.get("agent_name") ?? "",
@@ -198,10 +219,11 @@ const render: Render<Traits> = ({ model, el }) => {
       model: info.model,
       offline: info.offline,
       annotations: model.get("annotations") ?? {},
+      notice,
     });
-  };
+  }
   store.listeners.add(draw);
-  const unsubscribe = (["agent_name", "db_path", "paused_at", "status_detail", "annotations", "agent_info"] as const).map((name) =>
+  const unsubscribe = (["agent_name", "db_path", "paused_at", "status_detail", "annotations", "agent_info", "kernel_id"] as const).map((name) =>
     onChange(model, name, draw),
   );
   draw();

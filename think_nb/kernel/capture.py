@@ -172,7 +172,7 @@ class Capture:
             shell.display_pub = publisher
             outputs = list(getattr(captured, "outputs", []))
             self.displays_total = len(outputs)
-            self.displays = [(dict(o.data), dict(o.metadata or {})) for o in outputs[:MAX_DISPLAYS]]
+            self.displays = [_display_of(o) for o in outputs[:MAX_DISPLAYS]]
         self.stdout.open = self.stderr.open = False  # a stream a thread kept drops what it writes later
         alive = [t for t in threading.enumerate() if t.ident is not None and t.ident not in self._before]
         if alive:
@@ -186,3 +186,12 @@ class Capture:
         for ident, thread in list(_QUARANTINED.items()):
             if not thread.is_alive():
                 del _QUARANTINED[ident]
+
+
+def _display_of(output: Any) -> tuple[dict, dict]:
+    """`(data, metadata)` of one captured display: IPython's CapturingDisplayPublisher keeps dicts
+    (`{"data", "metadata", ...}`: `plt.show()` and `display(...)` under the inline backend), older
+    ones RichOutput objects."""
+    if isinstance(output, dict):
+        return dict(output.get("data") or {}), dict(output.get("metadata") or {})
+    return dict(output.data), dict(output.metadata or {})

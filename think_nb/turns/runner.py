@@ -25,7 +25,7 @@ from think_nb.models import usage as usage_model
 from think_nb.models.litellm_env import get_litellm, preload_for
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, resolve_model
 from think_nb.models.stream import StepOutcome, stream_step
-from think_nb.redact import scrub, secrets_of
+from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble, blame
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
@@ -101,7 +101,8 @@ class Turn:
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
         self.aborted = False
         self.finish_reason = "stop"  # the AI SDK's finish reason of the last step (stored in the metadata)
-        self.secrets: set[str] = set()  # credential values of this turn's model configs (scrubbed from errors)
+        # credential values of this turn's model configs and of the environment (scrubbed from errors)
+        self.secrets: set[str] = env_secrets()
         self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
         self.stalled: float | None = None  # the stall timeout (s) that ended the turn
         self._watchdog: asyncio.Task | None = None
