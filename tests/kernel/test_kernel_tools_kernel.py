@@ -160,8 +160,11 @@ def test_the_kernels_interrupt_stops_run_code_in_a_background_turn(frontend: Fak
         assert time.monotonic() < deadline, "run_code never started"
         time.sleep(0.05)
     frontend.km.interrupt_kernel()
-    frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
-                      timeout=60, since=start)
+    try:
+        frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
+                          timeout=60, since=start)
+    except TimeoutError:
+        raise AssertionError([m["content"] for m in frontend.log[start:] if m["msg_type"] == "stream"]) from None
     alive(frontend)
     result = out(frontend, "p = part(runs, 's1')\n"
                            "print(json.dumps([p['state'], p['errorText'].split(chr(10))[0], len(script.requests), "
