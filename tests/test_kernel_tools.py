@@ -246,6 +246,20 @@ async def test_the_panels_approval_frame_with_an_edit_goes_through_the_same_chec
     panel.close()
 
 
+@pytest.mark.usefixtures("recording_comm")
+def test_the_panels_kernel_id_is_the_jupyter_server_connection_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ipykernel.connect
+
+    panel = ChatPanel(scripted_agent(S([]), name="no-kernel"))
+    assert panel.kernel_id == "" and "kernel_id" in protocol.TRAITS  # no kernel app in this process
+    panel.close()
+    server_name = "/run/jupyter/runtime/kernel-0b4d6c3e-58d1-4c55-9c43-2e1f0a7b9d11.json"
+    monkeypatch.setattr(ipykernel.connect, "get_connection_file", lambda: server_name)
+    panel = ChatPanel(scripted_agent(S([]), name="in-server"))
+    assert panel.kernel_id == "0b4d6c3e-58d1-4c55-9c43-2e1f0a7b9d11"
+    panel.close()
+
+
 async def test_an_execute_sandbox_call_of_run_code_waits_for_approval_too(ns: dict) -> None:
     script = S([[S.tool_call("execute", {"code": "tools.run_code(code='sandbox_run = 1')"})], [S.text("ok")]])
 
@@ -263,6 +277,8 @@ async def test_an_execute_sandbox_call_of_run_code_waits_for_approval_too(ns: di
     pending = agent.pending_approvals()
     assert [p["tool_name"] for p in pending] == ["execute"] and pending[0]["waiting_on"]["tool"] == "run_code"
     assert "sandbox_run" not in ns
+    with pytest.raises(UserError, match="paused inside its run"):  # the paused run's snapshot is of this code
+        agent.approve("call_1_0", input={"code": "tools.run_code(code='sandbox_run = 2')"})
     task = agent.approve("call_1_0")
     assert task is not None and (await task).status == "completed"
     assert ns["sandbox_run"] == 1

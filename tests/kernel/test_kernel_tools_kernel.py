@@ -121,6 +121,16 @@ def test_the_model_sees_the_notebook_and_runs_gated_code(frontend: FakeFrontend)
     alive(frontend)
 
 
+def test_the_panels_kernel_id_comes_from_the_connection_file(frontend: FakeFrontend) -> None:
+    """The `kernel_id` trait is the id in the connection file's name (`kernel-<id>.json`, as Jupyter
+    Server names it; tests/test_kernel_tools.py checks that form), so the panel's Stop can POST
+    /api/kernels/<id>/interrupt. This harness names the file otherwise: no id, never a guess."""
+    frontend.execute(SETUP, timeout=120).check()
+    assert not Path(frontend.km.connection_file).name.startswith("kernel-")
+    assert out(frontend, "from think_nb.panel.widget import ChatPanel\n"
+                         "print(json.dumps(ChatPanel(agent).kernel_id))") == ""
+
+
 def test_undo_restores_rebound_names_and_reports_in_place_changes(frontend: FakeFrontend) -> None:
     frontend.execute(SETUP, timeout=120).check()
     frontend.execute("keep_a = [1]\nframe = pd.DataFrame({'x': [1, 2], 'y': [3, 4]})\nruns = Runner('runner')").check()
@@ -150,8 +160,11 @@ def test_the_kernels_interrupt_stops_run_code_in_a_background_turn(frontend: Fak
         assert time.monotonic() < deadline, "run_code never started"
         time.sleep(0.05)
     frontend.km.interrupt_kernel()
-    frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
-                      timeout=60, since=start)
+    try:
+        frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
+                          timeout=60, since=start)
+    except TimeoutError:
+        raise AssertionError([m["content"] for m in frontend.log[start:] if m["msg_type"] == "stream"]) from None
     alive(frontend)
     result = out(frontend, "p = part(runs, 's1')\n"
                            "print(json.dumps([p['state'], p['errorText'].split(chr(10))[0], len(script.requests), "

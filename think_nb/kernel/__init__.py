@@ -54,7 +54,8 @@ Frames (think_nb/panel/protocol_spec.json):
 - `tool_approval` gets an optional `input` (object: the edited tool input, e.g. {"code": "..."}),
   validated like approve(input=...).
 - new panel frame `tool_undo {"toolCallId": str}` -> agent.undo(id); the outcome arrives as the
-  updated message (output.undone / output.undo_note) via `message_updated`; a refusal as `error`.
+  updated message (output.undone / output.undo_note) via `message_updated`; a refusal (undone
+  already, values gone after a restart, not a run_code call) is logged and changes nothing.
 Widget trait: `kernel_id` (str, "" outside a Jupyter kernel): the kernel's id from ipykernel's
 connection file name (`kernel-<id>.json`), so the panel can POST /api/kernels/<id>/interrupt.
 

@@ -490,9 +490,7 @@ class ChatPanel(anywidget.AnyWidget):
         except UserError as exc:
             _log.warning("ignored %s(%r): %s", method.__name__, tool_call_id, exc)
             return
-        if not isinstance(task, asyncio.Future):  # undo returns its report, not a turn
-            return
-        if True:  # the continuation turn it started
+        if isinstance(task, asyncio.Future):  # the continuation turn it started (undo returns its report)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 

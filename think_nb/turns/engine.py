@@ -353,6 +353,9 @@ class TurnEngine:
         if edited_input is not None:
             if not approved:
                 raise UserError("An edited input is for approve(), not deny(); nothing was changed.")
+            if isinstance((part.get("approval") or {}).get("descriptor"), dict):
+                raise UserError(f"Tool call {tool_call_id!r} paused inside its run (an `execute` at a gated inner "
+                                "call), so its input cannot be edited now; approve or deny it. Nothing was changed.")
             edited_input = self._checked_edit(part, edited_input)
             if edited_input == part.get("input"):
                 edited_input = None  # unchanged: an approval as proposed
