@@ -19,7 +19,7 @@ test-e2e:       ## real JupyterLab / Notebook 7 in chromium (own process)
 test-js:        ## vitest for the panel
 	cd js && npm test
 
-build-js:       ## rebuild think_nb/static/widget.js
+build-js:       ## rebuild think_nb/static/widget.js and the think-nb-cells labextension (think_nb/labextension/)
 	cd js && npm run build
 
 dev:            ## rebuild the panel on change

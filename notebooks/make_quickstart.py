@@ -63,7 +63,12 @@ create or load `Calc("default")`). Type into it, or send a whole cell with `%%th
     new_markdown_cell("""## 4. Send a message from a cell
 
 `%%think agent` sends the cell's text as a user message. The cell returns **at once**: the turn
-runs in the background and streams into the panel above, so you can keep working."""),
+runs in the background and streams into the panel above, so you can keep working.
+
+One limit comes from Jupyter itself: the kernel runs one cell at a time, on the same thread as the
+agent's turn. A cell that keeps the kernel busy without awaiting (`time.sleep(25)`, a long pandas
+computation) holds the streaming reply until it ends; the reply then catches up at once. Cells that
+return quickly, or that `await` (`await asyncio.sleep(25)`), let it stream."""),
     new_code_cell("%%think agent\nWhat is 2 plus 40? Use the add tool."),
     new_code_cell('print("this cell ran while the agent was still thinking:", agent.is_running)'),
     new_markdown_cell("Wait for the turn to finish (in your own notebooks you rarely need to):"),

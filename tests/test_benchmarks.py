@@ -31,6 +31,8 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_peers.py", ["one turn of 500 deltas", "10 tool turns, ms per turn", "RSS after one turn"], []),
     ("bench_first_turn.py", ["turn 1 max loop stall", "kernel: 2nd %%think", "cpu loop alone"], []),
     ("bench_workspace.py", ["grep over 500 files", "execute, 100 inner calls", "same in a hooked turn"], []),
+    ("bench_kernel_tools.py", ["list_variables over 1,000 names", "describe_variable of 10,000 rows",
+                               "run_code round trip (tool)", "run_code in a whole turn"], []),
     ("bench_extensions.py", ["extension tool call (20 calls)", "before_turn hook (10 calls)"], []),
     ("bench_local_eval.py", ["embedded-model eval: 7 prompts", "smollm2  chosen", "degenerate"],
      [pytest.mark.localmodel]),

@@ -43,6 +43,7 @@ def everything_on(script: S, tmp_path: Path) -> Think:
     """An agent for which every family that a turn merges offers all of its tools."""
     cls = type("AllOn", (Think,), {
         "get_model": lambda self: script.model, "include_workspace_tools": True, "include_extension_tools": True,
+        "include_kernel_tools": True,
         "get_tools": lambda self: [add],
         "get_extensions": lambda self: [{"manifest": {"name": "math", "version": "1"}, "source": MATH}],
         "get_skills": lambda self: [Skill("sql", "SQL tips", "Prefer window functions.")],

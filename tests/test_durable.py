@@ -218,7 +218,7 @@ async def test_a_stall_asks_on_chat_recovery_and_by_default_continues_nothing() 
     result = await agent.send("go")
     await settle_recovery(agent)
     (ctx,) = seen
-    assert (ctx.reason, ctx.request_id, ctx.trigger, ctx.attempt) == ("stalled", result.request_id, "programmatic", 1)
+    assert (ctx.reason, ctx.request_id, ctx.trigger, ctx.attempt) == ("stalled", result.request_id, "send", 1)
     assert ctx.partial["metadata"]["interrupted"] is True and ctx.user_message["parts"][0]["text"] == "go"
     assert [t["status"] for t in agent.turns()] == ["aborted"]
     assert [m["role"] for m in agent.messages] == ["user", "assistant"]
@@ -232,7 +232,7 @@ async def test_a_stall_routed_into_recovery_continues_the_turn() -> None:
                            on_chat_recovery=lambda self, ctx: RecoveryDecision(continue_=True))
     await agent.send("go")
     await settle_recovery(agent)
-    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("programmatic", "aborted"),
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("send", "aborted"),
                                                                     ("recovery-continue", "completed")]
     texts = ["".join(p.get("text", "") for p in m["parts"]) for m in agent.messages]
     assert texts == ["go", "partial ", "and the rest."]
@@ -256,7 +256,7 @@ async def test_stall_recovery_is_bounded_by_the_attempt_budget() -> None:
     await settle_recovery(agent)
     assert [(c.attempt, c.exhausted) for c in seen] == [(1, False), (2, False), (3, True)]
     assert [(t["trigger"], t["status"]) for t in agent.turns()] == [
-        ("programmatic", "aborted"), ("recovery-continue", "aborted"), ("recovery-continue", "aborted")]
+        ("send", "aborted"), ("recovery-continue", "aborted"), ("recovery-continue", "aborted")]
 
 
 # -- recovery when the agent is created again ------------------------------------------------------

@@ -214,7 +214,7 @@ async def test_turn_log_records_trigger_status_and_duration() -> None:
     await agent.save_messages([msg("2")])
     await agent.continue_last_turn()
     assert [(t["trigger"], t["status"], t["continuation"]) for t in agent.turns()] == [
-        ("programmatic", "completed", False), ("programmatic", "error", False), ("continuation", "completed", True)]
+        ("send", "completed", False), ("save_messages", "error", False), ("continuation", "completed", True)]
     assert all(t["duration_ms"] >= 0 and t["finished_at"] >= t["started_at"] for t in agent.turns())
     assert agent.turns()[1]["error"] == f"Model {script.model!r} failed: RuntimeError: x"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 
 import IPython
@@ -13,6 +14,7 @@ from IPython.testing.globalipapp import get_ipython
 from agents import scripted_agent
 from think_nb import Think, tool
 from think_nb.errors import UserError
+from think_nb.frontends.export import static_transcript
 from think_nb.testing import ScriptedModel as S
 
 
@@ -146,8 +148,63 @@ def test_html_export_is_sanitised(tmp_path: Path) -> None:
         {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "<script>alert(1)</script> "
                                                  "<img src=x onerror=alert(2)>\n\n[link](javascript:alert(3)) *ok*"}]}])
     body = agent.export("html").split("<body>")[1]
-    assert "<script" not in body and "alert(1)" not in body and "onerror" not in body and "href" not in body
-    assert '<img src="x">' in body and "<em>ok</em>" in body and "<h3>User</h3>" in body
+    assert "<script" not in body and "<img" not in body and "href" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;" in body  # text, as in the panel
+    assert "<em>ok</em>" in body and "<h3>User</h3>" in body
+
+
+LOADS = [  # each made a request to a local server from the exported page (issue 28 §13)
+    '<img src="http://127.0.0.1:{port}/raw.png">',
+    "![inline](http://127.0.0.1:{port}/inline.png)",
+    "![ref][r]\n\n[r]: http://127.0.0.1:{port}/ref.png",
+    '<picture><source srcset="http://127.0.0.1:{port}/s.png"><img src="http://127.0.0.1:{port}/p.png"></picture>',
+    "| a |\n|---|\n| ![cell](http://127.0.0.1:{port}/table.png) |",
+    '<img src="/relative.png"> ![rel](relative2.png)',
+    '<video poster="http://127.0.0.1:{port}/v.png"></video> <link rel=stylesheet href="http://127.0.0.1:{port}/c.css">',
+    '<div style="background:url(http://127.0.0.1:{port}/bg.png)">x</div>',
+    '<form action="http://127.0.0.1:{port}/post"><input name=q><button>go</button></form>',
+    "[![linked](http://127.0.0.1:{port}/in-link.png)](http://127.0.0.1:{port}/page)",
+]
+
+
+class _Loads(HTMLParser):
+    """Every tag or attribute of a page that would load something (or post a form) by itself."""
+
+    LOADING_TAGS = frozenset({"img", "picture", "source", "video", "audio", "iframe", "link", "form", "input", "object",
+                    "embed", "script", "style", "svg", "image", "base", "meta"})
+    LOADING_ATTRS = frozenset({"src", "srcset", "poster", "background", "style", "action", "formaction", "data"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.LOADING_TAGS:
+            self.found.append(f"<{tag}>")
+        self.found += [f"{tag}[{name}]" for name, _ in attrs if name in self.LOADING_ATTRS]
+
+
+def loading_parts(html: str) -> list[str]:
+    parser = _Loads()
+    parser.feed(html)
+    return parser.found
+
+
+@pytest.mark.parametrize("text", LOADS)
+def test_exported_html_and_the_saved_notebooks_html_load_nothing(tmp_path: Path, text: str) -> None:
+    """The property: whatever a model or user wrote, the page `export("html")` writes and the
+    saved notebook's text/html transcript hold no element or attribute that loads or posts by itself;
+    a remote image becomes a link to it (the panel's rule)."""
+    text = text.replace("{port}", "8")
+    agent = Think("h", db=tmp_path / "h.sqlite")
+    agent.import_messages([{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "see"}]},
+                           {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": text}]}])
+    _, saved = static_transcript(agent.messages, title="t")
+    for html in (agent.export("html").split("<body>")[1], saved):
+        assert loading_parts(html) == []
+    if "![inline]" in text:
+        link = '<a href="http://127.0.0.1:8/inline.png" title="image: http://127.0.0.1:8/inline.png (not loaded)"'
+        assert link in saved
 
 
 def test_export_refuses_unknown_formats(tmp_path: Path) -> None:

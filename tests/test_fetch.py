@@ -16,6 +16,7 @@ from think_nb.workspace.fetch import fetch_tool
 PAGE = ("<html><head><title>T</title><style>p {color: red}</style><script>alert(1)</script></head>"
         "<body><h1>Title</h1><p>Hello <b>world</b>, see <a href='/docs'>the docs</a>.</p></body></html>")
 requests: list[str] = []
+trickled = threading.Event()  # never set: a pause the server thread can take
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -32,6 +33,19 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _trickle(self) -> None:
+        """A byte every 0.2 s for 8 s: each read is quick, the whole answer is slow."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        for _ in range(40):
+            try:
+                self.wfile.write(b"z")
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return
+            trickled.wait(0.2)
+
     def do_GET(self) -> None:
         requests.append(f"{self.path} Host={self.headers['Host']}")
         routes = {
@@ -46,6 +60,8 @@ class Handler(BaseHTTPRequestHandler):
             "/to-other": lambda: self._send(302, b"", "text/plain", Location="http://evil.test/x"),
             "/to-page": lambda: self._send(301, b"", "text/plain", Location="/page"),
             "/loop": lambda: self._send(302, b"", "text/plain", Location="/loop"),
+            "/trickle": self._trickle,
+            "/to-trickle": lambda: self._send(302, b"", "text/plain", Location="/trickle"),
         }
         routes.get(self.path, lambda: self._send(404, b"", "text/plain"))()
 
@@ -125,6 +141,14 @@ async def test_structured_errors(server: str) -> None:
     assert (await local().invoke({"url": "ftp://127.0.0.1/x"}))["code"] == "invalid_url"
     assert (await local().invoke({"url": f"http://user:pw@{server.removeprefix('http://')}/page"}))["code"] == \
         "invalid_url"
+
+
+async def test_one_deadline_for_the_whole_fetch(server: str) -> None:
+    """A server answering a byte every 0.2 s passes a per-read timeout of 1 s for ever (issue 28 §9):
+    the timeout is the whole fetch's, redirects included."""
+    for path in ("/trickle", "/to-trickle"):
+        assert await local(timeout=1).invoke({"url": f"{server}{path}"}) == {
+            "ok": False, "code": "timeout", "message": "no complete answer from '127.0.0.1' within 1 s"}
 
 
 async def test_long_bodies_go_to_the_workspace_with_a_pointer(server: str) -> None:

@@ -75,7 +75,7 @@ async def test_before_turn_context_then_switching_model_and_restricting_tools() 
     agent = scripted_agent(main, before_turn=before_turn)
     await agent.send("hello")
     assert seen == [("You are a helpful assistant. Use the tools you are given when they help.",
-                     [{"role": "user", "content": "hello"}], ["add", "mul"], main.model, False, "programmatic")]
+                     [{"role": "user", "content": "hello"}], ["add", "mul"], main.model, False, "send")]
     assert main.requests == []
     assert cheap.requests == [{
         "messages": [{"role": "system", "content": "Short answers."}, {"role": "user", "content": "hello"}],

@@ -257,3 +257,21 @@ def test_approving_in_a_script_runs_the_approved_call_and_the_continuation_at_on
     assert agent.pending_approvals() == [] and agent.turns()[-1]["status"] == "completed"
     texts = [p["text"] for m in agent.messages for p in m["parts"] if p["type"] == "text"]
     assert texts[-1] == "Done." and agent.messages[-1]["role"] == "assistant"
+
+
+async def test_a_paused_turn_says_it_waits_and_approve_returns_a_readable_awaitable() -> None:
+    """Issue 27 §9: the paused turn's result says what it waits for (its status stays `completed`,
+    as Think's); `approve()` left as a cell's value reads as a turn, not `<Task pending …>`, and is
+    still awaited (and is an asyncio.Task) for the continuation's result."""
+    script = S([[S.text("Deleting."), S.tool_call("delete_file", {"path": "/tmp/y"})], [S.text("Gone.")]])
+    agent = scripted_agent(script, tools=[delete_file])
+    paused = await agent.send("remove /tmp/y")
+    assert (paused.status, paused.waiting) == ("completed", ("call_1_0",))
+    assert repr(paused) == f"TurnResult({paused.request_id}: completed, waiting for 1 approval (delete_file))"
+    task = agent.approve("call_1_0")
+    assert isinstance(task, asyncio.Task)
+    assert repr(task) == f"<turn {task.request_id} running: await it for its TurnResult>"
+    result = await task
+    assert (result.status, result.waiting) == ("completed", ())
+    assert repr(task) == f"<turn {task.request_id} completed>"
+    ran.clear()

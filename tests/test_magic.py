@@ -98,6 +98,27 @@ class Traced(Think):
     assert [m["parts"][-1]["text"] for m in ip.user_ns["Traced"]("default").messages] == ["What's up?", "traced"]
 
 
+def test_kernel_subcommand_shows_what_the_agent_sees(ip, capsys) -> None:
+    ip.run_cell("""
+from think_nb import Think
+class Seeing(Think):
+    include_kernel_tools = True
+class Blind(Think):
+    pass
+seen_frame_rows = [1, 2, 3]
+_hidden_one = 1
+""")
+    frame = ip.run_line_magic("think", "kernel Seeing seen_*")
+    assert frame.to_dict("records") == [{"name": "seen_frame_rows", "type": "list", "shape": "len 3",
+                                         "preview": "[1, 2, 3]"}]
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "'default' has the kernel tools list_variables, notebook_history, describe_variable, run_code (run_code asks "
+        "for approval).")
+    names = set(ip.run_line_magic("think", "kernel Blind").name)
+    assert "seen_frame_rows" in names and not names & {"_hidden_one", "In", "Out", "Seeing", "Think", "get_ipython"}
+    assert "has no kernel tools" in capsys.readouterr().out
+
+
 def test_cell_magic_without_an_agent_says_what_is_missing_in_one_line(ip, capsys) -> None:
     ip.run_cell_magic("think", "", "What is 2 + 40?\n")
     assert capsys.readouterr().out.splitlines() == [
@@ -128,3 +149,16 @@ def test_assigning_the_line_magic_binds_the_agent_and_still_shows_the_panel(ip, 
     bare = ip.run_cell("%think Bound tutor")
     assert bare.result is None  # a bare line shows the panel only, not also the agent's repr
     assert shown == ["panel of tutor", "panel of tutor"]
+
+
+def test_a_trailing_comment_on_a_think_line_is_ignored(ip, capsys) -> None:
+    """Issue 27 §8: `%think Demo   # create or load …` (as the README writes it) is `%think Demo`;
+    a `#` inside a word or quotes is kept, as in a shell."""
+    from think_nb.frontends.magic.base import split_line
+
+    assert split_line('Calc   # create or load Calc("default")') == ["Calc"]
+    assert split_line('Calc --db "a #1.sqlite" # note') == ["Calc", "--db", "a #1.sqlite"]
+    assert split_line("Calc a#b") == ["Calc", "a#b"]
+    assert split_line("step Calc it's 4 # why") == ["step", "Calc", "it's", "4"]
+    ip.run_line_magic("think", "--help   # every form")
+    assert "%think --help" in capsys.readouterr().out

@@ -122,3 +122,32 @@ def test_marimo_chat_refuses_a_model_of_its_own() -> None:
     agent = scripted_agent(S([]), tools=[], name="mc-bad")
     with pytest.raises(UserError, match="drop model="):
         agent.marimo_chat(model=lambda messages: "x")
+
+
+def test_a_marimo_app_keeps_its_agents_in_a_file_named_after_it(tmp_path) -> None:
+    """Issue 27 §9: in a marimo app the default SQLite file is `.think/<app>.sqlite` beside the app
+    (as `.think/<notebook>.sqlite` beside a Jupyter notebook), not `.think/think_nb.sqlite`."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    app = tmp_path / "apps" / "lesson.py"
+    app.parent.mkdir()
+    app.write_text(textwrap.dedent('''
+        import marimo
+        app = marimo.App()
+
+        @app.cell
+        def _():
+            from think_nb import Think
+            print("DB", Think("x").db_path)
+            return
+
+        if __name__ == "__main__":
+            app.run()
+    '''))
+    env = {k: v for k, v in os.environ.items() if k not in ("THINK_NB_DIR", "THINK_NB_DB")}
+    out = subprocess.run([sys.executable, str(app)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         check=True, timeout=300)
+    assert f"DB {app.parent / '.think' / 'lesson.sqlite'}" in out.stdout, out.stdout + out.stderr

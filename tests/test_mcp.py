@@ -157,6 +157,24 @@ async def test_gating_by_name_and_by_predicate_and_secrets_by_reference(tmp_path
     await agent.shutdown()
 
 
+async def test_a_server_added_again_without_needs_approval_keeps_its_gates(tmp_path: Path) -> None:
+    """Issue 27 §9: re-adding a server (another timeout, no needs_approval) used to drop the gates set
+    before, silently; they stay unless needs_approval is given (False drops them)."""
+    agent = agent_with(S([]), tmp_path)
+    gated = lambda: {name: t.needs_approval for name, t in runtime_of(agent).mcp_tools().items()}  # noqa: E731
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=120, needs_approval=["delete_file"])
+    assert gated()["demo_delete_file"] is True and gated()["demo_add"] is False
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=120, timeout=30)  # replaced: the gates stay
+    assert gated()["demo_delete_file"] is True
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=120,
+                               needs_approval=lambda server, tool, data: tool == "add")
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=120, timeout=20)
+    assert gated()["demo_add"]({"a": 1, "b": 2}) is True
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=120, needs_approval=False)
+    assert gated()["demo_delete_file"] is False and gated()["demo_add"] is False
+    await agent.shutdown()
+
+
 async def test_an_mcp_tool_replaces_a_local_tool_of_the_same_name(tmp_path: Path) -> None:
     from think_nb import tool
 

@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
-PANEL_WHERE_THE_LESSON_HAPPENS = {"tools_and_approval": 2, "memory": 1}
+PANEL_WHERE_THE_LESSON_HAPPENS = {"tools_and_approval": 2, "memory": 1, "kernel_tools": 1}
 """Notebooks that display a chat panel, and how many, beside what they teach."""
 
 

@@ -95,7 +95,7 @@ FRAME_TYPEDDICTS = (
     protocol.ToolResult, protocol.StreamResumeRequest, protocol.StreamResumeAck, protocol.SessionSwitch,
     protocol.UseChatResponse, protocol.MessageUpdated, protocol.StreamResuming, protocol.StreamResumeNone,
     protocol.SessionFrame, protocol.ContinueRequest, protocol.SwitchBranch,
-    protocol.StreamPending, protocol.ChatRecovering, protocol.McpServersFrame,
+    protocol.StreamPending, protocol.ChatRecovering, protocol.McpServersFrame, protocol.ToolUndo,
 )
 
 

@@ -1,7 +1,7 @@
-"""A saved notebook shows the conversation where the panel cannot render: the panel's output carries a
-sanitised text/html and a markdown text/plain transcript beside the widget view (nbconvert to HTML and
-markdown read it), it follows a headless turn, and re-running the cell in a new kernel shows the
-SQLite history again."""
+"""A saved notebook shows the conversation where the panel cannot render: the panel is two outputs, the
+widget view and, after it, a sanitised text/html and markdown text/plain transcript (nbconvert to HTML
+and markdown read it; JupyterLab shows it when the widget cannot render); the transcript follows every
+turn, and re-running the cell in a new kernel shows the SQLite history again."""
 
 from __future__ import annotations
 
@@ -38,8 +38,13 @@ def _run(cells: list[str], tmp_path: Path) -> nbformat.NotebookNode:
 
 
 def _panel_output(nb: nbformat.NotebookNode) -> dict:
-    (output,) = [o for c in nb.cells for o in c.get("outputs", []) if WIDGET in o.get("data", {})]
-    return output["data"]
+    """The static transcript output, which follows the panel's widget output in its cell."""
+    ((cell, index),) = [(c, i) for c in nb.cells for i, o in enumerate(c.get("outputs", []))
+                        if WIDGET in o.get("data", {})]
+    widget, static = cell["outputs"][index]["data"], cell["outputs"][index + 1]["data"]
+    assert set(widget) == {WIDGET, "text/plain"} and "transcript" in widget["text/plain"]
+    assert WIDGET not in static and 'class="think-static-transcript"' in static["text/html"]
+    return static
 
 
 def test_saved_notebook_shows_the_transcript_and_a_new_kernel_rebinds_to_it(tmp_path: Path) -> None:
@@ -47,7 +52,7 @@ def test_saved_notebook_shows_the_transcript_and_a_new_kernel_rebinds_to_it(tmp_
     nb = _run(["%load_ext think_nb", AGENT.format(db=db), "agent.panel()",
                "await agent.send(\"Say hello\")"], tmp_path)
     data = _panel_output(nb)
-    # the turn ended after the panel was shown: its output was rewritten (no front end was watching)
+    # the turn ended after the panel was shown: the transcript output was rewritten
     assert data["text/plain"].startswith("## Bot 'saved'\n\n### User\n\nSay hello\n\n### Assistant\n\n"
                                          "Hello from the saved panel <script>alert(1)</script>\n\n*model ")
     assert "<p>Say hello</p>" in data["text/html"] and "<script" not in data["text/html"]

@@ -319,12 +319,13 @@ async def test_sessions_create_switch_rename_fork_delete() -> None:
                                 "created_at", "updated_at"]
     columns = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id"]
     assert df[columns].to_dict("records") == [
-        {"id": "", "name": "default", "active": False, "messages": 4, "parent_session_id": None,
+        {"id": "default", "name": "default", "active": False, "messages": 4, "parent_session_id": None,
          "forked_from_message_id": None},
         {"id": work, "name": "job", "active": False, "messages": 2, "parent_session_id": None,
          "forked_from_message_id": None},
-        {"id": fork, "name": "fork", "active": True, "messages": 2, "parent_session_id": "",
+        {"id": fork, "name": "fork", "active": True, "messages": 2, "parent_session_id": "default",
          "forked_from_message_id": default_messages[1]["id"]}]
+    assert agent.list_sessions()[0]["id"] == ""  # the stored id; the DataFrame names it (issue 27 §9)
 
     agent.delete_session("fork")
     assert agent.session_id == "" and agent.messages == default_messages
@@ -367,7 +368,8 @@ async def test_messages_tool_calls_and_usage_dataframes(add_tool) -> None:
     t = agent.tool_calls_df()
     assert t.to_dict("records") == [{"message_id": reply["id"], "tool_call_id": "call_1_0", "tool_name": "add",
                                      "state": "output-available", "input": {"a": 2, "b": 40}, "output": 42.0,
-                                     "error_text": None}]
+                                     "error_text": None, "edited": False, "code": None, "duration_ms": None,
+                                     "changed": None, "undone": None}]
     u = agent.usage_df()
     assert u.drop(columns=["created_at", "cost_usd"]).to_dict("records") == [
         {"message_id": reply["id"], "request_id": IsStr(regex="req_.*"), "model": script.model, "prompt_tokens": 30,
@@ -388,7 +390,7 @@ async def test_tool_calls_dataframe_keeps_a_failed_calls_output_as_none(add_tool
 
 def test_empty_agent_dataframes_keep_their_columns() -> None:
     agent = make(S([]))
-    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 7), (agent.usage_df(), 10),
+    for df, n in ((agent.messages_df(), 9), (agent.tool_calls_df(), 12), (agent.usage_df(), 10),
                   (agent.context_blocks(), 8)):
         assert len(df) == 0 and len(df.columns) == n
 

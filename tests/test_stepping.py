@@ -2,6 +2,8 @@
 
 import asyncio
 
+import pytest
+
 from agents import scripted_agent
 from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
@@ -151,6 +153,27 @@ async def test_replay_paces_chunks_by_speed() -> None:
     recorded_ms = agent.recording().chunks[-1][0]
     assert fast * 1000 < recorded_ms  # 4x faster than recorded
     assert fast * 1000 >= recorded_ms / 4 * 0.8
+
+
+async def test_a_scripted_turn_replays_at_a_pace_a_class_can_follow() -> None:
+    """Issue 27 §9: a turn recorded in a few milliseconds (a scripted model) replays its text at
+    least at the reading pace (20 ms a character at speed 1) divided by the speed; a slower
+    recording keeps its own pace; speed=0 does not wait."""
+    from think_nb.turns.replay import READING_MS_PER_CHAR, pacing
+
+    agent = scripted_agent(S([[S.text("The answer is 42.", chunk_size=4)]]), name="read")
+    await agent.send("go")
+    recording = agent.recording()
+    deltas = [c for _, c in recording.chunks if c["type"] == "text-delta"]
+    assert recording.chunks[-1][0] < 50  # recorded in a few ms: before the fix, replayed as fast
+    waits = pacing(recording, speed=4)
+    assert sum(waits) >= len("The answer is 42.") * READING_MS_PER_CHAR / 1000 / 4
+    text_waits = [w for w, (_, c) in zip(waits, recording.chunks, strict=True) if c["type"] == "text-delta"]
+    assert text_waits == [pytest.approx(len(c["delta"]) * READING_MS_PER_CHAR / 1000 / 4, abs=0.05)
+                          for c in deltas]
+    assert pacing(recording, speed=0) == [0.0] * len(recording.chunks)
+    slow = Recording("r", [(0.0, {"type": "start"}), (2000.0, {"type": "text-delta", "id": "t", "delta": "a"})])
+    assert pacing(slow, speed=2) == [0.0, 1.0]
 
 
 def test_a_second_stepper_waits_behind_a_paused_one_and_says_so() -> None:

@@ -155,8 +155,10 @@ def as_old_file(src: Path, path: Path) -> sqlite3.Connection:
                                          "'think\\_%' ESCAPE '\\' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT LIKE "
                                          "'%\\_fts\\_%' ESCAPE '\\' AND name NOT LIKE 'think\\_messages\\_pairs\\_%' "
                                          "ESCAPE '\\' AND name NOT LIKE 'think\\_messages\\_terms\\_%' ESCAPE '\\'")]
-    for table in tables:
-        conn.execute(f"INSERT INTO main.{table.removeprefix(PREFIX)} SELECT * FROM src.{table}")
+    for table in tables:  # the columns the old file has (later migrations add some: m015's edited_input)
+        old = table.removeprefix(PREFIX)
+        columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({old})"))
+        conn.execute(f"INSERT INTO main.{old} SELECT {columns} FROM src.{table}")
     conn.execute("DETACH src")
     return conn
 
@@ -176,6 +178,7 @@ def test_an_old_file_keeps_every_row_its_counters_and_its_search(tmp_path: Path)
                                        "'messages\\_pairs\\_%' ESCAPE '\\' AND name NOT LIKE 'messages\\_terms\\_%' "
                                        "ESCAPE '\\'", (MARKER,))]
     before = {t: old.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in plain}
+    columns = {t: ", ".join(r[1] for r in old.execute(f"PRAGMA table_info({t})")) for t in plain}  # later ones add some
     assert len(plain) == 17 and all(before.values()), before  # every table of m001-m013 has rows
     fts_before = {t: old.execute(f"SELECT rowid, * FROM {t} ORDER BY rowid").fetchall()
                   for t in ("messages_fts", "search_entries_fts")}
@@ -184,7 +187,7 @@ def test_an_old_file_keeps_every_row_its_counters_and_its_search(tmp_path: Path)
     db = open_database(path)
     assert {n for (n,) in db.read("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")} == \
            {*THINK_NAMES, "notes", "my_assistant_messages"}
-    assert {t: db.read(f"SELECT * FROM think_{t} ORDER BY rowid") for t in plain} == before
+    assert {t: db.read(f"SELECT {columns[t]} FROM think_{t} ORDER BY rowid") for t in plain} == before
     assert {t: db.read(f"SELECT rowid, * FROM think_{t} ORDER BY rowid") for t in fts_before} == fts_before
     assert db.read("SELECT * FROM notes") == [(1, "mine")]
     assert {i for (i,) in db.read("SELECT id FROM my_assistant_messages")} >= {"a1"}  # the view followed the rename

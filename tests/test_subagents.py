@@ -99,7 +99,8 @@ async def test_parent_delegates_to_a_child_from_a_tool_and_sees_its_stream() -> 
     assert result.status == "completed"
     parts = lead.messages[-1]["parts"]
     assert parts[2]["type"] == "data-subagent"
-    assert parts[2]["data"] == {"agent": "Lead:lead/Researcher:r1", "request_id": parts[2]["id"],
+    assert parts[2]["data"] == {"agent": "Lead:lead/Researcher:r1", "label": "Researcher · r1",
+                                "request_id": parts[2]["id"],
                                 "status": "completed", "text": "Paris is the capital.", "tools": []}
     assert parts[1] == {"type": "tool-research", "toolCallId": "call_1_0", "state": "output-available",
                         "input": {"question": "capital of France?"}, "output": "Paris is the capital."}

@@ -120,11 +120,14 @@ async def test_only_consecutive_deltas_of_the_same_part_merge(
     from_js(panel, chat_request("r1"))
     await agent.wait_until_stable(timeout=60)
 
-    first, rest = responses(panel)  # the first chunk of a quiet panel goes out at once
+    first, *rest = responses(panel)  # the first chunk of a quiet panel goes out at once
     assert first["chunks"] == [probe.chunks["r1"][0]] and first["chunks"][0]["type"] == "start"
-    assert rest["done"] is True
-    assert rest["chunks"] == merged(probe.chunks["r1"][1:])
-    deltas = [(c["type"], c.get("delta", c.get("inputTextDelta"))) for c in rest["chunks"] if "delta" in c["type"]]
+    assert [f["chunks"][-1]["type"] for f in rest[:-1]] == ["tool-input-available"]  # a complete call, at once
+    assert rest[-1]["done"] is True
+    sent = chunks_of(rest)
+    assert sent == [c for f in rest for c in merged(f["chunks"])]
+    assert merged(sent) == merged(probe.chunks["r1"][1:])
+    deltas = [(c["type"], c.get("delta", c.get("inputTextDelta"))) for c in sent if "delta" in c["type"]]
     assert deltas == [("text-delta", "12"), ("tool-input-delta", '{"a": 1, "b": 2}'), ("text-delta", "6"),
                       ("text-delta", "3")]  # one part each: separate parts never merge
 
@@ -151,6 +154,28 @@ async def test_only_consecutive_deltas_of_the_same_part_merge(
         {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": '{"a": 1}'},
         {"type": "text-delta", "id": "a", "delta": "6"},
     ]
+
+
+async def test_a_tool_call_reaches_the_panel_before_the_tool_runs(
+    recording_comm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool may hold the kernel's thread (run_code runs the agent's code there) so the batch's timer
+    cannot fire: the complete call is sent at once, so the panel shows it and Stop knows to interrupt."""
+    monkeypatch.setattr(widget, "FLUSH_INTERVAL_S", 3600.0)
+    seen: list[list[str]] = []
+    panel: ChatPanel
+
+    async def hold() -> str:
+        """Stands for a tool that blocks the loop."""
+        seen.append(chunk_types(responses(panel)))
+        return "held"
+
+    agent = scripted_agent(S([[S.text("running it"), S.tool_call("hold", {})], [S.text("done")]]), tools=[hold])
+    panel = ChatPanel(agent)
+    from_js(panel, chat_request("r1"))
+    await agent.wait_until_stable(timeout=60)
+    assert len(seen) == 1 and seen[0][-1] == "tool-input-available"
+    assert streamed_text(responses(panel)) == "running itdone"
 
 
 async def test_continuation_and_request_id_are_kept_per_frame(recording_comm: Any) -> None:

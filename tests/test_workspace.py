@@ -199,6 +199,43 @@ async def test_write_edit_and_their_failures(fs: WorkspaceFileSystem) -> None:
         await call(tools, "write", path="/a", content="no")
 
 
+LINEAR = """
+from fsspec.implementations.memory import MemoryFileSystem
+from think_nb.workspace import ops
+fs = MemoryFileSystem(skip_instance_cache=True)
+fs.pipe_file("/evil.txt", ("a" * 40 + "!\\n").encode())
+fs.pipe_file("/" + "a" * 60, b"x")
+twelve = "*a" * 12
+print(ops.grep(fs, "(a+)+$")["totalMatches"], ops.find(fs, twelve + "*b")["count"],
+      ops.grep(fs, "A+!", include=twelve + "*.txt")["totalMatches"], ops.grep(fs, "A+!")["matches"])
+"""
+
+
+def test_a_models_patterns_run_in_linear_time() -> None:
+    """grep's regex and find's glob are RE2 (issue 28 §8): `(a+)+$` on forty `a`s and a `!`, and a
+    twelve-star glob on a 60-letter name, take Python's `re` longer than anyone waits (2^40 steps;
+    n^12), holding the GIL so nothing else runs. In a child process, so that an exponential matcher
+    fails this test at the bound (60 s, a bound on termination, not a timing) instead of hanging it."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LINEAR], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "0 0 0 ['/evil.txt:1: " + "a" * 40 + "!']"
+
+
+async def test_a_pattern_re2_cannot_run_is_refused_with_the_reason(fs: WorkspaceFileSystem) -> None:
+    tools = workspace_tools(fs)
+    fs.pipe_file("/a.txt", b"(a+ here\n")
+    with pytest.raises(WorkspaceToolError, match=r"Invalid regular expression .*invalid escape.*RE2 syntax: no look"):
+        await call(tools, "grep", query=r"(a)\1")
+    with pytest.raises(WorkspaceToolError, match=r"Invalid regular expression .*RE2 syntax"):
+        await call(tools, "grep", query="a(?=b)")
+    assert (await call(tools, "grep", query="(a+", fixedString=True))["totalMatches"] == 1  # type: ignore[index]
+    assert (await call(tools, "grep", query=r"\(A\+ H"))["totalMatches"] == 1  # type: ignore[index]
+    with pytest.raises(WorkspaceToolError, match=r"Invalid regular expression '\(a\+': missing \)"):
+        await call(tools, "grep", query="(a+")
+
+
 async def test_list_find_grep_delete(fs: WorkspaceFileSystem) -> None:
     tools = workspace_tools(fs)
     for i in range(3):

@@ -148,6 +148,11 @@ class Think:
     always/never. (Think merges them unconditionally; the opt-out is ours.)"""
     workspace_approval: bool = False
     """True: the workspace's `delete`, and `write` over an existing file, need the user's approval."""
+    include_kernel_tools: bool | str = False
+    """Give the model the live kernel (`think_nb.kernel.kernel_tools`), merged before `get_tools()`:
+    False (default) none; True or "ask": `list_variables`, `notebook_history`, `describe_variable`,
+    and `run_code`, which needs the user's approval for each call; "allow": `run_code` runs without
+    asking; "off": the three read tools only. (Not Think's: Think has no kernel.)"""
 
     def __init__(self, name: str = "default", *, db: str | Path | None = None, key: str | None = None) -> None:
         if not isinstance(name, str) or not name:
@@ -378,7 +383,8 @@ class Think:
                context: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
-        `trigger` (`panel`, `cell`, `programmatic`) is recorded in the turn log; `client_tools`: the
+        `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
+        recorded in the turn log; `client_tools`: the
         panel's own client tool schemas `{name, description?, parameters?}` (a panel request without
         them forgets earlier ones, as Think does).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
@@ -408,7 +414,7 @@ class Think:
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
         `context={"df": df}` attaches data (see `submit`)."""
-        return await self.submit(text, trigger="programmatic", context=context)
+        return await self.submit(text, trigger="send", context=context)
 
     def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
@@ -431,7 +437,7 @@ class Think:
             `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
             nothing to send).
         """
-        return await self.__runtime.start(messages, new_id("req"), trigger="programmatic", signal=signal)
+        return await self.__runtime.start(messages, new_id("req"), trigger="save_messages", signal=signal)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
@@ -490,12 +496,27 @@ class Think:
         kernel restart."""
         return self.__runtime.engine.pending_approvals()
 
-    def approve(self, tool_call_id: str, *, auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
+    def approve(self, tool_call_id: str, *, code: str | None = None, input: dict[str, Any] | None = None,
+                auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
         that message still wait, or `auto_continue=False`). In a script (no running event loop, as
-        for `run()`), the continuation runs before this returns, and None is returned. Raises
-        `UserError` if nothing waits."""
-        return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue)
+        for `run()`), the continuation runs before this returns, and None is returned.
+
+        `code=`: approve a `run_code` call with this code instead of the model's (the same as
+        `input={"code": code}`); `input=`: any tool's edited input (a dict of its arguments).
+        The edit is checked against the tool's schema first; the model is told that the user
+        edited it and what ran; the approvals ledger keeps the model's input too. (Think's
+        approval has no edit; this is ours.)
+
+        Raises `UserError` if nothing waits, or for an edited input the tool refuses (nothing is
+        recorded then: the call still waits)."""
+        if code is not None:
+            if input is not None:
+                raise UserError("Pass code= or input=, not both; nothing was changed.")
+            if not isinstance(code, str):
+                raise UserError(f"code={type(code).__name__}: pass the code as a string; nothing was changed.")
+            input = {"code": code}
+        return self.__runtime.engine.decide(tool_call_id, True, None, auto_continue, input)
 
     def deny(self, tool_call_id: str, reason: str | None = None, *,
              auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
@@ -511,6 +532,19 @@ class Think:
         Raises `UserError` when no call with that id waits for a result.
         """
         return self.__runtime.engine.add_tool_output(tool_call_id, output, error_text, state, auto_continue)
+
+    def undo(self, tool_call_id: str) -> Any:
+        """Undo what a `run_code` call changed in the kernel's namespace: names it rebound or deleted
+        are bound again to what they held, names it bound are deleted, each only while it still
+        holds what the run left (see `think_nb.kernel.undo`). Objects it changed in place are
+        reported ("changed in place: df — cannot be undone"), never claimed undone. The call's
+        stored output says `undone` (the panel's card shows it after a reload).
+
+        Returns an `UndoReport` (`str()` says what was restored and what could not be).
+        Raises `UserError` for a call that is not a `run_code` of this conversation, was undone
+        already, or whose kept values are gone (the kernel restarted, or one of older runs).
+        (Not Think's.)"""
+        return self.__runtime.undo_kernel_run(tool_call_id)
 
     # -- observing turns ---------------------------------------------------------------------
     def trace(self, request_id: str | None = None) -> pd.DataFrame:
@@ -543,7 +577,8 @@ class Think:
     async def replay(self, request_id: str | None = None, *, speed: float = 1.0,
                      recording: Recording | None = None) -> list[dict[str, Any]]:
         """Play a recorded turn into this agent's views (panels, terminal) at `speed`× the recorded
-        pace (0 = as fast as possible); the transcript is not changed. Returns the chunks played.
+        pace, text never faster than 50 characters a second × `speed` (0 = as fast as possible;
+        `think_nb.turns.replay.pacing`); the transcript is not changed. Returns the chunks played.
         Raises `UserError` when there is no recording."""
         from think_nb.turns.replay import play
 
@@ -759,14 +794,15 @@ class Think:
     # -- MCP servers (Think's addMcpServer / removeMcpServer) -----------------------------------
     async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
                              env: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-                             needs_approval: Any = False, timeout: float = 60.0,
+                             needs_approval: Any = None, timeout: float = 60.0,
                              connect_timeout: float = 10.0) -> dict[str, Any]:
         """Connect an MCP server and merge its tools (named `<name>_<tool>`) into every turn
         (Think's `addMcpServer`). `url_or_command`: `http(s)://...` for streamable HTTP, else a
         command line started as a stdio server (`args` appended). `env` (stdio) / `headers`
         (HTTP): secret values as `${VAR}` references, resolved from the environment (never
         stored). `needs_approval`: True, a list of the server's tool names, or
-        `fn(server, tool, input) -> bool`. `timeout`: seconds per call. Waits up to
+        `fn(server, tool, input) -> bool`; not given (None), a server added again under its name keeps
+        the gates it had (a new server has none); pass False to drop them. `timeout`: seconds per call. Waits up to
         `connect_timeout` s for the connection, then returns `{name, transport, target, state,
         tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
         reconnected when the agent is created again. The same name and configuration again (a

@@ -44,6 +44,8 @@ MAX_CELL = 40
 DESCRIBE_SAMPLE = 100_000
 MAX_OUTPUT_CHARS = 20_000
 """Longest JSON text of a tool result stored as it is; longer ones keep a preview."""
+MAX_KERNEL_OUTPUT_CHARS = 40_000_000
+"""The same for the kernel tools' outputs (`kernel-*`: they bound their parts, PNG figures are whole)."""
 
 
 def _pandas() -> Any:
@@ -253,6 +255,9 @@ def tool_output(value: Any) -> Any:
                 "markdown": f"{_summary(value)}\n\n{markdown}", "truncated": True}
     mapped = jsonsafe.to_json_value(value)
     text = jsonsafe.dumps(mapped)
+    kernel = isinstance(mapped, dict) and str(mapped.get("type", "")).startswith("kernel-")
+    if kernel and len(text) <= MAX_KERNEL_OUTPUT_CHARS:
+        return mapped  # the kernel tools bound their own outputs (think_nb.kernel); figures stay whole
     if len(text) > MAX_OUTPUT_CHARS:
         return {"type": "truncated", "chars": len(text), "preview": text[:MAX_OUTPUT_CHARS]}
     return mapped

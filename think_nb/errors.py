@@ -93,6 +93,37 @@ class InternalError(ThinkError):
         self.__cause__ = cause
 
 
+def describe(exc: BaseException) -> str:
+    """`"<Type>: <message>"` of `exc`, for a tool's `output-error` or a hook's error, that never raises.
+
+    A user's exception whose `__str__` raises (or returns a non-string) is described by its
+    `repr`, then by its type alone: describing a failure must not become a second one.
+    """
+    name = type(exc).__name__
+    for render in (str, repr):
+        try:
+            text = render(exc)
+        except BaseException:  # noqa: BLE001 - any __str__/__repr__ of user code
+            continue
+        if isinstance(text, str):
+            return f"{name}: {text}" if text else name
+    return f"{name}: (its message could not be shown: its __str__ raised)"
+
+
+class ToolRaised(Exception):
+    """A tool function raised an exception that must not cross an `await` as itself.
+
+    `GeneratorExit`, `StopIteration` and `StopAsyncIteration` mean something to coroutines and
+    generators: raised by a tool, they would close the turn's coroutines or turn into
+    `RuntimeError`. `Tool.invoke` wraps them in this (the original is `original` and the
+    `__cause__`) so they reach the call's `output-error` like any other exception.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(describe(original))
+        self.original = original
+
+
 def is_think_nb(obj: Any) -> bool:
     """True when `obj` (a class or function) is defined in the think_nb package: its failures are
     think_nb's own (internal), not user code's."""

@@ -30,6 +30,7 @@ SETTINGS = frozenset({
     "chat_recovery_max_attempts", "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
+    "include_kernel_tools",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 
@@ -48,6 +49,7 @@ RESERVED: dict[str, str] = {
     "continue_last_turn": "a method", "regenerate": "a method", "step": "a method", "abort_request": "a method",
     "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
     "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",
+    "undo": "a method",
     # observing
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
     # sub-agents

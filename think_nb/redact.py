@@ -10,7 +10,9 @@ become `REDACTED` in:
 - `scrub(text, secrets)`: error text (a provider may echo the key it refused), used before an
   error reaches the message, the turn log, frames and `on_chat_error`'s replacement.
 
-`secrets_of(value)` collects the credential values a config holds, for `scrub`.
+`secrets_of(value)` collects the credential values a config holds, for `scrub`; `env_secrets()` the
+values of credential-named environment variables (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `HF_TOKEN`:
+the keys litellm reads when a config holds none), which a provider's error body may echo just the same.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ def secrets_of(value: Any, _depth: int = 0) -> set[str]:
         for v in value:
             found |= secrets_of(v, _depth + 1)
     return found
+
+
+def env_secrets() -> set[str]:
+    """The values of the environment variables whose names are credentials (read now: a key set
+    after import counts)."""
+    import os
+
+    return {v for k, v in os.environ.items() if is_credential(k.lower()) and len(v) >= _MIN_SECRET_CHARS}
 
 
 def scrub(text: str, secrets: set[str]) -> str:

@@ -96,6 +96,7 @@ class AgentRuntime:
     extension_allow_private = _Setting()
     include_workspace_tools = _Setting()
     workspace_approval = _Setting()
+    include_kernel_tools = _Setting()
 
     def __init__(self, agent: Any, base: type, name: str, db: str | os.PathLike[str] | None, key: str | None,
                  parent: AgentRuntime | None = None) -> None:
@@ -110,6 +111,7 @@ class AgentRuntime:
         self._session_pending: Any = None
         self._workspace: Any = None
         self._workspace_tools: tuple[Any, bool, dict[str, Any]] | None = None  # (fs, approval, tools) last built
+        self._kernel_tools: tuple[str, dict[str, Any]] | None = None  # (run mode, tools) last built
         self.children: dict[tuple[type, str], Any] = {}
 
     def open(self) -> None:
@@ -296,6 +298,30 @@ class AgentRuntime:
         model = self.agent.get_model()
         return bool(getattr(model, "model", model) != LOCAL_MODEL)
 
+    def kernel_tools(self) -> dict[str, Any]:
+        """The kernel tools `include_kernel_tools` asks for (`think_nb.kernel.kernel_tools`), or {}."""
+        from think_nb.errors import UserError
+
+        setting = self.include_kernel_tools
+        if setting is False or setting is None:
+            return {}
+        run = "ask" if setting is True else setting
+        if run not in ("ask", "allow", "off"):
+            raise UserError(f"include_kernel_tools={setting!r}: use True or 'ask' (run_code needs approval), 'allow', "
+                            "'off' (no run_code) or False.")
+        cached = self._kernel_tools
+        if cached is None or cached[0] != run:
+            from think_nb.kernel.toolset import kernel_tools
+
+            cached = self._kernel_tools = (run, kernel_tools(run))  # type: ignore[arg-type]  # checked above
+        return dict(cached[1])
+
+    def undo_kernel_run(self, tool_call_id: str) -> Any:
+        """`Think.undo`: `think_nb.kernel.undo.undo_call` for this agent."""
+        from think_nb.kernel.undo import undo_call
+
+        return undo_call(self.engine, self, tool_call_id)
+
     async def execute_tools(self) -> dict[str, Any]:
         """The built-in tools `execute` code reaches (`think_nb.tools.builtin`, rows marked
         `in_execute`: the workspace tools), before the agent's own `get_tools()`."""
@@ -324,7 +350,8 @@ class AgentRuntime:
         from think_nb.extensions.tools import extension_tools
 
         await self.extensions.ready()
-        model_tools = extension_tools(self.extensions) if self.include_extension_tools else {}
+        model_tools = (extension_tools(self.extensions, gate_writes=bool(self.workspace_approval))
+                       if self.include_extension_tools else {})
         return {**model_tools, **self.extensions.tools()}
 
     async def extension_hook(self, name: str, ctx: Any, value: Any) -> Any:

@@ -112,5 +112,6 @@ class _Forwarder:
             return
         self._last = now
         await turn.emit({"type": "data-subagent", "id": self.request_id, "data": {
-            "agent": runtime_of(self.child).key, "request_id": self.request_id, "status": status,
+            "agent": runtime_of(self.child).key, "label": f"{type(self.child).__name__} · {self.child.name}",
+            "request_id": self.request_id, "status": status,
             "text": self.text, "tools": list(self.tools)}})

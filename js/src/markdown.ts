@@ -21,7 +21,8 @@
  *   `lowsrc`, `dynsrc`, `longdesc` and `ping` are dropped everywhere.
  * - `<picture>` is unwrapped (its `<img>` becomes a link), `<source>` and `<track>`
  *   dropped; `<link>`, `<style>` (with its text), `<meta>`, `<base>`, frames, `<object>`,
- *   `<embed>`, `<portal>` and `<fencedframe>` dropped.
+ *   `<embed>`, `<portal>`, `<fencedframe>` and `<form>` dropped (a form posts where it says when
+ *   clicked; `action` and `formaction` go too).
  * - SVG and MathML are not allowed at all (`USE_PROFILES: {html: true}`), which removes
  *   `<svg><image>`, `<feImage>`, `<use>` and `fill="url(...)"`-style references.
  * - A `style` attribute stays only without `(` and `\`: no `(` means no CSS function, so
@@ -31,6 +32,7 @@
 import DOMPurify, { type Config } from "dompurify";
 import MarkdownIt from "markdown-it";
 import type { Growth } from "./accumulate";
+import { copyText } from "./clipboard";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -45,9 +47,10 @@ const CONFIG: Config = {
   ADD_ATTR: ["target"],
   FORBID_TAGS: [
     "picture", "source", "track", "link", "style", "meta", "base", "iframe", "frame", "frameset",
-    "object", "embed", "portal", "fencedframe",
+    "object", "embed", "portal", "fencedframe", "form",
   ],
-  FORBID_ATTR: ["srcset", "imagesrcset", "poster", "background", "lowsrc", "dynsrc", "longdesc", "ping"],
+  FORBID_ATTR: ["srcset", "imagesrcset", "poster", "background", "lowsrc", "dynsrc", "longdesc", "ping", "action",
+    "formaction"],
 };
 
 function isInlineImage(url: string): boolean {
@@ -133,20 +136,6 @@ export function renderMarkdown(text: string): string {
   return sanitizeHtml(md.render(text));
 }
 
-/** Copy `text` to the clipboard (Clipboard API, else a hidden textarea). */
-async function copyText(text: string): Promise<void> {
-  try {
-    await navigator.clipboard.writeText(text);
-  } catch {
-    const area = document.createElement("textarea");
-    area.value = text;
-    document.body.append(area);
-    area.select();
-    document.execCommand("copy");
-    area.remove();
-  }
-}
-
 /** Give each `<pre><code>` in `root` a Copy button. */
 export function enhanceCodeBlocks(root: HTMLElement): void {
   root.querySelectorAll("pre").forEach((pre) => {
@@ -158,8 +147,8 @@ export function enhanceCodeBlocks(root: HTMLElement): void {
     button.textContent = "Copy";
     button.title = "Copy code";
     button.addEventListener("click", () => {
-      void copyText(code.textContent ?? "").then(() => {
-        button.textContent = "Copied";
+      void copyText(code.textContent ?? "").then((ok) => {
+        button.textContent = ok ? "Copied" : "Copy failed";
         setTimeout(() => (button.textContent = "Copy"), 1500);
       });
     });

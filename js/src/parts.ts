@@ -9,15 +9,17 @@
  * badge's tooltip; outcome: running | done | failed | blocked | substituted | waiting | approved |
  * denied | no-result, what the badge says in words) holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
- * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`,
+ * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`, on a `run_code` card
+ * `button.think-into-cell` and `.think-into-cell-note` (the card's `data-into-cell`: inserted | copied | failed),
  * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | unknown),
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
  * limit), `.think-stopped`, `.think-versions` with `button.think-version-prev` / `-next`.
  */
-import hljs from "highlight.js/lib/core";
-import python from "highlight.js/lib/languages/python";
 import { growthOf } from "./accumulate";
+import { INTO_CELL_NOTE, type IntoCellOutcome, intoCell } from "./cell-insert";
+import { codeBlock } from "./code";
 import { dataContextElement, tableOutputElement } from "./data-part";
+import { type UndoControl, editedInput, isRunCode, kernelRunElement, kernelRunOf, noteApproved, runCodeSection } from "./kernel-run";
 import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
@@ -39,22 +41,53 @@ function pretty(value: unknown): string {
   }
 }
 
-hljs.registerLanguage("python", python);
+export { codeBlock };
 
-/** Python source as a highlighted `<pre><code class="hljs language-python">` (highlight.js escapes
- * the text it marks up, so its HTML is safe to insert). */
-export function codeBlock(code: string): HTMLElement {
-  const pre = h("pre", "think-code");
-  const el = h("code", "hljs language-python");
-  el.innerHTML = hljs.highlight(code, { language: "python", ignoreIllegals: true }).value;
-  pre.append(el);
-  return pre;
+/** Tools whose input is `{code: str}`, shown as highlighted Python: `execute` (the sandbox,
+ * think_nb.workspace.execute) and `run_code` (the kernel tool, which also gets "Into a cell"). */
+const CODE_TOOLS = new Set(["execute", "run_code"]);
+
+/** The `code` of a code tool's input, else null. */
+function inputCode(part: ToolPart): string | null {
+  const input = part.input as { code?: unknown } | undefined;
+  return CODE_TOOLS.has(toolName(part)) && input && typeof input.code === "string" ? input.code : null;
 }
 
-/** The `code` of an `execute` call's input (the sandbox tool, think_nb.workspace.execute), else null. */
-function executeCode(part: ToolPart): string | null {
-  const input = part.input as { code?: unknown } | undefined;
-  return toolName(part) === "execute" && input && typeof input.code === "string" ? input.code : null;
+/**
+ * The code "Into a cell" puts in the notebook: what ran (a `kernel-run` output's `code`, think_nb.kernel),
+ * else the code the person approved it with (`approval.input.code`, an edited approval), else the model's.
+ */
+export function cellCode(part: ToolPart, modelCode: string): string {
+  const output = part.state === "output-available" ? (part.output as { type?: unknown; code?: unknown } | null) : null;
+  if (output && output.type === "kernel-run" && typeof output.code === "string") return output.code;
+  const edited = (part.approval as { input?: { code?: unknown } } | undefined)?.input?.code;
+  return typeof edited === "string" ? edited : modelCode;
+}
+
+/** What "Into a cell" did for a call in this page, by toolCallId (a card rebuilt later still says it). */
+const INTO_CELL = new Map<string, IntoCellOutcome>();
+
+/** `button.think-into-cell` and its `.think-into-cell-note`: the code into a new cell below the panel
+ * (cell-insert.ts), else onto the clipboard; the card's `data-into-cell` says which. */
+function intoCellBar(card: HTMLElement, toolCallId: string, code: string): HTMLElement {
+  const bar = h("div", "think-into-cell-bar");
+  const button = h("button", "think-into-cell", "Into a cell");
+  button.type = "button";
+  button.title = "Put this code into a new notebook cell below the panel (copies it where the notebook cannot be reached)";
+  const note = h("span", "think-into-cell-note");
+  const show = (outcome: IntoCellOutcome | undefined): void => {
+    note.textContent = outcome ? INTO_CELL_NOTE[outcome] : "";
+    if (outcome) card.dataset.intoCell = outcome;
+  };
+  show(INTO_CELL.get(toolCallId));
+  button.addEventListener("click", () => {
+    void intoCell(button, code).then((outcome) => {
+      INTO_CELL.set(toolCallId, outcome);
+      show(outcome);
+    });
+  });
+  bar.append(button, note);
+  return bar;
 }
 
 function section(cls: string, label: string, body: string): HTMLElement {
@@ -77,8 +110,9 @@ export interface Versions {
 }
 
 /** What a message's controls need from the panel. */
-export interface MessageContext {
-  approve(toolCallId: string): void;
+export interface MessageContext extends UndoControl {
+  /** `input`: the call's input as the user edited it (a `run_code` card), sent only when it changed. */
+  approve(toolCallId: string, input?: Record<string, unknown>): void;
   deny(toolCallId: string, reason: string): void;
   regenerate(): void;
   /** toolCallIds answered in this view (buttons disabled). */
@@ -190,7 +224,11 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const deny = h("button", "think-deny", "Deny");
   const answered = ctx.responded[part.toolCallId] === true;
   for (const el of [approve, deny, reason]) el.disabled = answered;
-  approve.addEventListener("click", () => ctx.approve(part.toolCallId));
+  approve.addEventListener("click", () => {
+    const input = isRunCode(part) ? editedInput(part) : undefined;
+    if (isRunCode(part)) noteApproved(part, input);
+    ctx.approve(part.toolCallId, input);
+  });
   deny.addEventListener("click", () => ctx.deny(part.toolCallId, reason.value.trim()));
   box.append(approve, deny, reason);
   return box;
@@ -240,8 +278,12 @@ function toolCard(
   summary.append(badge);
   card.append(summary);
   const input = part.state === "input-streaming" ? rawInput ?? "" : pretty(part.input);
-  const code = part.state === "input-streaming" ? null : executeCode(part);
-  if (code !== null) {
+  const code = part.state === "input-streaming" ? null : inputCode(part);
+  if (part.state !== "input-streaming" && isRunCode(part)) {
+    const run = runCodeSection(part, ctx.responded[part.toolCallId] === true);
+    if (code !== null) run.append(intoCellBar(card, part.toolCallId, cellCode(part, code)));
+    card.append(run);
+  } else if (code !== null) {
     const div = h("div", "think-tool-input");
     div.append(h("div", "think-tool-label", "code"), codeBlock(code));
     card.append(div);
@@ -249,7 +291,11 @@ function toolCard(
   if (part.state === "approval-requested") card.append(approvalBox(part, ctx));
   if (part.state === "output-available") {
     const what = partial ? "partial output" : label.outcome === "blocked" ? "reason (the tool did not run)" : label.outcome === "substituted" ? "output (from before_tool_call; the tool did not run)" : "output";
-    card.append(tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)));
+    const run = partial ? null : kernelRunOf(part.output);
+    if (run) card.dataset.undone = String(run.undone);
+    card.append(
+      (run && kernelRunElement(part, run, ctx)) ?? tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)),
+    );
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
   if (part.state === "output-denied") {
@@ -260,7 +306,8 @@ function toolCard(
 }
 
 interface SubAgentData {
-  agent?: string;
+  agent?: string; // the storage key (Lead:lead/Researcher:r1)
+  label?: string; // what the card shows: "Researcher · r1"
   request_id?: string;
   status?: string;
   text?: string;
@@ -273,7 +320,7 @@ function subAgentCard(part: { id?: unknown; data?: unknown }): HTMLElement {
   card.dataset.key = `subagent:${String(part.id ?? "")}`;
   card.dataset.status = String(data.status ?? "");
   const summary = h("summary");
-  summary.append(h("span", "think-subagent-name", `↳ ${data.agent ?? "sub-agent"}`), h("span", "think-tool-badge", data.status ?? ""));
+  summary.append(h("span", "think-subagent-name", `↳ ${data.label ?? data.agent ?? "sub-agent"}`), h("span", "think-tool-badge", data.status ?? ""));
   card.append(summary);
   if (data.text) card.append(textPart({ text: String(data.text) }));
   if (Array.isArray(data.tools) && data.tools.length) card.append(section("think-tool-input", "tools", pretty(data.tools)));

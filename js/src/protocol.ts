@@ -37,6 +37,13 @@ export interface ToolApproval {
   toolCallId: string;
   approved: boolean;
   reason?: string;
+  /** Approved with this edited tool input (e.g. `{code}` for run_code); the kernel checks it against the tool's schema. */
+  input?: Record<string, unknown>;
+}
+/** Panel → kernel: undo what a run_code call changed in the kernel's namespace (`agent.undo`). */
+export interface ToolUndo {
+  type: typeof FRAME.TOOL_UNDO;
+  toolCallId: string;
 }
 /** Panel → kernel: a client tool's result (`output`) or failure (`errorText`). */
 export interface ToolResult {
@@ -176,6 +183,7 @@ export interface SwitchBranch {
 export type PanelFrame =
   | ContinueRequest
   | SwitchBranch
+  | ToolUndo
   | UseChatRequest
   | ChatRequestCancel
   | ChatClear
@@ -242,6 +250,8 @@ const needCallId = (raw: Obj): string | null => (isId(raw.toolCallId) ? null : "
 
 function checkApproval(raw: Obj): string | null {
   if (typeof raw.approved !== "boolean") return "'approved' must be a boolean";
+  if ("input" in raw && !isObj(raw.input)) return "'input' must be an object (the edited tool input)";
+  if ("input" in raw && !raw.approved) return "'input' is for an approval, not a denial";
   return needCallId(raw) ?? optionalStr(raw, "reason");
 }
 
@@ -317,6 +327,7 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.CONTINUE_REQUEST]: needId,
   [FRAME.SWITCH_BRANCH]: (raw) => (isId(raw.messageId) ? null : "missing string 'messageId'"),
   [FRAME.MCP_SERVERS]: checkMcpServers,
+  [FRAME.TOOL_UNDO]: needCallId,
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */
@@ -349,10 +360,19 @@ export function useChatRequest(
   if (extra.clientTools?.length) frame.clientTools = extra.clientTools;
   return frame;
 }
-export function toolApproval(toolCallId: string, approved: boolean, reason?: string): ToolApproval {
+export function toolApproval(
+  toolCallId: string,
+  approved: boolean,
+  reason?: string,
+  input?: Record<string, unknown>,
+): ToolApproval {
   const frame: ToolApproval = { type: FRAME.TOOL_APPROVAL, toolCallId, approved };
   if (reason) frame.reason = reason;
+  if (approved && input) frame.input = input;
   return frame;
+}
+export function toolUndo(toolCallId: string): ToolUndo {
+  return { type: FRAME.TOOL_UNDO, toolCallId };
 }
 export function toolResult(toolCallId: string, toolName: string, outcome: { output: unknown } | { errorText: string }): ToolResult {
   if ("errorText" in outcome) {

@@ -9,7 +9,7 @@
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
 import { type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
-import { type PanelState, type Status, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
+import { type PanelState, type Shown, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
@@ -20,8 +20,10 @@ export interface PanelActions {
   stop(): void;
   clear(): void;
   regenerate(): void;
-  approve(toolCallId: string): void;
+  approve(toolCallId: string, input?: Record<string, unknown>): void;
   deny(toolCallId: string, reason: string): void;
+  /** Put back what a `run_code` call changed (its card's Undo). */
+  undo?(toolCallId: string): void;
   switchSession(id: string): void;
   continueTurn(): void;
   switchBranch(messageId: string): void;
@@ -36,7 +38,7 @@ export interface Annotations {
 }
 
 /** How a status reads in the status line, where it is not the status itself. */
-export const STATUS_LABEL: Partial<Record<Status, string>> = {
+export const STATUS_LABEL: Partial<Record<Shown, string>> = {
   "awaiting-approval": "awaiting approval",
   "awaiting-client-tool": "awaiting client tool",
   pending: "queued",
@@ -44,7 +46,7 @@ export const STATUS_LABEL: Partial<Record<Status, string>> = {
 };
 
 /** What each status means (the status line's tooltip). */
-export const STATUS_HINT: Record<Status, string> = {
+export const STATUS_HINT: Record<Shown, string> = {
   ready: "idle: send a message",
   submitted: "sent; waiting for the model's first token (a first turn may load litellm or the local model first). Stop cancels it.",
   streaming: "the reply is streaming; Stop keeps what arrived",
@@ -54,6 +56,7 @@ export const STATUS_HINT: Record<Status, string> = {
   error: "the last turn failed; the error is shown above",
   pending: "accepted and queued behind another turn (or waiting out the debounce window); Stop cancels it",
   recovering: "a turn a dead kernel left unfinished is being recovered",
+  disconnected: "this panel's kernel restarted or stopped: run the cell again for a live panel on the stored conversation",
 };
 
 export interface PanelMeta {
@@ -68,6 +71,8 @@ export interface PanelMeta {
   model?: string;
   offline?: boolean;
   annotations?: Annotations;
+  /** A note under the composer (`.think-notice`): e.g. Stop could not interrupt the kernel. */
+  notice?: string;
 }
 
 /** `/very/long/…/path/file.sqlite`: the middle of `text` cut to keep `max` characters. */
@@ -87,9 +92,12 @@ function monoCharWidth(el: HTMLElement): number {
 export function emptyHint(meta: PanelMeta): string {
   const who = meta.agentClass ? `${meta.agentClass} · ${meta.agentName}` : meta.agentName || "This agent";
   if (!meta.model) return `${who}: type a message below.`;
+  if (meta.offline && meta.model.startsWith("think-scripted/")) {
+    return `${who} runs on a test model (${meta.model}), in this kernel: its replies are the ones its script or function gives.`;
+  }
   if (meta.offline) {
     return `${who} runs on ${meta.model}, in this kernel and offline: it shows how turns, tools and hooks work, ` +
-      "not good answers. Override get_model() (or %think --model) for a hosted model.";
+      'not good answers. Override get_model() (or set agent.default_model = "openai/gpt-4o-mini") for a hosted model.';
   }
   return `${who} runs on ${meta.model}: messages are sent to that provider (its API key must be set).`;
 }
@@ -117,31 +125,63 @@ const same = (a: ViewMessage, b: ViewMessage): boolean =>
 
 /** The field being typed into inside `list` (one that carries a `data-focus-key`), with its caret. */
 interface FocusedField {
-  el: HTMLInputElement;
+  el: HTMLInputElement | HTMLTextAreaElement;
   key: string;
   start: number | null;
   end: number | null;
+  scrollTop: number;
 }
 
 function focusedField(list: HTMLElement): FocusedField | null {
   const el = list.ownerDocument.activeElement;
-  if (!(el instanceof HTMLInputElement) || !el.dataset.focusKey || !list.contains(el)) return null;
-  return { el, key: el.dataset.focusKey, start: el.selectionStart, end: el.selectionEnd };
+  const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement;
+  if (!field || !el.dataset.focusKey || !list.contains(el)) return null;
+  return { el, key: el.dataset.focusKey, start: el.selectionStart, end: el.selectionEnd, scrollTop: el.scrollTop };
 }
 
-/** A rebuilt card replaced the field the user was typing into (a deny reason while the transcript
- * or the annotations update): the new field takes the focus and the caret, so no keystroke is lost. */
+/** A rebuilt card replaced the field the user was typing into (a deny reason, a `run_code` card's
+ * code being edited, while the transcript or the annotations update): the new field takes the
+ * focus, the caret and the scroll position, so no keystroke is lost. */
 function refocus(list: HTMLElement, was: FocusedField | null): void {
   if (!was || was.el.isConnected) return;
-  const now = Array.from(list.querySelectorAll<HTMLInputElement>("input[data-focus-key]"))
+  const now = Array.from(list.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>("input[data-focus-key], textarea[data-focus-key]"))
     .find((el) => el.dataset.focusKey === was.key);
   if (!now || now.disabled) return;
   now.focus();
   if (was.start !== null && was.end !== null) now.setSelectionRange(was.start, was.end);
+  now.scrollTop = was.scrollTop;
+}
+
+/**
+ * Keys pressed inside the panel stay inside it (issue 27 §1): JupyterLab and Notebook 7 route every
+ * keydown through Lumino's command registry (Shift+Enter runs the cell, `a`/`b`/`d d` insert or
+ * delete cells in command mode, Escape and the arrows move between cells). Two guards, as ipywidgets'
+ * text widgets and JupyterLab's own shortcut editor do:
+ * - `data-lm-suppress-shortcuts` on the root: Lumino's key matching stops walking up at an element
+ *   carrying it, so no notebook binding matches a key whose target is inside the panel (this holds
+ *   for a document listener in the capture phase too: Notebook 7 starts Lumino without bubbling keydown);
+ * - keydown, keypress and keyup stop propagating at the root (JupyterLab listens in the bubble phase),
+ *   after the panel's own handlers (on the textarea and inputs) have run.
+ * The browser's own handling (typing, a new line, Tab's focus move, copy and paste) is untouched.
+ */
+export function keepKeysInside(root: HTMLElement): void {
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  for (const type of ["keydown", "keypress", "keyup"] as const) {
+    root.addEventListener(type, (e) => e.stopPropagation());
+  }
+}
+
+/** A message the kernel never confirmed stored (`ViewMessage.unsent`) says so under its text. */
+function markUnsent(el: HTMLElement, view: ViewMessage): HTMLElement {
+  if (!view.unsent) return el;
+  el.dataset.unsent = "true";
+  el.append(h("div", "think-unsent", "not sent: the kernel went away before it stored this message"));
+  return el;
 }
 
 export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const root = h("div", "think-panel");
+  keepKeysInside(root);
   const style = document.createElement("style");
   style.textContent = CSS;
   const header = h("div", "think-header");
@@ -178,6 +218,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   });
   tabs.append(...tabButtons);
   header.append(name, tabs, status, totals, dbPath, clear, confirm);
+  const gone = h("div", "think-disconnected");
+  gone.setAttribute("role", "alert");
   const banner = h("div", "think-error");
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
@@ -188,13 +230,17 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   const send = h("button", "think-send", "Send");
   const stop = h("button", "think-stop", "Stop");
   composer.append(input, send, stop);
+  const notice = h("div", "think-notice");
+  notice.setAttribute("role", "status");
+  notice.hidden = true;
   const context = createContextTab({ switchSession: (id) => actions.switchSession(id) });
-  root.append(style, header, banner, list, composer, context.el);
+  root.append(style, header, gone, banner, list, composer, notice, context.el);
   el.append(root);
   function showTab(tab: "chat" | "context"): void {
     root.dataset.tab = tab;
     for (const b of tabButtons) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
     list.hidden = composer.hidden = tab !== "chat";
+    notice.hidden = tab !== "chat" || !notice.textContent;
     context.el.hidden = tab !== "context";
   }
   showTab("chat");
@@ -207,9 +253,10 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}${badge.dataset.suffix ?? ""}`;
     }
   }, 200);
+  let offline = false; // the kernel is gone: nothing can be sent
   const submit = (): void => {
     const text = input.value.trim();
-    if (!text || busy) return;
+    if (!text || busy || offline) return;
     input.value = "";
     actions.send(text);
     atBottom = true;
@@ -266,6 +313,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const ctx: MessageContext = {
         approve: actions.approve,
         deny: actions.deny,
+        undo: actions.undo,
+        undoSent: state.undoing,
         regenerate: actions.regenerate,
         responded: state.responded,
         canRegenerate: last && !approvalPending,
@@ -281,9 +330,10 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
-      const sig = `${serversSig}:${ctx.canRegenerate}:${answered}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
+      const sig = `${view.unsent ? "unsent:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
-      const el = old && same(old.view, view) && old.sig === sig ? old.el : messageElement(view, ctx, old?.el);
+      const el = old && same(old.view, view) && old.sig === sig ? old.el : markUnsent(messageElement(view, ctx, old?.el), view);
       next.set(view.message.id, { view, sig, el });
       return el;
     });
@@ -314,11 +364,19 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         fitDbPath(); // reads the path's width (a layout): only when it changes, else on resize
       }
       dbPath.title = meta.dbPath;
-      input.placeholder = `Message ${meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
+      input.placeholder = `Message ${meta.agentClass || meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
+      offline = Boolean(state.kernelGone);
+      root.dataset.kernel = offline ? "gone" : "live";
+      gone.textContent = state.kernelGone;
+      gone.hidden = !offline;
       banner.textContent = state.error;
-      banner.hidden = !state.error;
-      send.disabled = busy;
+      banner.hidden = !state.error || offline;
+      input.disabled = offline;
+      send.disabled = busy || offline;
+      clear.disabled = offline;
       stop.hidden = !busy;
+      notice.textContent = meta.notice ?? "";
+      notice.hidden = root.dataset.tab !== "chat" || !meta.notice;
       drawMessages(visibleMessages(state), state, meta);
       context.update(state.memory);
       context.updateMcp(state.mcp);

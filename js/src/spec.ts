@@ -22,6 +22,7 @@ export interface FrameTypes {
   SESSION_SWITCH: "session_switch";
   CONTINUE_REQUEST: "continue_request";
   SWITCH_BRANCH: "switch_branch";
+  TOOL_UNDO: "tool_undo";
   USE_CHAT_RESPONSE: "use_chat_response";
   MESSAGE_UPDATED: "message_updated";
   STREAM_RESUMING: "stream_resuming";

@@ -17,7 +17,7 @@
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
 import { FRAME, type Frame, type McpServer, type SessionState, type UseChatResponse } from "./protocol";
 import { STATUSES, type Status } from "./spec";
-import { type ToolPart, type UIMessage, type UIPart, isToolPart } from "./ui-message";
+import { RUN_CODE, type ToolPart, type UIMessage, type UIPart, isToolPart, toolName } from "./ui-message";
 
 export type { Status };
 
@@ -41,6 +41,8 @@ export interface PanelState {
    * still asks; a mark is dropped once the kernel's copy of the part leaves `approval-requested`, so a
    * call that asks again (an `execute` call reaching a second gated inner call) can be answered again. */
   responded: Record<string, boolean>;
+  /** toolCallIds whose Undo this view sent (`tool_undo`), until the kernel's transcript changes. */
+  undoing: Record<string, boolean>;
   /** The agent's memory (context tab), or null when the kernel sent none. */
   memory: SessionState | null;
   /** The agent's MCP servers (context tab; `mcp_servers` frames), [] when none. */
@@ -49,7 +51,14 @@ export interface PanelState {
   pendingTurn: string | null;
   /** The kernel is recovering turns a dead kernel left unfinished (`chat_recovering`). */
   recovering: boolean;
+  /** Why this view has no kernel any more ("" while connected): see `disconnected`. */
+  kernelGone: string;
+  /** Ids of messages this view sent that the kernel never confirmed stored before it went away. */
+  unsent: string[];
 }
+
+/** What the status line shows: a kernel status, or `disconnected` (this view's kernel is gone). */
+export type Shown = Status | "disconnected";
 
 /** One message as drawn: live ones carry the streamed tool input and inline error. */
 export interface ViewMessage {
@@ -57,6 +66,8 @@ export interface ViewMessage {
   live: boolean;
   rawInput?: Record<string, string>;
   errorText?: string;
+  /** Sent from this view, never confirmed stored: the kernel went away first (`disconnected`). */
+  unsent?: boolean;
 }
 
 export function initialState(init: Partial<PanelState> = {}): PanelState {
@@ -72,10 +83,13 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     probePending: false,
     awaitingReplay: [],
     responded: {},
+    undoing: {},
     memory: null,
     mcp: [],
     pendingTurn: null,
     recovering: false,
+    kernelGone: "",
+    unsent: [],
     ...init,
   };
 }
@@ -103,7 +117,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
     case FRAME.MESSAGE_UPDATED: {
       const { message } = frame;
       return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)),
-        responded: answeredOnly(state.responded, [message]) };
+        responded: answeredOnly(state.responded, [message]), undoing: notIn(state.undoing, [message]) };
     }
     case FRAME.SESSION: {
       const { type: _type, ...memory } = frame;
@@ -121,6 +135,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
         pendingRequestId: null,
         localSubmitted: false,
         responded: {},
+        undoing: {},
         pendingTurn: null,
       };
     default:
@@ -167,6 +182,7 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
     ...state,
     transcript,
     responded: answeredOnly(state.responded, transcript),
+    undoing: notIn(state.undoing, transcript),
     live: state.live.filter((t) => !t.done),
     optimistic: state.optimistic.filter((m) => !known.has(m.id)),
   };
@@ -180,7 +196,8 @@ export function setStatus(state: PanelState, status: string): PanelState {
 }
 
 export function setError(state: PanelState, error: string): PanelState {
-  return error === state.error ? state : { ...state, error };
+  if (error === state.error) return state;
+  return { ...state, error, undoing: error ? {} : state.undoing }; // a refused undo arrives as an error
 }
 
 /** The user sent `message` as request `requestId` (shown at once, before the kernel echoes it). */
@@ -202,13 +219,62 @@ function answeredOnly(responded: Record<string, boolean>, messages: readonly UIM
   return Object.fromEntries(Object.entries(responded).filter(([id]) => !taken.has(id)));
 }
 
+/** `undoing` without the calls of `messages` (the kernel sent their part again: undone, or not). */
+function notIn(undoing: Record<string, boolean>, messages: readonly UIMessage[]): Record<string, boolean> {
+  const ids = Object.keys(undoing);
+  if (ids.length === 0) return undoing;
+  const seen = new Set(messages.flatMap((m) => m.parts.filter(isToolPart).map((p) => p.toolCallId)));
+  return Object.fromEntries(ids.filter((id) => !seen.has(id)).map((id) => [id, true]));
+}
+
+/** The user clicked Undo on `toolCallId`'s card in this view. */
+export function undoing(state: PanelState, toolCallId: string): PanelState {
+  return { ...state, undoing: { ...state.undoing, [toolCallId]: true } };
+}
+
+/**
+ * A `run_code` call of the newest assistant message runs in the kernel, or is about to (its part is
+ * `input-available`, or `approval-responded` and approved) while a turn is busy. The kernel reads no
+ * comm message while it runs code, so Stop must then also interrupt the kernel (interrupt.ts).
+ */
+export function kernelCodeRunning(state: PanelState): boolean {
+  if (!isBusy(state)) return false;
+  const last = visibleMessages(state).filter((v) => v.message.role === "assistant").at(-1);
+  return !!last && last.message.parts.some((p) => isToolPart(p) && toolName(p) === RUN_CODE &&
+    (p.state === "input-available" || (p.state === "approval-responded" && p.approval?.approved !== false)));
+}
+
 /** The user approved or denied `toolCallId` in this view. */
 export function responded(state: PanelState, toolCallId: string): PanelState {
   return { ...state, responded: { ...state.responded, [toolCallId]: true } };
 }
 
+/**
+ * This view's kernel is gone (`notice` says why: it restarted, it was shut down). The widget's comm
+ * is closed for good — the new kernel knows nothing of this panel; re-running the cell draws a new
+ * one — so the view stops: nothing is busy any more, a streaming reply ends where it was, and every
+ * message this view sent that the transcript does not hold is marked unsent (it may not have been
+ * stored; the stored conversation is what a re-run shows).
+ */
+export function disconnected(state: PanelState, notice: string): PanelState {
+  if (state.kernelGone) return state;
+  const known = ids(state.transcript);
+  const unsent = state.optimistic.filter((m) => !known.has(m.id)).map((m) => m.id);
+  return {
+    ...state,
+    kernelGone: notice,
+    unsent: [...state.unsent, ...unsent],
+    live: state.live.map((t) => (t.done ? t : { ...t, done: true })),
+    pendingRequestId: null,
+    localSubmitted: false,
+    pendingTurn: null,
+    probePending: false,
+  };
+}
+
 /** What the status line shows: `submitted` from the click until the kernel answers. */
-export function displayStatus(state: PanelState): Status {
+export function displayStatus(state: PanelState): Shown {
+  if (state.kernelGone) return "disconnected";
   if (state.localSubmitted && state.status !== "streaming") return "submitted";
   if (state.status === "ready" && state.recovering) return "recovering";
   if ((state.status === "ready" || state.status === "submitted") && state.pendingTurn !== null) return "pending";
@@ -255,7 +321,9 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
     message: patches.size ? patchTools(message, patches) : message,
     live: false,
   }));
-  for (const message of state.optimistic) if (!known.has(message.id)) out.push({ message, live: false });
+  for (const message of state.optimistic) {
+    if (!known.has(message.id)) out.push({ message, live: false, unsent: state.unsent.includes(message.id) || undefined });
+  }
   for (const turn of state.live) {
     const view: ViewMessage = { message: turn.message, live: !turn.done, rawInput: turn.rawInput, errorText: turn.errorText };
     const at = out.findIndex((v) => v.message.id === turn.message.id);

@@ -3,6 +3,8 @@
  * other hosts), so the panel reads in light and dark themes alike.
  */
 export const CSS = `
+/* A panel's static transcript output (for a saved notebook) is hidden beside the rendered panel. */
+.jp-OutputArea-child:has(.think-panel) + .jp-OutputArea-child:has(.think-static-transcript) { display: none; }
 .think-panel {
   --think-fg: var(--jp-ui-font-color1, #1f1f1f);
   --think-muted: var(--jp-ui-font-color2, #616161);
@@ -38,7 +40,7 @@ export const CSS = `
 .think-panel .think-versions button { padding: 0 6px; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
-.think-header > .think-agent-name { min-width: 3em; }
+.think-header > .think-agent-name { flex: none; max-width: 45%; } /* the name keeps its width; the path gives way */
 .think-header > .think-status { min-width: 4.5em; }
 .think-panel[data-status="streaming"] .think-status, .think-panel[data-status="submitted"] .think-status { color: var(--think-brand); }
 .think-panel[data-status="error"] .think-status { color: var(--think-error); }
@@ -49,6 +51,10 @@ export const CSS = `
   .think-header > .think-totals { display: none; }
   .think-panel .think-header button { padding: 1px 5px; }
 }
+.think-disconnected { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-warn); border-radius: 4px; color: var(--think-warn); font-weight: 600; }
+.think-panel[data-kernel="gone"] .think-messages button, .think-panel[data-kernel="gone"] .think-messages input { pointer-events: none; opacity: 0.5; }
+.think-unsent { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }
+.think-message[data-unsent="true"] { border: 1px dashed var(--think-warn); }
 .think-error { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-error); border-radius: 4px; color: var(--think-error); white-space: pre-wrap; }
 .think-messages { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 520px; min-height: 60px; overflow-y: auto; }
 .think-message { max-width: 90%; padding: 6px 10px; border-radius: 8px; overflow-wrap: anywhere; }
@@ -99,7 +105,19 @@ export const CSS = `
 .think-panel button.think-deny { border-color: var(--think-error); color: var(--think-error); }
 .think-deny-reason { font: inherit; flex: 1; min-width: 8em; color: var(--think-fg); background: var(--think-bg); border: 1px solid var(--think-border); border-radius: 4px; padding: 2px 6px; }
 .think-code { position: relative; }
+.think-run-code .think-tool-label { display: inline-block; margin-right: 6px; }
+.think-run-edited { font-size: 0.8em; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-warn); color: var(--think-warn); }
+.think-panel button.think-edit, .think-panel button.think-edit-discard { font-size: 0.8em; padding: 0 6px; }
+.think-code-edit { display: block; box-sizing: border-box; width: 100%; margin: 4px 0; font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 0.9em); tab-size: 4; resize: vertical; }
+.think-run pre { margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 24em; overflow: auto; }
+.think-run-stderr { color: var(--jp-error-color1, #d32f2f); }
+.think-run-image { display: block; max-width: 100%; height: auto; margin: 4px 0; background: #fff; }
+.think-run-changes, .think-run-undo-note { font-size: 0.85em; color: var(--think-muted); margin: 4px 0; }
+.think-run-mutated, .think-run-rejected { font-size: 0.85em; color: var(--think-warn); margin: 4px 0; }
+.think-notice { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
 .think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
+.think-into-cell-bar { display: flex; align-items: center; gap: 8px; margin-top: 4px; }
+.think-into-cell-note { font-size: 0.8em; color: var(--think-muted); }
 .think-subagent { border: 1px dashed var(--think-border); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .think-subagent-name { font-weight: 600; }
 .think-data { border: 1px solid var(--think-border); border-radius: 6px; padding: 2px 8px; margin: 6px 0; font-size: 0.9em; }

@@ -46,7 +46,7 @@ export interface ToolPart {
   input?: unknown;
   output?: unknown;
   errorText?: string;
-  approval?: { id: string; approved?: boolean; reason?: string; descriptor?: unknown };
+  approval?: { id: string; approved?: boolean; reason?: string; descriptor?: unknown; input?: unknown };
   /** The output so far; a later output replaces it. */
   preliminary?: boolean;
   title?: string;
@@ -81,3 +81,6 @@ export function isToolPart(part: UIPart): part is ToolPart {
 export function toolName(part: ToolPart): string {
   return part.toolName ?? part.type.slice("tool-".length);
 }
+
+/** think_nb's kernel tool that runs code in the notebook's kernel (think_nb/kernel; its card: kernel-run.ts). */
+export const RUN_CODE = "run_code";

@@ -24,13 +24,17 @@ import {
   streamResumeRequest,
   switchBranch,
   toolApproval,
+  toolUndo,
   useChatRequest,
 } from "./protocol";
+import { cannotInterrupt, interruptKernel } from "./interrupt";
 import { type Annotations, createPanel } from "./render";
 import {
   type PanelState,
   activeRequestId,
+  disconnected,
   initialState,
+  kernelCodeRunning,
   reduce,
   responded,
   setError,
@@ -38,6 +42,7 @@ import {
   setStatus,
   setTranscript,
   submitted,
+  undoing,
 } from "./state";
 import type { UIMessage } from "./ui-message";
 
@@ -56,6 +61,8 @@ export interface Traits {
   session_state: SessionState | Record<string, never>;
   annotations: Annotations;
   agent_info: { class?: string; model?: string; offline?: boolean };
+  /** The Jupyter kernel's id ("" outside one): the panel POSTs /api/kernels/<id>/interrupt to stop run_code. */
+  kernel_id: string;
 }
 type Model = AnyModel<Traits>;
 
@@ -70,6 +77,8 @@ class Store {
   state: PanelState;
   readonly listeners = new Set<() => void>();
   readonly ran = new Set<string>();
+  /** Send a frame to the kernel; false when it cannot (the kernel is gone). Set by `attach`. */
+  post: (frame: unknown) => boolean = () => false;
   constructor(model: Model, probeId: string) {
     const base = initialState({
       transcript: model.get("messages") ?? [],
@@ -88,6 +97,10 @@ class Store {
 
 const STORES = new Map<string, Store>();
 
+/** What a panel whose kernel restarted (or stopped) says, in the place of its status. */
+export const KERNEL_RESTARTED = "The kernel restarted — run the cell again. This panel is no longer connected to it.";
+export const KERNEL_GONE = "The kernel is gone (restarted or shut down) — run the cell again. This panel could not send.";
+
 function newId(): string {
   const bytes = new Uint8Array(8);
   globalThis.crypto.getRandomValues(bytes);
@@ -100,20 +113,34 @@ function attach(model: Model): () => void {
   const probeId = `view-${newId()}`;
   const store = new Store(model, probeId);
   STORES.set(uid, store);
+  const lost = (notice: string): void => store.set(disconnected(store.state, notice));
+  // Sends through `store.post`: nothing once the kernel is gone, and a send that throws (JupyterLab's
+  // comm is disposed when its kernel restarts or shuts down: "Cannot send") makes the view disconnected.
+  store.post = (frame: unknown): boolean => {
+    if (store.state.kernelGone) return false;
+    try {
+      model.send(frame);
+      return true;
+    } catch (err) {
+      console.warn("think_nb: the panel's kernel is gone:", err);
+      lost(KERNEL_GONE);
+      return false;
+    }
+  };
   const runClientTools = (): void => {
     if (model.get("client_tool_runner") !== probeId) return;
     const specs = model.get("client_tools") ?? [];
     for (const part of pendingCalls(store.state.transcript, specs, store.ran)) {
       store.ran.add(part.toolCallId);
       const spec = specs.find((s) => `tool-${s.name}` === part.type || s.name === part.toolName) as ClientToolSpec;
-      void runCall(part, spec).then((result) => model.send(result));
+      void runCall(part, spec).then((result) => store.post(result));
     }
   };
   const onFrame = (msg: unknown): void => {
     const frame = parseFrame(msg);
     if (!frame) return;
     store.set(reduce(store.state, frame));
-    if (frame.type === FRAME.STREAM_RESUMING && frame.probeId === probeId) model.send(streamResumeAck(frame.id, probeId));
+    if (frame.type === FRAME.STREAM_RESUMING && frame.probeId === probeId) store.post(streamResumeAck(frame.id, probeId));
   };
   const onMessages = (): void => {
     store.set(setTranscript(store.state, model.get("messages") ?? []));
@@ -121,7 +148,13 @@ function attach(model: Model): () => void {
   };
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
   const onError = (): void => store.set(setError(store.state, model.get("error") ?? ""));
+  // The kernel restarted: the widget manager marks every model's comm dead (`comm_live = false`, its
+  // `comm_live_update` event, on the session's `restarting` status: a Kernel ▸ Restart or the server
+  // restarting a killed kernel). The comm closed from the kernel side (`comm:close`): the same.
+  const onCommLive = (): void => lost(KERNEL_RESTARTED);
   model.on("msg:custom", onFrame);
+  model.on("comm_live_update", onCommLive);
+  model.on("comm:close", onCommLive);
   const unsubscribe = [
     onChange(model, "messages", onMessages),
     onChange(model, "status", onStatus),
@@ -129,10 +162,12 @@ function attach(model: Model): () => void {
     onChange(model, "client_tool_runner", runClientTools),
     onChange(model, "client_tools", runClientTools),
   ];
-  model.send(streamResumeRequest(probeId));
+  store.post(streamResumeRequest(probeId));
   return () => {
     for (const off of unsubscribe) off();
     model.off("msg:custom", onFrame);
+    model.off("comm_live_update", onCommLive);
+    model.off("comm:close", onCommLive);
     if (STORES.get(uid) === store) STORES.delete(uid);
   };
 }
@@ -147,45 +182,62 @@ const render: Render<Traits> = ({ model, el }) => {
     send(text) {
       const requestId = newId();
       const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts: [{ type: "text", text }] };
+      if (store.state.kernelGone) return;
+      notice = "";
       store.set(submitted(store.state, requestId, message));
-      model.send(useChatRequest(requestId, [message], { clientId }));
+      store.post(useChatRequest(requestId, [message], { clientId })); // a failed send marks it unsent
     },
     regenerate() {
       const lastUser = [...store.state.transcript].reverse().find((m) => m.role === "user");
       if (!lastUser) return;
       const requestId = newId();
+      if (store.state.kernelGone) return;
       store.set(submitted(store.state, requestId));
-      model.send(useChatRequest(requestId, [lastUser], { trigger: TRIGGER.REGENERATE, clientId }));
+      store.post(useChatRequest(requestId, [lastUser], { trigger: TRIGGER.REGENERATE, clientId }));
     },
-    approve(toolCallId) {
-      store.set(responded(store.state, toolCallId));
-      model.send(toolApproval(toolCallId, true));
+    approve(toolCallId, input) {
+      if (store.post(toolApproval(toolCallId, true, undefined, input))) store.set(responded(store.state, toolCallId));
+    },
+    undo(toolCallId) {
+      if (store.post(toolUndo(toolCallId))) store.set(undoing(store.state, toolCallId));
     },
     deny(toolCallId, reason) {
-      store.set(responded(store.state, toolCallId));
-      model.send(toolApproval(toolCallId, false, reason || undefined));
+      if (store.post(toolApproval(toolCallId, false, reason || undefined))) store.set(responded(store.state, toolCallId));
     },
     stop() {
       // this view's request, else the newest the kernel runs (a %%think cell, agent.send)
       const requestId = activeRequestId(store.state) ?? (model.get("annotations")?.active ?? []).at(-1);
-      if (requestId) model.send(chatRequestCancel(requestId));
+      if (requestId) store.post(chatRequestCancel(requestId)); // read by the kernel once the code ends
+      if (!kernelCodeRunning(store.state)) return;
+      // the agent's code runs on the kernel's thread: only a kernel interrupt reaches it
+      const kernelId = model.get("kernel_id") ?? "";
+      const why = cannotInterrupt(kernelId, el.ownerDocument);
+      setNotice(why ?? "interrupting the kernel…");
+      if (why) return;
+      void interruptKernel(kernelId, el.ownerDocument).then((res) => setNotice(res.ok ? "" : res.reason ?? ""));
     },
     clear() {
-      model.send(chatClear());
+      store.post(chatClear());
     },
     continueTurn() {
       const requestId = newId();
+      if (store.state.kernelGone) return;
       store.set(submitted(store.state, requestId));
-      model.send(continueRequest(requestId));
+      store.post(continueRequest(requestId));
     },
     switchBranch(messageId) {
-      model.send(switchBranch(messageId));
+      store.post(switchBranch(messageId));
     },
     switchSession(id) {
-      model.send(sessionSwitch(id));
+      store.post(sessionSwitch(id));
     },
   });
-  const draw = (): void => {
+  let notice = "";
+  function setNotice(text: string): void {
+    notice = text;
+    draw();
+  }
+  function draw(): void {
     const info = model.get("agent_info") ?? {};
     view.update(store.state, {
       agentName: model.get("agent_name") ?? "",
@@ -196,10 +248,11 @@ const render: Render<Traits> = ({ model, el }) => {
       model: info.model,
       offline: info.offline,
       annotations: model.get("annotations") ?? {},
+      notice,
     });
-  };
+  }
   store.listeners.add(draw);
-  const unsubscribe = (["agent_name", "db_path", "paused_at", "status_detail", "annotations", "agent_info"] as const).map((name) =>
+  const unsubscribe = (["agent_name", "db_path", "paused_at", "status_detail", "annotations", "agent_info", "kernel_id"] as const).map((name) =>
     onChange(model, name, draw),
   );
   draw();

@@ -30,6 +30,10 @@ export class FakeModel<T extends Record<string, any>> {
   fromKernel(msg: unknown): void {
     this.emit("msg:custom", msg, []);
   }
+  /** Fire a model event the widget manager fires (`comm_live_update`, `comm:close`). */
+  trigger(event: string): void {
+    this.emit(event);
+  }
   listenerCount(event: string): number {
     return this.handlers.get(event)?.size ?? 0;
   }

@@ -156,6 +156,11 @@ describe("model text never makes the browser fetch", () => {
     expect(js.textContent).toBe("🖼 j");
   });
 
+  it("a form cannot post anywhere: <form>, action and formaction are dropped", () => {
+    const root = dom(sanitizeHtml(`<form action="https://evil.test/p"><input name="q"><button formaction="https://evil.test/b">go</button></form>`));
+    expect(root.querySelector("form, [action], [formaction]")).toBeNull();
+  });
+
   it("table alignment styles stay; links and text are untouched", () => {
     const root = dom(renderMarkdown("| n |\n|--:|\n| 1 |\n\nsee https://example.org/x and [y](https://example.org/y)"));
     expect(root.querySelector("td")?.getAttribute("style")).toBe("text-align:right");

@@ -138,6 +138,17 @@ describe("names and numbers", () => {
     expect($(".think-db-path")?.title).toBe("/home/teacher/courses/agents-101/week-3/.think/tools_and_approval.sqlite");
   });
 
+  it("the box names the class, a test model is not called the embedded one, and no hint is Jupyter-only (issue 27 §9)", async () => {
+    const { $ } = await mount();
+    expect($<HTMLTextAreaElement>("textarea.think-input")?.placeholder).toBe("Message Tutor (Enter to send, Shift+Enter for a new line)");
+    const embedded = $(".think-empty")?.textContent ?? "";
+    expect(embedded).toContain("not good answers");
+    expect(embedded).not.toContain("%think"); // marimo has no magics
+    expect(embedded).toContain("agent.default_model");
+    const scripted = emptyHint({ agentName: "default", dbPath: "", agentClass: "Bot", model: "think-scripted/script-1", offline: true });
+    expect(scripted).toBe("Bot · default runs on a test model (think-scripted/script-1), in this kernel: its replies are the ones its script or function gives.");
+  });
+
   it("truncate in the middle; a hosted model's hint says messages leave", () => {
     expect(truncateMiddle("short")).toBe("short");
     const cut = truncateMiddle("/a/very/long/path/that/goes/on/and/on/notebook.sqlite", 30);

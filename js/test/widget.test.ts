@@ -221,14 +221,14 @@ describe("ChatPanel front end", () => {
       parts: [
         { type: "reasoning", text: "thinking", state: "done" },
         { type: "text", text: "Run:\n\n```python\nprint(42)\n```" },
-        { type: "data-subagent", id: "s1", data: { agent: "researcher", request_id: "r", status: "running", text: "Looking", tools: [] } },
+        { type: "data-subagent", id: "s1", data: { agent: "Lead:lead/Researcher:r1", label: "Researcher · r1", request_id: "r", status: "running", text: "Looking", tools: [] } },
       ],
     };
     const { $, $$ } = await mount({ messages: [user, assistant] });
     expect(($(".think-reasoning") as HTMLDetailsElement).open).toBe(false);
     $<HTMLButtonElement>(".think-code-copy")!.click();
     expect(writeText).toHaveBeenCalledWith("print(42)\n");
-    expect($(".think-subagent[data-status=running]")?.textContent).toContain("researcher");
+    expect($(".think-subagent[data-status=running] .think-subagent-name")?.textContent).toBe("↳ Researcher · r1");
     expect($(".think-usage")?.textContent).toBe("gpt-x · 5 output tokens · $0.000100");
     expect($(".think-usage")?.title).toContain("this turn: 10 input + 5 output = 15 tokens");
     expect($(".think-totals")?.textContent).toBe("15 tokens · $0.000100");

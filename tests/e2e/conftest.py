@@ -26,10 +26,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason="e2e tests run in their own process: pytest -m e2e")
         for item in e2e:
             item.add_marker(skip)
-    # marimo's tests first: run after the JupyterLab ones, marimo edit's Stop step finds the streaming
-    # reply's form scrolled out of its output (on 9cbec73 as on later commits, with today's packages;
-    # alone or first it passes). An order dependence to remove, not a fix: see the session note of issue 25.
-    items.sort(key=lambda i: 0 if "test_marimo_browser" in i.nodeid else 1)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -49,7 +49,7 @@ def _():
                 [S.text("Let me remember that."), S.tool_call("set_context", {"label": "memory", "content": FACT})],
                 [S.text("Noted, Ada.")],
                 [S.tool_call("delete_file", {"path": "notes.txt"})], [S.text("Deleted notes.txt.")],
-                [S.text("a slow reply " * 400)]], delay=0.002)
+                [S.text("a slow reply " * 40, chunk_size=13), S.stall()]], delay=0.002)  # then hangs
 
     class Bot(Think):
         def get_model(self):
@@ -71,7 +71,7 @@ def _():
 def _(S, Think, delete_file):
     chat_script = S([[S.text("Streamed " + "into marimo's chat " * 30 + "THE END", chunk_size=8)],
                      [S.tool_call("delete_file", {"path": "draft.txt"})], [S.text("Deleted draft.txt.")],
-                     [S.text("slow chat " * 400, chunk_size=4)]], delay=0.01)
+                     [S.text("slow chat " * 40, chunk_size=10), S.stall()]], delay=0.01)  # hangs until Stop
 
     class Chatty(Think):
         def get_model(self):
@@ -161,11 +161,12 @@ def test_panel_streams_shows_context_approves_and_stops_in_marimo(marimo_app: tu
     expect(last_text(panel)).to_have_text("Deleted notes.txt.", timeout=TURN_MS)
     expect_status(panel, "ready")
 
-    send(panel, "Say something long")
-    expect(last_text(panel)).to_contain_text("a slow reply", timeout=TURN_MS)
+    send(panel, "Say something long")  # the reply streams, then hangs: only Stop ends it
+    expect(last_text(panel)).to_have_text(("a slow reply " * 40).strip(), timeout=TURN_MS)
     panel.locator("button.think-stop").click()
     expect_status(panel, "ready")
-    assert len(last_text(panel).text_content() or "") < len("a slow reply " * 400)
+    expect(panel.locator(".think-stopped")).to_be_visible()
+    expect(last_text(panel)).to_have_text(("a slow reply " * 40).strip())  # what arrived is kept
 
 
 # The chat element's text (marimo renders it in a shadow root) and, once installed, every length it
@@ -174,25 +175,6 @@ CHAT_ROOT = "(document.querySelector('marimo-chatbot').shadowRoot || document.qu
 WATCH_LENGTHS = f"""() => {{ window.__chatLengths = []; const root = {CHAT_ROOT};
     new MutationObserver(() => window.__chatLengths.push(root.textContent.length))
         .observe(root, {{subtree: true, childList: true, characterData: true}}); }}"""
-
-
-def click_while_it_moves(page, button, *, until, attempts: int = 40) -> None:
-    """A real mouse click on `button` while the reply streaming above it pushes it down a little at
-    every chunk: Playwright's `click()` waits for the element to stand still, which a button under a
-    growing reply never does (and in `marimo edit` the fixed footer may cover the page's bottom edge).
-    Scroll it to the middle, click where it is now, and repeat until `until` shows the click took."""
-    for _ in range(attempts):
-        button.evaluate("el => el.scrollIntoView({block: 'center'})")
-        box = button.bounding_box()
-        if box is None:  # gone: the reply ended (and `until` says whether the click took)
-            break
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        try:
-            expect(until).to_be_visible(timeout=500)
-            return
-        except AssertionError:
-            continue
-    expect(until).to_be_visible()
 
 
 @pytest.mark.parametrize("marimo_app", ["edit"], indirect=True)
@@ -229,12 +211,14 @@ def test_marimo_chat_streams_approves_and_stops_in_marimos_chat_element(marimo_a
     replies.last.get_by_role("button", name="delete_file").click()  # the call's details: its output
     expect(replies.last).to_contain_text("deleted draft.txt")
 
-    # Stop (marimo's stop button while the reply streams) ends the reply early
+    # Stop (marimo's stop button while the reply is under way) ends it; the reply hangs after its
+    # text, so only Stop can end it, and the button stands still to be clicked
     box.click()
     box.type("Say something long")
     box.press("Enter")
-    expect(replies.last).to_contain_text("slow chat", timeout=TURN_MS)
-    click_while_it_moves(page, page.locator("marimo-chatbot form button").filter(has=page.locator("svg.lucide-square")),
-                         until=page.locator("marimo-chatbot form button[aria-label='Send message']"))
-    expect(page.locator("marimo-chatbot form button[aria-label='Send message']")).to_be_visible()
-    assert len(replies.last.text_content() or "") < len("slow chat " * 400)
+    expect(replies.last).to_contain_text(("slow chat " * 40).strip(), timeout=TURN_MS)
+    send_button = page.locator("marimo-chatbot form button[aria-label='Send message']")
+    expect(send_button).to_have_count(0)  # streaming: Stop shows instead
+    page.locator("marimo-chatbot form button").filter(has=page.locator("svg.lucide-square")).click()
+    expect(send_button).to_be_visible(timeout=TURN_MS)
+    expect(replies.last).to_contain_text(("slow chat " * 40).strip())

@@ -127,7 +127,7 @@ def test_versions_of_a_regenerated_reply(notebook, app: str) -> None:
 def test_clear_asks_first(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.text("Hello there.")]])\nagent.panel()')
     expect(panel.locator(".think-agent-name")).to_have_text(re.compile(r"^Bot · bot$"))
-    expect(panel.locator(".think-empty")).to_contain_text("runs on think-scripted/")
+    expect(panel.locator(".think-empty")).to_contain_text("runs on a test model (think-scripted/")
     send(panel, "Hi")
     expect(last_text(panel)).to_have_text("Hello there.", timeout=TURN_MS)
     expect_status(panel, "ready")
@@ -140,3 +140,29 @@ def test_clear_asks_first(notebook, app: str) -> None:
     panel.locator("button.think-clear-yes").click()
     expect(panel.locator(".think-message")).to_have_count(0, timeout=30_000)
     expect(panel.locator(".think-empty")).to_be_visible()
+
+
+NARROW = '''
+class Demo(Think):
+    def get_model(self):
+        return S([[S.text("Hi.")]]).model
+    def get_tools(self):
+        return []
+
+Demo("default").panel()
+'''
+
+
+def test_a_narrow_page_keeps_the_agents_name_whole(notebook, app: str) -> None:
+    """Issue 27 §9: at 760 px the header read "Demo · de…" (the name shrank before the file path);
+    the name stays whole, the path gives way; the box names the class ("Message Demo")."""
+    page, panel = open_panel(notebook, NARROW)
+    page.set_viewport_size({"width": 760, "height": 900})
+    name = panel.locator(".think-agent-name")
+    expect(name).to_have_text("Demo · default")
+    expect(panel.locator(".think-db-path")).to_contain_text("…")  # the path is what gave way
+    whole = name.evaluate("el => el.scrollWidth <= el.clientWidth")
+    assert whole, f"the name is cut: {name.evaluate('el => [el.scrollWidth, el.clientWidth]')}"
+    expect(panel.locator("textarea.think-input")).to_have_attribute(
+        "placeholder", "Message Demo (Enter to send, Shift+Enter for a new line)")
+    expect(panel.locator(".think-empty")).to_contain_text("runs on a test model")

@@ -44,8 +44,14 @@ LOAD_SCHEMA = {
 }
 
 
-def extension_tools(manager: ExtensionManager) -> dict[str, Tool]:
-    """`{"load_extension": Tool, "list_extensions": Tool}` over `manager`."""
+def extension_tools(manager: ExtensionManager, *, gate_writes: bool = False) -> dict[str, Tool]:
+    """`{"load_extension": Tool, "list_extensions": Tool}` over `manager`.
+
+    `gate_writes` (the agent's `workspace_approval`): loading an extension that asks for
+    `workspace_access="read-write"` or network hosts needs approval, since its code then writes
+    and deletes files (or reaches hosts) with no approval of its own; a read-only or
+    permissionless extension loads as before.
+    """
 
     async def load_extension(name: str, version: str, source: str, description: str | None = None,
                              workspace_access: str | None = None, network: list[str] | None = None) -> dict:
@@ -70,7 +76,13 @@ def extension_tools(manager: ExtensionManager) -> dict[str, Tool]:
         return {"count": len(items), "extensions": items}
 
     return {
-        "load_extension": Tool("load_extension", LOAD_DESCRIPTION, LOAD_SCHEMA, load_extension),
+        "load_extension": Tool("load_extension", LOAD_DESCRIPTION, LOAD_SCHEMA, load_extension,
+                               needs_approval=_can_write_or_reach if gate_writes else False),
         "list_extensions": Tool("list_extensions", "List all currently loaded extensions and their tools.",
                                 {"type": "object", "properties": {}}, list_extensions),
     }
+
+
+def _can_write_or_reach(arguments: dict) -> bool:
+    """Whether an extension loaded with `arguments` may write the workspace or reach the network."""
+    return arguments.get("workspace_access") == "read-write" or bool(arguments.get("network"))

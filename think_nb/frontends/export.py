@@ -20,6 +20,7 @@ Renderings never raise on odd part shapes: unknown parts are shown as their JSON
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -165,12 +166,47 @@ def to_markdown(messages: list[dict], *, title: str = "") -> str:
 
 # -- html -------------------------------------------------------------------------------------------
 def markdown_to_safe_html(text: str) -> str:
-    """Render markdown (CommonMark + tables) and sanitise the HTML with nh3: safe to show anywhere."""
+    """Render markdown (CommonMark + tables) to HTML that is safe to show anywhere and loads nothing.
+
+    The panel's rules (js/src/markdown.ts), for what GitHub, nbviewer and nbconvert show of a saved
+    notebook and for `export("html")`: raw HTML in the text is escaped, not passed through (a model's
+    `<img>`, `<picture>` or `<form>` is shown as text); a markdown image (inline, reference-style, in a
+    table) becomes a link to its URL, `🖼 alt`, so opening the page requests nothing; then nh3
+    (ammonia) sanitises what markdown-it made, as a second layer (no `<img>` at all).
+    """
     import nh3
+
+    html = _markdown_renderer().render(text)
+    return nh3.clean(html, tags=_SAFE_TAGS, link_rel="noopener noreferrer nofollow")
+
+
+@functools.cache
+def _markdown_renderer() -> Any:
     from markdown_it import MarkdownIt
 
-    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
-    return nh3.clean(html, link_rel="noopener noreferrer nofollow")
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def image_as_link(renderer: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
+        import html as html_lib
+
+        token = tokens[idx]
+        url = str(token.attrGet("src") or "")
+        alt = html_lib.escape(renderer.renderInlineAsText(token.children or [], options, env) or url or "image")
+        in_link = sum({"link_open": 1, "link_close": -1}.get(t.type, 0) for t in tokens[:idx]) > 0
+        if in_link or not url.lower().startswith(("http://", "https://")):
+            return f"🖼 {alt}"  # a link's label; a relative or data: source would load from the page's place
+        href = html_lib.escape(md.normalizeLink(url), quote=True)
+        return f'<a href="{href}" title="image: {href} (not loaded)">🖼 {alt}</a>'
+
+    md.add_render_rule("image", image_as_link)
+    return md
+
+
+_SAFE_TAGS = {
+    "a", "p", "br", "hr", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4",
+    "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "del", "s",
+}
+"""What markdown-it's CommonMark and tables emit, minus images: nothing else survives sanitising."""
 
 
 def to_html_document(messages: list[dict], *, title: str = "") -> str:
@@ -261,6 +297,15 @@ def read_json(source: Any) -> list[dict]:
 # -- the panel's static fallback (saved notebooks without a kernel) ------------------------------------
 FALLBACK_CHARS = 60_000
 """Most characters of markdown a panel's static fallback holds (the newest messages that fit)."""
+
+
+STATIC_TRANSCRIPT_STYLE = (
+    "<style>.jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets):not(:has(.think-panel))"
+    ":has(+ .jp-OutputArea-child .think-static-transcript) { display: none; }</style>")
+"""Shown with a panel's static transcript output (`ChatPanel._ipython_display_`): in a trusted notebook
+(JupyterLab/Notebook 7 trust the notebooks they saved) it hides the widget output just before the
+transcript while that output holds no panel ("Error displaying widget: model not found" after the
+kernel is gone); an untrusted notebook drops `<style>`, and then that one line shows above the transcript."""
 
 
 def static_transcript(messages: list[dict], *, title: str, limit: int = FALLBACK_CHARS) -> tuple[str, str]:

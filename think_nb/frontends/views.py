@@ -28,7 +28,8 @@ class ViewsHost(Protocol):
 
 BLOCK_COLUMNS = ["label", "description", "kind", "writable", "tokens", "max_tokens", "percent_used", "content"]
 MESSAGE_COLUMNS = ["id", "parent_id", "role", "text", "parts", "tool_calls", "created_at", "model", "total_tokens"]
-TOOL_CALL_COLUMNS = ["message_id", "tool_call_id", "tool_name", "state", "input", "output", "error_text"]
+TOOL_CALL_COLUMNS = ["message_id", "tool_call_id", "tool_name", "state", "input", "output", "error_text", "edited",
+                     "code", "duration_ms", "changed", "undone"]
 USAGE_COLUMNS = ["message_id", "request_id", "model", "prompt_tokens", "completion_tokens", "total_tokens",
                  "usage_source", "estimated_tokens", "cost_usd", "created_at"]
 SESSION_COLUMNS = ["id", "name", "active", "messages", "parent_session_id", "forked_from_message_id",
@@ -68,16 +69,37 @@ def messages(agent: ViewsHost) -> pd.DataFrame:
 
 def tool_calls(agent: ViewsHost) -> pd.DataFrame:
     """Every tool call on the current branch, in order: message_id, tool_call_id, tool_name,
-    state (AI SDK tool part state), input (dict), output (as returned) and error_text."""
+    state (AI SDK tool part state), input (dict: the model's), output (as returned), error_text,
+    edited (True when approved with an edited input: `approve(id, input=...)`); for `run_code`
+    calls (`think_nb.kernel`) also code (what ran), duration_ms, changed (`{bound, rebound,
+    deleted, mutated}`) and undone (bool); None otherwise."""
     out: list[dict[str, Any]] = []
     for message in agent.messages:
         out.extend({"message_id": message["id"], "tool_call_id": part.get("toolCallId"),
                     "tool_name": part.get("toolName") or part["type"].removeprefix("tool-"),
                     "state": part.get("state"), "input": part.get("input"), "output": part.get("output"),
-                    "error_text": part.get("errorText")}
+                    "error_text": part.get("errorText"), **_edit_and_run(part)}
                    for part in message.get("parts", []) if _is_tool(part))
     # object columns: pandas would turn numbers plus a missing output into float64 with NaN
     return nulls_as_none(pd.DataFrame(out, columns=TOOL_CALL_COLUMNS, dtype=object))
+
+
+def _edit_and_run(part: dict) -> dict[str, Any]:
+    from think_nb.kernel.undo import UNDONE_MARK
+
+    found = part.get("approval")
+    approval: dict[str, Any] = found if isinstance(found, dict) else {}
+    edited = isinstance(approval.get("input"), dict)
+    row: dict[str, Any] = {"edited": edited, "code": None, "duration_ms": None, "changed": None, "undone": None}
+    output = part.get("output")
+    if isinstance(output, dict) and output.get("type") == "kernel-run":
+        row.update(code=output.get("code"), duration_ms=output.get("duration_ms"), changed=output.get("changes"),
+                   undone=bool(output.get("undone")))
+    elif (part.get("toolName") or part.get("type", "").removeprefix("tool-")) == "run_code":
+        given = approval.get("input") if edited else part.get("input")
+        row.update(code=(given or {}).get("code") if isinstance(given, dict) else None,
+                   undone=UNDONE_MARK in str(part.get("errorText") or ""))
+    return row
 
 
 def usage(agent: ViewsHost) -> pd.DataFrame:
@@ -118,11 +140,15 @@ def usage(agent: ViewsHost) -> pd.DataFrame:
 
 
 def sessions(agent: ViewsHost) -> pd.DataFrame:
-    """The agent's sessions, oldest first: id ("" = default), name, active, messages (stored,
+    """The agent's sessions, oldest first: id (the default session reads "default", where
+    `agent.session_id` is ""; `switch_session` takes either), name, active, messages (stored,
     every branch), parent_session_id / forked_from_message_id (forks), created_at, updated_at."""
     from think_nb.session.sessions import list_sessions
 
-    df = pd.DataFrame(list_sessions(agent.store), columns=SESSION_COLUMNS)
+    rows = [{**row, "id": row["id"] or "default",
+             "parent_session_id": "default" if row["parent_session_id"] == "" else row["parent_session_id"]}
+            for row in list_sessions(agent.store)]
+    df = pd.DataFrame(rows, columns=SESSION_COLUMNS)
     for col in ("created_at", "updated_at"):
         df[col] = pd.to_datetime(df[col], unit="s", utc=True)
     return nulls_as_none(df.astype({"active": "bool", "messages": "int64"}))

@@ -8,8 +8,9 @@ servers' tools into `Tool`s for a turn (`tools()`):
   collide; merged after `get_tools()` and the session's tools and before client tools, so on a
   clash with a local tool the MCP tool wins (Think's "later keys win"; a warning is logged);
 - the description ends with "(MCP server <name>)", which the approval card shows;
-- `needs_approval`: True, a list of tool names, or `predicate(server, tool, input)` (kept in
-  memory; after a restart pass it again to `add_mcp_server`);
+- `needs_approval`: True, a list of tool names, or `predicate(server, tool, input)` (a predicate
+  is kept in memory; after a restart pass it again to `add_mcp_server`); not given, a server
+  added again under its name keeps the gates it had (a new one has none; False drops them);
 - a call returns the tool's structured content, else its text, else its content blocks as JSON;
   an `isError` result, a timeout or a broken connection is a tool error the model sees.
 """
@@ -60,7 +61,9 @@ class McpServers:
             self._start(ServerConfig.from_row(row))
 
     async def add(self, name: Any, target: Any, *, args: Any = None, env: Any = None, headers: Any = None,
-                  needs_approval: Any = False, timeout: Any = 60.0, connect_timeout: float = 10.0) -> dict:
+                  needs_approval: Any = None, timeout: Any = 60.0, connect_timeout: float = 10.0) -> dict:
+        if needs_approval is None:  # not given: a server added again keeps the gates set before
+            needs_approval = self.gates_of(name)
         config = make(name, target, args, env, headers, needs_approval, timeout)
         if callable(needs_approval):
             self.predicates[config.name] = needs_approval
@@ -79,6 +82,17 @@ class McpServers:
         connection = self._start(config)
         await connection.settled(connect_timeout)
         return self.describe(config.name)
+
+    def gates_of(self, name: Any) -> Any:
+        """The `needs_approval` the server `name` has now (its predicate, its stored True or list of
+        tool names), or False for a server not added yet."""
+        if name in self.predicates:
+            return self.predicates[name]
+        live = self.live.get(name)
+        if live is not None:
+            return live.config.approval
+        stored = [row["approval"] for row in self.rows.all() if row["name"] == name]
+        return stored[0] if stored else False
 
     async def remove(self, name: str) -> bool:
         connection = self.live.pop(name, None)

@@ -194,6 +194,17 @@ def _object(value: Any) -> dict:
 
 
 def _tool_result(part: dict) -> str:
+    edited = (part.get("approval") or {}).get("input")
+    output = part.get("output")
+    says_so = isinstance(output, dict) and output.get("type") == "kernel-run"  # run_code's report tells it
+    if isinstance(edited, dict) and part["state"] in ("output-available", "output-error") and not says_so:
+        note = (f"[The user edited your input before approving; the call ran with "
+                f"{jsonsafe.dumps_plain(edited)}]\n")
+        return note + _result_text(part)
+    return _result_text(part)
+
+
+def _result_text(part: dict) -> str:
     if part["state"] == "output-error":
         return f"Error: {part.get('errorText', '')}"
     if part["state"] == "output-denied":
@@ -202,5 +213,9 @@ def _tool_result(part: dict) -> str:
     output = part.get("output")
     if isinstance(output, str):
         return output
+    if isinstance(output, dict) and str(output.get("type", "")).startswith("kernel-"):  # think_nb.kernel's tools
+        from think_nb.kernel.report import model_text as kernel_text
+
+        return kernel_text(output)
     text = model_text(output)
     return text if text is not None else jsonsafe.dumps_plain(output)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,21 +45,42 @@ class ModelConfig:
         return self.model.split("/", 1)[0] if "/" in self.model else ""
 
 
-def resolve_model(value: Any) -> ModelConfig:
-    """Turn a `get_model()` result into a `ModelConfig`.
+def model_config_of(value: Any) -> ModelConfig:
+    """The `ModelConfig` a model spec stands for (see `resolve_model`), without calling anything.
 
     Raises:
-        UserError: for anything other than a non-empty string or a `ModelConfig`.
-        ModelError: when hosted model requests are disabled (`THINK_NB_ALLOW_MODEL_REQUESTS=0`,
-            set by the test suite) and the model is not in-process.
+        UserError: for anything other than a non-empty string, a `ModelConfig` or a dict with a
+            `"model"` string; the message shows the value with its credentials redacted.
     """
     if isinstance(value, str) and value.strip():
         config = ModelConfig(value.strip())
     elif isinstance(value, ModelConfig):
         config = value
+    elif isinstance(value, Mapping) and isinstance(value.get("model"), str) and value["model"].strip():
+        options = {k: v for k, v in value.items() if k != "model"}  # litellm's keyword arguments, as a dict
+        config = ModelConfig(value["model"].strip(), options)
     else:
-        raise UserError(f"get_model() returned {value!r}; return a litellm model string such as "
-                        f"'openai/gpt-4o-mini' or {LOCAL_MODEL!r}, or a ModelConfig.")
+        from think_nb.redact import redact
+
+        shown = repr(redact(dict(value) if isinstance(value, Mapping) else value))  # a key never reaches an error
+        raise UserError(f"get_model() returned {shown[:200]}; return a litellm model string such as "
+                        f"'openai/gpt-4o-mini' or {LOCAL_MODEL!r}, a ModelConfig, or a dict with 'model' "
+                        "and litellm's options ({'model': ..., 'api_key': ...}).")
+    return config
+
+
+def resolve_model(value: Any) -> ModelConfig:
+    """Turn a `get_model()` result (or `default_model`, or a TurnConfig's model) into a `ModelConfig`:
+    a litellm model string, a `ModelConfig`, or a dict `{"model": ..., **litellm options}`. Every
+    model spec passes here, so its credentials are in the `ModelConfig`'s options from here on
+    (redacted in its repr, scrubbed from the turn's errors and trace).
+
+    Raises:
+        UserError: a value that is no model spec (see `model_config_of`).
+        ModelError: when hosted model requests are disabled (`THINK_NB_ALLOW_MODEL_REQUESTS=0`,
+            set by the test suite) and the model is not in-process.
+    """
+    config = model_config_of(value)
     if config.provider not in IN_PROCESS_PROVIDERS and os.environ.get("THINK_NB_ALLOW_MODEL_REQUESTS") == "0":
         raise ModelError(f"Real model requests are disabled here (THINK_NB_ALLOW_MODEL_REQUESTS=0), so "
                          f"{config.model!r} was not called; use think_nb.testing.ScriptedModel or opt in.")

@@ -21,7 +21,7 @@ from think_nb.models import reasoning
 from think_nb.models.client import Delta, ModelClient, ToolCallDelta, UsageSource
 from think_nb.models.errors import describe_error
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
-from think_nb.redact import scrub, secrets_of
+from think_nb.redact import env_secrets, scrub, secrets_of
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -102,7 +102,7 @@ def model_error(exc: BaseException, config: ModelConfig) -> ThinkError:
     missing extra) is returned as it is."""
     if isinstance(exc, ThinkError):
         return exc
-    error = ModelError(scrub(describe_error(exc, config.model), secrets_of(config)))
+    error = ModelError(scrub(describe_error(exc, config.model), secrets_of(config) | env_secrets()))
     error.__cause__ = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
     return error
 

@@ -2,8 +2,12 @@
 
 Jupyter Server drops IOPub traffic above 1000 messages/s (docs/platform-facts.md §3, §7), so a
 panel never sends a frame per delta: `merge_chunk` joins consecutive deltas of one part, and
-`ChunkBatcher` sends at most one frame per interval. Used by `widget.py` (frames) and
-`turns/recorder.py` (stream segments). Not the protocol (`protocol.py`) and not the panel.
+`ChunkBatcher` sends at most one frame per interval, except that a tool call whose input is
+complete (`SEND_AT_ONCE`) goes out at once: the tool may run next on the kernel's thread
+(`run_code` runs the agent's code there), and while it runs the loop cannot fire the batch's
+timer, so the panel would not show the call, nor know that Stop must interrupt the kernel.
+Used by `widget.py` (frames) and `turns/recorder.py` (stream segments). Not the protocol
+(`protocol.py`) and not the panel.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ MERGEABLE = {
     "reasoning-delta": ("id", "delta"),
     "tool-input-delta": ("toolCallId", "inputTextDelta"),
 }
+
+
+SEND_AT_ONCE = frozenset({"tool-input-available"})
+"""Chunks sent with their batch at once (see the module docstring)."""
 
 
 def merge_chunk(chunks: list[dict], chunk: dict) -> None:
@@ -73,7 +81,10 @@ class ChunkBatcher:
             self._pending_key = key
             merge_chunk(self._pending, chunk)
             self._continuation.setdefault(request_id, continuation)
-            self._schedule()
+            if chunk.get("type") in SEND_AT_ONCE:
+                self.flush()
+            else:
+                self._schedule()
 
     def end(self, request_id: str, *, error: bool) -> None:
         """Send what is pending for the turn plus its final ``done`` frame; forget it."""

@@ -20,7 +20,9 @@ Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
 ``tool_approval``, ``tool_result``, ``stream_resume_request``, ``stream_resume_ack``,
 ``session_switch``, ``continue_request`` (``continue_last_turn`` under request ``id``: a reply
 cut at its token limit), ``switch_branch`` (``switch_branch(messageId)``: another version of a
-regenerated reply).
+regenerated reply), ``tool_undo`` (``undo(toolCallId)``: put back what a ``run_code`` call changed in
+the kernel's namespace; ``think_nb.kernel``). ``tool_approval`` may carry ``input``: the edited tool
+input (an object), validated against the tool's schema as ``approve(id, input=...)`` does.
 Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
 ``stream_resuming``, ``stream_resume_none``, ``stream_pending`` (accepted, not streaming yet),
 ``chat_recovering`` (recovery of a dead kernel's turns starts/ends), ``chat_clear``, ``session`` (Think's
@@ -75,6 +77,7 @@ __all__ = [
     "SWITCH_BRANCH",
     "TOOL_APPROVAL",
     "TOOL_RESULT",
+    "TOOL_UNDO",
     "TRAITS",
     "USE_CHAT_REQUEST",
     "USE_CHAT_RESPONSE",
@@ -100,6 +103,7 @@ __all__ = [
     "SwitchBranch",
     "ToolApproval",
     "ToolResult",
+    "ToolUndo",
     "UseChatRequest",
     "UseChatResponse",
     "chat_clear",
@@ -145,6 +149,7 @@ CHAT_RECOVERING: Final[str] = _FRAMES["CHAT_RECOVERING"]
 SESSION_SWITCH: Final[str] = _FRAMES["SESSION_SWITCH"]
 CONTINUE_REQUEST: Final[str] = _FRAMES["CONTINUE_REQUEST"]
 SWITCH_BRANCH: Final[str] = _FRAMES["SWITCH_BRANCH"]
+TOOL_UNDO: Final[str] = _FRAMES["TOOL_UNDO"]
 MCP_SERVERS: Final[str] = _FRAMES["MCP_SERVERS"]
 
 STATUSES: Final[tuple[str, ...]] = tuple(SPEC["statuses"])
@@ -187,12 +192,21 @@ class UseChatRequest(TypedDict):
 
 
 class ToolApproval(TypedDict):
-    """Panel -> kernel: the user approved or denied tool call ``toolCallId``."""
+    """Panel -> kernel: the user approved or denied tool call ``toolCallId``; ``input``: approved
+    with this edited input (e.g. ``{"code": ...}`` for ``run_code``), checked against the tool's schema."""
 
     type: Literal["tool_approval"]
     toolCallId: str
     approved: bool
     reason: NotRequired[str]
+    input: NotRequired[dict[str, Any]]
+
+
+class ToolUndo(TypedDict):
+    """Panel -> kernel: undo what ``run_code`` call ``toolCallId`` changed (``agent.undo``)."""
+
+    type: Literal["tool_undo"]
+    toolCallId: str
 
 
 class ToolResult(TypedDict):
@@ -376,7 +390,7 @@ class McpServersFrame(TypedDict):
 
 PanelFrame = (
     UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
-    | StreamResumeRequest | StreamResumeAck | SessionSwitch | ContinueRequest | SwitchBranch
+    | StreamResumeRequest | StreamResumeAck | SessionSwitch | ContinueRequest | SwitchBranch | ToolUndo
 )
 KernelFrame = (
     UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | StreamPending | ChatRecovering
@@ -538,6 +552,10 @@ def _need_tool_call_id(raw: Mapping[str, Any]) -> str | None:
 def _check_tool_approval(raw: Mapping[str, Any]) -> str | None:
     if not isinstance(raw.get("approved"), bool):
         return "'approved' must be a boolean"
+    if "input" in raw and not isinstance(raw["input"], Mapping):
+        return "'input' must be an object (the edited tool input)"
+    if "input" in raw and not raw["approved"]:
+        return "'input' is for an approval, not a denial"
     return _need_tool_call_id(raw) or _optional_str(raw, "reason")
 
 
@@ -649,6 +667,7 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     CONTINUE_REQUEST: _need_id,
     SWITCH_BRANCH: lambda raw: None if _is_str(raw.get("messageId")) else "missing string 'messageId'",
     MCP_SERVERS: _check_mcp_servers,
+    TOOL_UNDO: _need_tool_call_id,
 }
 
 

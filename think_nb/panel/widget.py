@@ -24,6 +24,7 @@ import asyncio
 import copy
 import logging
 import uuid
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from think_nb.panel.batcher import ChunkBatcher
 from think_nb.panel.hub import ViewHub
 from think_nb.panel.protocol import UIMessage, UIMessageChunk
 
-__all__ = ["FLUSH_INTERVAL_S", "ChatPanel"]
+__all__ = ["FLUSH_INTERVAL_S", "ChatPanel", "follow_newest"]
 
 _log = logging.getLogger(__name__)
 
@@ -48,6 +49,19 @@ INTERRUPTED_TEXT = "The turn was interrupted before it finished; its partial rep
 FLUSH_INTERVAL_S = 0.04
 """Longest time a chunk waits in the kernel before it is sent (≤ 25 frames/s per panel)."""
 
+
+
+_PANELS: weakref.WeakSet[ChatPanel] = weakref.WeakSet()
+"""Every open panel of this kernel (`follow_newest` moves those of a superseded agent)."""
+
+
+def follow_newest(old: Any, new: Any) -> int:
+    """Make every open panel of agent `old` show and drive agent `new` (`ChatPanel.follow`); returns
+    how many panels follow it. Called by `%think` when a redefined class supersedes `old`."""
+    panels = [p for p in list(_PANELS) if p._agent is old and p._unsubscribe is not None]
+    for panel in panels:
+        panel.follow(new)
+    return len(panels)
 
 
 class _Listener:
@@ -81,6 +95,7 @@ class _Listener:
     def on_status(self, status: str) -> None:
         """The shared status changed."""
         self._panel._sync_status()
+        self._panel._follow_if_idle()
 
     def on_session(self, frame: protocol.SessionFrame) -> None:
         """The agent's memory changed: a ``session`` frame for the context tab."""
@@ -133,7 +148,9 @@ class ChatPanel(anywidget.AnyWidget):
     ``session_state`` (the last ``session`` frame: the context tab of a view displayed later),
     ``annotations`` (:meth:`think_nb.panel.hub.ViewHub.annotations`: finish reasons, blocked or
     substituted calls, versions of regenerated replies, running request ids) and ``agent_info``
-    (``{class, model, offline}``: the header and the empty panel's hint).
+    (``{class, model, offline}``: the header and the empty panel's hint) and ``kernel_id`` (the
+    Jupyter kernel's id, "" outside one: the panel's Stop of a running ``run_code`` POSTs
+    ``/api/kernels/<id>/interrupt``, since the kernel reads no comm message while code runs).
     """
 
     _esm = ESM_PATH if ESM_PATH.is_file() else _ESM_STUB
@@ -151,6 +168,7 @@ class ChatPanel(anywidget.AnyWidget):
     session_state = traitlets.Dict().tag(sync=True)  # the last `session` frame (context tab)
     annotations = traitlets.Dict().tag(sync=True)  # finish reasons, tool decisions, branches, running ids
     agent_info = traitlets.Dict().tag(sync=True)  # {class, model, offline}
+    kernel_id = traitlets.Unicode("").tag(sync=True)  # the Jupyter kernel's id: Stop POSTs its interrupt
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
@@ -175,25 +193,71 @@ class ChatPanel(anywidget.AnyWidget):
             session_state=hub.session_state(),
             annotations=_annotations(hub),
             agent_info=_agent_info(agent),
+            kernel_id=_kernel_id(),
             **kwargs,
         )
         self._agent = agent
         self._hub = hub
         self._tasks: set[Any] = set()
         self._display_ids: list[str] = []
-        self._front_end_seen = False  # a view has sent a frame (then its live state is the record)
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
         self._home_loop = _running_loop()  # the kernel's loop: the agent's turns all run on it
         self.on_msg(self._on_panel_msg)
+        self._successor: Any = None  # the agent this panel follows once its own agent is idle (`follow`)
         self._unsubscribe: Callable[[], None] | None = hub.subscribe(_Listener(self))
+        _PANELS.add(self)
+
+    # --- following a redefined class ----------------------------------------------------------
+
+    def follow(self, agent: Any) -> None:
+        """Show and drive `agent` from now on: the newest object of this panel's agent (issue 27 §3).
+
+        `%think Demo` after `class Demo` was redefined in a cell creates a new agent of the new class on
+        the same storage (key `Demo:<name>`, same SQLite file: the same transcript); every panel of the
+        older agent then follows the new one (`follow_newest`), so a message typed in a panel drawn
+        above runs the new class's tools and prompt, and every panel of the agent shows the turn. We
+        chose following over a "stale — switch?" notice: the class is the code behind one stored
+        conversation, not a different conversation, and in front of a class (a teacher changing the
+        prompt and re-running) the panel on screen should simply use the new code, with nothing to
+        click or scroll to. Think's nearest behaviour: a deploy replaces a Durable Object's class, and
+        every client still connected then talks to the new code.
+
+        A turn of the older agent that is running (or queued) is never cut: the panel follows once that
+        agent is idle. The older agent object itself is untouched (a variable holding it still drives
+        the old class, with no panel)."""
+        if agent is self._agent:
+            self._successor = None
+            return
+        self._successor = agent
+        self._follow_if_idle()
+
+    def _follow_if_idle(self) -> None:
+        successor = self._successor
+        if successor is None or self._unsubscribe is None or self._agent.is_running:
+            return
+        self._successor = None
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        unsubscribe()
+        self._batcher.flush()
+        hub = ViewHub.for_agent(runtime_of(successor))
+        if not hub.runner and self.client_tool_runner:
+            hub.set_runner(self.client_tool_runner)  # this view keeps running client tools
+        self._agent, self._hub = successor, hub
+        with self.hold_trait_notifications():
+            self.agent_name = str(successor.name)
+            self.db_path = str(successor.db_path)
+            self.client_tool_runner = hub.runner
+            self.session_state = hub.session_state()
+            self._set_transcript(successor.messages)
+            self._sync_status()
+        self._unsubscribe = hub.subscribe(_Listener(self))
 
     # --- display: the live view plus a static transcript for saved notebooks ----------------
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """The widget view, plus the transcript as sanitised `text/html` and markdown `text/plain`
-        (`think_nb.frontends.export.static_transcript`, bounded): what a saved notebook shows where the
-        widget cannot render (GitHub, nbviewer, nbconvert, a reopened notebook before its kernel
-        runs the cell again). Re-running the cell shows a live panel on the SQLite history."""
+        (`think_nb.frontends.export.static_transcript`, bounded), for a caller that asks for one bundle.
+        Displayed in a notebook (`_ipython_display_`), the transcript is an output of its own."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
@@ -205,32 +269,49 @@ class ChatPanel(anywidget.AnyWidget):
         """`(markdown, sanitised html)` of the agent's current branch, bounded (see `_repr_mimebundle_`)."""
         from think_nb.frontends.export import static_transcript
 
-        return static_transcript(self._agent.messages, title=f"{type(self._agent).__name__} {self._agent.name!r}")
+        return static_transcript(self._agent.messages, title=self._title())
+
+    def _title(self) -> str:
+        return f"{type(self._agent).__name__} {self._agent.name!r}"
+
+    def _static_bundle(self) -> dict[str, str]:
+        """The static transcript output: html marked `think-static-transcript` (the live panel's CSS
+        hides it beside a rendered panel; in a trusted notebook its own `<style>` hides the widget
+        error beside it) and markdown text/plain."""
+        from think_nb.frontends.export import STATIC_TRANSCRIPT_STYLE
+
+        markdown, html = self.static_transcript()
+        return {"text/html": f'{STATIC_TRANSCRIPT_STYLE}<div class="think-static-transcript">{html}</div>',
+                "text/plain": markdown}
 
     def _ipython_display_(self) -> None:
-        """Display with a display id, so the static transcript can follow the conversation
-        (`refresh_display`, called when a turn ends)."""
+        """Display two outputs: the live widget view, then the static transcript (display id kept, so it
+        follows the conversation: `refresh_display`, at every transcript change). A front end that
+        cannot render the widget (a saved notebook reopened without its kernel, in JupyterLab with its
+        default settings, nbconvert, nbviewer, GitHub) shows the transcript; while the live panel is
+        rendered its CSS hides the transcript beside it, so one conversation shows."""
         from IPython.display import display
 
-        bundle = self._repr_mimebundle_()
+        bundle = super()._repr_mimebundle_()
         if bundle is None:
             return
+        data, metadata = bundle
+        line = f"{self._title()}: think_nb chat panel (live when its cell runs; the transcript follows)"
+        display({**data, "text/plain": line}, metadata=metadata, raw=True)
         self._display_ids.append(uuid.uuid4().hex)
-        display(bundle[0], metadata=bundle[1], raw=True, display_id=self._display_ids[-1])
+        display(self._static_bundle(), raw=True, display_id=self._display_ids[-1])
 
     def refresh_display(self) -> None:
-        """Rewrite every displayed output of this panel with the current static transcript (the
-        saved notebook then holds the conversation as it is now). Called when a turn ends while no
-        front end has shown the panel (a headless run: nbclient, papermill); with a live view, call
-        it yourself before saving: JupyterLab then renders the view again (a draft being typed in
-        the panel is lost)."""
+        """Rewrite every static transcript output of this panel with the current transcript (the
+        saved notebook then holds the conversation as it is now). Called whenever the transcript
+        changes; the live view is a separate output and is not rendered again."""
         from IPython.display import update_display
 
-        bundle = self._repr_mimebundle_() if self._display_ids else None
-        if bundle is None:
+        if not self._display_ids:
             return
+        bundle = self._static_bundle()
         for display_id in list(self._display_ids):
-            update_display(bundle[0], metadata=bundle[1], raw=True, display_id=display_id)
+            update_display(bundle, raw=True, display_id=display_id)
 
     def close(self) -> None:
         """Detach from the agent, then close the widget and all its views."""
@@ -271,13 +352,21 @@ class ChatPanel(anywidget.AnyWidget):
         self._batcher.end(request_id, error=status == "error")
         self._set_transcript(self._agent.messages)
         self._sync_status()
-        if not self._front_end_seen:
-            self.refresh_display()  # headless (nbclient, papermill): the saved output follows the turn
+        if self._successor is not None:
+            loop = _running_loop()
+            if loop is not None:
+                loop.call_soon(self._follow_if_idle)  # once the engine has let the turn go
+            else:
+                self._follow_if_idle()
 
     def _set_transcript(self, messages: list[UIMessage]) -> None:
         # A deep copy: the agent may mutate its list later, and traitlets only syncs a
         # value that compares unequal to the previous one.
-        self.messages = copy.deepcopy(list(messages))
+        copied = copy.deepcopy(list(messages))
+        changed = copied != self.messages
+        self.messages = copied
+        if changed:
+            self.refresh_display()  # the saved notebook's transcript follows the conversation
         self._sync_annotations()
         info = _agent_info(self._agent)
         if info != self.agent_info:
@@ -302,7 +391,6 @@ class ChatPanel(anywidget.AnyWidget):
             home.call_soon_threadsafe(self._on_panel_msg, _widget, content, _buffers)
             return
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
-        self._front_end_seen = True
         try:
             self._dispatch(content)
         except Exception:  # noqa: BLE001 - logged; ipywidgets would swallow it silently
@@ -333,6 +421,8 @@ class ChatPanel(anywidget.AnyWidget):
             self._handle_continue(frame["id"])
         elif kind == protocol.SWITCH_BRANCH:
             self._handle_switch_branch(frame["messageId"])
+        elif kind == protocol.TOOL_UNDO:
+            self._call_agent(self._agent.undo, frame["toolCallId"])
         else:
             _log.warning("ignored %r frame: the kernel does not accept it", kind)
 
@@ -381,8 +471,8 @@ class ChatPanel(anywidget.AnyWidget):
 
     def _handle_approval(self, frame: protocol.ToolApproval) -> None:
         call_id = frame["toolCallId"]
-        if frame["approved"]:
-            self._call_agent(self._agent.approve, call_id)
+        if frame["approved"]:  # an edited input is checked by the engine as approve(input=...) is
+            self._call_agent(self._agent.approve, call_id, input=frame.get("input"))
         else:
             self._call_agent(self._agent.deny, call_id, reason=frame.get("reason"))
 
@@ -392,7 +482,7 @@ class ChatPanel(anywidget.AnyWidget):
         self._call_agent(self._agent.add_tool_output, frame["toolCallId"], output=frame.get("output"),
                          error_text=error_text)
 
-    def _call_agent(self, method: Callable[..., asyncio.Task | None], tool_call_id: str, **kw: Any) -> None:
+    def _call_agent(self, method: Callable[..., Any], tool_call_id: str, **kw: Any) -> None:
         """Call ``method(tool_call_id, **kw)`` (approve / deny / add_tool_output); the agent's
         refusal (unknown, settled or out-of-order tool call) is logged, never raised."""
         try:
@@ -400,7 +490,7 @@ class ChatPanel(anywidget.AnyWidget):
         except UserError as exc:
             _log.warning("ignored %s(%r): %s", method.__name__, tool_call_id, exc)
             return
-        if task is not None:  # the continuation turn it started
+        if isinstance(task, asyncio.Future):  # the continuation turn it started (undo returns its report)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -442,6 +532,12 @@ class ChatPanel(anywidget.AnyWidget):
         self._send_frame(protocol.use_chat_response(
             request_id, chunks, done=finished, error=failed, continuation=continuation, replay=True
         ))
+
+
+def _kernel_id() -> str:
+    from think_nb.kernel.ident import kernel_id
+
+    return kernel_id()
 
 
 def _annotations(hub: ViewHub) -> dict[str, Any]:

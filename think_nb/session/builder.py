@@ -469,14 +469,17 @@ class Session:
     def model_name(self) -> str | None:
         """The agent's litellm model string (for token counts); for an async `get_model`, the model
         of the last turn (None before the first)."""
-        from think_nb.models.resolve import ModelConfig
+        from think_nb.models.resolve import model_config_of
 
         with user_code("get_model", self.host.agent):
             value = self.host.agent.get_model()
         if inspect.isawaitable(value):  # cannot run here: the model of the last turn, if any
             _close(value)
             return self._engine.resolved_model
-        return value.model if isinstance(value, ModelConfig) else str(value)
+        try:
+            return model_config_of(value).model
+        except UserError:
+            return None  # the turn says what is wrong with it
 
     async def _model_config(self) -> Any:
         from think_nb.models.resolve import resolve_model

@@ -2,6 +2,9 @@
 
 The engine runs an approved call only when the ledger holds an approval for that call id with
 the same input the approval was given for (`granted`); the stored message alone is not enough.
+An approval given with an edited input (`approve(id, input=...)`) keeps both: `input` is what the
+model proposed, `edited_input` what the user approved instead; the engine runs `run_input`, the
+ledger's, never an input a message claims.
 """
 
 from __future__ import annotations
@@ -20,11 +23,25 @@ class Approvals:
         self.db, self.agent_key = db, agent_key
 
     def record(self, tool_call_id: str, approval_id: str | None, approved: bool, reason: str | None,
-               tool_input: Any) -> None:
-        """Record a decision (a call is decided once; a second decision is refused before this)."""
-        self.db.execute("INSERT OR REPLACE INTO think_approvals VALUES (?, ?, ?, ?, ?, ?, ?)",
+               tool_input: Any, edited_input: Any = None) -> None:
+        """Record a decision (a call is decided once; a second decision is refused before this).
+        `edited_input`: the input the user approved instead of `tool_input` (None: as proposed)."""
+        edited = None if edited_input is None else jsonsafe.dumps_stored(edited_input)
+        self.db.execute("INSERT OR REPLACE INTO think_approvals (agent_key, tool_call_id, approval_id, approved, "
+                        "reason, input, decided_at, edited_input) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (self.agent_key, tool_call_id, approval_id, int(approved), reason,
-                         jsonsafe.dumps_stored(tool_input), time.time()))
+                         jsonsafe.dumps_stored(tool_input), time.time(), edited))
+
+    def run_input(self, tool_call_id: str, tool_input: Any) -> tuple[Any, bool] | None:
+        """What an approved call runs with: `(input, edited)` — the edited input when the approval
+        edited it, else `tool_input`; None when the call was not approved for exactly `tool_input`."""
+        rows = self.db.read("SELECT approved, input, edited_input FROM think_approvals WHERE agent_key = ? AND "
+                            "tool_call_id = ?", (self.agent_key, tool_call_id))
+        if not rows or not rows[0][0] or rows[0][1] != jsonsafe.dumps_stored(tool_input):
+            return None
+        if rows[0][2] is None:
+            return tool_input, False
+        return jsonsafe.loads(rows[0][2]), True
 
     def granted(self, tool_call_id: str, tool_input: Any) -> bool:
         """True when `tool_call_id` was approved for exactly `tool_input`."""

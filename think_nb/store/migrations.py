@@ -407,3 +407,11 @@ def m014_prefixed_names(db: sqlite3.Connection, p: str) -> None:
     _messages_fts_triggers(db, new)
     db.execute(f"CREATE VIRTUAL TABLE {new}messages_terms_vocab USING fts5vocab({new}messages_terms, instance)")
     _pairs_triggers(db, new)
+
+
+@migration
+def m015_edited_approvals(db: sqlite3.Connection, p: str) -> None:
+    # An approval may come with an edited input (`approve(id, code=...)`, issue 26): `input` stays
+    # what the model proposed (the part's input; `granted` compares it), `edited_input` is what the
+    # user approved instead, and what the engine runs. NULL: approved as proposed.
+    db.execute(f"ALTER TABLE {PREFIX}approvals ADD COLUMN edited_input TEXT")

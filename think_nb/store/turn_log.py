@@ -1,8 +1,8 @@
 """The turn log (table `think_turns`): one row per turn with trigger, status and timings.
 
 Think emits `chat:turn:start` / `chat:turn:finish` events with request id, trigger, status and
-duration; here they are rows, read with `agent.turns()`. Triggers: `panel`, `cell`,
-`programmatic`, `chat`, `continuation`, `regenerate`, `step`, `recovery-continue`,
+duration; here they are rows, read with `agent.turns()`. Triggers: `panel`, `cell`, `send`,
+`save_messages`, `programmatic` (`submit` from code), `chat`, `continuation`, `regenerate`, `step`, `recovery-continue`,
 `recovery-retry`, `submission`. A row stays `running` only while its turn runs; each row names
 the process that ran it (`owner`), so one left `running` by a process that died is found
 (`orphaned`) and settled `interrupted` when the agent is created again.

@@ -81,11 +81,16 @@ class Builtin:
 
 # -- the factories -------------------------------------------------------------------------------
 WORKSPACE_TOOLS = ("read", "write", "edit", "list", "find", "grep", "delete")
+KERNEL_TOOLS = ("list_variables", "notebook_history", "describe_variable", "run_code")
 EXTENSION_TOOLS = ("load_extension", "list_extensions")
 
 
 async def _workspace(ctx: BuiltinContext) -> dict[str, Tool]:
     return dict(ctx.host.workspace_tools())  # the agent decides (include_workspace_tools) and caches
+
+
+async def _kernel(ctx: BuiltinContext) -> dict[str, Tool]:
+    return dict(ctx.host.kernel_tools())  # the agent decides (include_kernel_tools) and caches
 
 
 async def _extensions(ctx: BuiltinContext) -> dict[str, Tool]:
@@ -137,6 +142,8 @@ async def _demo(ctx: BuiltinContext) -> dict[str, Tool]:
 BUILTINS: tuple[Builtin, ...] = (
     Builtin("workspace", WORKSPACE_TOOLS, "first", "include_workspace_tools (None: unless the model is the "
             "embedded LOCAL_MODEL); workspace_approval gates delete and overwrites", _workspace, in_execute=True),
+    Builtin("kernel", KERNEL_TOOLS, "first", "include_kernel_tools = True / 'ask' (run_code needs approval), "
+            "'allow' or 'off' (no run_code); or get_tools() returns kernel_tools(run=...)", _kernel),
     Builtin("extensions", EXTENSION_TOOLS, "first", "include_extension_tools = True", _extensions),
     Builtin("context", ("set_context", "load_context", "unload_context", "search_context"), "memory",
             "set_context for writable blocks, load/unload_context for skill blocks, search_context for "

@@ -19,7 +19,7 @@ from typing import Any, cast
 import docstring_parser
 import pydantic
 
-from think_nb.errors import UserError
+from think_nb.errors import ToolRaised, UserError
 from think_nb.jsonsafe import to_json_value
 
 
@@ -82,8 +82,15 @@ class Tool:
         if not self.streaming:
             yield await self.invoke(arguments)
             return
-        async for value in self.function(**self.validate(arguments)):
-            yield value
+        try:
+            async for value in self.function(**self.validate(arguments)):
+                yield value
+        except _COROUTINE_SIGNALS as exc:
+            raise ToolRaised(exc) from exc
+        except RuntimeError as exc:  # PEP 479/525: an async generator's StopIteration/StopAsyncIteration
+            if isinstance(exc.__cause__, _COROUTINE_SIGNALS):
+                raise ToolRaised(exc.__cause__) from exc
+            raise
 
     async def invoke(self, arguments: dict) -> Any:
         """Run the tool with validated arguments. Sync functions run on a worker thread so the
@@ -97,10 +104,31 @@ class Tool:
                 pass
             return last
         kwargs = self.validate(arguments)
-        if inspect.iscoroutinefunction(self.function):
-            return await self.function(**kwargs)
-        result = await asyncio.to_thread(self.function, **kwargs)
-        return await result if inspect.isawaitable(result) else result
+        try:
+            if inspect.iscoroutinefunction(self.function):
+                return await self.function(**kwargs)
+            result = await asyncio.to_thread(_call_in_thread, self.function, kwargs)
+            return await result if inspect.isawaitable(result) else result
+        except _COROUTINE_SIGNALS as exc:
+            raise ToolRaised(exc) from exc
+        except RuntimeError as exc:  # PEP 479: a coroutine's StopIteration arrives as RuntimeError
+            if isinstance(exc.__cause__, _COROUTINE_SIGNALS):
+                raise ToolRaised(exc.__cause__) from exc
+            raise
+
+
+_COROUTINE_SIGNALS = (GeneratorExit, StopIteration, StopAsyncIteration)
+"""Exceptions with a meaning to coroutines: a tool's are wrapped in `ToolRaised` where they are raised."""
+
+
+def _call_in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """`function(**kwargs)` on a worker thread: a coroutine signal it raises is wrapped there, before
+    asyncio's future carries it back (a `GeneratorExit` arriving through `await` closes the awaiting
+    coroutines instead of being caught by them)."""
+    try:
+        return function(**kwargs)
+    except _COROUTINE_SIGNALS as exc:
+        raise ToolRaised(exc) from exc
 
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -114,6 +142,16 @@ CURRENT_TOOL_RUNNER: contextvars.ContextVar[Any] = contextvars.ContextVar("think
 """The turn's tool runner while a tool function runs (None outside a turn): a tool that calls other
 tools (the `execute` tool) runs each through `await runner.call_inner(parent_call_id, inner_call_id,
 name, input, run)`, so `before_tool_call` / `after_tool_call` see it as they see a direct call."""
+
+CURRENT_TOOL_EDITED: contextvars.ContextVar[bool] = contextvars.ContextVar("think_nb_tool_edited", default=False)
+"""True while a tool function runs with an input the user edited before approving it
+(`approve(id, input=...)`): the arguments are the user's, not the model's (`run_code` reports it)."""
+
+
+class StopTurn(Exception):
+    """Raised by a running tool to fail its call with this text and end the turn `aborted`, as Stop
+    does (`run_code` interrupted by the kernel's interrupt): the model is not called again."""
+
 
 PAUSE_PREFIX = "tool-pause:"
 """`agent_state` key prefix of what a paused tool keeps to resume (`PAUSE_PREFIX + toolCallId`). The

@@ -1,12 +1,14 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
 blocks, else `get_system_prompt()`), the merged tools (the built-in families of slot "first" →
 `get_tools()` → loaded extensions' tools → the built-in families of slot "memory" → MCP tools →
-client tools; later sources win; the families are `think_nb.tools.builtin.BUILTINS`) and the
+client tools; later sources win, but a gated tool's gate stays with its name, `keep_gates`; the
+families are `think_nb.tools.builtin.BUILTINS`) and the
 history the model reads (compaction overlays applied, compacting first when the session's
 threshold is exceeded)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -14,6 +16,7 @@ from think_nb.errors import UserError
 from think_nb.mcp.servers import merge as mcp_merge
 from think_nb.tools import builtin
 from think_nb.tools.client import from_schemas
+from think_nb.tools.tool import Tool
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import call_hook
 from think_nb.turns.host import AgentHost
@@ -47,11 +50,40 @@ async def tools(host: AgentHost) -> dict[str, Any]:
     local = {**first, **resolve_tools(await call_hook(host.agent, "get_tools"))}
     for name in local.keys() & loaded.keys():
         log.warning("tool %r: the extension tool replaces the local tool of the same name (later sources win)", name)
-    merged = {**local, **loaded, **await builtin.offered(ctx, "memory")}
+    merged = {**local, **keep_gates(local, loaded, "extension"), **await builtin.offered(ctx, "memory")}
     if host.include_mcp_tools:
         await host.mcp_ready()
-        merged = mcp_merge(merged, host.mcp_tools())
-    return {**merged, **from_schemas(host.store.state.get(LAST_CLIENT_TOOLS))}
+        merged = mcp_merge(merged, keep_gates(merged, host.mcp_tools(), "MCP"))
+    client = {n: t for n, t in from_schemas(host.store.state.get(LAST_CLIENT_TOOLS)).items()
+              if not _refused_over_a_gate(merged, n)}
+    return {**merged, **client}
+
+
+def is_gated(tool: Tool) -> bool:
+    """Whether calling `tool` may need approval (`needs_approval` True or a predicate)."""
+    return tool.needs_approval is not False
+
+
+def keep_gates(earlier: dict[str, Tool], later: dict[str, Tool], source: str) -> dict[str, Tool]:
+    """`later`'s tools (a model-written extension's, an MCP server's), each replacing a gated tool
+    of `earlier` with the same name keeping that tool's gate: a later source wins a name, never a
+    way around an approval. The property: a call by a gated tool's name needs the approval it
+    needed, whichever source serves the name."""
+    out = dict(later)
+    for name in earlier.keys() & later.keys():
+        if is_gated(earlier[name]) and not is_gated(later[name]):
+            log.warning("tool %r: the %s tool replaces a tool that needs approval; it keeps the gate", name, source)
+            out[name] = dataclasses.replace(later[name], needs_approval=earlier[name].needs_approval)
+    return out
+
+
+def _refused_over_a_gate(tools: dict[str, Tool], name: str) -> bool:
+    """A client tool the panel declares may not take the name of a gated tool (it would run in the
+    browser, ungated): the gated tool keeps the name."""
+    if name in tools and is_gated(tools[name]):
+        log.warning("client tool %r: a tool of that name needs approval; the panel's tool is not offered", name)
+        return True
+    return False
 
 
 async def history(host: AgentHost) -> list[dict]:

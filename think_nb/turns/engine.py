@@ -37,6 +37,7 @@ from think_nb.turns.recorder import StreamRecorder
 from think_nb.turns.repair import repaired
 from think_nb.turns.result import SKIPPED, TurnResult
 from think_nb.turns.signal import AbortSignal
+from think_nb.turns.task import TurnTask
 
 log = logging.getLogger("think_nb")
 DEFAULT_TOOL_ERROR = "Tool execution denied by user"
@@ -111,7 +112,7 @@ class TurnEngine:
             self._turn_ended(future.result())
             return future
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
-        task = loop.create_task(coro, name=f"think-turn-{request_id}")
+        task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
         interrupts.watch(self)
         self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once
@@ -339,17 +340,62 @@ class TurnEngine:
         return [_pending(m, p) for m in self.conversation for p in m.get("parts", [])
                 if is_tool_part(p) and p.get("state") == "approval-requested"]
 
-    def decide(self, tool_call_id: str, approved: bool, reason: str | None, auto_continue: bool) -> asyncio.Task | None:
-        """`approve` / `deny`: the only way a gated call moves on."""
+    def decide(self, tool_call_id: str, approved: bool, reason: str | None, auto_continue: bool,
+               edited_input: Any = None) -> asyncio.Task | None:
+        """`approve` / `deny`: the only way a gated call moves on. `edited_input` (approvals only):
+        the input the user approved instead of the model's, validated against the tool's schema
+        first (`UserError` naming the bad field; nothing is recorded); the ledger keeps both, the
+        part's `approval.input` shows it, and the call runs with it (`Approvals.run_input`)."""
         message, part = self._find_part(tool_call_id, ("approval-requested",))
         approval = {**(part.get("approval") or {}), "approved": approved}
         if reason:
             approval["reason"] = reason
-        self.store.approvals.record(tool_call_id, approval.get("id"), approved, reason, part.get("input"))
+        if edited_input is not None:
+            if not approved:
+                raise UserError("An edited input is for approve(), not deny(); nothing was changed.")
+            if isinstance((part.get("approval") or {}).get("descriptor"), dict):
+                raise UserError(f"Tool call {tool_call_id!r} paused inside its run (an `execute` at a gated inner "
+                                "call), so its input cannot be edited now; approve or deny it. Nothing was changed.")
+            edited_input = self._checked_edit(part, edited_input)
+            if edited_input == part.get("input"):
+                edited_input = None  # unchanged: an approval as proposed
+            else:
+                approval["input"] = edited_input
+        self.store.approvals.record(tool_call_id, approval.get("id"), approved, reason, part.get("input"),
+                                    edited_input)
         part.update(state="approval-responded" if approved else "output-denied", approval=approval)
         if not approved:  # a denied call never resumes: what its tool kept to resume goes now
             self.store.state.delete(PAUSE_PREFIX + tool_call_id)
         return self._apply_and_continue(message, auto_continue)
+
+    def _checked_edit(self, part: dict, edited: Any) -> dict:
+        """`edited` validated as the input of the part's tool (the tools of the latest turn, else
+        `get_tools()` now); `UserError` when it is not an object, the tool is unknown, or the schema
+        refuses it. Returns the input as given (what is stored and run is what the user wrote)."""
+        from think_nb.tools.tool import ToolInputError
+        from think_nb.tools.toolset import resolve_tools
+
+        name = tool_name_of(part)
+        if not isinstance(edited, dict):
+            raise UserError(f"The edited input of tool call {part.get('toolCallId')!r} must be a dict of the "
+                            f"tool's arguments, e.g. {{'code': '...'}}, not {type(edited).__name__}; nothing was "
+                            "changed.")
+        tools = dict(self.resolved_tools or {})
+        if name not in tools:
+            found = self.host.get_tools()
+            if asyncio.iscoroutine(found):
+                close_unawaited(found)
+            else:
+                tools.update(resolve_tools(found))
+        tool = tools.get(name)
+        if tool is None:
+            raise UserError(f"Tool {name!r} is not among the agent's tools now, so its edited input cannot be "
+                            "checked; approve it as proposed or deny it. Nothing was changed.")
+        try:
+            tool.validate(edited)
+        except ToolInputError as exc:
+            raise UserError(f"{exc}; nothing was changed (the call still waits for approval).") from None
+        return copy.deepcopy(edited)
 
     def add_tool_output(self, tool_call_id: str, output: Any, error_text: str | None, state: str | None,
                         auto_continue: bool) -> asyncio.Task | None:

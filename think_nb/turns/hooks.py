@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from think_nb.aio import maybe_await
-from think_nb.errors import HookError, defining_type, is_think_nb
+from think_nb.errors import HookError, defining_type, describe, is_think_nb
 
 __all__ = ["HookError", "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext",
            "call_hook", "user_code"]
@@ -48,7 +48,7 @@ def user_code(name: str, owner: Any = None, subject: str | None = None) -> Itera
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise  # an abort (or the kernel's interrupt) ends the turn as `aborted`
     except BaseException as exc:
-        raise HookError(name, f"raised {type(exc).__name__}: {exc}", owner=label, subject=subject) from exc
+        raise HookError(name, f"raised {describe(exc)}", owner=label, subject=subject) from exc
 
 
 async def call_hook(agent: Any, name: str, *args: Any, subject: str | None = None) -> Any:
@@ -69,7 +69,8 @@ class TurnContext:
         continuation: True when the turn continues the last assistant message.
         body: the custom request body (from the panel or `continue_last_turn(body)`), or None.
         request_id: the turn's request id.
-        trigger: what started the turn: `panel`, `cell`, `programmatic`, `chat`, `continuation`.
+        trigger: what started the turn: `panel`, `cell`, `send`, `save_messages`, `programmatic`, `chat`,
+            `continuation`.
     """
 
     system: str

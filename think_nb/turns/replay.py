@@ -2,8 +2,9 @@
 
 Every turn's chunks are recorded with their time offsets (`trace.py`). From a `Recording`:
 - `await agent.replay(request_id=None, speed=1.0)` plays the chunks into every view of the agent
-  (panels, terminal) with the recorded timing divided by `speed` (`speed=0`: no waiting). The
-  stored transcript does not change.
+  (panels, terminal) with the recorded timing divided by `speed` (`speed=0`: no waiting), text
+  never faster than a reader's pace (`pacing`: a scripted turn recorded in milliseconds is seen
+  streaming). The stored transcript does not change.
 - `recording.to_scripted_model()` rebuilds the model's responses (exact text deltas, tool calls
   with their argument pieces, usage) as a `ScriptedModel`, so the turn can run again through the
   whole engine (tools and hooks included) with no network or API key.
@@ -77,17 +78,36 @@ def _append_delta(step: list, delta: str) -> None:
         step.append(ScriptedModel.deltas([delta]))
 
 
+READING_MS_PER_CHAR = 20.0
+"""The slowest a replay shows text at `speed=1`: a text, reasoning or tool-input delta of N characters
+takes at least N × 20 ms (50 characters a second, a typing pace), even when it was recorded faster
+(a scripted or cached turn streams a reply in a few milliseconds; a class would see it appear at once)."""
+
+
+def pacing(recording: Recording, speed: float = 1.0) -> list[float]:
+    """Seconds to wait before each chunk of `recording` at `speed`: the recorded gap, at least the
+    reading pace of the chunk's text (`READING_MS_PER_CHAR`), divided by `speed` (`0`: no waiting)."""
+    if speed <= 0:
+        return [0.0] * len(recording.chunks)
+    waits, previous = [], 0.0
+    for t_ms, chunk in recording.chunks:
+        shown = chunk.get("delta") if chunk.get("type") in ("text-delta", "reasoning-delta") else \
+            chunk.get("inputTextDelta") if chunk.get("type") == "tool-input-delta" else ""
+        gap = max(t_ms - previous, len(shown or "") * READING_MS_PER_CHAR)
+        previous = max(previous, t_ms)
+        waits.append(gap / 1000 / speed)
+    return waits
+
+
 async def play(engine: Any, recording: Recording, speed: float = 1.0) -> list[dict]:
-    """Emit the recorded chunks to an agent's listeners (its `TurnEngine`'s) with the recorded
-    timing / `speed`; nothing is recorded or stored."""
+    """Emit the recorded chunks to an agent's listeners (its `TurnEngine`'s) at the pace `pacing`
+    gives (the recorded timing, never faster than a reader's, / `speed`); nothing is recorded or stored."""
     from think_nb.messages import new_id
 
     request_id = new_id("replay")
-    previous = 0.0
-    for t_ms, chunk in recording.chunks:
-        if speed > 0 and t_ms > previous:
-            await asyncio.sleep((t_ms - previous) / 1000 / speed)
-        previous = t_ms
+    for wait, (_, chunk) in zip(pacing(recording, speed), recording.chunks, strict=True):
+        if wait > 0:
+            await asyncio.sleep(wait)
         engine.notify("on_chunk", request_id, chunk, False)
     engine.messages_changed()
     engine.notify("on_turn_end", request_id, "completed", None)

@@ -21,6 +21,10 @@ class TurnResult:
         continuation: True when the turn continued the last assistant message.
         interrupted: True when the stall watchdog ended it (status `aborted`, partial kept).
         reason: why a `skipped` turn did nothing (one of `SKIPPED`'s texts), else None.
+        waiting: (property) the tool call ids the turn left waiting for you, oldest first: calls
+            waiting for `approve(id)`/`deny(id)` and client tool calls waiting for their result.
+            A paused turn is `completed` (it ended, as Think's does); `waiting` and the repr
+            (`TurnResult(completed, waiting for 1 approval: …)`) say that the conversation waits.
     """
 
     request_id: str
@@ -30,6 +34,35 @@ class TurnResult:
     continuation: bool = False
     interrupted: bool = False
     reason: str | None = None
+
+    def _waiting_parts(self) -> list[dict]:
+        parts = (self.message or {}).get("parts") or []
+        return [p for p in parts if isinstance(p, dict) and p.get("toolCallId")
+                and p.get("state") in ("approval-requested", "input-available")]
+
+    @property
+    def waiting(self) -> tuple[str, ...]:
+        return tuple(str(p["toolCallId"]) for p in self._waiting_parts())
+
+    @property
+    def waiting_text(self) -> str:
+        """`waiting for 1 approval (delete_file)`, `waiting for 2 approvals and 1 client tool result` or ""."""
+        parts = self._waiting_parts()
+        approvals = [p for p in parts if p.get("state") == "approval-requested"]
+        clients = len(parts) - len(approvals)
+        said = []
+        if approvals:
+            names = ", ".join(str(p.get("toolName") or str(p.get("type", ""))[5:]) for p in approvals)
+            said.append(f"{len(approvals)} approval{'s' if len(approvals) > 1 else ''} ({names})")
+        if clients:
+            said.append(f"{clients} client tool result{'s' if clients > 1 else ''}")
+        return f"waiting for {' and '.join(said)}" if said else ""
+
+    def __repr__(self) -> str:
+        said = [self.status, self.waiting_text, self.error and f"error={self.error!r}",
+                self.reason and f"reason={self.reason!r}", self.continuation and "continuation",
+                self.interrupted and "interrupted"]
+        return f"TurnResult({self.request_id}: {', '.join(s for s in said if s)})"
 
 
 SKIPPED = {

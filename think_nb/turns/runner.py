@@ -26,7 +26,7 @@ from think_nb.models.litellm_env import get_litellm, preload_for
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, regenerate_options, resolve_model
 from think_nb.models.sent import sent
 from think_nb.models.stream import StepOutcome, stream_step
-from think_nb.redact import scrub, secrets_of
+from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble, blame
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
@@ -80,7 +80,7 @@ class Turn:
         continuation: continue the last assistant message (a new message marked
             `metadata.continuation = True`).
         body: custom request body, shown to `before_turn`.
-        trigger: `panel`, `cell`, `programmatic`, `chat` or `continuation`.
+        trigger: `panel`, `cell`, `send`, `save_messages`, `programmatic`, `chat` or `continuation`.
         generation: the queue generation the turn was admitted in; after a clear nothing is persisted.
     """
 
@@ -102,7 +102,8 @@ class Turn:
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
         self.aborted = False
         self.finish_reason = "stop"  # the AI SDK's finish reason of the last step (stored in the metadata)
-        self.secrets: set[str] = set()  # credential values of this turn's model configs (scrubbed from errors)
+        # credential values of this turn's model configs and of the environment (scrubbed from errors)
+        self.secrets: set[str] = env_secrets()
         self.tracer.secrets = self.secrets  # one set: what the turn learns, the trace scrubs
         self.stalled: float | None = None  # the stall timeout (s) that ended the turn
         self._watchdog: asyncio.Task | None = None
@@ -258,15 +259,18 @@ class Turn:
             await self.emit_broadcast(chunk)
 
         ledger = self.engine.store.approvals
-        granted = [p for p in approved if ledger.granted(p["toolCallId"], p.get("input"))]
+        inputs = {p["toolCallId"]: ledger.run_input(p["toolCallId"], p.get("input")) for p in approved}
+        granted = [p for p in approved if inputs[p["toolCallId"]] is not None]
         for part in approved:
             if part not in granted:  # the part says "approved" but approve() never said so: never run it
                 await emit({"type": "tool-output-error", "toolCallId": part["toolCallId"],
                             "errorText": "No approval was recorded for this call (only agent.approve() approves "
                                          "a call); the tool did not run."})
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
-        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), p.get("input") or {},
-                                                 tools.get(tool_name_of(p))) for p in granted])
+        runs = [(p, *_ledger_input(inputs, p)) for p in granted]
+        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), arguments,
+                                                 tools.get(tool_name_of(p)), edited=edited)
+                                  for p, arguments, edited in runs])
         self.engine.replace_message(earlier.message)
         return True, any(outcome is None for outcome in outcomes)
 
@@ -396,6 +400,13 @@ class Turn:
                 part["state"] = "done"
         self.engine.save_assistant(message, self.generation)  # nothing after a clear under this turn
         return message
+
+
+def _ledger_input(inputs: dict[str, Any], part: dict) -> tuple[dict, bool]:
+    """`(input, edited)` an approved call runs with: the ledger's (`Approvals.run_input`), the edited
+    input when the user edited it; never the part's own `approval.input`."""
+    value, edited = inputs[part["toolCallId"]]
+    return (value if isinstance(value, dict) else {}), bool(edited)
 
 
 def _configured(tools: dict, extra: dict, config: TurnConfig) -> dict:

@@ -20,12 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from think_nb.aio import maybe_await
+from think_nb.errors import ToolRaised, describe
 from think_nb.messages.ids import new_id
 from think_nb.models.stream import ToolCall
 from think_nb.tools.tool import (
     CURRENT_TOOL_CALL,
+    CURRENT_TOOL_EDITED,
     CURRENT_TOOL_RUNNER,
     ApprovalRequired,
+    StopTurn,
     Tool,
     ToolInputError,
     dump_output,
@@ -76,7 +79,7 @@ class StepTools:
             except (asyncio.CancelledError, KeyboardInterrupt):
                 raise
             except BaseException as exc:  # noqa: BLE001 - a failing predicate fails the call, never opens it
-                error = f"needs_approval({call.name!r}) raised {type(exc).__name__}: {exc}; the tool did not run."
+                error = f"needs_approval({call.name!r}) raised {describe(exc)}; the tool did not run."
                 await self.emit({"type": "tool-output-error", "toolCallId": call.id, "errorText": error})
                 return {**base, "errorText": error}
             if gated:
@@ -85,9 +88,13 @@ class StepTools:
                 return None
         return await self.execute(call.id, call.name, arguments, tool)
 
-    async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None) -> dict | None:
+    async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None, *,
+                      edited: bool = False) -> dict | None:
         """Decide (before_tool_call), run, emit the output chunk, report (after_tool_call). None: the
-        tool paused its call for approval (`ApprovalRequired`, e.g. a gated call inside `execute`)."""
+        tool paused its call for approval (`ApprovalRequired`, e.g. a gated call inside `execute`).
+        `edited`: the user approved `arguments` in place of the model's input (the tool reads
+        `CURRENT_TOOL_EDITED`). A tool raising `StopTurn` fails its call with its text, then the
+        turn ends `aborted` (a kernel interrupt inside `run_code`)."""
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
         decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
                                                                  tool=name), name)
@@ -98,13 +105,18 @@ class StepTools:
         started = time.perf_counter()
         token = CURRENT_TOOL_CALL.set(call_id)
         runner_token = CURRENT_TOOL_RUNNER.set(self)
+        edited_token = CURRENT_TOOL_EDITED.set(bool(edited))
         try:
             success, output, error = await self._outcome(decision, name, arguments, tool, call_id)
         except ApprovalRequired as pause:
             await self.emit({"type": "tool-approval-request", "approvalId": pause.approval_id, "toolCallId": call_id,
                              "approvalDescriptor": pause.descriptor})
             return None
+        except StopTurn as stop:  # the call fails with its text, then the turn ends as Stop ends it
+            await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": str(stop)})
+            raise asyncio.CancelledError(str(stop)) from None
         finally:
+            CURRENT_TOOL_EDITED.reset(edited_token)
             CURRENT_TOOL_RUNNER.reset(runner_token)
             CURRENT_TOOL_CALL.reset(token)
         duration_ms = (time.perf_counter() - started) * 1000
@@ -150,10 +162,10 @@ class StepTools:
                 output = await run(arguments)
             except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
                 raise
-            except Exception as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
-                failure = exc
+            except BaseException as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
+                failure = exc if isinstance(exc, Exception) else ToolRaised(exc)  # SystemExit & co. too
         duration_ms = (time.perf_counter() - started) * 1000
-        error = None if failure is None else f"{type(failure).__name__}: {failure}"
+        error = None if failure is None else describe(failure.original if isinstance(failure, ToolRaised) else failure)
         await self.hooks.fire("after_tool_call", ToolCallResultContext(
             name, call_id, arguments, failure is None, output, error, duration_ms, self.step_number,
             parent_tool_call_id=parent_call_id), step=self.step_number, tool=name)
@@ -179,11 +191,13 @@ class StepTools:
                                      "preliminary": True})
                 return True, last, None
             return True, dump_output(await tool.invoke(arguments)), None
-        except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
+        except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError, StopTurn):
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute); a
             # hook failing on an inner call (call_inner) ends the turn as it does for a direct call
+        except ToolRaised as exc:
+            return False, None, describe(exc.original)
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
-            return False, None, f"{type(exc).__name__}: {exc}"
+            return False, None, describe(exc)
 
 
 class _Raised:

@@ -102,6 +102,14 @@ class Tracer:
             last["duration_ms"] = round(t - last["t_ms"], 3)
             return
         tool = self._tool_names.get(call, call) if call else None
+        output = chunk.get("output")
+        if isinstance(output, dict) and output.get("type") == "kernel-run":  # run_code: code, ms, names, edited
+            from think_nb.kernel.report import trace_summary
+
+            self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": "run_code", "call": call,
+                       "count": 1, "text": "", "summary": f"{kind} {trace_summary(output)}"[:SUMMARY_CHARS * 2],
+                       "duration_ms": float(output.get("duration_ms") or 0.0)})
+            return
         self._add({"t_ms": t, "kind": "chunks", "hook": kind, "step": step, "tool": tool, "call": call,
                    "count": 1, "text": text,
                    "summary": kind + (f": {text}" if text else "") + (f" {summarize(chunk.get('output'))}"

@@ -58,7 +58,7 @@ from typing import Any
 
 from think_nb.aio import maybe_await
 from think_nb.binding import runtime_of
-from think_nb.errors import UserError
+from think_nb.errors import ToolRaised, UserError, describe
 from think_nb.messages.ids import new_id
 from think_nb.tools.tool import (
     CURRENT_TOOL_CALL,
@@ -252,7 +252,8 @@ class _Run:
             except ToolInputError as exc:
                 result = {"exception": ValueError(str(exc))}
             except Exception as exc:  # noqa: BLE001 - a failing tool is an exception in the code, not the host
-                result = {"exception": RuntimeError(f"{name}: {type(exc).__name__}: {exc}")}
+                raised = exc.original if isinstance(exc, ToolRaised) else exc
+                result = {"exception": RuntimeError(f"{name}: {describe(raised)}")}
             snap = await snap.resume(result)
         return {"result": dump_output(snap.output), "stdout": self.output(), "calls": self.calls}
 

@@ -61,7 +61,8 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
     Args:
         allowed_hosts: host names the model may fetch (`"example.com"`, `"*.example.com"`); empty: off.
         allow_private: addresses or networks (`"127.0.0.1"`, `"10.0.0.0/8"`) allowed despite the SSRF guard.
-        max_bytes: body bytes read at most. timeout: seconds per request. max_redirects: redirects followed.
+        max_bytes: body bytes read at most. timeout: seconds for the whole fetch (lookups, redirects,
+            headers and body: one deadline, not one per read). max_redirects: redirects followed.
         workspace: fsspec file system where long bodies are written (e.g. `agent.workspace`); None keeps
             them inline (cut at `inline_chars`, `truncated: true`).
         inline_chars: characters of content returned inline.
@@ -138,6 +139,17 @@ class _Fetcher:
         return url, host, addresses[0]
 
     async def get(self, url: str) -> dict:
+        """The whole fetch — lookups, redirects, headers and body — within one deadline of
+        `timeout` seconds: httpx's timeouts are per read, and a server sending a byte every half
+        second would keep a fetch (and the turn) alive for days."""
+        host = urlsplit(url).hostname or url
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._get(url)
+        except TimeoutError:
+            raise _Refused("timeout", f"no complete answer from {host!r} within {self.timeout:g} s") from None
+
+    async def _get(self, url: str) -> dict:
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
             for _ in range(self.max_redirects + 1):
                 url, host, address = await self._check(url)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from think_nb.workspace import paths
+from think_nb.workspace.patterns import PatternError, compile_pattern, escape
 
 MAX_LINES = 2000
 """Lines `read` returns at most (then it says how many more there are)."""
@@ -184,10 +185,13 @@ def _glob(pattern: str) -> Callable[[str], bool]:
             regex += "[^/]"
             i += 1
         else:
-            regex += re.escape(pat[i])
+            regex += escape(pat[i])
             i += 1
-    compiled = re.compile(regex + r"\Z")
-    return lambda path: compiled.match(path) is not None
+    try:
+        compiled = compile_pattern(regex)
+    except PatternError as exc:
+        raise WorkspaceToolError(f"Invalid glob {pattern!r}: {exc}") from None
+    return lambda path: compiled.fullmatch(path) is not None
 
 
 # -- Think's operations --------------------------------------------------------------------------
@@ -371,8 +375,8 @@ def grep(fs: Any, query: str, include: str = "**/*", fixed_string: bool = False,
     if not 0 <= context_lines <= 10:
         raise WorkspaceToolError("contextLines must be 0-10")
     try:
-        regex = re.compile(re.escape(query) if fixed_string else query, 0 if case_sensitive else re.IGNORECASE)
-    except re.error as exc:
+        regex = compile_pattern(escape(query) if fixed_string else query, ignore_case=not case_sensitive)
+    except PatternError as exc:
         raise WorkspaceToolError(f"Invalid regular expression {query!r}: {exc}") from None
     matcher = _glob(include or "**/*")
     matches: list[Any] = []

@@ -27,6 +27,29 @@ class Command(NamedTuple):
     handler: Callable[[Any, list[str]], Any]
 
 
+def split_line(line: str) -> list[str]:
+    """The tokens of a `%think`/`%%think` line, shell-style: quotes group words, and an unquoted
+    `#` that starts a word begins a comment running to the end of the line (`%think Demo   # create
+    or load` is `%think Demo`; `a#b` and `"#1"` stay). A line whose quotes do not close (an
+    apostrophe in a message: `%think step Calc it's 4`) is split on spaces, the comment still cut."""
+    quote, previous = "", " "
+    for index, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#" and previous.isspace():
+            line = line[:index]
+            break
+        previous = char
+    try:
+        return shlex.split(line)
+    except ValueError:
+        words = line.split()
+        cut = next((i for i, word in enumerate(words) if word.startswith("#")), len(words))
+        return words[:cut]
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UserError(f"{message}. See `%think --help`.")

@@ -9,7 +9,8 @@
 
 Agents are looked up by name in the notebook's namespace: a `Think` subclass or instance, or
 `default` for the base agent. Re-running `%think` returns the same agent object for the same
-class and name; a redefined class gets a new object that loads the same stored transcript.
+class and name; a redefined class gets a new object that loads the same stored transcript, and
+the panels of the older object follow the new one (`ChatPanel.follow`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import dis
-import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -29,7 +29,7 @@ from IPython.display import display
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
-from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored
+from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored, split_line
 from think_nb.frontends.magic.commands import SUBCOMMANDS
 
 HELP = """\
@@ -45,7 +45,8 @@ HELP = """\
     Send the cell's text to AGENT as a user message; --with attaches a bounded description of
     each notebook variable (a DataFrame's shape, dtypes, head/tail, describe()). The cell returns at once and the reply
     streams into the agent's panel (one is shown in this cell if none is open yet); keep
-    running other cells meanwhile.
+    running other cells meanwhile (a cell that blocks, e.g. time.sleep(25), holds the stream
+    until it ends: the kernel runs one cell at a time on the turn's thread).
 %think --help
     Show this help.
 Python equivalents: agent = Calc("default"); agent.panel(); await agent.send("...")."""
@@ -77,10 +78,7 @@ class ThinkMagics(Magics):
             print(f"think: {exc}")  # one clean line for misuse; real bugs keep their traceback
 
     def _dispatch(self, line: str, cell: str | None) -> Any:
-        try:
-            tokens = shlex.split(line)
-        except ValueError:  # e.g. an apostrophe in a message: split on spaces instead
-            tokens = line.split()
+        tokens = split_line(line)
         if tokens and tokens[0] in SUBCOMMANDS and cell is None:
             return SUBCOMMANDS[tokens[0]].handler(self, tokens[1:])
         args = _parser().parse_args(tokens)
@@ -136,6 +134,7 @@ class ThinkMagics(Magics):
                 SHOWN[key] = value(name, db=db)
             except (OSError, sqlite3.Error) as exc:
                 raise UserError(f"cannot open the SQLite file ({exc}); pass a writable path with --db.") from None
+            _supersede(key, SHOWN[key])
         return SHOWN[key]
 
     def _context(self, names: str | None) -> dict[str, Any] | None:
@@ -170,6 +169,21 @@ class ThinkMagics(Magics):
         if not runtime_of(agent).has_listeners():
             display(agent.panel())
         agent.submit(text, trigger="cell", context=context)
+
+
+def _supersede(key: tuple[type, str, str | None], agent: Think) -> None:
+    """`agent` was just created for a class redefined in the notebook (same module and qualified
+    name, a new class object): the agents `%think` made for the older class objects, with the same
+    name and file, are dropped from `SHOWN`, and their open panels follow `agent`
+    (`think_nb.panel.widget.ChatPanel.follow`, which says why panels follow rather than go stale)."""
+    cls, name, db = key
+    older = [k for k in SHOWN if k[0] is not cls and k[1:] == (name, db)
+             and (k[0].__module__, k[0].__qualname__) == (cls.__module__, cls.__qualname__)]
+    widget = sys.modules.get("think_nb.panel.widget")  # not imported: no panel is open
+    for k in older:
+        old = SHOWN.pop(k)
+        if widget is not None:
+            widget.follow_newest(old, agent)
 
 
 def _assigned() -> bool:

@@ -1,0 +1,81 @@
+// @vitest-environment happy-dom
+/** The panel in the notebook's life (issue 27 §1, §2): keys stay inside the panel; a panel whose
+ * kernel is gone says so, disables its box, and never leaves a message looking sent. */
+import { afterEach, describe, expect, it } from "vitest";
+import { mount, unmountAll } from "./mount";
+
+afterEach(unmountAll);
+
+describe("keys pressed in the panel", () => {
+  it("never reach the notebook: Lumino's shortcuts are suppressed and key events stop at the panel", async () => {
+    const { el, $ } = await mount();
+    const root = $(".think-panel")!;
+    expect(root.getAttribute("data-lm-suppress-shortcuts")).toBe("true");
+    const heard: string[] = [];
+    const outside = (e: Event) => heard.push(`${e.type}:${(e as KeyboardEvent).key}`);
+    el.addEventListener("keydown", outside);
+    el.addEventListener("keyup", outside);
+    const input = $<HTMLTextAreaElement>("textarea.think-input")!;
+    for (const key of ["Enter", "Escape", "ArrowUp", "Tab", "a", "b", "d"]) {
+      input.dispatchEvent(new KeyboardEvent("keydown", { key, shiftKey: key === "Enter", bubbles: true }));
+      input.dispatchEvent(new KeyboardEvent("keyup", { key, bubbles: true }));
+    }
+    expect(heard).toEqual([]);
+  });
+});
+
+const user = (text: string) => ({ id: `u-${text}`, role: "user", parts: [{ type: "text", text }] });
+
+describe("a panel whose kernel is gone", () => {
+  it("says the kernel restarted, disables the box, and marks a message the kernel never stored as unsent", async () => {
+    const { model, $, $$ } = await mount({ messages: [user("stored")] });
+    const input = $<HTMLTextAreaElement>("textarea.think-input")!;
+    input.value = "lost in the restart";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect($(".think-panel")?.dataset.status).toBe("submitted");
+    const sent = model.sent.length;
+
+    model.trigger("comm_live_update"); // the widget manager: the session is restarting
+    const root = $(".think-panel")!;
+    expect(root.dataset.status).toBe("disconnected");
+    expect(root.dataset.kernel).toBe("gone");
+    expect($(".think-disconnected")?.hidden).toBe(false);
+    expect($(".think-disconnected")?.textContent).toContain("The kernel restarted — run the cell again");
+    expect(input.disabled).toBe(true);
+    expect($<HTMLButtonElement>("button.think-send")?.disabled).toBe(true);
+    expect($("button.think-stop")?.hidden).toBe(true);
+    const users = $$(".think-message[data-role=user]");
+    expect(users.map((m) => m.dataset.unsent ?? "")).toEqual(["", "true"]); // the stored one is not marked
+    expect(users[1].textContent).toContain("not sent");
+
+    input.disabled = false; // even if something re-enabled the box, nothing is sent
+    input.value = "another";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    $<HTMLButtonElement>("button.think-stop")!.click();
+    expect(model.sent.length).toBe(sent);
+    expect($$(".think-message[data-role=user]")).toHaveLength(2);
+  });
+
+  it("a send that throws (the comm was disposed) leaves the message unsent, not submitted", async () => {
+    const { model, $, $$ } = await mount();
+    (model as unknown as { send: () => void }).send = () => {
+      throw new Error("Cannot send");
+    };
+    const input = $<HTMLTextAreaElement>("textarea.think-input")!;
+    input.value = "hello?";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect($(".think-panel")?.dataset.status).toBe("disconnected");
+    expect($(".think-disconnected")?.textContent).toContain("run the cell again");
+    const users = $$(".think-message[data-role=user]");
+    expect(users).toHaveLength(1);
+    expect(users[0].dataset.unsent).toBe("true");
+    expect(input.disabled).toBe(true);
+  });
+
+  it("a live kernel's panel shows no notice", async () => {
+    const { $ } = await mount();
+    expect($(".think-disconnected")?.hidden).toBe(true);
+    expect($(".think-panel")?.dataset.kernel).toBe("live");
+    expect($<HTMLTextAreaElement>("textarea.think-input")?.disabled).toBe(false);
+  });
+});

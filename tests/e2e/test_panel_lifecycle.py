@@ -1,0 +1,135 @@
+"""A panel in the notebook's life (issue 27 §2, §3), in JupyterLab 4 and Notebook 7, by real clicks
+and keystrokes.
+
+§2: after Kernel ▸ Restart Kernel… (the menu, clicked) or a killed kernel (SIGKILL; the server
+restarts it), the old panel says "The kernel restarted — run the cell again", its box is disabled,
+and a message sent there is never left looking sent: a message the kernel never stored is marked
+"not sent", the status is never `submitted` for it.
+
+§3: redefining the class and re-running `%think Demo` makes the older panel follow the newest
+class: a message typed in the older panel runs on the new class, and both panels show the turn.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from jlab import wait_kernel_idle
+from panel_flows import TURN_MS, expect_status, last_text, open_panel, send
+
+pytestmark = pytest.mark.e2e
+
+AGENT = ('import os\nprint(f"kernel pid {os.getpid()}")\n'
+         'agent = bot([[S.text("Stored reply.")], [S.text("Never seen.")]])\nagent.panel()')
+
+
+def menu(page: Any, top: str, item: str) -> None:
+    """Open menu `top` of the menu bar and click `item` (real clicks)."""
+    page.locator(".lm-MenuBar-item", has_text=top).first.click()
+    page.locator(".lm-Menu-item:visible", has_text=item).first.click()
+
+
+def first_turn(page: Any, panel: Any) -> None:
+    send(panel, "Hello")
+    expect(last_text(panel)).to_have_text("Stored reply.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+
+
+def expect_disconnected(panel: Any) -> None:
+    expect(panel).to_have_attribute("data-status", "disconnected", timeout=TURN_MS)
+    notice = panel.locator(".think-disconnected")
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("run the cell again")
+    expect(panel.locator("textarea.think-input")).to_be_disabled()
+    expect(panel.locator("button.think-send")).to_be_disabled()
+    expect(panel.locator("button.think-stop")).to_be_hidden()
+
+
+def expect_nothing_looks_sent(panel: Any) -> None:
+    """The stored message is shown as it was; any other user message says it was not sent."""
+    users = panel.locator(".think-message[data-role=user]")
+    expect(users.first).to_contain_text("Hello")
+    expect(users.first).not_to_have_attribute("data-unsent", "true")
+    for i in range(1, users.count()):
+        expect(users.nth(i)).to_have_attribute("data-unsent", "true")
+        expect(users.nth(i)).to_contain_text("not sent")
+    expect(panel).to_have_attribute("data-status", "disconnected")
+
+
+def test_kernel_restart_from_the_menu_disconnects_the_panel(notebook, app: str) -> None:
+    page, panel = open_panel(notebook, AGENT)
+    first_turn(page, panel)
+    menu(page, "Kernel", "Restart Kernel")
+    page.locator(".jp-Dialog .jp-mod-accept").click()  # "Restart"
+    expect_disconnected(panel)
+    expect(panel.locator(".think-disconnected")).to_contain_text("The kernel restarted — run the cell again")
+    wait_kernel_idle(page)
+    box = panel.locator("textarea.think-input")
+    box.click(force=True)  # a person clicks the greyed box and types: nothing goes anywhere
+    page.keyboard.type("are you there?")
+    page.keyboard.press("Enter")
+    expect(box).to_have_value("")
+    expect(panel.locator(".think-message[data-role=user]")).to_have_count(1)
+    expect_nothing_looks_sent(panel)
+
+
+def test_a_killed_kernel_disconnects_the_panel_and_an_unstored_message_says_not_sent(notebook, app: str) -> None:
+    page, panel = open_panel(notebook, AGENT)
+    first_turn(page, panel)
+    out = page.locator(".jp-OutputArea-output", has_text="kernel pid").first.inner_text()
+    pid = int(re.search(r"kernel pid (\d+)", out).group(1))
+    os.kill(pid, signal.SIGKILL)
+    # typed at once, before the server notices: this message reaches no kernel
+    box = panel.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("are you there?")
+    page.keyboard.press("Enter")
+    expect_disconnected(panel)
+    dialog = page.locator(".jp-Dialog .jp-mod-accept")  # "The kernel appears to have died" (Lab)
+    if dialog.count():
+        dialog.first.click()
+    users = panel.locator(".think-message[data-role=user]")
+    print("user messages after the kill:", users.count())
+    expect_nothing_looks_sent(panel)
+
+
+V1 = '''
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+s1 = S([[S.text("from the first Demo")]] * 3)
+class Demo(Think):
+    def get_model(self):
+        return s1.model
+'''
+V2 = '''
+s2 = S([[S.text("from the second Demo")]] * 3)
+class Demo(Think):
+    def get_model(self):
+        return s2.model
+'''
+
+
+def test_an_older_panel_follows_the_redefined_class(notebook, app: str) -> None:
+    page = notebook(["%load_ext think_nb", V1, "%think Demo", V2, "%think Demo"])
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    panels = page.locator(".think-panel")
+    expect(panels).to_have_count(2, timeout=60_000)
+    old, new = panels.nth(0), panels.nth(1)
+    for p in (old, new):
+        expect(p).to_have_attribute("data-status", "ready", timeout=60_000)
+    wait_kernel_idle(page)
+    box = old.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("which Demo are you?")
+    page.keyboard.press("Enter")
+    expect(last_text(old)).to_have_text("from the second Demo", timeout=TURN_MS)
+    expect(last_text(new)).to_have_text("from the second Demo", timeout=TURN_MS)  # one agent, both views
+    expect_status(old, "ready")
+    expect(old.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])
+    expect(new.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])
