@@ -157,6 +157,9 @@ async def test_approve_with_edited_code_runs_it_tells_the_model_and_the_ledger_k
     ({"input": {"cod": "x = 1"}}, "Invalid input for tool 'run_code'"),
     ({"input": "x = 1"}, "must be a dict"),
     ({"code": "a", "input": {"code": "b"}}, "not both"),
+    ({"code": ""}, "the code is empty"),  # a cleared edit box never uses up the approval
+    ({"code": "   \n"}, "the code is empty"),
+    ({"code": "z = ("}, r"the code does not parse \(SyntaxError: '\(' was never closed, line 1\)"),
 ])
 async def test_a_bad_edited_input_is_refused_and_the_call_still_waits(ns: dict, kwargs: dict, match: str) -> None:
     agent = agent_on(S([[S.tool_call("run_code", {"code": "refused_run = 1"})], [S.text("done")]]))

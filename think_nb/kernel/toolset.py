@@ -17,8 +17,11 @@ for 1,000,000 rows).
 
 from __future__ import annotations
 
+import ast
 import asyncio
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator
 
 from think_nb.errors import UserError
 from think_nb.tools.tool import CURRENT_TOOL_CALL, CURRENT_TOOL_EDITED, CURRENT_TOOL_RUNNER, Tool, from_function
@@ -34,6 +37,23 @@ def _owner() -> object | None:
     hooks = getattr(runner, "hooks", None)
     return getattr(hooks, "host", None)
 
+
+
+def _parses(code: str) -> str:
+    """`code`, when it is Python that parses (top-level `await` included, refused later with its own
+    message); else a `ValueError` that says why. What a person edits before approving is checked
+    here, while the call still waits: an empty box or a typo never uses up the approval."""
+    if not code.strip():
+        raise ValueError("the code is empty; approve the proposed code, or deny the call")
+    try:
+        compile(code, "<run_code>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError as exc:
+        raise ValueError(f"the code does not parse (SyntaxError: {exc.msg}, line {exc.lineno})") from None
+    return code
+
+
+Code = Annotated[str, AfterValidator(_parses)]
+"""run_code's `code`: Python that parses (see `_parses`)."""
 
 def kernel_tools(run: RunMode = "ask") -> dict[str, Tool]:
     """`{name: Tool}`: `list_variables`, `notebook_history`, `describe_variable` and (unless
@@ -93,7 +113,7 @@ def kernel_tools(run: RunMode = "ask") -> dict[str, Tool]:
             return await asyncio.get_running_loop().run_in_executor(None, namespace.describe_value, name, copy)
         return namespace.describe_value(name, value)
 
-    async def run_code(code: str) -> dict:
+    async def run_code(code: Code) -> dict:
         """Run Python code in the notebook's live kernel, in the user's namespace, as a cell would: it
         can read and change the notebook's variables. Returns what it printed, the value of its last
         expression, tables and figures (matplotlib figures come back as images shown to the user), and
