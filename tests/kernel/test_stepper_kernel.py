@@ -46,7 +46,8 @@ def test_plain_next_in_cells_then_await_then_run(frontend: FakeFrontend) -> None
     assert check.stdout.strip().splitlines() == ["Edited in a cell.", "[99]"]
     # the kernel is still healthy: background turns and plain cells work after nested stepping
     frontend.execute("task = agent.submit('again')").check()
-    assert frontend.execute("print(type(task).__name__)").check().stdout.strip() == "Task"
+    assert frontend.execute("print(type(task).__name__)").check().stdout.strip() == "TurnTask"
+    assert frontend.execute("print((await task).request_id == task.request_id)").check().stdout.strip() == "True"
 
 
 def printed(text: str) -> Callable[[dict], bool]:
