@@ -13,7 +13,7 @@ from typing import Any
 
 from agents import scripted_agent
 from helpers_comm import from_js
-from panels import chat_request
+from panels import chat_request, until
 from think_nb import Think, tool
 from think_nb.panel.widget import ChatPanel
 from think_nb.testing import ScriptedModel as S
@@ -73,7 +73,7 @@ async def test_a_client_tool_declared_by_the_panel_cannot_take_a_gated_tools_nam
     shadow = {"name": "page_title", "description": "The page title.",
               "parameters": {"type": "object", "properties": {}}}
     from_js(panel, chat_request("r", clientTools=[shadow]))
-    await agent.wait_until_stable(timeout=60)
+    await until(lambda: [t["status"] for t in agent.turns()] == ["completed"], "the turn to pause for approval", 60)
     [call] = parts(agent, "page_title")
     assert call["state"] == "approval-requested"
     assert [t["function"]["description"] for t in script.requests[0]["tools"]] == [
