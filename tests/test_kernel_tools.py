@@ -5,7 +5,6 @@ main flows in a real ipykernel (IPython's user_ns, display capture, interrupts).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,8 +27,11 @@ from think_nb.workspace.execute import execute_tool
 
 @pytest.fixture
 def ns() -> Iterator[dict]:
-    """`__main__`'s namespace (where run_code runs outside IPython), with this test's names removed after."""
-    space = sys.modules["__main__"].__dict__
+    """The namespace run_code runs in (an IPython shell's `user_ns` when one exists in this process,
+    as after a test that made one; else `__main__`'s), with this test's names removed after."""
+    from think_nb.kernel.shell import namespace
+
+    space = namespace()[1]
     before = set(space)
     yield space
     for name in set(space) - before:
