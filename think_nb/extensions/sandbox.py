@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from think_nb.procs import monty_binary
+
 DESCRIBE = '''
 try:
     __tools = tools
@@ -75,7 +77,7 @@ class Sandbox:
             self._starting = asyncio.Lock()
         async with self._starting:
             if self._pool is None:
-                pool = pm.AsyncMonty(min_processes=1, max_processes=2)
+                pool = pm.AsyncMonty(binary_path=monty_binary(), min_processes=1, max_processes=2)
                 await pool.__aenter__()
                 self._pool = pool
         return self._pool

@@ -4,7 +4,12 @@ A `Connection` runs a task that enters the SDK's `mcp.Client` (the SDK needs its
 and left in one task), lists the server's tools, and then waits until it is told to stop or a
 call finds the connection broken. On failure it retries with exponential backoff (0.5 s doubling
 to 30 s); `state` is `connecting` | `connected` | `failed` (retrying) | `closed`, `last_error`
-says why; a stdio server's stderr is appended to `<db>.mcp/<server>.log`. Calls come from turns
+says why; a stdio server's stderr is appended to `<db>.mcp/<server>.log`. An attempt that has not
+finished the MCP handshake (`initialize` and the tool listing) within `handshake_timeout()` seconds
+(`THINK_NB_MCP_HANDSHAKE_TIMEOUT`, default 30) fails naming the server and what it printed instead
+of JSON-RPC; a server that exits says its exit code (`think_nb.procs` runs it under a guard that
+writes it to its stderr, and that kills it with the kernel). `close()` on a connection still
+connecting cancels the attempt at once. Calls come from turns
 (other tasks) and are bounded: a call ends with a `McpCallError`
 when the server answers an error, when it times out, or when the connection breaks under it (a
 server killed mid-call never hangs a turn).
@@ -22,11 +27,30 @@ from think_nb.mcp.config import ServerConfig, resolve
 
 log = logging.getLogger("think_nb")
 BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+HANDSHAKE_TIMEOUT_S = 30.0
+"""Default of `handshake_timeout()`."""
 CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK gives pending requests when the connection closes
 
 
 class McpCallError(Exception):
     """A call to an MCP tool failed (the message names the server and the tool)."""
+
+
+def handshake_timeout() -> float:
+    """Seconds an attempt may take to finish the MCP handshake: `THINK_NB_MCP_HANDSHAKE_TIMEOUT`
+    (seconds > 0), else `HANDSHAKE_TIMEOUT_S` (an unusable value is logged and ignored)."""
+    import os
+
+    raw = os.environ.get("THINK_NB_MCP_HANDSHAKE_TIMEOUT")
+    if raw:
+        try:
+            value = float(raw)
+            if value > 0:
+                return value
+        except ValueError:
+            pass
+        log.warning("THINK_NB_MCP_HANDSHAKE_TIMEOUT=%r: use seconds > 0; using %g", raw, HANDSHAKE_TIMEOUT_S)
+    return HANDSHAKE_TIMEOUT_S
 
 
 class Connection:
@@ -43,6 +67,8 @@ class Connection:
         self.tools: list[Any] = []  # mcp_types.Tool of the last listing
         self.calls = 0
         self._client: Any = None
+        self._printed: list[str] = []  # what the server wrote to stdout that was not JSON-RPC (this attempt)
+        self._attempt: Any = None  # the anyio CancelScope of the attempt under way
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
         self._broken = asyncio.Event()
@@ -68,6 +94,8 @@ class Connection:
 
     async def close(self) -> None:
         self._stop.set()
+        if self.state != "connected" and self._attempt is not None:
+            self._attempt.cancel()  # connecting (a handshake that may never end): no reason to wait for it
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
@@ -166,14 +194,19 @@ class Connection:
                 self._set("connecting", self.last_error)
 
     async def _session(self) -> None:
+        import anyio
         from mcp import Client, StdioServerParameters
 
+        from think_nb.procs import guarded
+
         config = self.config
+        self._printed = []
         if config.transport == "stdio":
             from mcp.client.stdio import stdio_client
 
             env = {**_inherited_env(), **resolve(config.env, "env", config.name)}
-            params = StdioServerParameters(command=config.target, args=config.args, env=env)
+            command, args = guarded(config.target, config.args)  # it never outlives the kernel
+            params = StdioServerParameters(command=command, args=args, env=env)
             # the server's stderr goes to a log file: a kernel's sys.stderr has no file descriptor
             errlog = self._stderr_log()
             self._log_start = errlog.tell()
@@ -183,21 +216,50 @@ class Connection:
 
             headers = resolve(config.headers, "header", config.name)
             server = streamable_http_client(config.target, http_client=create_mcp_http_client(headers=headers))
-        async with Client(server, mode="legacy") as client:
-            listing = await client.list_tools()
-            self.tools = list(listing.tools)
-            self._client = client
-            self._broken.clear()
-            self._set("connected", None)
-            stop, broken = (asyncio.ensure_future(e.wait()) for e in (self._stop, self._broken))
+        limit = handshake_timeout()
+        with anyio.CancelScope() as attempt:
+            self._attempt = attempt
             try:
-                await asyncio.wait({stop, broken}, return_when=asyncio.FIRST_COMPLETED)
+                with anyio.move_on_after(limit) as handshake:
+                    async with Client(server, mode="legacy", message_handler=self._on_message) as client:
+                        listing = await client.list_tools()
+                        handshake.deadline = float("inf")
+                        await self._serve(client, listing)
             finally:
-                stop.cancel()
-                broken.cancel()
-                self._client = None
+                self._attempt = None
+            if handshake.cancelled_caught:
+                printed = f"; it printed instead of JSON-RPC: {' | '.join(self._printed)[-300:]}" \
+                    if self._printed else ""
+                raise ConnectionError(f"MCP server {config.name!r} did not finish the MCP handshake (initialize, "
+                                      f"tools/list) within {limit:g} s{printed}")
+        if attempt.cancelled_caught:
+            return  # closed while connecting
         if not self._stop.is_set():
             raise ConnectionError(self.last_error or "the connection broke")
+
+    async def _serve(self, client: Any, listing: Any) -> None:
+        self.tools = list(listing.tools)
+        self._client = client
+        self._broken.clear()
+        self._set("connected", None)
+        stop, broken = (asyncio.ensure_future(e.wait()) for e in (self._stop, self._broken))
+        try:
+            await asyncio.wait({stop, broken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            broken.cancel()
+            self._client = None
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's `message_handler`: keeps what a server printed that is not JSON-RPC (the
+        transport hands each such line over as an exception), for the handshake's error."""
+        if isinstance(message, Exception) and len(self._printed) < 20:
+            errors = getattr(message, "errors", None)
+            try:
+                line = errors()[0].get("input") if callable(errors) else None
+            except Exception:  # noqa: BLE001 - not a pydantic error: its text will do
+                line = None
+            self._printed.append(" ".join(str(line if isinstance(line, str) else message).split())[:200])
 
 
 def _inherited_env() -> dict[str, str]:
