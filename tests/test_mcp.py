@@ -236,3 +236,76 @@ async def test_a_stdio_server_that_exits_names_its_stderr_in_the_error(tmp_path:
     await eventually(lambda: agent.mcp_servers()["last_error"][0] is not None, timeout=30)
     assert "stderr: crash.py: no API key configured" in agent.mcp_servers()["last_error"][0]
     await agent.shutdown()
+
+
+# -- issue 28 §10: the handshake is bounded, an exit says its code, remove does not wait --------------------
+MUTE = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(3600)"
+
+
+def pid_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+async def test_a_server_that_never_answers_initialize_fails_after_the_handshake_timeout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINK_NB_MCP_HANDSHAKE_TIMEOUT", "0.5")
+    agent = agent_with(S([]), tmp_path)
+    marker = tmp_path / "mute.pid"
+    await agent.add_mcp_server("mute", sys.executable, args=["-c", MUTE, str(marker)], connect_timeout=0)
+    await eventually(lambda: agent.mcp_servers()["state"][0] == "failed", timeout=60, what="the handshake fails")
+    error = agent.mcp_servers()["last_error"][0]
+    assert "MCP server 'mute' did not finish the MCP handshake" in error and "0.5 s" in error
+    await agent.shutdown()
+
+
+async def test_a_server_that_prints_non_json_fails_naming_what_it_printed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINK_NB_MCP_HANDSHAKE_TIMEOUT", "0.5")
+    agent = agent_with(S([]), tmp_path)
+    chatty = "import time; print('Welcome to my server v2!', flush=True); time.sleep(3600)"
+    await agent.add_mcp_server("chatty", sys.executable, args=["-c", chatty], connect_timeout=0)
+    await eventually(lambda: agent.mcp_servers()["state"][0] == "failed", timeout=60, what="the handshake fails")
+    error = agent.mcp_servers()["last_error"][0]
+    assert "MCP server 'chatty' did not finish the MCP handshake" in error
+    assert "it printed instead of JSON-RPC: Welcome to my server v2!" in error
+    await agent.shutdown()
+
+
+async def test_a_server_that_exits_at_start_says_its_exit_code(tmp_path: Path) -> None:
+    agent = agent_with(S([]), tmp_path)
+    await agent.add_mcp_server("quits", sys.executable, args=["-c", "import sys; sys.exit(3)"], connect_timeout=0)
+    await eventually(lambda: (agent.mcp_servers()["last_error"][0] or "").count("exited with code 3") == 1,
+                     timeout=60, what="the exit code in last_error")
+    await agent.shutdown()
+
+
+async def test_removing_a_connecting_server_stops_it_before_it_returns(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`remove_mcp_server` on a server stuck in its handshake cancels the attempt: when it returns
+    the server process is gone (before, it waited 5 s and returned with the server still running)."""
+    monkeypatch.setenv("THINK_NB_MCP_HANDSHAKE_TIMEOUT", "3600")
+    agent = agent_with(S([]), tmp_path)
+    marker = tmp_path / "mute.pid"
+    await agent.add_mcp_server("mute", sys.executable, args=["-c", MUTE, str(marker)], connect_timeout=0)
+    await eventually(lambda: marker.exists() and marker.read_text(), timeout=60, what="the server started")
+    pid = int(marker.read_text())
+    assert agent.mcp_servers()["state"][0] == "connecting" and pid_alive(pid)
+    assert await agent.remove_mcp_server("mute") is True
+    assert not pid_alive(pid), "the server still runs after remove_mcp_server returned"
+    assert agent.mcp_servers().empty
+    await agent.shutdown()
+
+
+def test_the_guard_reports_its_commands_exit_code_and_passes_input_through() -> None:
+    from think_nb.procs import GUARD, guarded
+
+    command, args = guarded(sys.executable, ["-c", "import sys; print(sys.stdin.read().upper()); sys.exit(3)"])
+    done = subprocess.run([command, *args], input="hello", capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (3, "HELLO\n")
+    assert done.stderr.strip() == f"think-nb: {sys.executable} exited with code 3"
+    assert args[:2] == ["-IS", GUARD]

@@ -117,14 +117,3 @@ def test_no_process_of_think_nb_survives_its_kernel(tmp_path: Path, end: str) ->
         if not stopped:
             stop_frontend(fe)
 
-
-def test_the_guard_reports_its_commands_exit_code_and_passes_input_through(tmp_path: Path) -> None:
-    import subprocess
-
-    from think_nb.procs import GUARD, guarded
-
-    command, args = guarded(sys.executable, ["-c", "import sys; print(sys.stdin.read().upper()); sys.exit(3)"])
-    done = subprocess.run([command, *args], input="hello", capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (3, "HELLO\n")
-    assert done.stderr.strip() == f"think-nb: {sys.executable} exited with code 3"
-    assert args[:2] == ["-IS", GUARD]

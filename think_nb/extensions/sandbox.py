@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from think_nb.procs import monty_binary
+from think_nb.procs import monty_pool
 
 DESCRIBE = '''
 try:
@@ -71,13 +71,11 @@ class Sandbox:
         self._starting: asyncio.Lock | None = None
 
     async def _ready(self) -> Any:
-        import pydantic_monty as pm
-
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
             if self._pool is None:
-                pool = pm.AsyncMonty(binary_path=monty_binary(), min_processes=1, max_processes=2)
+                pool = monty_pool(min_processes=1, max_processes=2)
                 await pool.__aenter__()
                 self._pool = pool
         return self._pool

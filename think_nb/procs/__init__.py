@@ -12,7 +12,8 @@ with code N`).
   guard (for `mcp`'s `StdioServerParameters`);
 - `guarded_binary(path) -> str`: an executable file that runs `path` under the guard, for a
   library that takes a binary path and appends its own arguments (`pydantic_monty`'s
-  `binary_path`); written once per (python, path) into a private temporary folder.
+  `binary_path`); written once per (python, path) into a private temporary folder;
+- `monty_pool(**options)`: the `AsyncMonty` pool the `execute` tool and the extensions use.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 GUARD = str(Path(__file__).with_name("guard.py"))
 
@@ -58,3 +60,15 @@ def monty_binary() -> str:
     from pydantic_monty._binary import find_monty_binary
 
     return guarded_binary(find_monty_binary())
+
+
+def monty_pool(**options: Any) -> Any:
+    """A `pydantic_monty.AsyncMonty(**options)` whose workers run under the guard, with the exit
+    handler of `think_nb.procs.threads` installed (its Rust threads call into Python: see there).
+    The one place think_nb makes a Monty pool."""
+    import pydantic_monty as pm
+
+    from think_nb.procs import threads
+
+    threads.register()
+    return pm.AsyncMonty(binary_path=monty_binary(), **options)

@@ -60,7 +60,7 @@ from think_nb.aio import maybe_await
 from think_nb.binding import runtime_of
 from think_nb.errors import ToolRaised, UserError, describe
 from think_nb.messages.ids import new_id
-from think_nb.procs import monty_binary
+from think_nb.procs import monty_pool
 from think_nb.tools.tool import (
     CURRENT_TOOL_CALL,
     CURRENT_TOOL_RUNNER,
@@ -177,8 +177,7 @@ class _Runner:
                                "an earlier resume); nothing ran again. Call execute anew.")
         stdout = pm.CollectString(max_bytes=self.max_output)
         state = _Run(self, tools, code, stdout, pause)
-        pool = pm.AsyncMonty(binary_path=monty_binary(), min_processes=1, max_processes=1,
-                             request_timeout=self.timeout + 30)
+        pool = monty_pool(min_processes=1, max_processes=1, request_timeout=self.timeout + 30)
         async with pool, pool.checkout(script_name="execute.py", limits=self._limits(),
                                        os_policy={"sleep": "zero"}) as session:
             try:
