@@ -309,3 +309,77 @@ def test_the_guard_reports_its_commands_exit_code_and_passes_input_through() -> 
     assert (done.returncode, done.stdout) == (3, "HELLO\n")
     assert done.stderr.strip() == f"think-nb: {sys.executable} exited with code 3"
     assert args[:2] == ["-IS", GUARD]
+
+
+# -- issue 28 §5: what a server says is scrubbed of its secrets; literal secrets are never stored -----------
+ECHO = ("import json, os, sys; open(sys.argv[1], 'w').write(json.dumps({'argv': sys.argv[2:], 'env': dict(os.environ)}))"
+        "; sys.stderr.write('auth failed for ' + ' '.join(sys.argv[2:]) + ' ' + os.environ.get('MY_GH', '') + ' '"
+        " + os.environ.get('UPSTREAM', '') + ' ' + os.environ.get('OPENAI_API_KEY', '') + '\\n'); sys.exit(1)")
+LITERAL_KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c"
+LITERAL_TOKEN = "tok_9f8e7d6c5b4a39281706"
+SHAPED = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+RESOLVED = "resolved-upstream-secret-77"
+PROVIDER = "sk-provider-env-key-0123456789"
+
+
+def stored_bytes(tmp_path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in tmp_path.glob("mcp.sqlite*") if p.is_file())
+
+
+async def test_a_servers_stderr_and_stored_config_never_hold_its_secrets(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UPSTREAM_SECRET", RESOLVED)
+    monkeypatch.setenv("OPENAI_API_KEY", PROVIDER)
+    seen = tmp_path / "seen.json"
+    agent = agent_with(S([]), tmp_path)
+    await agent.add_mcp_server("leaky", sys.executable,
+                               args=["-c", ECHO, str(seen), "--api-key", LITERAL_KEY, f"--token={LITERAL_TOKEN}"],
+                               env={"MY_GH": SHAPED, "UPSTREAM": "${UPSTREAM_SECRET}"}, connect_timeout=0)
+    await eventually(lambda: "auth failed" in (agent.mcp_servers()["last_error"][0] or ""), timeout=60,
+                     what="the server's stderr in last_error")
+    import json
+
+    child = json.loads(seen.read_text())  # the real values reach the child, and only the child
+    assert child["argv"] == ["--api-key", LITERAL_KEY, f"--token={LITERAL_TOKEN}"]
+    assert child["env"]["MY_GH"] == SHAPED and child["env"]["UPSTREAM"] == RESOLVED
+    shown = " ".join(str(v) for v in agent.mcp_servers().to_dict("records")[0].values())
+    frames = json.dumps(runtime_of(agent).mcp.table())
+    raw = stored_bytes(tmp_path)
+    for secret in (LITERAL_KEY, LITERAL_TOKEN, SHAPED, RESOLVED, PROVIDER):
+        assert secret not in shown and secret not in frames, secret
+        assert secret.encode() not in raw, secret
+    assert "auth failed for --api-key ***" in shown
+    assert b"${UPSTREAM_SECRET}" in raw  # a reference is stored as written
+    await agent.shutdown()
+
+
+async def test_a_restored_server_whose_literal_secret_was_not_stored_says_how_to_fix_it(tmp_path: Path) -> None:
+    agent = agent_with(S([]), tmp_path)
+    await agent.add_mcp_server("keyed", sys.executable, args=["-c", "import time; time.sleep(3600)",
+                                                              "--api-key", LITERAL_KEY], connect_timeout=0)
+    await agent.shutdown()
+    again = agent_with(S([]), tmp_path)
+    await eventually(lambda: "literal secret, which was not stored" in (again.mcp_servers()["last_error"][0] or ""),
+                     timeout=60, what="the restore explains the missing secret")
+    assert "${MY_KEY}" in again.mcp_servers()["last_error"][0]
+    assert LITERAL_KEY.encode() not in stored_bytes(tmp_path)
+    await again.shutdown()
+
+
+async def test_a_literal_under_a_pat_name_is_refused_and_references_work_in_args(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = agent_with(S([]), tmp_path)
+    with pytest.raises(UserError, match="literal secret"):
+        await agent.add_mcp_server("gh", STDIO, env={"GITHUB_PAT": "github_pat_11ABCDEFG0123456789"})
+    monkeypatch.setenv("MY_KEY", LITERAL_KEY)
+    seen = tmp_path / "seen.json"
+    await agent.add_mcp_server("ref", sys.executable, args=["-c", ECHO, str(seen), "--api-key", "${MY_KEY}"],
+                               connect_timeout=0)
+    await eventually(seen.exists, timeout=60, what="the server ran")
+    import json
+
+    assert json.loads(seen.read_text())["argv"] == ["--api-key", LITERAL_KEY]
+    await eventually(lambda: "auth failed" in (agent.mcp_servers()["last_error"][0] or ""), timeout=60)
+    assert LITERAL_KEY not in agent.mcp_servers()["last_error"][0]
+    assert LITERAL_KEY.encode() not in stored_bytes(tmp_path) and b"${MY_KEY}" in stored_bytes(tmp_path)
+    await agent.shutdown()

@@ -1,14 +1,22 @@
 """Secrets never persist: credentials are redacted where values are summarised or serialised.
 
-A key is a credential when its name is `api_key`, `authorization`, `password`, `secret`, or
-ends in `_key`, `_token`, `_secret` or `_password` (case-insensitive; `-` counts as `_`):
-`api_key`, `aws_secret_access_key`, `x-api-key`, `access_token`, `Authorization`. Their values
+A key is a credential when its name is `api_key`, `authorization`, `password`, `secret`, `token`,
+`pat`, `auth`, `credential(s)`, or ends in `_key`, `_token`, `_secret`, `_password`, `_pass`,
+`_pwd`, `_pat`, `_auth` or `_credential(s)` (case-insensitive; `-` counts as `_`): `api_key`,
+`aws_secret_access_key`, `x-api-key`, `access_token`, `Authorization`, `GITHUB_PAT`. Their values
 become `REDACTED` in:
 
 - `redact(value)`: any nested dict / list / dataclass (ModelConfig, TurnConfig, contexts), used
   by the hook trace's summaries (`think_nb.turns.trace.summarize`) and `ModelConfig`'s repr;
 - `scrub(text, secrets)`: error text (a provider may echo the key it refused), used before an
   error reaches the message, the turn log, frames and `on_chat_error`'s replacement.
+
+A value is a secret by its shape (`looks_secret(text)`) when it has a known key prefix (`sk-`,
+`ghp_`, `github_pat_`, `xoxb-`, `AKIA`, `hf_`, `glpat-`, `AIza`, a JWT's `eyJ`) or is one token of
+at least 24 letters, digits and `-_.+/=` mixing letters and digits; `redact_argv(args)` is a
+command line with every secret replaced: a value after (or `=`-joined to) a credential-named flag
+(`--api-key X`, `--token=X`), an `Authorization: ...`-style header argument, and any argument that
+looks like a secret (`${VAR}` references stay, they are not secrets).
 
 `secrets_of(value)` collects the credential values a config holds, for `scrub`; `env_secrets()` the
 values of credential-named environment variables (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `HF_TOKEN`:
@@ -23,13 +31,60 @@ from typing import Any
 
 REDACTED = "***"
 _CREDENTIAL = re.compile(
-    r"^(api_key|apikey|authorization|password|passwd|secret|token|.*_(key|token|secret|password))$", re.IGNORECASE)
+    r"^(api_key|apikey|authorization|password|passwd|secret|token|pat|auth|credentials?|"
+    r".*_(key|token|secret|password|pass|pwd|pat|auth|credentials?))$", re.IGNORECASE)
+_KEY_PREFIX = re.compile(r"^(sk-|sk_|rk_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|"
+                         r"AKIA|ASIA|hf_|AIza|eyJ|Bearer\s)")
+_TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{24,}$")
+_HEADER_ARG = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(\S.*)$")
+_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 _MIN_SECRET_CHARS = 4  # shorter values are not scrubbed from text (they would mangle ordinary words)
 
 
 def is_credential(key: Any) -> bool:
     """True when a mapping key names a credential (see the module docstring)."""
     return isinstance(key, str) and bool(_CREDENTIAL.match(key.replace("-", "_")))
+
+
+def looks_secret(text: Any) -> bool:
+    """True when `text` has the shape of a key or token (see the module docstring)."""
+    if not isinstance(text, str) or _REFERENCE.search(text) or len(text) < 8:
+        return False
+    value = text.strip()
+    if _KEY_PREFIX.match(value) and len(value) >= 12:
+        return True
+    return bool(_TOKEN.match(value)) and any(c.isalpha() for c in value) and any(c.isdigit() for c in value) \
+        and not value.startswith(("/", "./", "-"))
+
+
+def _flag_name(arg: str) -> str | None:
+    return arg.lstrip("-") if arg.startswith("-") and arg.lstrip("-") else None
+
+
+def redact_argv(args: list[str]) -> list[str]:
+    """`args` with each secret replaced by `REDACTED` (see the module docstring)."""
+    out: list[str] = []
+    after_credential_flag = False
+    for arg in args:
+        if after_credential_flag and not arg.startswith("-"):
+            out.append(arg if _REFERENCE.fullmatch(arg.strip()) else REDACTED)
+            after_credential_flag = False
+            continue
+        after_credential_flag = False
+        name = _flag_name(arg)
+        header = _HEADER_ARG.match(arg)
+        if name is not None and "=" in name:
+            flag, value = name.split("=", 1)
+            secret = (is_credential(flag) and not _REFERENCE.fullmatch(value.strip())) or looks_secret(value)
+            out.append(arg[: len(arg) - len(value)] + REDACTED if secret and value else arg)
+        elif name is not None:
+            after_credential_flag = is_credential(name)
+            out.append(arg)
+        elif header and is_credential(header.group(1)) and not _REFERENCE.fullmatch(header.group(2).strip()):
+            out.append(f"{header.group(1)}: {REDACTED}")
+        else:
+            out.append(REDACTED if looks_secret(arg) else arg)
+    return out
 
 
 def redact(value: Any, _depth: int = 0) -> Any:

@@ -4,8 +4,14 @@
 streamable-HTTP server; anything else is a command line launched as a stdio server (`args` are
 appended). Environment variables (stdio) and headers (HTTP) may hold `${VAR}` references,
 resolved from `os.environ` when connecting; the reference, never the value, is stored. A value
-under a credential name (`Authorization`, `*_TOKEN`, `API_KEY`, ... as `think_nb.redact` defines
-them) must be a reference: a literal secret is refused with the fix in the message.
+under a credential name (`Authorization`, `*_TOKEN`, `API_KEY`, `GITHUB_PAT`, ... as
+`think_nb.redact` defines them) must be a reference: a literal secret is refused with the fix in
+the message. Arguments may hold `${VAR}` references too. A literal secret anywhere else (an
+argument `--api-key sk-...` / `--token=...`, an env value shaped like a key under another name:
+`think_nb.redact.redact_argv` / `looks_secret`) is treated like a model's `api_key`: the live
+connection uses it (the child's argv and environment), and what is stored (`stored()`) and shown
+holds `REDACTED` instead. A server restored from such a row fails with `SECRET_NOT_STORED`'s
+fix (add it again, or use a `${VAR}` reference) instead of starting with a wrong argument.
 """
 
 from __future__ import annotations
@@ -17,10 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.redact import is_credential
+from think_nb.redact import REDACTED, is_credential, looks_secret, redact_argv
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+SECRET_NOT_STORED = ("MCP server {name!r}: its {what} held a literal secret, which was not stored; add the server again "
+                     "with add_mcp_server(...) in this session, or pass the secret as a ${{VAR}} reference "
+                     "(args=['--api-key', '${{MY_KEY}}'], env={{'GITHUB_PAT': '${{GITHUB_PAT}}'}}) so it reconnects "
+                     "after a restart.")
 
 
 @dataclass
@@ -50,6 +60,29 @@ class ServerConfig:
     def row(self) -> dict:
         return {"name": self.name, "transport": self.transport, "target": self.target, "args": self.args,
                 "env": self.env, "headers": self.headers, "approval": self.approval, "timeout": self.timeout}
+
+    def stored(self) -> dict:
+        """`row()` with each literal secret of `args` and `env` replaced by `REDACTED` (what is
+        stored and shown)."""
+        env = {k: REDACTED if looks_secret(v) else v for k, v in self.env.items()}
+        return {**self.row(), "args": redact_argv(self.args), "env": env}
+
+    def secrets(self) -> set[str]:
+        """The literal secrets `stored()` leaves out (scrubbed from what the server says)."""
+        found = {a for a, r in zip(self.args, redact_argv(self.args), strict=True) if a != r}
+        found |= {a.split("=", 1)[1] for a in found if a.startswith("-") and "=" in a}
+        headers = {a.split(":", 1)[1].strip() for a in found if ":" in a and not a.startswith("-")}
+        found |= headers | {h.split()[-1] for h in headers if h.split()}
+        found |= {v for v in self.env.values() if looks_secret(v)}
+        return {f for f in found if len(f) >= 4}
+
+    def unstored(self) -> str | None:
+        """What of a restored configuration lost a secret to redaction (`args` / `env`), else None."""
+        if REDACTED in self.args or any(a.endswith(("=" + REDACTED, ": " + REDACTED)) for a in self.args):
+            return "args"
+        if REDACTED in self.env.values():
+            return "env"
+        return None
 
     @classmethod
     def from_row(cls, row: dict) -> ServerConfig:
@@ -84,6 +117,19 @@ def make(name: Any, target: Any, args: Any = None, env: Any = None, headers: Any
     extra = [str(a) for a in (args or [])]
     return ServerConfig(name, "stdio", parts[0], parts[1:] + extra, _values(name, env, "env"), {},
                         approval if approval is not None else False, float(timeout))
+
+
+def referenced(values: Any) -> set[str]:
+    """The environment's values of the `${VAR}` references in `values` (strings, lists, dict values):
+    the secrets a server may echo."""
+    items = values.values() if isinstance(values, dict) else values
+    return {os.environ[v] for value in items for v in REFERENCE.findall(str(value))
+            if len(os.environ.get(v, "")) >= 4}
+
+
+def resolve_args(args: list[str], server: str) -> list[str]:
+    """`args` with `${VAR}` references replaced by the environment's values; UserError when one is unset."""
+    return list(resolve({str(i): a for i, a in enumerate(args)}, "argument", server).values())
 
 
 def resolve(values: dict[str, str], what: str, server: str) -> dict[str, str]:

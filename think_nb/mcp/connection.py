@@ -23,7 +23,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from think_nb.mcp.config import ServerConfig, resolve
+from think_nb.mcp.config import SECRET_NOT_STORED, ServerConfig, referenced, resolve, resolve_args
+from think_nb.redact import env_secrets, scrub
 
 log = logging.getLogger("think_nb")
 BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
@@ -67,6 +68,7 @@ class Connection:
         self.tools: list[Any] = []  # mcp_types.Tool of the last listing
         self.calls = 0
         self._client: Any = None
+        self._secrets: set[str] = config.secrets()  # scrubbed from all a server says (resolved per attempt)
         self._printed: list[str] = []  # what the server wrote to stdout that was not JSON-RPC (this attempt)
         self._attempt: Any = None  # the anyio CancelScope of the attempt under way
         self._task: asyncio.Task | None = None
@@ -138,7 +140,7 @@ class Connection:
             if not isinstance(exc, MCPError) or code == CONNECTION_CLOSED:  # the transport failed: reconnect
                 self._set("failed", text)  # at once: a reader never sees "connected" on a dead server
                 self._broken.set()
-            raise McpCallError(f"{where}: the call failed ({text}).") from None
+            raise McpCallError(self._scrub(f"{where}: the call failed ({text}).")) from None
 
     def _stderr_log(self) -> Any:
         if self._log_file is None or self._log_file.closed:
@@ -165,7 +167,13 @@ class Connection:
         lines = [line.strip() for line in written.splitlines() if line.strip()]
         return f"{text}; stderr: {' | '.join(lines[-2:])[-300:]}" if lines else text
 
+    def _scrub(self, text: str) -> str:
+        """`text` without the connection's secrets: literal ones of its args/env, the values its
+        `${VAR}` references resolve to, and the provider keys of the environment."""
+        return scrub(text, self._secrets | env_secrets())
+
     def _set(self, state: str, error: str | None) -> None:
+        error = self._scrub(error) if error else error  # every last_error passes here: panel, table, logs
         changed = (state, error) != (self.state, self.last_error)
         self.state, self.last_error = state, error
         self._changed.set()
@@ -201,11 +209,17 @@ class Connection:
 
         config = self.config
         self._printed = []
+        self._secrets = config.secrets() | referenced(config.env) | referenced(config.headers) | \
+            referenced(config.args)
+        lost = config.unstored()
+        if lost:
+            raise ConnectionError(SECRET_NOT_STORED.format(name=config.name, what=lost))
         if config.transport == "stdio":
             from mcp.client.stdio import stdio_client
 
             env = {**_inherited_env(), **resolve(config.env, "env", config.name)}
-            command, args = guarded(config.target, config.args)  # it never outlives the kernel
+            # it never outlives the kernel
+            command, args = guarded(config.target, resolve_args(config.args, config.name))
             params = StdioServerParameters(command=command, args=args, env=env)
             # the server's stderr goes to a log file: a kernel's sys.stderr has no file descriptor
             errlog = self._stderr_log()

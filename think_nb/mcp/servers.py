@@ -78,7 +78,7 @@ class McpServers:
             log.warning("MCP server %r replaced (%s changed)", config.name, ", ".join(changed) or "reconnect")
             del self.live[config.name]
             await old.close()
-        self.rows.put(config.row())
+        self.rows.put(config.stored())  # literal secrets of args/env stay in memory only
         connection = self._start(config)
         await connection.settled(connect_timeout)
         return self.describe(config.name)
