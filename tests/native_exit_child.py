@@ -31,7 +31,8 @@ def lingering_wake(self: asyncio.AbstractEventLoop) -> None:
 
 asyncio.selector_events.BaseSelectorEventLoop._write_to_self = lingering_wake  # type: ignore[attr-defined]
 
-SOURCE = "def add(a, b):\n    return a + b\ntools = {'add': {'description': 'Add', 'parameters': {}, 'function': add}}\n"
+SOURCE = ("def add(a, b):\n    return a + b\n"
+          "tools = {'add': {'description': 'Add', 'parameters': {}, 'function': add}}\n")
 
 
 class Ext(Think):

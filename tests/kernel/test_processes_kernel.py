@@ -9,12 +9,14 @@ runs nothing). On main before the fix the MCP servers and the burning worker liv
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -27,7 +29,8 @@ GONE_WITHIN_S = 30.0  # bounds a failure only: the check passes as soon as the P
 
 SETUP = textwrap.dedent(f'''
     import asyncio, json, os, sys
-    from pathlib import Path
+    from collections.abc import Callable
+from pathlib import Path
     from think_nb import Think
     from think_nb.testing import ScriptedModel as S
     from think_nb.workspace import execute_tool
@@ -67,7 +70,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_until(condition, what: str, timeout: float = GONE_WITHIN_S) -> None:  # noqa: ANN001
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = GONE_WITHIN_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -78,10 +81,8 @@ def wait_until(condition, what: str, timeout: float = GONE_WITHIN_S) -> None:  #
 def descendants(pid: int) -> dict[int, str]:
     out = {}
     for child in psutil.Process(pid).children(recursive=True):
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             out[child.pid] = " ".join(child.cmdline())[:160]
-        except psutil.NoSuchProcess:
-            pass
     return out
 
 

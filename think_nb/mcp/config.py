@@ -27,8 +27,8 @@ from think_nb.redact import REDACTED, is_credential, looks_secret, redact_argv
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-SECRET_NOT_STORED = ("MCP server {name!r}: its {what} held a literal secret, which was not stored; add the server again "
-                     "with add_mcp_server(...) in this session, or pass the secret as a ${{VAR}} reference "
+SECRET_NOT_STORED = ("MCP server {name!r}: its {what} held a literal secret, which was not stored; add the server "
+                     "again with add_mcp_server(...) in this session, or pass the secret as a ${{VAR}} reference "
                      "(args=['--api-key', '${{MY_KEY}}'], env={{'GITHUB_PAT': '${{GITHUB_PAT}}'}}) so it reconnects "
                      "after a restart.")
 

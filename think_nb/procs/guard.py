@@ -17,6 +17,7 @@ SIGTERM, SIGINT and SIGHUP sent to the guard are passed on to COMMAND, and so is
 a pidfd (Linux >= 5.3), else by polling the parent PID every 0.2 s.
 """
 
+import contextlib
 import os
 import select
 import signal
@@ -52,10 +53,8 @@ def main(argv: list[str]) -> int:
     if os.getppid() != owner or owner == 1:  # the owner died before it could be watched
         return 1
     if os.getpgid(0) != os.getpid():
-        try:
+        with contextlib.suppress(OSError):  # a session leader already leads its group
             os.setpgid(0, 0)
-        except OSError:  # a session leader already leads its group
-            pass
     guard = os.getpid()
     child = os.fork()
     if child == 0:
@@ -82,10 +81,8 @@ def main(argv: list[str]) -> int:
 
     def forward(signum: int, _frame: object) -> None:
         asked.append(signum)
-        try:
+        with contextlib.suppress(OSError):
             os.kill(child, signum)
-        except OSError:
-            pass
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, forward)
@@ -117,10 +114,10 @@ def main(argv: list[str]) -> int:
         if pid == child:
             break
     if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
+        killed_by = os.WTERMSIG(status)
         if not asked:
-            sys.stderr.write(f"think-nb: {argv[0]} was killed by {signal.Signals(signum).name}\n")
-        return 128 + signum
+            sys.stderr.write(f"think-nb: {argv[0]} was killed by {signal.Signals(killed_by).name}\n")
+        return 128 + killed_by
     code = os.WEXITSTATUS(status)
     if code and not asked:
         sys.stderr.write(f"think-nb: {argv[0]} exited with code {code}\n")

@@ -53,7 +53,7 @@ def foreign_thread_states() -> int:
     while state:
         states += 1
         state = api.PyThreadState_Next(state)
-    known = sum(1 for t in threading.enumerate() if not isinstance(t, threading._DummyThread))  # type: ignore[attr-defined]
+    known = sum(1 for t in threading.enumerate() if not isinstance(t, threading._DummyThread))
     return max(0, states - known)
 
 
