@@ -415,3 +415,12 @@ def m015_edited_approvals(db: sqlite3.Connection, p: str) -> None:
     # what the model proposed (the part's input; `granted` compares it), `edited_input` is what the
     # user approved instead, and what the engine runs. NULL: approved as proposed.
     db.execute(f"ALTER TABLE {PREFIX}approvals ADD COLUMN edited_input TEXT")
+
+
+@migration
+def m016_used_approvals(db: sqlite3.Connection, p: str) -> None:
+    # An approval is used once (issue 28 §2): `used_at` is set, in its own committed transaction,
+    # when the approved call starts (`Approvals.claim`); a used approval never runs the call again
+    # (a part hand-edited back to `approval-responded`, a recovered continuation after SIGKILL).
+    # NULL: not used yet. A new decision (`record`) replaces the row, so it starts unused.
+    db.execute(f"ALTER TABLE {PREFIX}approvals ADD COLUMN used_at REAL")

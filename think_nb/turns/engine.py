@@ -325,7 +325,7 @@ class TurnEngine:
             with user_code("repair_interrupted_tool_part", self.host.agent):
                 return self.host.repair_interrupted_tool_part(part)
 
-        if self.conversation.rewrite(lambda m: repaired(m, repair)):
+        if self.conversation.rewrite(lambda m: repaired(m, repair, self.store.approvals.used)):
             for call_id in settled:  # superseded or interrupted: it never resumes
                 self.store.state.delete(PAUSE_PREFIX + call_id)
             self.messages_changed()
@@ -345,7 +345,7 @@ class TurnEngine:
         """`approve` / `deny`: the only way a gated call moves on. `edited_input` (approvals only):
         the input the user approved instead of the model's, validated against the tool's schema
         first (`UserError` naming the bad field; nothing is recorded); the ledger keeps both, the
-        part's `approval.input` shows it, and the call runs with it (`Approvals.run_input`)."""
+        part's `approval.input` shows it, and the call runs with it (`Approvals.claim`)."""
         message, part = self._find_part(tool_call_id, ("approval-requested",))
         approval = {**(part.get("approval") or {}), "approved": approved}
         if reason:
