@@ -331,9 +331,8 @@ class TurnEngine:
             self.messages_changed()
 
     def replace_message(self, message: dict) -> None:
-        """Store a new version of a message of the branch and tell the views."""
-        self.conversation.replace(message)
-        self.listeners.notify("on_message_updated", message)
+        """Store a new version of a message of the branch and tell the views (what was stored)."""
+        self.listeners.notify("on_message_updated", self.conversation.replace(message))
 
     # -- interactions: approvals and client tools ---------------------------------------------
     def pending_approvals(self) -> list[dict]:
@@ -452,7 +451,7 @@ class TurnEngine:
     def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
         """Store the changed message, start the continuation (if the batch is complete), then tell
         the views, so they never see a "ready" gap between the two."""
-        self.conversation.replace(message)
+        message = self.conversation.replace(message)
         task = self._continue_if_settled(message) if auto_continue else None
         self.listeners.notify("on_message_updated", message)
         return task
