@@ -22,10 +22,10 @@ async def main(db: str, count: str, gated: bool) -> None:
     @tool(needs_approval=gated)
     async def danger(path: str) -> str:
         """Do something that must not happen twice."""
-        with open(count, "a") as f:
-            f.write(f"ran {path}\n")
-            f.flush()
-            os.fsync(f.fileno())
+        fd = os.open(count, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(fd, f"ran {path}\n".encode())
+        os.fsync(fd)
+        os.close(fd)
         await asyncio.Event().wait()  # running when the test kills the process
         return "done"
 

@@ -132,7 +132,7 @@ async def test_no_entry_path_sets_a_used_approval_back(tmp_path: Path) -> None:
 
 async def test_a_new_approval_request_is_a_new_decision(tmp_path: Path) -> None:
     """Used once per decision, not per call id: the ledger row of a new decision starts unused."""
-    agent, count = await approved_and_run(tmp_path)
+    agent, _ = await approved_and_run(tmp_path)
     ledger = runtime_of(agent).store.approvals
     assert ledger.used("c-danger")
     assert ledger.claim("c-danger", {"path": "/data"}) == "used"

@@ -25,7 +25,6 @@ when their turn starts, so a submission cancelled before that never shows up.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 from collections.abc import Callable
