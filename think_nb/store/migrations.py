@@ -428,3 +428,12 @@ def m016_message_depths(db: sqlite3.Connection, p: str) -> None:
     for column in ("depth INTEGER", "jump_id TEXT", "jump_depth INTEGER"):
         db.execute(f"ALTER TABLE {PREFIX}messages ADD COLUMN {column}")
     backfill(db, f"{PREFIX}messages")
+
+
+@migration
+def m017_used_approvals(db: sqlite3.Connection, p: str) -> None:
+    # An approval is used once (issue 28 §2): `used_at` is set, in its own committed transaction,
+    # when the approved call starts (`Approvals.claim`); a used approval never runs the call again
+    # (a part hand-edited back to `approval-responded`, a recovered continuation after SIGKILL).
+    # NULL: not used yet. A new decision (`record`) replaces the row, so it starts unused.
+    db.execute(f"ALTER TABLE {PREFIX}approvals ADD COLUMN used_at REAL")
