@@ -208,13 +208,16 @@ def _clip(value: Any) -> str:
 
 
 async def summarize_with_model(model: Any, prompt: str) -> str:
-    """One non-streamed call to `model` (a `ModelConfig`) through litellm; returns its text."""
-    from think_nb.models.litellm_env import get_litellm
+    """One call to `model` (a `ModelConfig`) with no tools, through the model seam a turn uses
+    (`think_nb.models.stream.client_for`); returns its text. An in-process model (embedded, scripted)
+    is called directly, never importing litellm (4-7 s of CPU: on the kernel's event loop it froze
+    every panel for that long, tens of seconds on a loaded machine); a hosted one goes through
+    litellm with its timeout and retries, its import awaited off the loop."""
+    from think_nb.models.stream import client_for
 
-    litellm = get_litellm()
-    response = await litellm.acompletion(model=model.model, messages=[
-        {"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}], **model.options)
-    return response.choices[0].message.content or ""
+    messages = [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}]
+    text = [delta.content async for delta in client_for(model).stream(model, messages, [], {}) if delta.content]
+    return "".join(text)
 
 
 def count_with(model: str | None) -> Callable[[str], int]:
