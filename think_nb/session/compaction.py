@@ -208,16 +208,18 @@ def _clip(value: Any) -> str:
 
 
 async def summarize_with_model(model: Any, prompt: str) -> str:
-    """One call to `model` (a `ModelConfig`) with no tools, through the model seam a turn uses
-    (`think_nb.models.stream.client_for`); returns its text. An in-process model (embedded, scripted)
-    is called directly, never importing litellm (4-7 s of CPU: on the kernel's event loop it froze
-    every panel for that long, tens of seconds on a loaded machine); a hosted one goes through
-    litellm with its timeout and retries, its import awaited off the loop."""
+    """One call to `model` (a `ModelConfig`) for a summary; returns its text.
+
+    Through the model seam (`think_nb.models.stream.client_for`), as every turn's call: in-process
+    models (scripted, the embedded one) are called directly, hosted ones through litellm. So a
+    compaction with an in-process model never imports litellm on the kernel's loop (issue 29 §6:
+    it froze the kernel 6-24 s). Raises what the model's client raises."""
     from think_nb.models.stream import client_for
 
     messages = [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}]
-    text = [delta.content async for delta in client_for(model).stream(model, messages, [], {}) if delta.content]
-    return "".join(text)
+    pieces = [delta.content async for delta in client_for(model).stream(model, messages, [], dict(model.options))
+              if delta.content]
+    return "".join(pieces)
 
 
 def count_with(model: str | None) -> Callable[[str], int]:
