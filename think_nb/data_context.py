@@ -289,25 +289,27 @@ def _more_values_than(value: Any, limit: int) -> bool:
     return False
 
 
-def _first_values(value: Any, room: list[int]) -> Any:
+def _first_values(value: Any, room: list[int], depth: int = 0) -> Any:
     """A copy of `value` keeping its first `room[0]` values in the order JSON writes them. Each kept
     value writes at least two characters with its separator, so `MAX_OUTPUT_CHARS // 2 + 1` of them
     give a text at least `MAX_OUTPUT_CHARS` long that starts as the whole value's does (a set's
     order may differ: JSON writes a set sorted)."""
     room[0] -= 1
+    if depth > jsonsafe.MAX_DEPTH:  # deeper than JSON keeps: `jsonsafe` writes "<too deep: ...>" for it
+        return value
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if room[0] <= 0:
                 break
-            out[key] = _first_values(item, room)
+            out[key] = _first_values(item, room, depth + 1)
         return out
     if isinstance(value, _CONTAINERS):
         kept = []
         for item in value:
             if room[0] <= 0:
                 break
-            kept.append(_first_values(item, room))
+            kept.append(_first_values(item, room, depth + 1))
         return kept
     return value
 
