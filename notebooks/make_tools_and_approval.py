@@ -150,8 +150,9 @@ class Bank(Think):
 bank = Bank("approvals")
 display(bank.panel())     # the calls that wait show Approve / Deny here
 result = await bank.send("Pay Ann 20 and Bob 5000, then delete /tmp/report.txt")
-result.status, bank.has_pending_interaction()'''),
-    new_markdown_cell("""The turn completed its first step and stopped: two calls wait. `pending_approvals()` lists
+result   # completed, and waiting: for which calls'''),
+    new_markdown_cell("""The turn completed its first step and stopped: two calls wait (`result.waiting` holds their
+ids, `bank.has_pending_interaction()` is True). `pending_approvals()` lists
 them (they are stored, so they survive a kernel restart); the 20 transfer already ran."""),
     new_code_cell('''pending = pd.DataFrame(bank.pending_approvals())
 pending[["tool_call_id", "tool_name", "input"]]'''),
@@ -211,7 +212,7 @@ itself. This notebook is also run by a test, where no browser runs the JavaScrip
 the panel's part from Python."""),
     new_code_cell('''result = await clock.send("Which time zone am I in?")
 waiting = clock.tool_calls_df()
-print(result.status, "| waiting for the browser:", clock.has_pending_interaction())
+print(result.waiting_text, "| waiting for the browser:", clock.has_pending_interaction())
 waiting[["tool_call_id", "tool_name", "state"]]'''),
     new_markdown_cell("""`add_tool_output(tool_call_id, output)` is what the panel sends when its JavaScript returns
 (`error_text=` reports a failure instead). It completes the call and starts the continuation:"""),

@@ -20,7 +20,14 @@ from IPython.testing.globalipapp import get_ipython
 from agents import scripted_agent
 from think_nb import Think, tool
 from think_nb.binding import runtime_of
-from think_nb.data_context import MAX_OUTPUT_CHARS, TOKEN_BUDGET, context_part, context_parts_later, tool_output
+from think_nb.data_context import (
+    MAX_OUTPUT_CHARS,
+    TOKEN_BUDGET,
+    context_part,
+    context_parts_later,
+    model_text,
+    tool_output,
+)
 from think_nb.errors import UserError
 from think_nb.messages import text_of
 from think_nb.session.tokens import count_tokens
@@ -193,3 +200,29 @@ async def test_attached_data_is_kept_when_a_newer_message_supersedes_its_turn() 
     assert [(await t).status for t in (first, superseded, newest)] == ["skipped", "skipped", "completed"]
     assert [text_of(m) for m in agent.messages] == ["first", "second", "third", "All seen."]
     assert agent.messages[1]["parts"][1] == context_part("df", df)
+
+
+def test_a_result_with_more_values_than_fit_is_cut_without_converting_it_whole() -> None:
+    """Issue 29 §6: a 1,000,000-element result was converted whole (1-2 s on the loop) to keep
+    20,000 characters. Only the values the preview shows are converted; the preview is the
+    whole value's JSON text cut, as before."""
+    from think_nb import jsonsafe
+
+    converted = []
+
+    class Point:
+        def __repr__(self) -> str:
+            converted.append(1)
+            return "P"
+
+    points = tool_output([Point() for _ in range(1_000_000)])
+    assert points["type"] == "truncated" and points["items"] == 1_000_000
+    assert len(points["preview"]) == MAX_OUTPUT_CHARS and points["preview"].startswith('["P","P",')
+    assert len(converted) <= MAX_OUTPUT_CHARS // 2 + 1
+    assert model_text(points).endswith("… (cut: 1000000 items, more than 20,000 characters in all)")
+
+    nested = {"rows": [{"i": i, "tags": [i, str(i)]} for i in range(20_000)], "total": 20_000}
+    cut = tool_output(nested)
+    assert cut["type"] == "truncated" and cut["preview"] == jsonsafe.dumps(nested)[:MAX_OUTPUT_CHARS]
+    small = tool_output([10] * 9_000)  # fewer values than characters: converted and measured whole
+    assert small["type"] == "truncated" and small["chars"] == len(jsonsafe.dumps([10] * 9_000))

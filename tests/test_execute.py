@@ -18,6 +18,7 @@ from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools.tool import Tool
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
+from think_nb.turns.repair import USED_TEXT
 from think_nb.workspace.execute import PAUSE_KEY, ExecuteError, execute_tool
 
 ran: list[str] = []
@@ -372,9 +373,9 @@ async def test_an_aborted_resume_leaves_no_snapshot_and_never_reruns_what_ran() 
     agent.abort_all_requests()
     assert (await resumed).status == "aborted" and ran == ["/one"]
     assert pauses(agent) == []  # claimed when the resume started
-    await agent.continue_last_turn()  # the approved part runs again: its state is gone, so nothing runs twice
+    await agent.continue_last_turn()  # the approval was used when the resume started: nothing runs twice
     part = agent.messages[1]["parts"][-1]
-    assert part["state"] == "output-error" and "its paused state is gone" in part["errorText"]
+    assert part["state"] == "output-error" and part["errorText"] == USED_TEXT  # issue 28 §2
     assert ran == ["/one"] and pauses(agent) == []
 
 

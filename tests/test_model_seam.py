@@ -156,6 +156,36 @@ def test_an_in_process_turn_never_imports_litellm(tmp_path: Any) -> None:
     assert out.stdout.split() == ["completed", "None", "42.", "False"]
 
 
+def test_a_compaction_with_an_in_process_model_never_imports_litellm(tmp_path: Any) -> None:
+    """A compaction's summary goes through the model seam like a turn (issue 29 §6): with a
+    scripted model, litellm stays unimported (importing it on the loop froze the kernel 6-24 s)."""
+    code = textwrap.dedent(f"""
+        import asyncio, sys
+        from think_nb import Think
+        from think_nb.session import create_compact_function
+        from think_nb.testing import ScriptedModel as S
+
+        script = S([[S.text(f"Answer {{n}}, about topic {{n}}.")] for n in range(6)] + [[S.text("## Topics 0-3")]])
+
+        class Notes(Think):
+            include_workspace_tools = False
+            def get_model(self):
+                return script.model
+            def configure_session(self, session):
+                return session.on_compaction(create_compact_function(tail_token_budget=30))
+
+        async def main():
+            agent = Notes("n", db={str(tmp_path / "n.sqlite")!r})
+            for n in range(6):
+                await agent.send(f"Question {{n}} about topic {{n}}")
+            result = await agent.compact()
+            print(result["summary"].replace(" ", "_"), "litellm" in sys.modules)
+        asyncio.run(main())
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["##_Topics_0-3", "False"], out.stderr[-2000:]
+
+
 def test_import_think_nb_leaves_the_heavy_libraries_for_later() -> None:
     """`import think_nb` (what every script and `%load_ext` pays) imports none of litellm, pandas,
     the workspace's fsspec/httpx, the MCP SDK, the sandbox or llama-cpp: each loads on first use."""

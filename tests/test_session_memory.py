@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from dirty_equals import IsStr
 
@@ -447,3 +452,44 @@ async def test_a_compacted_history_still_reuses_its_converted_prefix() -> None:
     reused = convert._known_prefix(history, [])
     assert reused >= len(history) - 2  # all but the newest turn's messages (which the next request adds)
     assert convert.to_model_messages(history, stored=True) == convert.to_model_messages(history)
+
+
+def test_compacting_on_an_in_process_model_never_imports_litellm(tmp_path: Path) -> None:
+    """A scripted (or embedded) agent's compaction summary goes through the model seam, in process: it
+    imported litellm on the kernel's event loop (4-7 s, 40-60 s on a loaded machine; the memory
+    notebook's compaction cell froze every panel meanwhile). In a fresh process, since this one may
+    have imported litellm already."""
+    script = """
+import asyncio, sys
+from think_nb import Think
+from think_nb.session.compaction import SUMMARY_SYSTEM
+from think_nb.testing import FunctionModel
+
+def answer(messages, info):
+    summarising = messages[0]["content"] == SUMMARY_SYSTEM
+    return "## Topic\\nGreetings." if summarising else "A reply of a few words " * 5
+
+model = FunctionModel(answer)
+
+class A(Think):
+    include_workspace_tools = False
+    def get_model(self):
+        return model.model
+    def configure_session(self, session):
+        return session.compact_after(60, token_counter=lambda text: len(text.split()))
+
+async def main():
+    agent = A("a", db=sys.argv[1])
+    for question in ["Hi", "Hello?", "Still there?", "And now?"]:
+        await agent.send(question)
+    await agent.compact()
+    print([o.summary for o in agent.session.overlays()], "litellm" in sys.modules)
+
+asyncio.run(main())
+"""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "THINK_NB_ALLOW_MODEL_REQUESTS": "0"}
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.sqlite")], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "False", done.stdout  # summarised, and litellm never imported
+    assert "Greetings" in done.stdout, done.stdout

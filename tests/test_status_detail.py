@@ -118,6 +118,49 @@ async def test_queued_turns_say_how_many_are_ahead(recording_comm: Any) -> None:
         ["Working done.", "Second.", "Third."]
 
 
+def queued_texts(panel: ChatPanel) -> list[str]:
+    return [q["message"]["parts"][0]["text"] for q in panel.annotations.get("queued", [])]
+
+
+async def test_queued_messages_reach_every_panel_at_once_in_order(recording_comm: Any) -> None:
+    """Issue 27: a message sent while a turn runs (a `%%think` cell, another panel) is in every panel's
+    annotations as soon as it is accepted, in run order, until its turn stores it; a superseded one is
+    listed with the turn that carries it (`latest`); a cleared queue lists none."""
+    gate = asyncio.Event()
+    agent = scripted_agent(S([[S.text("Working"), S.wait(gate), S.text(" done.")], [S.text("Second.")],
+                              [S.text("Third.")]]))
+    panel, other = ChatPanel(agent), ChatPanel(agent)
+    agent.submit("one", trigger="cell")
+    await until(lambda: panel.status == "streaming", "the first turn streams, then waits on the gate")
+    assert queued_texts(panel) == []  # a running turn's message is stored: in the transcript
+    agent.submit("two", trigger="cell")
+    assert queued_texts(panel) == queued_texts(other) == ["two"], "at once, before the loop runs again"
+    from_js(other, chat_request("req-3", user_msg("three", id="u3")))
+    await until(lambda: queued_texts(panel) == ["two", "three"], "the panel's send is queued behind the cell's")
+    assert panel.annotations["queued"][1] == {"requestId": "req-3", "message": user_msg("three", id="u3")}
+    assert [m["parts"][0]["text"] for m in panel.messages] == ["one"], "stored when their turn starts"
+    gate.set()
+    await until(lambda: queued_texts(panel) == ["three"] and len(panel.messages) >= 3, "two starts: stored")
+    await until(lambda: not agent.is_running and panel.status == "ready", "all three turns end")
+    assert queued_texts(panel) == queued_texts(other) == []
+    assert [m["parts"][-1]["text"] for m in agent.messages] == ["one", "Working done.", "two", "Second.",
+                                                                "three", "Third."]
+
+    gate.clear()
+    latest = scripted_agent(S([[S.text("Busy"), S.wait(gate)], [S.text("Both answered.")]]), name="latest",
+                            message_concurrency="latest")
+    view = ChatPanel(latest)
+    latest.submit("a", trigger="cell")
+    await until(lambda: view.status == "streaming", "busy")
+    latest.submit("b", trigger="cell")
+    latest.submit("c", trigger="cell")  # supersedes b, carrying its message
+    assert queued_texts(view) == ["b", "c"]
+    assert len({q["requestId"] for q in view.annotations["queued"]}) == 1
+    latest.clear_messages()
+    await until(lambda: not latest.is_running, "cleared: the queued turn is skipped")
+    assert queued_texts(view) == []
+
+
 async def test_the_first_local_model_call_says_it_loads_the_model(recording_comm: Any,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     real = local.get_llama()  # the embedded SmolLM2 (about 0.2 s)

@@ -502,6 +502,12 @@ class Think:
         that message still wait, or `auto_continue=False`). In a script (no running event loop, as
         for `run()`), the continuation runs before this returns, and None is returned.
 
+        The approval is used once: it is marked used in SQLite when the call starts, and a call
+        whose approval was used never runs again (a part set back to `approval-responded`, a call
+        the kernel died running); it is settled `output-error` instead
+        (`think_nb.turns.repair.USED_TEXT`), as an interrupted ungated call is. (Think's recovery
+        would run it again.)
+
         `code=`: approve a `run_code` call with this code instead of the model's (the same as
         `input={"code": code}`); `input=`: any tool's edited input (a dict of its arguments).
         The edit is checked against the tool's schema first; the model is told that the user

@@ -6,6 +6,12 @@ through this object, so memory and storage never disagree; callers tell the view
 by the agent's runtime and shared with its `TurnEngine`, `Session` and recovery; nothing else writes
 messages (a test reads the package for other writers).
 
+What is kept in memory is exactly what is stored: every message is mapped to its stored form
+(`jsonsafe.stored_value`: strict JSON, the table in `think_nb.jsonsafe`) here, where every message
+enters, before it is stored and kept; NaN, a set, bytes, a tuple, a non-str key or a lone surrogate
+in a message become in memory what SQLite holds, so a new agent on the file reads the same branch
+and a later `save_messages(lambda cur: [*cur, m])` resends exactly what is stored (issue 28 §1).
+
 Per-turn work stays flat as the branch grows: a message is found by id through an index, and the
 leading messages known final (`think_nb.messages.final`: nothing changes them in place any more)
 are counted once, so `unfinished()` looks only at the messages after them.
@@ -13,10 +19,10 @@ are counted once, so `unfinished()` looks only at the messages after them.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator
 
 from think_nb.errors import UserError
+from think_nb.jsonsafe import stored_value
 from think_nb.messages import new_id
 from think_nb.messages.final import is_final
 from think_nb.store.agent import AgentStore
@@ -106,8 +112,9 @@ class Conversation:
 
         The parent is the stored leaf read in the same transaction, so concurrent writers (two
         kernels on one notebook file) stay on one branch in commit order; when another writer
-        appended since, the in-memory branch is re-read and includes its messages."""
-        message = {**message, "id": message.get("id") or new_id("msg")}
+        appended since, the in-memory branch is re-read and includes its messages. `message` is
+        kept and stored in its stored form (`stored_value`; the caller's dict is not kept)."""
+        message = _stored({**message, "id": message.get("id") or new_id("msg")})
         expected = self._messages[-1]["id"] if self._messages else None
         parent = self.store.messages.append_to_leaf(message)
         if parent != expected and not str(message["id"]).startswith("compaction_"):
@@ -118,8 +125,9 @@ class Conversation:
         return message
 
     def save(self, message: dict) -> dict:
-        """Store a copy of an assistant message: replace it when on the branch, else append it."""
-        stored = copy.deepcopy(message)
+        """Store a copy (its stored form) of an assistant message: replace it when on the branch,
+        else append it."""
+        stored = _stored(message)
         n = self._position.get(stored["id"])
         if n is None:
             return self.append(stored)
@@ -127,20 +135,24 @@ class Conversation:
         self._put(n, stored)
         return stored
 
-    def replace(self, message: dict) -> None:
-        """Store a new version of a message of the branch (same id)."""
+    def replace(self, message: dict) -> dict:
+        """Store a new version (its stored form) of a message of the branch (same id); returns
+        what was stored."""
+        message = _stored(message)
         self.store.messages.update(message)
         n = self._position.get(message["id"])
         if n is not None:
             self._put(n, message)
+        return message
 
     def rewrite(self, fn: Callable[[dict], dict | None]) -> list[dict]:
         """Apply `fn(message) -> changed copy | None` to every message of the branch; store the
-        changed ones; returns them."""
+        changed ones (in their stored form); returns them."""
         changed = []
         for n, message in enumerate(self._messages):
             fixed = fn(message)
             if fixed is not None:
+                fixed = _stored(fixed)
                 self.store.messages.update(fixed)
                 self._put(n, fixed)
                 changed.append(fixed)
@@ -176,3 +188,10 @@ class Conversation:
         """Delete the active session's messages."""
         self.store.messages.clear()
         self._set([])
+
+
+def _stored(message: dict) -> dict:
+    """`message` in its stored form (`jsonsafe.stored_value`), a new dict."""
+    stored = stored_value(message)
+    assert isinstance(stored, dict)
+    return stored

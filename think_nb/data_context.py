@@ -239,7 +239,9 @@ def context_text(part: dict) -> str:
 
 def tool_output(value: Any) -> Any:
     """A tool's return value as stored and streamed: frames and arrays as bounded `table` objects,
-    everything else as strict JSON (`jsonsafe.to_json_value`), bounded by `MAX_OUTPUT_CHARS`."""
+    everything else as strict JSON (`jsonsafe.to_json_value`), bounded by `MAX_OUTPUT_CHARS`: a longer
+    one is `{"type": "truncated", "chars", "preview"}`, or `{"type": "truncated", "items", "preview"}`
+    when it holds more values than that (only the values the preview shows are converted)."""
     if _is_frame(value) or (_is_array(value) and value.ndim == 2 and value.size > 200):
         pd = _pandas()
         frame = value if _is_frame(value) else pd.DataFrame(value)
@@ -253,6 +255,9 @@ def tool_output(value: Any) -> Any:
         markdown, _ = describe(value)
         return {"type": "table", "kind": "ndarray", "shape": list(value.shape), "columns": [],
                 "markdown": f"{_summary(value)}\n\n{markdown}", "truncated": True}
+    if _more_values_than(value, MAX_OUTPUT_CHARS):  # cannot fit: convert only what the preview shows
+        preview = jsonsafe.dumps(_first_values(value, [MAX_OUTPUT_CHARS // 2 + 1]))
+        return {"type": "truncated", "items": len(value), "preview": preview[:MAX_OUTPUT_CHARS]}
     mapped = jsonsafe.to_json_value(value)
     text = jsonsafe.dumps(mapped)
     kernel = isinstance(mapped, dict) and str(mapped.get("type", "")).startswith("kernel-")
@@ -263,10 +268,58 @@ def tool_output(value: Any) -> Any:
     return mapped
 
 
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _more_values_than(value: Any, limit: int) -> bool:
+    """Whether `value` (lists, tuples, dicts, sets, nested) holds more than `limit` values, found
+    by walking at most `limit` of them. Each value is at least one character of JSON, so such a
+    value never fits in `MAX_OUTPUT_CHARS` (issue 29 §6: converting a 1,000,000-element list
+    whole to cut it after stalled the loop 1-2 s)."""
+    if not isinstance(value, _CONTAINERS):
+        return False
+    seen, stack = 0, [value]
+    while stack:
+        current = stack.pop()
+        seen += len(current)
+        if seen > limit:
+            return True
+        stack.extend(v for v in (current.values() if isinstance(current, dict) else current)
+                     if isinstance(v, _CONTAINERS) and len(v))
+    return False
+
+
+def _first_values(value: Any, room: list[int], depth: int = 0) -> Any:
+    """A copy of `value` keeping its first `room[0]` values in the order JSON writes them. Each kept
+    value writes at least two characters with its separator, so `MAX_OUTPUT_CHARS // 2 + 1` of them
+    give a text at least `MAX_OUTPUT_CHARS` long that starts as the whole value's does (a set's
+    order may differ: JSON writes a set sorted)."""
+    room[0] -= 1
+    if depth > jsonsafe.MAX_DEPTH:  # deeper than JSON keeps: `jsonsafe` writes "<too deep: ...>" for it
+        return value
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if room[0] <= 0:
+                break
+            out[key] = _first_values(item, room, depth + 1)
+        return out
+    if isinstance(value, _CONTAINERS):
+        kept = []
+        for item in value:
+            if room[0] <= 0:
+                break
+            kept.append(_first_values(item, room, depth + 1))
+        return kept
+    return value
+
+
 def model_text(output: Any) -> str | None:
     """The text the model reads for a stored tool output made by `tool_output`, or None for plain JSON."""
     if isinstance(output, dict) and output.get("type") == "table" and isinstance(output.get("markdown"), str):
         return output["markdown"]
     if isinstance(output, dict) and output.get("type") == "truncated" and isinstance(output.get("preview"), str):
-        return f"{output['preview']}… (cut: {output.get('chars')} characters in all)"
+        whole = (f"{output['chars']} characters" if "chars" in output
+                 else f"{output.get('items')} items, more than {MAX_OUTPUT_CHARS:,} characters")
+        return f"{output['preview']}… (cut: {whole} in all)"
     return None

@@ -89,7 +89,8 @@ from typing import Any
 
 import orjson
 
-__all__ = ["MAX_DEPTH", "REPR_LIMIT", "STORED_DEPTH", "dumps", "dumps_stored", "loads", "to_json_value"]
+__all__ = ["MAX_DEPTH", "REPR_LIMIT", "STORED_DEPTH", "TooDeep", "dumps", "dumps_stored", "loads", "stored_value",
+           "to_json_value"]
 
 JSONValue = dict[str, Any] | list[Any] | str | int | float | bool | None
 """What `to_json_value` returns: only these types, nested (floats finite, dict keys `str`)."""
@@ -103,16 +104,33 @@ _STRINGIFIED = (uuid.UUID, pathlib.PurePath, ipaddress.IPv4Address, ipaddress.IP
                 ipaddress.IPv4Network, ipaddress.IPv6Network, ipaddress.IPv4Interface, ipaddress.IPv6Interface)
 
 
-def to_json_value(obj: Any, max_depth: int = MAX_DEPTH) -> JSONValue:
-    """Map any Python value onto plain JSON types by the module's table; never raises.
+class TooDeep(ValueError):
+    """Raised by `to_json_value(..., strict_depth=True)` for a value nested deeper than its bound
+    (`depth`: the bound, in containers)."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(f"nested more than {depth} containers deep")
+        self.depth = depth
+
+
+def to_json_value(obj: Any, max_depth: int = MAX_DEPTH, *, strict_depth: bool = False) -> JSONValue:
+    """Map any Python value onto plain JSON types by the module's table; never raises (but see
+    `strict_depth`). Only `max_depth` levels are walked, so a 100,000-deep value costs no recursion.
 
     Args:
         max_depth: containers nested deeper become `"<too deep: TYPE>"`.
+        strict_depth: raise `TooDeep` instead of cutting (for input that must be kept whole).
 
     Returns:
         A value made only of `dict` (str keys), `list`, `str`, `int`, finite `float`, `bool` and `None`.
     """
-    return _Mapper(max_depth).value(obj, 0)
+    return _Mapper(max_depth, strict_depth).value(obj, 0)
+
+
+def stored_value(obj: Any, *, strict_depth: bool = False) -> JSONValue:
+    """`obj` exactly as SQLite holds it after `dumps_stored` (and reads it back): `to_json_value`
+    with the store's bound `STORED_DEPTH`. What a record kept in memory must equal."""
+    return to_json_value(obj, STORED_DEPTH, strict_depth=strict_depth)
 
 
 def dumps(obj: Any, max_depth: int = MAX_DEPTH) -> str:
@@ -239,9 +257,10 @@ def _is_missing(obj: Any) -> bool:
 class _Mapper:
     """One mapping pass; `active` holds the ids of the containers on the current path (cycles)."""
 
-    def __init__(self, max_depth: int = MAX_DEPTH) -> None:
+    def __init__(self, max_depth: int = MAX_DEPTH, strict_depth: bool = False) -> None:
         self.active: set[int] = set()
         self.max_depth = max_depth
+        self.strict_depth = strict_depth
 
     def value(self, obj: Any, depth: int) -> JSONValue:
         if isinstance(obj, str):
@@ -258,7 +277,7 @@ class _Mapper:
             return self.container(obj, depth)
         try:
             mapped = self.other(obj, depth)
-        except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+        except (KeyboardInterrupt, TooDeep):  # the user's interrupt is not a conversion failure
             raise
         except BaseException:  # noqa: BLE001 - a value that will not convert (raising isoformat, property...)
             return _bounded_repr(obj)
@@ -272,11 +291,13 @@ class _Mapper:
         if id(source) in self.active:
             return f"<cycle: {type(source).__name__}>"
         if depth >= self.max_depth:
+            if self.strict_depth:
+                raise TooDeep(self.max_depth)
             return f"<too deep: {type(source).__name__}>"
         self.active.add(id(source))
         try:
             return self._container(obj, depth + 1)
-        except KeyboardInterrupt:  # the user's interrupt is not a conversion failure
+        except (KeyboardInterrupt, TooDeep):  # the user's interrupt is not a conversion failure
             raise
         except BaseException:  # noqa: BLE001 - a mapping whose items() raises, a failing __iter__...
             return _bounded_repr(source)

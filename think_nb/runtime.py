@@ -21,6 +21,7 @@ The runtime composes the subsystems from above; none of them imports it (or `Thi
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import os
 from collections.abc import Callable
@@ -420,6 +421,25 @@ class AgentRuntime:
         streaming = set(self.engine.recorder.active())
         subs = ([queue.active] if queue.active is not None else []) + list(queue.waiting)
         return [s.request_id for s in subs if s.request_id not in streaming and not queue.stale(s)]
+
+    def queued_messages(self) -> list[dict[str, Any]]:
+        """The user messages of turns accepted and not started yet, in the order they will run (a
+        `%%think` cell, `agent.submit` or another panel's send while a turn runs): stored only when
+        their turn starts (Think's queue), shown by every panel at once, marked queued. A submission a
+        newer one superseded (`message_concurrency` latest/merge/debounce) is listed inside the newer
+        one, which carries its messages; a `save_messages(fn)` turn, whose messages are not known until
+        it starts, lists none. Copies of stored-to-be dicts, each `{"requestId": ..., "message": ...}`."""
+        queue = self.engine.queue
+        stored = {m.get("id") for m in self.conversation.messages}
+        out: list[dict[str, Any]] = []
+        for sub in list(queue.waiting):
+            if queue.stale(sub) or callable(sub.messages):
+                continue
+            out.extend({"requestId": sub.request_id, "message": copy.deepcopy(message)}
+                       for message in [*sub.carried, *(sub.messages or [])]
+                       if isinstance(message, dict) and message.get("role") == "user"
+                       and message.get("id") not in stored)
+        return out
 
     def debouncing_turns(self) -> list[str]:
         """Request ids of turns waiting out a debounce window (`message_concurrency` debounce)."""

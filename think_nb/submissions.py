@@ -25,7 +25,6 @@ when their turn starts, so a submission cancelled before that never shows up.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 from collections.abc import Callable
@@ -80,13 +79,14 @@ class Submissions:
         if callable(messages) or not isinstance(messages, list | tuple) or not messages:
             raise UserError("submit_messages() takes a non-empty list of UIMessages (a function is not accepted: "
                             "the messages are stored before the turn runs).")
+        messages = [validate.incoming(m, f"message {n}") for n, m in enumerate(messages)]  # their stored form
         for n, message in enumerate(messages):  # the trust boundary, before anything is stored
             validate.check_message(message, f"message {n}")
         # ids are left out: the same text sent again with fresh ids (`user_message`) is the same submission
         digest = json.dumps([{k: v for k, v in m.items() if k != "id"} for m in messages], sort_keys=True, default=str)
         explicit = submission_id is not None
         submission_id = submission_id or new_id("sub")
-        accepted = [{**copy.deepcopy(m), "id": m.get("id") or new_id("msg")} for m in messages]
+        accepted = [{**m, "id": m.get("id") or new_id("msg")} for m in messages]
         row, inserted = self.rows.accept(submission_id, idempotency_key, accepted, digest, metadata)
         if not inserted:
             if row["id"] == submission_id and row["digest"] != digest:

@@ -35,6 +35,8 @@ export interface Annotations {
   tools?: Record<string, ToolDecision>;
   branches?: Record<string, Versions>;
   active?: string[];
+  /** User messages of turns accepted and not started yet, in run order (`state.ts` `setQueued`). */
+  queued?: { requestId: string; message: unknown }[];
 }
 
 /** How a status reads in the status line, where it is not the status itself. */
@@ -176,6 +178,14 @@ function markUnsent(el: HTMLElement, view: ViewMessage): HTMLElement {
   if (!view.unsent) return el;
   el.dataset.unsent = "true";
   el.append(h("div", "think-unsent", "not sent: the kernel went away before it stored this message"));
+  return el;
+}
+
+/** A message whose turn waits behind another (`ViewMessage.queued`) says so under its text. */
+function markQueued(el: HTMLElement, view: ViewMessage): HTMLElement {
+  if (!view.queued) return el;
+  el.dataset.queued = "true";
+  el.append(h("div", "think-queued", "queued: runs when the turn before it ends"));
   return el;
 }
 
@@ -331,9 +341,9 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
       const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
-      const sig = `${view.unsent ? "unsent:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
-      const el = old && same(old.view, view) && old.sig === sig ? old.el : markUnsent(messageElement(view, ctx, old?.el), view);
+      const el = old && same(old.view, view) && old.sig === sig ? old.el : markQueued(markUnsent(messageElement(view, ctx, old?.el), view), view);
       next.set(view.message.id, { view, sig, el });
       return el;
     });

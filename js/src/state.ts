@@ -55,6 +55,11 @@ export interface PanelState {
   kernelGone: string;
   /** Ids of messages this view sent that the kernel never confirmed stored before it went away. */
   unsent: string[];
+  /** User messages of turns the kernel accepted and has not started (any entry point: a `%%think`
+   * cell, another view), in run order (`annotations.queued`); stored when their turn starts. */
+  queued: UIMessage[];
+  /** The request each of this view's sent messages went with (message id → request id). */
+  requestOf: Record<string, string>;
 }
 
 /** What the status line shows: a kernel status, or `disconnected` (this view's kernel is gone). */
@@ -68,6 +73,8 @@ export interface ViewMessage {
   errorText?: string;
   /** Sent from this view, never confirmed stored: the kernel went away first (`disconnected`). */
   unsent?: boolean;
+  /** Accepted by the kernel, waiting for the turn ahead of it: stored when its own turn starts. */
+  queued?: boolean;
 }
 
 export function initialState(init: Partial<PanelState> = {}): PanelState {
@@ -90,6 +97,8 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     recovering: false,
     kernelGone: "",
     unsent: [],
+    queued: [],
+    requestOf: {},
     ...init,
   };
 }
@@ -137,6 +146,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
         responded: {},
         undoing: {},
         pendingTurn: null,
+        queued: [],
       };
     default:
       return state;
@@ -185,7 +195,20 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
     undoing: notIn(state.undoing, transcript),
     live: state.live.filter((t) => !t.done),
     optimistic: state.optimistic.filter((m) => !known.has(m.id)),
+    requestOf: Object.fromEntries(Object.entries(state.requestOf).filter(([id]) => !known.has(id))),
   };
+}
+
+/** The kernel's queued user messages (`annotations.queued`: `[{requestId, message}]`) changed. Bad
+ * entries (not a user message with an id and parts) are left out. */
+export function setQueued(state: PanelState, queued: unknown): PanelState {
+  const list = Array.isArray(queued) ? queued : [];
+  const messages = list
+    .map((q) => (q && typeof q === "object" ? (q as { message?: unknown }).message : undefined))
+    .filter((m): m is UIMessage => !!m && typeof m === "object" && (m as UIMessage).role === "user" &&
+      typeof (m as UIMessage).id === "string" && Array.isArray((m as UIMessage).parts));
+  const same = messages.length === state.queued.length && messages.every((m, i) => m.id === state.queued[i].id);
+  return same ? state : { ...state, queued: messages };
 }
 
 /** The kernel's status trait changed; it answers this view's pending request too. */
@@ -203,7 +226,8 @@ export function setError(state: PanelState, error: string): PanelState {
 /** The user sent `message` as request `requestId` (shown at once, before the kernel echoes it). */
 export function submitted(state: PanelState, requestId: string, message?: UIMessage): PanelState {
   const optimistic = message ? [...state.optimistic, message] : state.optimistic;
-  return { ...state, optimistic, error: "", pendingRequestId: requestId, localSubmitted: true };
+  const requestOf = message ? { ...state.requestOf, [message.id]: requestId } : state.requestOf;
+  return { ...state, optimistic, requestOf, error: "", pendingRequestId: requestId, localSubmitted: true };
 }
 
 /** `responded` without the calls whose part in `messages` no longer waits for approval (the kernel
@@ -269,6 +293,7 @@ export function disconnected(state: PanelState, notice: string): PanelState {
     localSubmitted: false,
     pendingTurn: null,
     probePending: false,
+    queued: [],
   };
 }
 
@@ -311,9 +336,12 @@ function patchTools(message: UIMessage, patches: Map<string, Partial<ToolPart>>)
   return changed ? { ...message, parts } : message;
 }
 
-/** Transcript, then unechoed user messages, then live turns. A continuation turn without
- * its own message id extends the last assistant message (Think's client); results it
- * carries for earlier tool calls are shown in those messages at once. */
+/** Transcript, then live turns, then the user messages not stored yet: the kernel's queued ones in
+ * run order (marked `queued`), then this view's unechoed ones (a message is stored when its turn
+ * starts, so one not stored yet runs after whatever streams; only a reply to this view's own
+ * request that streams before its message's echo comes after it). A continuation turn without its own
+ * message id extends the last assistant message (Think's client); results it carries for earlier
+ * tool calls are shown in those messages at once. */
 export function visibleMessages(state: PanelState): ViewMessage[] {
   const known = ids(state.transcript);
   const patches = crossToolResults(state);
@@ -321,9 +349,18 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
     message: patches.size ? patchTools(message, patches) : message,
     live: false,
   }));
-  for (const message of state.optimistic) {
-    if (!known.has(message.id)) out.push({ message, live: false, unsent: state.unsent.includes(message.id) || undefined });
-  }
+  // this view's unechoed messages: before the live turn of the request that sent them (a reply arriving
+  // before its message's echo), else after everything that streams (they wait behind it)
+  const queuedIds = ids(state.queued);
+  const liveRequests = new Set(state.live.map((t) => t.requestId));
+  const unechoed = (before: boolean): void => {
+    for (const message of state.optimistic) {
+      if (known.has(message.id) || queuedIds.has(message.id)) continue;
+      if (liveRequests.has(state.requestOf[message.id] ?? "") !== before) continue;
+      out.push({ message, live: false, unsent: state.unsent.includes(message.id) || undefined });
+    }
+  };
+  unechoed(true);
   for (const turn of state.live) {
     const view: ViewMessage = { message: turn.message, live: !turn.done, rawInput: turn.rawInput, errorText: turn.errorText };
     const at = out.findIndex((v) => v.message.id === turn.message.id);
@@ -334,6 +371,12 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
       out[out.length - 1] = { ...view, message: { ...last.message, parts: [...last.message.parts, ...turn.message.parts] } };
     } else out.push(view);
   }
+  const shown = ids(out.map((v) => v.message));
+  for (const message of state.queued) {
+    if (!shown.has(message.id)) out.push({ message, live: false, queued: true });
+    shown.add(message.id);
+  }
+  unechoed(false);
   return out;
 }
 

@@ -54,6 +54,8 @@ export const CSS = `
 .think-disconnected { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-warn); border-radius: 4px; color: var(--think-warn); font-weight: 600; }
 .think-panel[data-kernel="gone"] .think-messages button, .think-panel[data-kernel="gone"] .think-messages input { pointer-events: none; opacity: 0.5; }
 .think-unsent { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }
+.think-queued { margin-top: 4px; font-size: 0.85em; color: var(--think-muted); }
+.think-message[data-queued="true"] { opacity: 0.75; }
 .think-message[data-unsent="true"] { border: 1px dashed var(--think-warn); }
 .think-error { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-error); border-radius: 4px; color: var(--think-error); white-space: pre-wrap; }
 .think-messages { display: flex; flex-direction: column; gap: 8px; padding: 10px; max-height: 520px; min-height: 60px; overflow-y: auto; }

@@ -39,6 +39,7 @@ import {
   responded,
   setError,
   setMemory,
+  setQueued,
   setStatus,
   setTranscript,
   submitted,
@@ -86,7 +87,8 @@ class Store {
       probeId,
       probePending: true,
     });
-    this.state = setMemory(setStatus(base, model.get("status") ?? "ready"), model.get("session_state"));
+    const state = setMemory(setStatus(base, model.get("status") ?? "ready"), model.get("session_state"));
+    this.state = setQueued(state, model.get("annotations")?.queued);
   }
   set(next: PanelState): void {
     if (next === this.state) return;
@@ -148,6 +150,7 @@ function attach(model: Model): () => void {
   };
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
   const onError = (): void => store.set(setError(store.state, model.get("error") ?? ""));
+  const onAnnotations = (): void => store.set(setQueued(store.state, model.get("annotations")?.queued));
   // The kernel restarted: the widget manager marks every model's comm dead (`comm_live = false`, its
   // `comm_live_update` event, on the session's `restarting` status: a Kernel ▸ Restart or the server
   // restarting a killed kernel). The comm closed from the kernel side (`comm:close`): the same.
@@ -159,6 +162,7 @@ function attach(model: Model): () => void {
     onChange(model, "messages", onMessages),
     onChange(model, "status", onStatus),
     onChange(model, "error", onError),
+    onChange(model, "annotations", onAnnotations),
     onChange(model, "client_tool_runner", runClientTools),
     onChange(model, "client_tools", runClientTools),
   ];

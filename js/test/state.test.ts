@@ -3,10 +3,12 @@ import { applyChunks, newTurn } from "../src/accumulate";
 import { FRAME, type UseChatResponse } from "../src/protocol";
 import {
   activeRequestId,
+  disconnected,
   displayStatus,
   initialState,
   reduce,
   responded,
+  setQueued,
   setStatus,
   setTranscript,
   submitted,
@@ -262,5 +264,45 @@ describe("reduce", () => {
     s = reduce(s, { type: FRAME.CHAT_CLEAR });
     expect([s.transcript, s.live, s.optimistic, s.pendingRequestId]).toEqual([[], [], [], null]);
     expect(reduce(s, { type: FRAME.CHAT_REQUEST_CANCEL, id: "r" })).toBe(s);
+  });
+});
+
+describe("queued messages (issue 27: a %%think cell sent while a turn runs)", () => {
+  const u1: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "first" }] };
+  const u2: UIMessage = { id: "u2", role: "user", parts: [{ type: "text", text: "second" }] };
+  const u3: UIMessage = { id: "u3", role: "user", parts: [{ type: "text", text: "third" }] };
+  const streaming = (): ReturnType<typeof initialState> => {
+    let s = setTranscript(initialState(), [u1]);
+    s = reduce(s, response("r1", [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Work" }]));
+    return s;
+  };
+  const shown = (s: ReturnType<typeof initialState>) => visibleMessages(s).map((v) => [v.message.id, !!v.queued]);
+
+  it("shows the kernel's queued messages after the streaming reply, in run order, marked queued", () => {
+    const s = deepFreeze(setQueued(streaming(), [{ requestId: "r2", message: u2 }, { requestId: "r3", message: u3 }]));
+    expect(shown(s)).toEqual([["u1", false], ["a1", false], ["u2", true], ["u3", true]]);
+  });
+
+  it("drops a queued message once the transcript stores it, and ignores bad entries", () => {
+    let s = setQueued(streaming(), [{ requestId: "r2", message: u2 }, null, { message: { id: 3, role: "user" } },
+      { message: { id: "x", role: "assistant", parts: [] } }, "junk"]);
+    expect(s.queued.map((m) => m.id)).toEqual(["u2"]);
+    s = setTranscript(s, [u1, { id: "a1", role: "assistant", parts: [] }, u2]);
+    expect(shown(s)).toEqual([["u1", false], ["a1", false], ["u2", false]]);
+    expect(setQueued(s, undefined).queued).toEqual([]);
+  });
+
+  it("puts this view's message sent while another request streams after that reply, once", () => {
+    let s = submitted(streaming(), "r2", u2);
+    expect(shown(s)).toEqual([["u1", false], ["a1", false], ["u2", false]]);
+    s = setQueued(s, [{ requestId: "r2", message: u2 }]);
+    expect(shown(s)).toEqual([["u1", false], ["a1", false], ["u2", true]]);
+  });
+
+  it("forgets queued messages on clear and when the kernel is gone", () => {
+    const s = setQueued(streaming(), [{ requestId: "r2", message: u2 }]);
+    expect(reduce(s, { type: FRAME.CHAT_CLEAR }).queued).toEqual([]);
+    expect(disconnected(s, "gone").queued).toEqual([]);
   });
 });

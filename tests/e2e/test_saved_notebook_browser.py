@@ -5,8 +5,9 @@ JupyterLab renders a widget output only from a widget model: the kernel's, or th
 notebook (the widget manager's "Save Widget State Automatically" setting, `saveState`). With the
 setting on, the saved state holds the panel's ESM and its `messages`, so the panel itself renders the
 transcript with no kernel. With the default settings (no saved state) the widget output says "model
-not found"; the static transcript output after it shows the conversation (and, the notebook being
-trusted, its style hides that line); the rendered panel's CSS hides the transcript beside it.
+not found" (in an untrusted notebook it falls back to its one text/plain line); the static transcript
+output after it shows the conversation, and think-nb-cells' style (js/src/static-transcript.ts) hides
+that output, trusted or not; the rendered panel's CSS hides the transcript beside it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
 from playwright.sync_api import expect
 
@@ -84,6 +86,23 @@ def test_reopened_without_its_kernel_the_saved_panel_shows_the_transcript(lab_sa
     expect(live.locator(".think-message[data-role=user]")).to_have_count(2, timeout=TURN_MS)
 
 
+UNTRUSTED_OUTPUTS = """() => {
+    const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+    return cells.some((c) => c.model.type === 'code' && c.model.outputs.length > 0)
+        && cells.every((c) => c.model.type !== 'code' || c.model.outputs.length === 0 || !c.model.trusted);
+}"""
+"""True when the open notebook's code cells with outputs are all untrusted (read, not acted on)."""
+
+
+def _expect_only_the_transcript(page) -> None:
+    """The panel's cell shows one output, the transcript: no widget line, no empty prompt above it."""
+    cell = page.locator(".jp-Cell", has=page.locator(".think-static-transcript"))
+    children = cell.locator(".jp-OutputArea-child")
+    expect(children).to_have_count(2)
+    expect(children.first).to_be_hidden()
+    expect(children.last).to_be_visible()
+
+
 def _run_all_by_menu(page) -> None:
     """Run ▸ Run All Cells, clicked (JupyterLab and Notebook 7 share the menu bar)."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
@@ -131,6 +150,20 @@ def test_reopened_with_default_settings_the_saved_notebook_shows_the_conversatio
     # trusted (saved here), so the transcript's own style hides that line.
     expect(page.get_by_text("model not found")).to_have_count(1, timeout=30_000)
     expect(page.get_by_text("model not found")).to_be_hidden()
+    _expect_only_the_transcript(page)
+
+    # The same notebook as someone else's copy (changed outside Jupyter: untrusted, so the
+    # transcript's <style> is stripped): think-nb-cells' style still hides the widget's line.
+    copy = nbformat.read(server.root / path, as_version=4)
+    copy.metadata["sent_by"] = "a colleague"
+    nbformat.write(copy, server.root / path)
+    page.reload()
+    static = page.locator(".think-static-transcript")
+    expect(static).to_be_visible(timeout=60_000)
+    expect(static).to_contain_text("Hello from the saved panel")
+    assert page.evaluate(UNTRUSTED_OUTPUTS), "the edited copy is untrusted"
+    # (untrusted, the widget output falls back to its text/plain line: hidden as well)
+    _expect_only_the_transcript(page)
     if page.locator(".jp-Dialog").count():
         page.locator(".jp-Dialog").get_by_role("button", name="Select").click()
 

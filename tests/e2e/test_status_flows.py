@@ -28,7 +28,8 @@ from think_nb import Think
 from think_nb.testing import ScriptedModel as S
 
 gate = asyncio.Event()  # the first reply waits here until a cell sets it
-script = S([[S.text("Working on it"), S.wait(gate), S.text(", done.")], [S.text("Second reply.")]])
+script = S([[S.text("Working on it"), S.wait(gate), S.text(", done.")], [S.text("Second reply.")],
+            [S.text("Third reply.")]])
 
 class Helper(Think):
     def get_model(self):
@@ -95,27 +96,40 @@ def test_a_think_cell_is_submitted_with_stop_within_200_ms(notebook, app: str) -
     expect_status(panel, "ready")
 
 
-@pytest.mark.parametrize("app", ["lab"])
-def test_a_second_message_says_it_is_queued_behind_the_running_turn(notebook, app: str) -> None:
+def test_messages_sent_from_cells_while_a_turn_runs_show_at_once_queued_in_order(notebook, app: str) -> None:
+    """Issue 27: a `%%think` cell run (Shift+Enter) while a turn streams shows its message in the panel
+    at once, after the streaming reply, marked queued, in the order the cells ran; the status says how
+    many wait; each becomes an ordinary message when its turn starts. (Before: a queued message
+    appeared only when its turn started.)"""
     page = notebook(["%load_ext think_nb", HELPER, "%think Helper", "%%think Helper\nFirst question",
-                     "%%think Helper\nSecond question", "gate.set()"])
+                     "%%think Helper\nSecond question", "%%think Helper\nThird question", "gate.set()"])
     run_cells(page, range(3))
     panel = page.locator(".think-panel").first
     expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
     run_cell(page, 3)
     expect(last_text(panel)).to_have_text("Working on it", timeout=TURN_MS)  # then it waits on the gate
     expect_status(panel, "streaming")
-    run_cell(page, 4)
+    page.locator(".jp-Cell").nth(4).locator(".jp-InputPrompt").click()  # command mode, as a person selects it
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")
+    messages = panel.locator(".think-message")
+    expect(messages.locator(".think-text")).to_have_text(
+        ["First question", "Working on it", "Second question", "Third question"], timeout=30_000)
+    queued = panel.locator(".think-message[data-queued=true]")
+    expect(queued.locator(".think-text")).to_have_text(["Second question", "Third question"])
+    expect(queued.locator(".think-queued")).to_have_count(2)
     status = panel.locator(".think-status")
-    expect(status).to_have_text("streaming · queued behind 1 turn", timeout=30_000)
-    expect(status).to_have_attribute("data-detail", "queued behind 1 turn")
+    expect(status).to_have_text("streaming · queued behind 2 turns", timeout=30_000)
+    expect(status).to_have_attribute("data-detail", "queued behind 2 turns")
     expect(panel.locator("button.think-stop")).to_be_visible()
-    run_cell(page, 5)
-    expect(last_text(panel)).to_have_text("Second reply.", timeout=TURN_MS)
+    run_cell(page, 6)
+    expect(last_text(panel)).to_have_text("Third reply.", timeout=TURN_MS)
     expect_status(panel, "ready")
     expect(status).to_have_text("ready")
-    texts = panel.locator(".think-message[data-role=assistant] .think-text")
-    expect(texts).to_have_text(["Working on it, done.", "Second reply."])
+    expect(messages.locator(".think-text")).to_have_text(
+        ["First question", "Working on it, done.", "Second question", "Second reply.", "Third question",
+         "Third reply."])
+    expect(queued).to_have_count(0)
 
 
 LONG_DB = f"/tmp/think-e2e-narrow-{uuid.uuid4().hex[:8]}/courses/agents-101/week-3/.think/tools_and_approval.sqlite"

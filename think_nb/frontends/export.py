@@ -277,6 +277,9 @@ def read_json(source: Any) -> list[dict]:
     if isinstance(source, str):
         try:
             doc = json.loads(source)
+        except RecursionError:
+            raise UserError("import_messages: the JSON is nested too deeply to read (thousands of levels); pass a "
+                            "file written by agent.export('json').") from None
         except ValueError as exc:
             raise UserError(f"import_messages: not JSON ({exc}); pass a file written by agent.export('json').") \
                 from None

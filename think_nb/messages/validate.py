@@ -15,18 +15,24 @@ here *before anything is stored*; a batch is all-or-nothing. The rules:
   it differs (editing is an explicit operation: `regenerate()`, a new branch). One id twice in
   a batch is refused.
 
+- values: a message is taken in its stored form (`jsonsafe.stored_value`: NaN → null, a set →
+  a sorted array, bytes → `{"type": "bytes", ...}`, a lone surrogate → U+FFFD, ...) before it is
+  checked or compared, so what is checked, kept in memory and stored is one value; a message
+  nested more than `jsonsafe.STORED_DEPTH` containers deep is refused (`incoming`), never cut
+  and never a `RecursionError`.
+
 A refusal is a `UserError` of one line naming the message, the field and the fix.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any, Literal
 
 import pydantic
 
+from think_nb import jsonsafe
 from think_nb.errors import UserError
 
 ROLES = ("user", "assistant", "system")
@@ -121,9 +127,33 @@ def _check_part(part: Any, where: str) -> None:
         raise UserError(f"{where} ({kind}): {_first_error(exc)}.") from None
 
 
+def incoming(message: Any, where: str) -> Any:
+    """`message` in its stored form (`jsonsafe.stored_value`, a new value: the caller's is never
+    kept). Raises `UserError` (one line, naming the part) when it is nested more than
+    `jsonsafe.STORED_DEPTH` containers deep: storing would cut it, so it is refused whole."""
+    try:
+        return jsonsafe.stored_value(message, strict_depth=True)
+    except jsonsafe.TooDeep:
+        parts = message.get("parts") if isinstance(message, dict) else None
+        deep = next((n for n, part in enumerate(parts) if _too_deep(part)), None) if isinstance(parts, list) else None
+        what = f"{where} part {deep}" if deep is not None else where
+        raise UserError(f"{what} is nested more than {jsonsafe.STORED_DEPTH} levels deep (containers in "
+                        "containers); flatten it, or put deep data in a part as a JSON string "
+                        "(json.dumps(value)); nothing was stored.") from None
+
+
+def _too_deep(part: Any) -> bool:
+    try:
+        jsonsafe.to_json_value(part, jsonsafe.STORED_DEPTH - 2, strict_depth=True)  # message > parts > part
+    except jsonsafe.TooDeep:
+        return True
+    return False
+
+
 def admit(messages: Any, stored: Callable[[str], dict | None]) -> list[dict]:
-    """Check a batch of incoming messages; return deep copies of those to append (already stored,
-    identical ones left out). Raises `UserError` for the first bad message; nothing is changed.
+    """Check a batch of incoming messages; return copies of those to append, in their stored form
+    (`incoming`; already stored, identical ones left out). Raises `UserError` for the first bad
+    message; nothing is changed.
 
     Args:
         messages: the caller's list of UIMessages.
@@ -134,7 +164,8 @@ def admit(messages: Any, stored: Callable[[str], dict | None]) -> list[dict]:
     out, seen = [], set()
     for n, message in enumerate(messages):
         named = isinstance(message, dict) and message.get("id")
-        where = f"message {n}" + (f" ({message.get('id')!r})" if named else "")
+        where = f"message {n}" + (f" ({jsonsafe.stored_value(message.get('id'))!r})" if named else "")
+        message = incoming(message, where)
         message_id = message.get("id") if isinstance(message, dict) else None
         if isinstance(message_id, str) and message_id:
             if message_id in seen:
@@ -147,13 +178,13 @@ def admit(messages: Any, stored: Callable[[str], dict | None]) -> list[dict]:
                 raise UserError(f"{where}: a different message with this id is already stored; ids cannot rewrite "
                                 "history: send it with a new id, or use agent.regenerate() for a new reply.")
         check_message(message, where)
-        out.append(copy.deepcopy(message))
+        out.append(message)
     return out
 
 
 def _same(a: dict, b: dict) -> bool:
-    def canon(m: dict) -> str:
-        return json.dumps({k: m.get(k) for k in ("id", "role", "parts")}, sort_keys=True, default=repr)
+    def canon(m: dict) -> str:  # both are in their stored form (`incoming`, the store)
+        return json.dumps({k: m.get(k) for k in ("id", "role", "parts")}, sort_keys=True, allow_nan=False)
 
     return canon(a) == canon(b)
 
@@ -188,7 +219,8 @@ class _SettledToolPart(_Part):
 
 
 def check_imported(messages: Any) -> list[dict]:
-    """Check a transcript read back from `agent.export("json")`; return deep copies to store.
+    """Check a transcript read back from `agent.export("json")`; return copies to store, in their
+    stored form (`incoming`: too deep is refused).
 
     The rules of `check_message`, except that **settled** tool parts (`output-available`,
     `output-error`, `output-denied`) are history and may be imported: they are inert, the engine
@@ -206,7 +238,8 @@ def check_imported(messages: Any) -> list[dict]:
     out = []
     for n, message in enumerate(messages):
         named = isinstance(message, dict) and message.get("id")
-        where = f"message {n}" + (f" ({message.get('id')!r})" if named else "")
+        where = f"message {n}" + (f" ({jsonsafe.stored_value(message.get('id'))!r})" if named else "")
+        message = incoming(message, where)
         if not isinstance(message, dict) or not isinstance(message.get("id"), str) or not message["id"]:
             raise UserError(f"{where}: an imported message needs a string id; import a file written by "
                             "agent.export('json').")
@@ -221,7 +254,7 @@ def check_imported(messages: Any) -> list[dict]:
             _check_settled_tool(part, f"{where} part {k}", message.get("role"), calls)
         others = {**message, "parts": [p for k, p in enumerate(parts) if k not in {k for k, _ in tools}]}
         check_message(others, where)
-        out.append(copy.deepcopy(message))
+        out.append(message)
     return out
 
 

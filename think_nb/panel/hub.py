@@ -25,8 +25,8 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
   (sent `stream_resume_request`) or sent a message, so each client call runs once;
 - keeps what the panels show beside the transcript (`annotations()`): each reply's
   finish reason (a reply cut at `length` offers Continue), the calls `before_tool_call`
-  blocked or substituted, the versions of regenerated replies, and the running request ids
-  (Stop works for a turn started from a cell too).
+  blocked or substituted, the versions of regenerated replies, the running request ids
+  (Stop works for a turn started from a cell too) and the user messages of queued turns.
 
 It records nothing: the engine records every turn's stream (`think_nb.turns.recorder`) and a
 view that opens mid-stream replays it through `PanelSource.replay_stream(request_id)`.
@@ -76,6 +76,7 @@ class PanelSource(Protocol):
     def streaming_turns(self) -> list[str]: ...
     def replay_stream(self, request_id: str) -> tuple[list[dict], bool, bool] | None: ...
     def pending_turns(self) -> list[str]: ...
+    def queued_messages(self) -> list[dict]: ...
     def debouncing_turns(self) -> list[str]: ...
     def last_terminal(self) -> tuple[str, str] | None: ...
     def get_branches(self, message_id: str) -> list[dict]: ...
@@ -175,7 +176,10 @@ class ViewHub:
     # -- what the panels show beside the transcript ----------------------------------------------
     def annotations(self) -> dict:
         """`{finish: {messageId: reason}, tools: {toolCallId: {action, reason}}, branches:
-        {messageId: {index, count, ids}}, active: [request ids]}` for the current transcript."""
+        {messageId: {index, count, ids}}, active: [request ids], queued: [{requestId, message}]}` for
+        the current transcript; `queued` holds the user messages of turns accepted and not started yet
+        (a `%%think` cell sent while a turn runs), in run order, which every panel shows at once after
+        the running turn, marked queued, until their turn stores them."""
         messages = self._agent.messages[-200:]
         ids = {m.get("id") for m in messages}
         calls = {p.get("toolCallId") for m in messages for p in m.get("parts", []) if p.get("toolCallId")}
@@ -199,7 +203,15 @@ class ViewHub:
             "tools": {k: dict(v) for k, v in decisions.items() if k in calls},
             "branches": branches,
             "active": self.running(),
+            "queued": self._queued(),
         }
+
+    def _queued(self) -> list[dict]:
+        try:
+            return self._agent.queued_messages()
+        except Exception:  # noqa: BLE001 - what the panels show must not break a turn
+            _log.exception("queued_messages() failed")
+            return []
 
     def running(self) -> list[str]:
         """Request ids of the turns running or waiting to run, oldest first (Stop cancels the last)."""

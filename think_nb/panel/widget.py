@@ -296,10 +296,12 @@ class ChatPanel(anywidget.AnyWidget):
         if bundle is None:
             return
         data, metadata = bundle
+        static = self._static_bundle()  # first (its first call imports markdown-it and nh3): the two
+        # outputs then arrive together, and a notebook saved meanwhile never holds the view alone
         line = f"{self._title()}: think_nb chat panel (live when its cell runs; the transcript follows)"
         display({**data, "text/plain": line}, metadata=metadata, raw=True)
         self._display_ids.append(uuid.uuid4().hex)
-        display(self._static_bundle(), raw=True, display_id=self._display_ids[-1])
+        display(static, raw=True, display_id=self._display_ids[-1])
 
     def refresh_display(self) -> None:
         """Rewrite every static transcript output of this panel with the current transcript (the

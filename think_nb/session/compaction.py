@@ -208,13 +208,18 @@ def _clip(value: Any) -> str:
 
 
 async def summarize_with_model(model: Any, prompt: str) -> str:
-    """One non-streamed call to `model` (a `ModelConfig`) through litellm; returns its text."""
-    from think_nb.models.litellm_env import get_litellm
+    """One call to `model` (a `ModelConfig`) for a summary; returns its text.
 
-    litellm = get_litellm()
-    response = await litellm.acompletion(model=model.model, messages=[
-        {"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}], **model.options)
-    return response.choices[0].message.content or ""
+    Through the model seam (`think_nb.models.stream.client_for`), as every turn's call: in-process
+    models (scripted, the embedded one) are called directly, hosted ones through litellm. So a
+    compaction with an in-process model never imports litellm on the kernel's loop (issue 29 §6:
+    it froze the kernel 6-24 s). Raises what the model's client raises."""
+    from think_nb.models.stream import client_for
+
+    messages = [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}]
+    pieces = [delta.content async for delta in client_for(model).stream(model, messages, [], dict(model.options))
+              if delta.content]
+    return "".join(pieces)
 
 
 def count_with(model: str | None) -> Callable[[str], int]:

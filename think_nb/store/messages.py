@@ -21,6 +21,7 @@ import sqlite3
 import time
 
 from think_nb import jsonsafe
+from think_nb.store import ancestry
 from think_nb.store.db import Database
 from think_nb.store.state import AgentState
 
@@ -89,10 +90,30 @@ class MessageStore:
 
     def on_branch(self, ids: list[str]) -> set[str]:
         """The ids of `ids` that lie on the current branch (the path from the root to the leaf);
-        the others are on another version of a reply (a regenerated or switched-away branch)."""
+        the others are on another version of a reply (a regenerated or switched-away branch).
+
+        O(len(ids) * log depth) primary-key lookups (`think_nb.store.ancestry`), whatever the
+        branch's length; the walk of the whole branch only when a row has no depth (written by a
+        think_nb older than migration m016)."""
         leaf = self.leaf_id
         if leaf is None or not ids:
             return set()
+        wanted = list(dict.fromkeys(ids))
+        depths = dict(self.db.read(
+            "SELECT id, depth FROM think_messages WHERE agent_key = :agent "
+            "AND id IN (SELECT value FROM json_each(:ids))",
+            {"agent": self.key, "ids": jsonsafe.dumps_plain([*wanted, leaf])}))
+        if depths.get(leaf) is None or any(depths[i] is None for i in wanted if i in depths):
+            return self._on_branch_by_walk(wanted, leaf)
+        found = set()
+        for message_id in wanted:
+            if message_id in depths and depths[message_id] <= depths[leaf]:
+                rows = self.db.read(ancestry.ON_BRANCH_SQL, {"agent": self.key, "leaf": leaf, "id": message_id})
+                if rows and rows[0][0]:
+                    found.add(message_id)
+        return found
+
+    def _on_branch_by_walk(self, ids: list[str], leaf: str) -> set[str]:
         rows = self.db.read(
             "WITH RECURSIVE chain(id, parent_id) AS (SELECT id, parent_id FROM think_messages WHERE agent_key = :agent "
             "AND id = :leaf UNION ALL SELECT m.id, m.parent_id FROM think_messages m JOIN chain "
@@ -142,24 +163,30 @@ class MessageStore:
         """Insert `message` under `parent_id` (an existing id: content updated, never re-parented)
         and make it the leaf, inside the caller's write transaction."""
         now = time.time()
+        where = ancestry.child_fields(parent_id, message["id"], ancestry.Reader(conn, self.key)) or (None, None, None)
         conn.execute(
-            "INSERT INTO think_messages (agent_key, id, parent_id, role, content, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
+            "INSERT INTO think_messages (agent_key, id, parent_id, role, content, created_at, updated_at, depth, "
+            "jump_id, jump_depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
             "content = excluded.content, updated_at = excluded.updated_at",
-            (self.key, message["id"], parent_id, message["role"], jsonsafe.dumps_stored(message), now, now))
+            (self.key, message["id"], parent_id, message["role"], jsonsafe.dumps_stored(message), now, now, *where))
         conn.execute("INSERT OR REPLACE INTO think_agent_state VALUES (?, ?, ?)",
                      (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(message["id"])))
 
     def extend(self, messages: list[dict], parent_id: str | None) -> None:
         """Store `messages` as a chain under `parent_id` in one transaction; the last becomes the leaf."""
         now = time.time()
-        rows, parent = [], parent_id
-        for message in messages:
-            rows.append((self.key, message["id"], parent, message["role"], jsonsafe.dumps_stored(message), now, now))
-            parent = message["id"]
         with self.db.write() as conn:
+            rows, parent, reader, unknown = [], parent_id, ancestry.Reader(conn, self.key), False
+            for message in messages:
+                where = None if unknown else ancestry.child_fields(parent, message["id"], reader)
+                unknown = where is None  # a chain under a message of unknown depth: all unknown
+                if where is not None:
+                    reader.known[message["id"]] = where
+                rows.append((self.key, message["id"], parent, message["role"], jsonsafe.dumps_stored(message), now,
+                             now, *(where or (None, None, None))))
+                parent = message["id"]
             conn.executemany("INSERT INTO think_messages (agent_key, id, parent_id, role, content, created_at, "
-                             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                             "updated_at, depth, jump_id, jump_depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             conn.execute("INSERT OR REPLACE INTO think_agent_state VALUES (?, ?, ?)",
                          (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(parent)))
 
@@ -178,7 +205,7 @@ class MessageStore:
         rows = self.db.read(
             "SELECT content FROM think_messages WHERE agent_key = :agent AND parent_id IS (SELECT parent_id "
             "FROM think_messages WHERE agent_key = :agent AND id = :id) ORDER BY seq",
-            {"agent": self.agent_key, "id": message_id})
+            {"agent": self.key, "id": message_id})
         return [jsonsafe.loads_stored(row[0]) for row in rows]
 
     def newest_leaf_under(self, message_id: str) -> str:
@@ -186,7 +213,7 @@ class MessageStore:
         current = message_id
         while True:
             rows = self.db.read("SELECT id FROM think_messages WHERE agent_key = ? AND parent_id = ? ORDER BY seq DESC "
-                                "LIMIT 1", (self.agent_key, current))
+                                "LIMIT 1", (self.key, current))
             if not rows:
                 return current
             current = rows[0][0]

@@ -325,15 +325,14 @@ class TurnEngine:
             with user_code("repair_interrupted_tool_part", self.host.agent):
                 return self.host.repair_interrupted_tool_part(part)
 
-        if self.conversation.rewrite(lambda m: repaired(m, repair)):
+        if self.conversation.rewrite(lambda m: repaired(m, repair, self.store.approvals.used)):
             for call_id in settled:  # superseded or interrupted: it never resumes
                 self.store.state.delete(PAUSE_PREFIX + call_id)
             self.messages_changed()
 
     def replace_message(self, message: dict) -> None:
-        """Store a new version of a message of the branch and tell the views."""
-        self.conversation.replace(message)
-        self.listeners.notify("on_message_updated", message)
+        """Store a new version of a message of the branch and tell the views (what was stored)."""
+        self.listeners.notify("on_message_updated", self.conversation.replace(message))
 
     # -- interactions: approvals and client tools ---------------------------------------------
     def pending_approvals(self) -> list[dict]:
@@ -345,7 +344,7 @@ class TurnEngine:
         """`approve` / `deny`: the only way a gated call moves on. `edited_input` (approvals only):
         the input the user approved instead of the model's, validated against the tool's schema
         first (`UserError` naming the bad field; nothing is recorded); the ledger keeps both, the
-        part's `approval.input` shows it, and the call runs with it (`Approvals.run_input`)."""
+        part's `approval.input` shows it, and the call runs with it (`Approvals.claim`)."""
         message, part = self._find_part(tool_call_id, ("approval-requested",))
         approval = {**(part.get("approval") or {}), "approved": approved}
         if reason:
@@ -452,7 +451,7 @@ class TurnEngine:
     def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
         """Store the changed message, start the continuation (if the batch is complete), then tell
         the views, so they never see a "ready" gap between the two."""
-        self.conversation.replace(message)
+        message = self.conversation.replace(message)
         task = self._continue_if_settled(message) if auto_continue else None
         self.listeners.notify("on_message_updated", message)
         return task

@@ -31,6 +31,7 @@ from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble, blame
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
+from think_nb.turns.repair import USED_TEXT
 from think_nb.turns.result import StepContext, TurnResult, TurnStatus
 from think_nb.turns.tool_calls import StepTools, run_all
 from think_nb.turns.trace import Tracer
@@ -259,10 +260,15 @@ class Turn:
             await self.emit_broadcast(chunk)
 
         ledger = self.engine.store.approvals
-        inputs = {p["toolCallId"]: ledger.run_input(p["toolCallId"], p.get("input")) for p in approved}
-        granted = [p for p in approved if inputs[p["toolCallId"]] is not None]
+        # each approval is used here, once, committed before its call starts (`Approvals.claim`)
+        claims = {p["toolCallId"]: ledger.claim(p["toolCallId"], p.get("input")) for p in approved}
+        inputs = {call_id: claim for call_id, claim in claims.items() if not isinstance(claim, str)}
+        granted = [p for p in approved if p["toolCallId"] in inputs]
         for part in approved:
-            if part not in granted:  # the part says "approved" but approve() never said so: never run it
+            claim = claims[part["toolCallId"]]
+            if claim == "used":  # it started before (hand-edited back, or the process died while it ran)
+                await emit({"type": "tool-output-error", "toolCallId": part["toolCallId"], "errorText": USED_TEXT})
+            elif claim == "none":  # the part says "approved" but approve() never said so: never run it
                 await emit({"type": "tool-output-error", "toolCallId": part["toolCallId"],
                             "errorText": "No approval was recorded for this call (only agent.approve() approves "
                                          "a call); the tool did not run."})
@@ -403,7 +409,7 @@ class Turn:
 
 
 def _ledger_input(inputs: dict[str, Any], part: dict) -> tuple[dict, bool]:
-    """`(input, edited)` an approved call runs with: the ledger's (`Approvals.run_input`), the edited
+    """`(input, edited)` an approved call runs with: the ledger's (`Approvals.claim`), the edited
     input when the user edited it; never the part's own `approval.input`."""
     value, edited = inputs[part["toolCallId"]]
     return (value if isinstance(value, dict) else {}), bool(edited)

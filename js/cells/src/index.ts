@@ -9,6 +9,10 @@
  * cloned output view, a sidebar) or into a notebook that refuses the insert is left unacknowledged,
  * so the card copies the code instead.
  *
+ * It also adds, once, the style that hides the widget renderer's "Error displaying widget: model not
+ * found" line above a panel's static transcript in a reopened notebook, trusted or not
+ * (js/src/static-transcript.ts).
+ *
  * It imports nothing from JupyterLab: it reaches notebooks through the application's shell
  * (`app.shell.widgets("main")`, both Lab's and Notebook 7's), so it shares no module versions with
  * the host and loads in any JupyterLab 4 / Notebook 7. Built with @jupyter/builder (`npm run
@@ -16,6 +20,7 @@
  * share/jupyter/labextensions/think-nb-cells.
  */
 import { INSERT_CELL_EVENT, type InsertCellDetail } from "../../src/cell-insert";
+import { installStaticTranscriptStyle } from "../../src/static-transcript";
 
 /** What this plugin uses of a notebook panel (JupyterLab's NotebookPanel / Notebook / ISharedNotebook). */
 export interface NotebookPanelLike {
@@ -77,10 +82,11 @@ export function handle(app: AppLike, event: Event): void {
 
 const plugin = {
   id: "think-nb-cells:plugin",
-  description: "Puts a think_nb run_code card's code into a new cell below the panel's cell.",
+  description: "Puts a think_nb run_code card's code into a new cell below the panel's cell; a reopened notebook shows a panel's transcript alone.",
   autoStart: true,
   activate(app: AppLike): void {
     document.addEventListener(INSERT_CELL_EVENT, (event) => handle(app, event));
+    installStaticTranscriptStyle(document);
   },
 };
 
