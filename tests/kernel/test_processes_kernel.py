@@ -29,8 +29,7 @@ GONE_WITHIN_S = 30.0  # bounds a failure only: the check passes as soon as the P
 
 SETUP = textwrap.dedent(f'''
     import asyncio, json, os, sys
-    from collections.abc import Callable
-from pathlib import Path
+    from pathlib import Path
     from think_nb import Think
     from think_nb.testing import ScriptedModel as S
     from think_nb.workspace import execute_tool
@@ -101,9 +100,14 @@ def test_no_process_of_think_nb_survives_its_kernel(tmp_path: Path, end: str) ->
         assert sum("mcp_server.py" in c for c in children.values()) >= 1, children
         assert sum("time.sleep(3600)" in c for c in children.values()) >= 1, children
         assert sum(c.split(" ", 1)[0].endswith("/monty") for c in children.values()) >= 2, children
-        burning = [pid for pid, c in children.items() if c.split(" ", 1)[0].endswith("/monty")
-                   and psutil.Process(pid).cpu_percent(0.5) > 20]
-        assert burning, f"no Monty worker burns CPU: {children}"
+        workers = [pid for pid, c in children.items() if c.split(" ", 1)[0].endswith("/monty")]
+
+        def burning() -> bool:  # a worker has used a second of CPU (the loop runs; no rate is measured)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                return any(sum(psutil.Process(pid).cpu_times()[:2]) > 1.0 for pid in workers)
+            return False
+
+        wait_until(burning, f"a Monty worker burns CPU: {children}", timeout=120)
         if end == "sigkill":
             os.kill(kernel, signal.SIGKILL)
         elif end == "restart":
