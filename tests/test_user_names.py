@@ -163,3 +163,49 @@ def test_a_mixin_before_think_may_not_shadow_a_reserved_name_either(attr: str) -
     with pytest.raises(UserError, match=re.escape(f"class Clash defines {attr!r} (from HttpMixin): {attr!r} is ")):
         type("Clash", (mixin, Think), {})
     type("Fine", (Think, mixin), {})  # after Think in the MRO it shadows nothing: Think's own names win
+
+
+def test_a_class_whose_init_takes_only_name_works_with_the_magic_and_as_a_sub_agent(tmp_path: Path,
+                                                                                      monkeypatch: Any) -> None:
+    """`%think Calc` makes `Calc("default")` and `sub_agent(Child, "c")` makes `Child("c")`: a
+    user's `__init__(self, name)` is enough (both passed `db=` it did not take: TypeError)."""
+    from IPython.testing.globalipapp import get_ipython
+
+    from think_nb.frontends.magic.core import SHOWN
+
+    monkeypatch.chdir(tmp_path)
+
+    class Calc(Think):
+        def __init__(self, name: str = "default") -> None:
+            super().__init__(name)
+            self.store = {}
+
+    class Child(Think):
+        def __init__(self, name: str) -> None:
+            super().__init__(name)
+            self.key = "sk-child"
+
+    class NeedsKey(Think):
+        def __init__(self, name: str, api_key: str) -> None:
+            super().__init__(name)
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "think_nb")
+    shell.user_ns.update(Calc=Calc, NeedsKey=NeedsKey)
+    try:
+        from think_nb.frontends.magic.core import ThinkMagics  # how `%think Calc` finds its agent
+
+        magics = ThinkMagics(shell)
+        agent = magics.resolve_agent("Calc", "default", None)
+        assert isinstance(agent, Calc) and agent.name == "default" and agent.store == {}
+        with pytest.raises(UserError, match=r"cannot make the agent as NeedsKey\('default'\): missing a required "
+                                            r"argument: 'api_key'; .*agent = NeedsKey\(\.\.\.\)"):
+            magics.resolve_agent("NeedsKey", "default", None)
+        child = agent.sub_agent(Child, "c")
+        assert child.key == "sk-child" and child.db_path == agent.db_path and child.parent is agent
+        assert agent.sub_agent(Child, "c") is child
+        with pytest.raises(UserError, match=r"cannot make the agent as NeedsKey\('n'\)"):
+            agent.sub_agent(NeedsKey, "n")
+    finally:
+        for k in [k for k in SHOWN if k[0] in (Calc, NeedsKey)]:
+            SHOWN.pop(k)

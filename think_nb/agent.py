@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import copy
+import inspect
 import json
 import logging
 import os
@@ -76,6 +77,20 @@ _PARENT: contextvars.ContextVar[AgentRuntime | None] = contextvars.ContextVar("t
 log = logging.getLogger("think_nb")
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you are given when they help."
+
+
+def callable_as(cls: type, name: str, **kwargs: Any) -> None:
+    """Raise `UserError` unless `cls(name, **kwargs)` binds to its `__init__` (how `%think Calc`
+    and `sub_agent` make an agent), naming the fix."""
+    try:
+        inspect.signature(cls).bind(name, **kwargs)
+    except TypeError as exc:
+        given = ", ".join([repr(name), *(f"{k}=..." for k in kwargs)])
+        raise UserError(f"cannot make the agent as {cls.__name__}({given}): {exc}; give {cls.__name__}.__init__'s "
+                        f"other parameters defaults, or make it yourself (agent = {cls.__name__}(...)) and "
+                        "pass the instance.") from None
+    except ValueError:  # no signature to read: let the call say
+        return
 
 
 class Think:
@@ -605,15 +620,17 @@ class Think:
     # -- sub-agents (Think's subAgent / chat / cancelChat) ------------------------------------
     def sub_agent(self, cls: type[T], name: str) -> T:
         """The child agent `cls(name)` of this agent, created once and stored in this agent's file
-        under `"<parent key>/<Child>:<name>"` (its own messages and tools). Raises `UserError` when
-        `cls` is not a Think subclass."""
+        under `"<parent key>/<Child>:<name>"` (its own messages and tools; a child's `__init__` need
+        take only `name`). Raises `UserError` when `cls` is not a Think subclass or cannot be made
+        as `cls(name)`."""
         if not (isinstance(cls, type) and issubclass(cls, Think)):
             raise UserError(f"sub_agent() needs a Think subclass, not {cls!r}.")
         runtime = self.__runtime
         if (cls, name) not in runtime.children:
+            callable_as(cls, name)
             token = _PARENT.set(runtime)
             try:
-                child = cls(name, db=runtime.db_path, key=f"{runtime.key}/{cls.__name__}:{name}")
+                child = cls(name)  # the runtime takes the parent's file and a key under the parent's
             finally:
                 _PARENT.reset(token)
             runtime.children[(cls, name)] = child

@@ -105,6 +105,9 @@ class AgentRuntime:
         self.base = base
         self.name = name
         self.parent = parent
+        if parent is not None:  # a sub-agent made as `cls(name)`: its parent's file, a key under the parent's
+            db = db or parent.db_path
+            key = key or f"{parent.key}/{type(agent).__name__}:{name}"
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
         self.key = key or f"{type(agent).__name__}:{name}"
         self.recovery_task: asyncio.Task[Any] | None = None

@@ -26,7 +26,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
-from think_nb.agent import Think
+from think_nb.agent import Think, callable_as
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.frontends.magic.base import SHOWN, Parser, check_instance, check_stored, split_line
@@ -130,8 +130,10 @@ class ThinkMagics(Magics):
         if key not in SHOWN and existing and (name != "default" or db):
             check_stored(value, name, db)
         if key not in SHOWN:
+            options = {"db": db} if db else {}  # no --db: Calc(name), as the README says
+            callable_as(value, name, **options)
             try:
-                SHOWN[key] = value(name, db=db)
+                SHOWN[key] = value(name, **options)
             except (OSError, sqlite3.Error) as exc:
                 raise UserError(f"cannot open the SQLite file ({exc}); pass a writable path with --db.") from None
             _supersede(key, SHOWN[key])
