@@ -206,9 +206,9 @@ def test_the_conversation_is_the_only_writer_of_messages() -> None:
 def test_subsystems_never_see_think_or_the_runtime() -> None:
     """The runtime composes the subsystems from above: none of them (session, MCP, extensions,
     schedules, submissions, recovery, the turn engine, the hub, workspace, tools, store, models,
-    messages) imports `think_nb.agent` or `think_nb.runtime`, not even for types."""
+    messages, kernel tools) imports `think_nb.agent` or `think_nb.runtime`, not even for types."""
     below = ("session", "mcp", "extensions", "schedules", "turns", "workspace", "tools", "store", "models",
-             "messages")
+             "messages", "kernel")
     files = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
              for p in PACKAGE.rglob("*.py")}
     offenders = []

@@ -30,7 +30,21 @@ MAX_STREAM_CHARS = 100_000
 MAX_DISPLAYS = 20
 
 
-class BoundedText(io.TextIOBase):
+class _TextSink(io.TextIOBase):
+    """A writable, non-tty, UTF-8 text stream: what code printing to `sys.stdout` asks of it."""
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+
+class BoundedText(_TextSink):
     """A text stream keeping the first `limit` characters and counting all of them."""
 
     def __init__(self, limit: int = MAX_STREAM_CHARS) -> None:
@@ -56,21 +70,11 @@ class BoundedText(io.TextIOBase):
             self.kept += len(part)
         return n
 
-    def writable(self) -> bool:
-        return True
-
-    def isatty(self) -> bool:
-        return False
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"
-
     def text(self) -> str:
         return "".join(self.parts)
 
 
-class _Router(io.TextIOBase):
+class _Router(_TextSink):
     """`sys.stdout` during a run: the kernel's thread and threads started during the run write to
     `capture`, every other thread to `original`."""
 
@@ -90,16 +94,6 @@ class _Router(io.TextIOBase):
         target = self._target()
         if target is not self.capture and hasattr(target, "flush"):
             target.flush()
-
-    def writable(self) -> bool:
-        return True
-
-    def isatty(self) -> bool:
-        return False
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"
 
 
 class Quarantine:
