@@ -108,8 +108,8 @@ class AgentRuntime:
         if parent is not None:  # a sub-agent made as `cls(name)`: its parent's file, a key under the parent's
             db = db or parent.db_path
             key = key or f"{parent.key}/{type(agent).__name__}:{name}"
-        self.db_path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
-        self.key = key or f"{type(agent).__name__}:{name}"
+        self.db_path: Path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
+        self.key: str = key or f"{type(agent).__name__}:{name}"
         self.recovery_task: asyncio.Task[Any] | None = None
         self._session: Session | None = None
         self._session_pending: Any = None
