@@ -199,9 +199,9 @@ async def test_include_kernel_tools_merges_them_gated(ns: dict) -> None:
     sent = [t["function"]["name"] for t in script.requests[0]["tools"]]
     assert sent == ["list_variables", "notebook_history", "describe_variable", "run_code"]
     assert agent.pending_approvals() and "setting_run" not in ns
-    bad = scripted_agent(S([[S.text("x")]]), tools=[], name="bad-setting", include_kernel_tools="sometimes")
-    result = await bad.send("go")
-    assert result.status == "error" and "include_kernel_tools='sometimes'" in str(result.error)
+    with pytest.raises(UserError, match=r"include_kernel_tools = 'sometimes' is not a value it takes; "
+                                        r"include_kernel_tools is True, False, \"ask\", \"allow\" or \"off\""):
+        scripted_agent(S([[S.text("x")]]), tools=[], name="bad-setting", include_kernel_tools="sometimes")
 
 
 async def test_a_forged_edit_in_the_stored_message_never_runs_only_the_ledgers_input_does(ns: dict) -> None:

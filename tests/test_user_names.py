@@ -209,3 +209,72 @@ def test_a_class_whose_init_takes_only_name_works_with_the_magic_and_as_a_sub_ag
     finally:
         for k in [k for k in SHOWN if k[0] in (Calc, NeedsKey)]:
             SHOWN.pop(k)
+
+
+@pytest.mark.parametrize(("attr", "value"), [
+    ("max_steps", None), ("max_steps", 0), ("max_steps", "10"), ("max_steps", True),
+    ("chat_stream_stall_timeout", "5"), ("hydration_limit", "x"), ("schedule_clock", "utc"),
+    ("include_workspace_tools", "no"), ("chat_recovery", "yes"), ("include_kernel_tools", "sometimes"),
+    ("extension_allowed_hosts", "api.example.com"), ("extension_timeout", -1),
+])
+def test_a_setting_given_a_value_it_does_not_take_is_refused_in_the_class_and_on_the_instance(
+        attr: str, value: Any, tmp_path: Path) -> None:
+    """Wrong setting values were accepted and failed at the turn as a think_nb internal error (or a
+    raw TypeError / ValueError / AttributeError), or were silently taken as truthy."""
+    with pytest.raises(UserError, match=rf"^class Bad: {attr} = .* is not a value it takes; {attr} is "):
+        type("Bad", (Think,), {attr: value})
+    agent = Think("fine", db=tmp_path / "f.sqlite")
+    before = getattr(agent, attr)
+    with pytest.raises(UserError, match=rf"^Think\(\.\.\.\): {attr} = .* is not a value it takes"):
+        setattr(agent, attr, value)
+    assert getattr(agent, attr) == before
+
+
+def test_settings_take_their_documented_values_and_properties(tmp_path: Path) -> None:
+    class Fine(Think):
+        max_steps = 3
+        hydration_limit = None
+        chat_stream_stall_timeout = 2.5
+        include_kernel_tools = "allow"
+        extension_allowed_hosts = ("api.example.com",)
+
+        @property
+        def include_workspace_tools(self) -> bool:  # type: ignore[override]
+            return False
+
+    agent = Fine("ok", db=tmp_path / "ok.sqlite")
+    agent.max_steps = 1
+    assert (agent.max_steps, agent.include_workspace_tools, agent.include_kernel_tools) == (1, False, "allow")
+
+
+def test_a_hook_given_as_a_value_is_refused_where_it_is_written() -> None:
+    with pytest.raises(UserError, match=r"^class Bad: get_tools = \[1\] is a value, but get_tools is a method "
+                                        r"Think calls; define it, e\.g\. `def get_tools\(self\): return \[1\]`"):
+        type("Bad", (Think,), {"get_tools": [1]})
+    with pytest.raises(UserError, match="get_model = 'openai/gpt-4o-mini' is a value"):
+        type("Bad", (Think,), {"get_model": "openai/gpt-4o-mini"})
+
+
+async def test_a_hook_set_on_the_instance_runs_like_a_method_of_the_class(tmp_path: Path) -> None:
+    """`agent.before_turn = fn` was accepted and never called (the engine asked the class only)."""
+    script = S([[S.tool_call("add", {"a": 1, "b": 2})], [S.text("3")]])
+
+    class Plain(Think):
+        include_workspace_tools = False
+
+        def get_model(self):  # type: ignore[no-untyped-def]
+            return script.model
+
+        def get_tools(self):  # type: ignore[no-untyped-def]
+            return [add]
+
+    agent = Plain("hooks", db=tmp_path / "h.sqlite")
+    calls: list[str] = []
+    agent.before_turn = lambda ctx: calls.append("before_turn")
+    agent.before_tool_call = lambda ctx: calls.append("before_tool_call")
+    agent.after_tool_call = lambda ctx: calls.append("after_tool_call")
+    agent.on_step_finish = lambda ctx: calls.append("on_step_finish")
+    agent.on_chat_response = lambda result: calls.append("on_chat_response")
+    assert (await agent.send("1+2?")).status == "completed"
+    assert calls == ["before_turn", "before_tool_call", "after_tool_call", "on_step_finish", "on_step_finish",
+                     "on_chat_response"]

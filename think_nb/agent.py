@@ -188,10 +188,18 @@ class Think:
                 if attr in names.RESERVED:
                     via = "" if klass is cls else f" (from {klass.__name__})"
                     raise UserError(names.clash(attr, f"class {cls.__name__} defines {attr!r}{via}"))
+                problem = (names.setting_problem(attr, vars(klass)[attr], f"class {cls.__name__}")
+                           or names.hook_problem(attr, vars(klass)[attr], f"class {cls.__name__}"))
+                if problem:
+                    raise UserError(problem)
 
     def __setattr__(self, attr: str, value: Any) -> None:
         if attr in names.RESERVED and attr not in names.ASSIGNABLE:
             raise UserError(names.clash(attr, f"{type(self).__name__}(...).{attr} = ..."))
+        problem = (names.setting_problem(attr, value, f"{type(self).__name__}(...)")
+                   or names.hook_problem(attr, value, f"{type(self).__name__}(...)"))
+        if problem:
+            raise UserError(problem)
         object.__setattr__(self, attr, value)
 
     def __getattr__(self, attr: str) -> Any:  # only for names not found: the runtime before __init__ ran

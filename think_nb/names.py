@@ -16,7 +16,9 @@ only `ASSIGNABLE` ones may be assigned on an instance (`agent.workspace = fsspec
 
 from __future__ import annotations
 
-__all__ = ["ASSIGNABLE", "OVERRIDABLE", "RESERVED", "SETTINGS", "clash"]
+from collections.abc import Callable
+
+__all__ = ["ASSIGNABLE", "OVERRIDABLE", "RESERVED", "SETTINGS", "clash", "hook_problem", "setting_problem"]
 
 OVERRIDABLE = frozenset({
     "get_model", "get_system_prompt", "get_tools", "get_extensions", "get_skills", "get_scheduled_tasks",
@@ -84,3 +86,72 @@ def clash(attr: str, where: str) -> str:
     kind = f"a name of Think's ({what})" if what != "a method" else f"a method of Think's (agent.{attr}(...))"
     return (f"{where}: {attr!r} is {kind}, so the agent cannot hold yours under that name; call yours "
             f"something else, e.g. {_SUGGEST.get(attr, 'my_' + attr)!r} (see think_nb.names).")
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
+_SETTING_RULES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "max_steps": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a whole number >= 1, e.g. 10"),
+    "hydration_limit": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+                        "a whole number of messages >= 0, or None for the whole history"),
+    "chat_stream_stall_timeout": (lambda v: v is None or _positive(v),
+                                  "seconds (a number > 0), or None for no stall timeout"),
+    "chat_recovery": (lambda v: isinstance(v, bool), "True or False"),
+    "chat_recovery_max_attempts": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                                   "a whole number >= 0"),
+    "include_mcp_tools": (lambda v: isinstance(v, bool), "True or False"),
+    "include_extension_tools": (lambda v: isinstance(v, bool), "True or False"),
+    "workspace_approval": (lambda v: isinstance(v, bool), "True or False"),
+    "include_workspace_tools": (lambda v: v is None or isinstance(v, bool),
+                                "True, False, or None (all but the embedded model)"),
+    "include_kernel_tools": (lambda v: isinstance(v, bool) or v in ("ask", "allow", "off"),
+                             'True, False, "ask", "allow" or "off"'),
+    "extension_timeout": (_positive, "seconds, a number > 0"),
+    "extension_hook_timeout": (_positive, "seconds, a number > 0"),
+    "extension_allowed_hosts": (_strings, 'a list of host names, e.g. ["api.example.com"]'),
+    "extension_allow_private": (_strings, "a list of host names"),
+    "wait_for_mcp_connections": (lambda v: isinstance(v, (bool, dict)) or _number(v),
+                                 "True, False, seconds, or {'timeout': seconds}"),
+    "schedule_clock": (lambda v: v is None or callable(getattr(v, "now", None)),
+                       "None, or a clock with a now() method (e.g. a datetime-like class)"),
+}
+"""What each setting takes (the others, `default_model` and `message_concurrency`, are checked where
+they are read)."""
+
+
+def setting_problem(attr: str, value: object, where: str) -> str | None:
+    """The one-line refusal for setting `attr` to `value` (at `where`, e.g. "class Calc"), or None
+    when the value is one the setting takes. A descriptor (a property computing it) is not checked."""
+    rule = _SETTING_RULES.get(attr)
+    if rule is None or hasattr(type(value), "__get__"):
+        return None
+    ok, takes = rule
+    try:
+        good = ok(value)
+    except Exception:  # noqa: BLE001 - a value whose comparison raises is not one it takes
+        good = False
+    return None if good else f"{where}: {attr} = {value!r} is not a value it takes; {attr} is {takes}."
+
+
+def hook_problem(attr: str, value: object, where: str) -> str | None:
+    """The one-line refusal for a hook of `OVERRIDABLE` given as a value that cannot be called
+    (`get_tools = [add]`), or None."""
+    if attr not in OVERRIDABLE or callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+        return None
+    return (f"{where}: {attr} = {_short(value)} is a value, but {attr} is a method Think calls; define it, "
+            f"e.g. `def {attr}(self): return {_short(value)}`.")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"

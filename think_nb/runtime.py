@@ -178,8 +178,9 @@ class AgentRuntime:
         return inspect.iscoroutinefunction(self.agent.on_chat_recovery)
 
     def overrides(self, hook: str) -> bool:
-        """True when the agent's class defines `hook` (so the engine calls it)."""
-        return getattr(type(self.agent), hook) is not getattr(self.base, hook)
+        """True when the agent's class defines `hook`, or the agent itself holds one
+        (`agent.before_turn = fn`), so the engine calls it."""
+        return hook in vars(self.agent) or getattr(type(self.agent), hook) is not getattr(self.base, hook)
 
     def observes(self, hook: str) -> bool:
         """True when the class overrides `hook` or a loaded extension defines it (the turn then
