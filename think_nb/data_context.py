@@ -278,38 +278,41 @@ def _more_values_than(value: Any, limit: int) -> bool:
     whole to cut it after stalled the loop 1-2 s)."""
     if not isinstance(value, _CONTAINERS):
         return False
-    seen, stack = 0, [value]
+    seen, stack, visited = 0, [value], {id(value)}
     while stack:
         current = stack.pop()
         seen += len(current)
         if seen > limit:
             return True
-        stack.extend(v for v in (current.values() if isinstance(current, dict) else current)
-                     if isinstance(v, _CONTAINERS) and len(v))
+        for item in current.values() if isinstance(current, dict) else current:
+            if isinstance(item, _CONTAINERS) and len(item) and id(item) not in visited:  # a cycle counts once
+                visited.add(id(item))
+                stack.append(item)
     return False
 
 
-def _first_values(value: Any, room: list[int], depth: int = 0) -> Any:
+def _first_values(value: Any, room: list[int], depth: int = 0, path: frozenset[int] = frozenset()) -> Any:
     """A copy of `value` keeping its first `room[0]` values in the order JSON writes them. Each kept
     value writes at least two characters with its separator, so `MAX_OUTPUT_CHARS // 2 + 1` of them
     give a text at least `MAX_OUTPUT_CHARS` long that starts as the whole value's does (a set's
     order may differ: JSON writes a set sorted)."""
     room[0] -= 1
-    if depth > jsonsafe.MAX_DEPTH:  # deeper than JSON keeps: `jsonsafe` writes "<too deep: ...>" for it
+    if depth > jsonsafe.MAX_DEPTH or id(value) in path:  # too deep, or a cycle: `jsonsafe` writes a marker
         return value
+    path = path | {id(value)} if isinstance(value, _CONTAINERS) else path
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if room[0] <= 0:
                 break
-            out[key] = _first_values(item, room, depth + 1)
+            out[key] = _first_values(item, room, depth + 1, path)
         return out
     if isinstance(value, _CONTAINERS):
         kept = []
         for item in value:
             if room[0] <= 0:
                 break
-            kept.append(_first_values(item, room, depth + 1))
+            kept.append(_first_values(item, room, depth + 1, path))
         return kept
     return value
 
