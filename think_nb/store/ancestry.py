@@ -12,7 +12,7 @@ depth, by `parent_id` otherwise, reaches its ancestor at any depth in O(log dept
 (`ON_BRANCH_SQL`). A message is on a branch exactly when it is the branch leaf's ancestor at its
 own depth.
 
-    child_fields(parent_id, lookup)        # (depth, jump_id, jump_depth) of a new child
+    child_fields(parent_id, message_id, lookup, stored)   # (depth, jump_id, jump_depth) of a new child
     backfill(conn)                         # migration m016: every stored row, parents first
 
 A row with no depth (written into a migrated file by a think_nb older than m016) makes its
@@ -36,16 +36,17 @@ def root_fields(message_id: str) -> Fields:
     return (0, message_id, 0)
 
 
-def child_fields(parent_id: str | None, message_id: str,
-                 lookup: Callable[[str], Fields | None]) -> Fields | None:
+def child_fields(parent_id: str | None, message_id: str, lookup: Callable[[str], Fields | None],
+                 stored: Callable[[str], bool] = lambda _id: False) -> Fields | None:
     """The fields of a new message `message_id` under `parent_id`. `lookup(id)` gives a stored (or
-    just computed) message's fields, None when unknown. A parent that is not stored makes a root
-    (as `MessageStore.branch` sees it); a parent with unknown fields gives None."""
+    just computed) message's fields, None when unknown; `stored(id)` whether a message with no
+    fields is stored at all. A parent that is not stored makes a root (as `MessageStore.branch`
+    sees it); a stored parent with unknown fields gives None."""
     if parent_id is None:
         return root_fields(message_id)
     parent = lookup(parent_id)
     if parent is None:
-        return None if _stored_without_fields(lookup, parent_id) else root_fields(message_id)
+        return None if stored(parent_id) else root_fields(message_id)
     depth, jump_id, jump_depth = parent
     jump = lookup(jump_id)
     if jump is None:
@@ -55,14 +56,10 @@ def child_fields(parent_id: str | None, message_id: str,
     return (depth + 1, parent_id, depth)
 
 
-def _stored_without_fields(lookup: Callable[[str], Fields | None], message_id: str) -> bool:
-    probe = getattr(lookup, "stored", None)
-    return bool(probe(message_id)) if probe else False
-
-
 class Reader:
-    """`lookup` over a connection (inside the caller's transaction) for one conversation key,
-    with the fields computed in this write remembered (a chain refers to its own new rows)."""
+    """`lookup` (calling it) and `stored` over a connection, inside the caller's transaction, for
+    one conversation key, with the fields computed in this write remembered (a chain refers to its
+    own new rows)."""
 
     def __init__(self, conn: sqlite3.Connection, key: str) -> None:
         self.conn, self.key = conn, key

@@ -163,7 +163,8 @@ class MessageStore:
         """Insert `message` under `parent_id` (an existing id: content updated, never re-parented)
         and make it the leaf, inside the caller's write transaction."""
         now = time.time()
-        where = ancestry.child_fields(parent_id, message["id"], ancestry.Reader(conn, self.key)) or (None, None, None)
+        reader = ancestry.Reader(conn, self.key)
+        where = ancestry.child_fields(parent_id, message["id"], reader, reader.stored) or (None, None, None)
         conn.execute(
             "INSERT INTO think_messages (agent_key, id, parent_id, role, content, created_at, updated_at, depth, "
             "jump_id, jump_depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_key, id) DO UPDATE SET "
@@ -178,7 +179,7 @@ class MessageStore:
         with self.db.write() as conn:
             rows, parent, reader, unknown = [], parent_id, ancestry.Reader(conn, self.key), False
             for message in messages:
-                where = None if unknown else ancestry.child_fields(parent, message["id"], reader)
+                where = None if unknown else ancestry.child_fields(parent, message["id"], reader, reader.stored)
                 unknown = where is None  # a chain under a message of unknown depth: all unknown
                 if where is not None:
                     reader.known[message["id"]] = where
