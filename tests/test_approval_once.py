@@ -21,6 +21,7 @@ import pytest
 from agents import eventually
 from helpers_comm import from_js
 from panels import chat_request
+from test_sigkill import gone
 from think_nb import RecoveryDecision, Think, tool
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
@@ -141,14 +142,6 @@ async def test_a_new_approval_request_is_a_new_decision(tmp_path: Path) -> None:
     assert ledger.claim("c-danger", {"path": "/data"}) == ({"path": "/data"}, False)
     assert ledger.claim("c-danger", {"path": "/data"}) == "used"
     assert ledger.claim("c-other", {"path": "/data"}) == "none"
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 @pytest.mark.parametrize("recover", [True, False], ids=["continued", "next message"])

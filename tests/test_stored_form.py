@@ -59,24 +59,9 @@ CURRENT: list[Any] = [None]
 tz = client_tool("time_zone", "The user's time zone.", js="return 'UTC';")
 
 
-def make(db: Path) -> Think:
-    script = S([[S.text("Done.")] for _ in range(12)])
-
-    class Kept(Think):
-        include_workspace_tools = False
-
-        def get_model(self) -> str:
-            return script.model
-
-        def get_tools(self) -> list:
-            return [give, tz]
-
-    return Kept("kept", db=db)
-
-
-def tool_turn(db: Path, call: dict) -> Think:
-    """An agent whose first model step is `call` (a ScriptedModel tool call), then answers."""
-    script = S([[call]] + [[S.text("Done.")] for _ in range(12)])
+def make(db: Path, call: dict | None = None) -> Think:
+    """An agent that answers "Done."; with `call` (a ScriptedModel tool call), its first step is that call."""
+    script = S(([[call]] if call else []) + [[S.text("Done.")] for _ in range(12)])
 
     class Kept(Think):
         include_workspace_tools = False
@@ -157,7 +142,7 @@ async def via_send(db: Path, value: Any) -> Think:
 
 
 async def via_add_tool_output(db: Path, value: Any) -> Think:
-    agent = tool_turn(db, S.tool_call("time_zone", {}, id="tz1"))
+    agent = make(db, S.tool_call("time_zone", {}, id="tz1"))
     await agent.send("where?")
     task = agent.add_tool_output("tz1", value)
     assert task is not None
@@ -166,7 +151,7 @@ async def via_add_tool_output(db: Path, value: Any) -> Think:
 
 
 async def via_tool_return(db: Path, value: Any) -> Think:
-    agent = tool_turn(db, S.tool_call("give", {"n": 1}, id="g1"))
+    agent = make(db, S.tool_call("give", {"n": 1}, id="g1"))
     CURRENT[0] = value
     assert (await agent.send("give")).status == "completed"
     return agent
