@@ -30,7 +30,6 @@ def test_approve_runs_the_tool_in_the_original_message(notebook, app: str) -> No
     expect(panel.locator(".think-approval")).to_have_count(0)
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_deny_sends_output_denied_and_the_model_answers(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.tool_call("delete_file", {"path": "a.txt"})], '
                                        '[S.text("Understood, I left a.txt alone.")]])\nagent.panel()')
