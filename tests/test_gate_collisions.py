@@ -124,3 +124,40 @@ async def test_when_writes_are_gated_loading_an_extension_that_can_write_needs_a
         assert [p["state"] for p in parts(agent, "load_extension")] == [state], permissions
         assert list(agent.extensions()["name"]) == ([f"e{n}"] if state == "output-available" else [])
         await agent.shutdown()
+
+
+async def test_a_real_mcp_servers_tool_over_a_gated_local_tool_keeps_the_gate(tmp_path: Path) -> None:
+    """§7 over a real MCP server (tests/mcp_server.py over stdio): its `delete_file` arrives as
+    `demo_delete_file`, the name of a gated local tool. The call waits for approval; approved, the
+    MCP tool serves it (later sources win) and the local one never runs; denied, nothing runs."""
+    import sys
+
+    server = f"{sys.executable} {Path(__file__).with_name('mcp_server.py')} stdio"
+    ran: list[str] = []
+
+    @tool(needs_approval=True)
+    def demo_delete_file(path: str) -> str:
+        """A gated local tool with the MCP tool's name."""
+        ran.append(path)
+        return "local"
+
+    script = S([[S.tool_call("demo_delete_file", {"path": "/a"})], [S.text("approved")],
+                [S.tool_call("demo_delete_file", {"path": "/b"})], [S.text("denied")]])
+    cls = type("McpGate", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": False,
+                                     "get_tools": lambda self: [demo_delete_file]})
+    agent = cls("x", db=tmp_path / "mcp.sqlite")
+    assert (await agent.add_mcp_server("demo", server))["state"] == "connected"
+    assert (await agent.send("delete /a")).status == "completed"
+    [first] = parts(agent, "demo_delete_file")
+    assert first["state"] == "approval-requested"
+    await agent.approve(first["toolCallId"])
+    await agent.wait_until_stable(timeout=60)
+    assert (await agent.send("delete /b")).status == "completed"
+    second = parts(agent, "demo_delete_file")[1]
+    assert second["state"] == "approval-requested"
+    await agent.deny(second["toolCallId"])
+    await agent.wait_until_stable(timeout=60)
+    settled = [(p["state"], p.get("output")) for p in parts(agent, "demo_delete_file")]
+    assert settled == [("output-available", {"result": "deleted /a"}), ("output-denied", None)]
+    assert ran == [] and agent.mcp_servers()["calls"].tolist() == [1]  # only the approved call reached the server
+    await agent.shutdown()

@@ -346,10 +346,14 @@ async def test_a_servers_stderr_and_stored_config_never_hold_its_secrets(tmp_pat
     shown = " ".join(str(v) for v in agent.mcp_servers().to_dict("records")[0].values())
     frames = json.dumps(runtime_of(agent).mcp.table())
     raw = stored_bytes(tmp_path)
+    # every attempt's stderr, as the server wrote it but scrubbed
+    logged = await asyncio.to_thread(Path(agent.mcp_servers()["log"][0]).read_text)
     for secret in (LITERAL_KEY, LITERAL_TOKEN, SHAPED, RESOLVED, PROVIDER):
         assert secret not in shown and secret not in frames, secret
         assert secret.encode() not in raw, secret
+        assert secret not in logged, (secret, logged)
     assert "auth failed for --api-key ***" in shown
+    assert "auth failed for --api-key ***" in logged
     assert b"${UPSTREAM_SECRET}" in raw  # a reference is stored as written
     await agent.shutdown()
 

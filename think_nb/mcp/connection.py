@@ -4,7 +4,8 @@ A `Connection` runs a task that enters the SDK's `mcp.Client` (the SDK needs its
 and left in one task), lists the server's tools, and then waits until it is told to stop or a
 call finds the connection broken. On failure it retries with exponential backoff (0.5 s doubling
 to 30 s); `state` is `connecting` | `connected` | `failed` (retrying) | `closed`, `last_error`
-says why; a stdio server's stderr is appended to `<db>.mcp/<server>.log`. An attempt that has not
+says why; a stdio server's stderr is scrubbed of its secrets and appended to `<db>.mcp/<server>.log`
+(`think_nb.mcp.stderr`). An attempt that has not
 finished the MCP handshake (`initialize` and the tool listing) within `handshake_timeout()` seconds
 (`THINK_NB_MCP_HANDSHAKE_TIMEOUT`, default 30) fails naming the server and what it printed instead
 of JSON-RPC; a server that exits says its exit code (`think_nb.procs` runs it under a guard that
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from think_nb.mcp.config import SECRET_NOT_STORED, ServerConfig, referenced, resolve, resolve_args
+from think_nb.mcp.stderr import StderrLog
 from think_nb.redact import env_secrets, scrub
 
 log = logging.getLogger("think_nb")
@@ -61,8 +63,7 @@ class Connection:
         self.config = config
         self.log_path = log_path
         """Where a stdio server's stderr goes (appended)."""
-        self._log_file: Any = None
-        self._log_start = 0  # where this attempt's stderr starts in the log
+        self._stderr: StderrLog | None = None  # made on the first stdio attempt
         self.state = "connecting"
         self.last_error: str | None = None
         self.tools: list[Any] = []  # mcp_types.Tool of the last listing
@@ -103,8 +104,8 @@ class Connection:
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
             if not self._task.done():
                 self._task.cancel()
-        if self._log_file is not None:
-            self._log_file.close()
+        if self._stderr is not None:
+            self._stderr.close_writer()
         self._set("closed", self.last_error)
 
     async def call(self, tool: str, arguments: dict) -> Any:
@@ -142,28 +143,19 @@ class Connection:
                 self._broken.set()
             raise McpCallError(self._scrub(f"{where}: the call failed ({text}).")) from None
 
-    def _stderr_log(self) -> Any:
-        if self._log_file is None or self._log_file.closed:
+    def _stderr_log(self) -> StderrLog:
+        if self._stderr is None:
             if self.log_path is None:
                 import tempfile
 
                 self.log_path = Path(tempfile.gettempdir()) / f"think-nb-mcp-{self.config.name}.log"
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = self.log_path.open("a", encoding="utf-8", errors="replace")
-        return self._log_file
+            self._stderr = StderrLog(self.log_path, self._scrub)
+        return self._stderr
 
     def _with_stderr(self, text: str) -> str:
         """`text` plus the last lines a stdio server wrote to stderr in this attempt (why it
         exited: a traceback's last line, a usage message), so the error names the cause."""
-        if self._log_file is None or self.log_path is None:
-            return text
-        try:
-            self._log_file.flush()
-            with self.log_path.open("rb") as f:
-                f.seek(self._log_start)
-                written = f.read().decode("utf-8", "replace")
-        except OSError:
-            return text
+        written = self._stderr.tail() if self._stderr is not None else ""
         lines = [line.strip() for line in written.splitlines() if line.strip()]
         return f"{text}; stderr: {' | '.join(lines[-2:])[-300:]}" if lines else text
 
@@ -190,6 +182,8 @@ class Connection:
                 raise
             except BaseException as exc:  # noqa: BLE001 (an anyio ExceptionGroup, a transport error: retried)
                 self._client = None
+                if self._stderr is not None:
+                    await self._stderr.drained()  # every line the server wrote before it went is in the log
                 self._set("failed", self._with_stderr(_describe(exc)))
                 log.info("MCP server %s: %s", self.config.name, self.last_error)
             if self._stop.is_set():
@@ -221,10 +215,9 @@ class Connection:
             # it never outlives the kernel
             command, args = guarded(config.target, resolve_args(config.args, config.name))
             params = StdioServerParameters(command=command, args=args, env=env)
-            # the server's stderr goes to a log file: a kernel's sys.stderr has no file descriptor
-            errlog = self._stderr_log()
-            self._log_start = errlog.tell()
-            server: Any = stdio_client(params, errlog=errlog)
+            # the server's stderr goes to a pipe whose reader scrubs it into the log file (a kernel's
+            # sys.stderr has no file descriptor, and the file must never hold a secret)
+            server: Any = stdio_client(params, errlog=self._stderr_log().attempt())
         else:
             from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -241,6 +234,8 @@ class Connection:
                         await self._serve(client, listing)
             finally:
                 self._attempt = None
+                if self._stderr is not None:
+                    self._stderr.close_writer()  # the server is gone: its stderr reader reaches the end
             if handshake.cancelled_caught:
                 printed = f"; it printed instead of JSON-RPC: {' | '.join(self._printed)[-300:]}" \
                     if self._printed else ""
