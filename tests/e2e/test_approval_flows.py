@@ -46,7 +46,6 @@ def test_deny_sends_output_denied_and_the_model_answers(notebook, app: str) -> N
     expect_status(panel, "ready")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_predicate_approval_asks_only_for_absolute_paths(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.tool_call("remove", {"path": "tmp.txt"}, id="c-rel"), '
                                        'S.tool_call("remove", {"path": "/etc/hosts"}, id="c-abs")], '
@@ -64,7 +63,6 @@ def test_predicate_approval_asks_only_for_absolute_paths(notebook, app: str) -> 
     expect(last_text(panel)).to_have_text("Both removed.", timeout=TURN_MS)
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_client_tools_run_in_the_browser_in_parallel_and_one_fails(notebook, app: str) -> None:
     page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("time_zone", {}), '
                                        'S.tool_call("page_title", {"tz": "x"}), S.tool_call("selection", {})], '
