@@ -8,15 +8,20 @@ the key and echoes it whole.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from helpers_comm import custom_msgs, from_js, state_updates
+from panels import chat_request, until
 from providers.server import FakeProvider, Reply
 from think_nb import Think
 from think_nb.errors import UserError
 from think_nb.models.resolve import ModelConfig, resolve_model
+from think_nb.panel.widget import ChatPanel
 
 KEY = "sk-live-0123456789abcdefSECRET"
 
@@ -40,9 +45,12 @@ def agent_on(spec: Any, db: Path) -> Think:
     return type("Keyed", (Think,), {"get_model": lambda self: spec, "get_tools": lambda self: []})("k", db=db)
 
 
+@pytest.mark.parametrize("entry", ["send", "panel frame"])
 @pytest.mark.parametrize("given", ["dict from get_model", "environment"])
 async def test_an_echoed_key_is_nowhere(provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                        given: str) -> None:
+                                        given: str, entry: str, recording_comm: Any) -> None:
+    """Through `send` and through the panel's chat frame: the key is in no stored or shown place,
+    and in none of the frames the panel was sent (what a browser would render)."""
     provider.replies = [Reply.fail(401, f"Incorrect API key provided: {KEY}. You can find your key at ...")]
     model = f"openai/{provider.model_name}"
     if given == "environment":
@@ -52,14 +60,28 @@ async def test_an_echoed_key_is_nowhere(provider: FakeProvider, monkeypatch: pyt
         spec = {"model": model, "api_base": provider.api_base, "api_key": KEY}
     db = tmp_path / "k.sqlite"
     agent = agent_on(spec, db)
-    result = await agent.send("hello")
+    panel = ChatPanel(agent)
+    if entry == "send":
+        result: Any = await agent.send("hello")
+    else:
+        from_js(panel, chat_request("r"))
+        await until(lambda: [t["status"] for t in agent.turns()] == ["error"], "the turn to end", 60)
+        result = SimpleNamespace(status="error", error=agent.turns()[0]["error"])
     assert result.status == "error"
     assert "authentication failed for openai" in result.error
     sent = {k.lower(): v for k, v in provider.headers[0].items()}
     assert sent["authorization"] == f"Bearer {KEY}"  # the key was sent, so it could be echoed
-    seen = everywhere(agent, result, db)
+    frames = json.dumps(recording_comm_frames(panel), default=str)
+    assert "authentication failed for openai" in frames  # the error reached the panel, so the key could have
+    seen = everywhere(agent, result, db) + frames
     assert KEY not in seen and KEY[:8] not in seen and KEY[-8:] not in seen
     assert "***" in result.error
+    await agent.shutdown()
+
+
+def recording_comm_frames(panel: ChatPanel) -> list[Any]:
+    """Every frame and state sync the panel sent to the front end."""
+    return [*custom_msgs(panel), *state_updates(panel)]
 
 
 def test_a_dict_spec_is_a_model_config_and_a_bad_one_names_no_key() -> None:
