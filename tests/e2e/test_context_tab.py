@@ -60,7 +60,6 @@ def bar_widths(page: Any, tolerance: float = 1.5) -> tuple[float, float]:
     return percent, shown
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_context_tab_updates_live_when_the_model_writes_a_block(notebook, app: str) -> None:
     page, panel = open_panel(notebook, AGENT)
     block = panel.locator(".think-context-block[data-label=memory]")

@@ -31,7 +31,6 @@ agent.panel()
 '''
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_context_tab_lists_the_mcp_server_and_tool_cards_name_it(notebook, app: str) -> None:
     _page, panel = open_panel(notebook, AGENT)
     panel.locator(".think-tab[data-tab=context]").click()

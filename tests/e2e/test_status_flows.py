@@ -76,7 +76,6 @@ def run_cells(page: Any, indices: range) -> None:
     wait_kernel_idle(page)
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_a_think_cell_is_submitted_with_stop_within_200_ms(notebook, app: str) -> None:
     page = notebook(["%load_ext think_nb", HELPER, "%think Helper", "%%think Helper\nHello there", "gate.set()"])
     run_cells(page, range(3))

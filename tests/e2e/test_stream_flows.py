@@ -22,7 +22,6 @@ pytestmark = pytest.mark.e2e
 WORDS = "".join(f"w{i} " for i in range(300))  # ~1,500 characters
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_stop_mid_stream_keeps_the_partial_reply(notebook, app: str) -> None:
     _, panel = open_panel(notebook, f'agent = bot([[S.text({WORDS!r}, chunk_size=2)]], delay=0.02)\nagent.panel()')
     send(panel, "Count slowly")
@@ -35,7 +34,6 @@ def test_stop_mid_stream_keeps_the_partial_reply(notebook, app: str) -> None:
     expect(panel.locator(".think-message[data-live=true]")).to_have_count(0)  # it is the stored copy now
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_clear_empties_every_view(notebook, app: str) -> None:
     page, panel = open_panel(notebook, 'agent = bot([[S.text("Hello there.")]])\np = agent.panel()\ndisplay(p, p)')
     send(panel, "Hi")
@@ -47,7 +45,6 @@ def test_clear_empties_every_view(notebook, app: str) -> None:
     expect_status(panel, "ready")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_regenerate_replaces_the_reply_with_a_sibling(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
                                        'agent.panel()')
@@ -77,7 +74,6 @@ def test_reload_mid_stream_resumes_without_duplicates(notebook, app: str) -> Non
     expect_status(panel, "ready")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_two_views_two_panels_and_a_second_tab_stream_the_same_text(notebook, app: str, browser_context) -> None:
     page, panel = open_panel(notebook, f'agent = bot([[S.text({WORDS!r}, chunk_size=4)]], delay=0.01)'
                                        '\np = agent.panel()\ndisplay(p, p)', ["agent.panel()"])
@@ -100,7 +96,6 @@ def test_two_views_two_panels_and_a_second_tab_stream_the_same_text(notebook, ap
         tab2.close()
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_a_10000_delta_reply_arrives_complete(notebook, app: str) -> None:
     text = "".join(chr(97 + i % 26) for i in range(10_000))
     page, panel = open_panel(notebook, f'agent = bot([[S.text({text!r}, chunk_size=1)]])\nagent.panel()')
@@ -118,7 +113,6 @@ MALICIOUS = (
 )
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_malicious_markdown_is_inert(notebook, app: str) -> None:
     page, panel = open_panel(notebook, f'agent = bot([[S.text({MALICIOUS!r}), S.tool_call("remove", '
                                        '{"path": "<img src=x onerror=window.__pwned=8>"})], [S.text("ok")]])\n'
@@ -138,7 +132,6 @@ def test_malicious_markdown_is_inert(notebook, app: str) -> None:
     assert page.evaluate("() => window.__pwned === undefined")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_light_and_dark_theme_screenshots(notebook, app: str) -> None:
     reply = ("Here is code:\n\n```python\nprint('hello')\n```\n\nAnd a [link](https://example.org).")
     page, panel = open_panel(notebook, f'agent = bot([[S.tool_call("remove", {{"path": "a.txt"}}), '

@@ -57,7 +57,6 @@ def badge(panel: Any, index: int) -> Any:
     return panel.locator(".think-tool").nth(index).locator(".think-tool-badge")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_tool_cards_say_what_happened(notebook, app: str) -> None:
     _, panel = open_panel(notebook, CARDS)
     send(panel, "Do everything")
@@ -87,7 +86,6 @@ def test_tool_cards_say_what_happened(notebook, app: str) -> None:
     expect(panel.locator("button.think-regenerate")).to_have_count(1)
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_continue_after_a_cut_reply(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.text("Once upon a"), S.finish("length"), S.usage(20, 4)], '
                                        '[S.text(" time, the end.")]])\nagent.panel()')
@@ -102,7 +100,6 @@ def test_continue_after_a_cut_reply(notebook, app: str) -> None:
     expect(panel.locator(".think-cut")).to_have_text("cut at 4 tokens")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_versions_of_a_regenerated_reply(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")], [S.text("Second answer.")]])\n'
                                        'agent.panel()')
@@ -123,7 +120,6 @@ def test_versions_of_a_regenerated_reply(notebook, app: str) -> None:
     expect(label).to_have_text("2 / 2")
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_clear_asks_first(notebook, app: str) -> None:
     _, panel = open_panel(notebook, 'agent = bot([[S.text("Hello there.")]])\nagent.panel()')
     expect(panel.locator(".think-agent-name")).to_have_text(re.compile(r"^Bot · bot$"))

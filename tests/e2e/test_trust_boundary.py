@@ -85,7 +85,6 @@ def reply(base: str) -> str:
     )
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_remote_images_in_model_markdown_make_no_request(notebook, app: str,
                                                          counting_server: CountingServer) -> None:
     base = counting_server.base

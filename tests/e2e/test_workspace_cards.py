@@ -51,7 +51,6 @@ agent.panel()
 '''
 
 
-@pytest.mark.parametrize("app", ["lab"])
 def test_running_partial_output_highlighted_code_and_each_gated_inner_call_in_the_cards(notebook, app: str) -> None:
     page, panel = open_panel(notebook, AGENT, extra=["release.set()"])
     send(panel, "Count to 3, then add and delete")
