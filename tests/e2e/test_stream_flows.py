@@ -1,7 +1,7 @@
 """Streaming flows in a real browser: stop, clear, regenerate, resume after a reload, many
 views of one stream, a 10,000-delta reply, inert malicious markdown, theme screenshots.
 
-One flow per test, JupyterLab unless the flow differs in Notebook 7 (resume).
+One flow per test, in JupyterLab and Notebook 7.
 """
 
 from __future__ import annotations
