@@ -361,3 +361,35 @@ def test_think_files_magic_shows_the_workspace(monkeypatch: pytest.MonkeyPatch, 
     assert shown[0]["path"].tolist() == ["/a/b.txt"] and shown[0]["size"].tolist() == [5]
     shell.run_line_magic("think", "files --help")
     assert capsys.readouterr().out.startswith("%think files [AGENT]")
+
+
+LAZY = '''
+import asyncio, sys
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+script = S([[S.text("hi")], [S.tool_call("write", {"path": "/a.txt", "content": "x"})], [S.text("written")]])
+class A(Think):
+    def get_model(self):
+        return script.model
+async def main():
+    agent = A("lazy", db=sys.argv[1])
+    await agent.send("one")
+    offered = sorted(t["function"]["name"] for t in script.requests[0]["tools"])
+    print(offered, "fsspec" in sys.modules, "httpx" in sys.modules, "think_nb.workspace.fs" in sys.modules)
+    await agent.send("two")
+    print(agent.workspace.cat_file("/a.txt").decode(), "fsspec" in sys.modules, "httpx" in sys.modules)
+asyncio.run(main())
+'''
+
+
+def test_the_workspace_tools_are_offered_without_importing_their_machinery(tmp_path: Path) -> None:
+    """issue 29 §3: a turn that is offered the workspace tools but calls none imports neither fsspec
+    nor httpx (their schemas are declared without them); the first call makes the workspace."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LAZY, str(tmp_path / "lazy.sqlite")], capture_output=True,
+                          text=True, timeout=120, check=True)
+    first, second = done.stdout.splitlines()
+    assert first == "['delete', 'edit', 'find', 'grep', 'list', 'read', 'write'] False False False"
+    assert second == "x True False"

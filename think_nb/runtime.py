@@ -114,6 +114,7 @@ class AgentRuntime:
         self._session: Session | None = None
         self._session_pending: Any = None
         self._workspace: Any = None
+        self._workspace_set = False  # True once the user gave a file system (else the default, made on use)
         self._workspace_tools: tuple[Any, bool, dict[str, Any]] | None = None  # (fs, approval, tools) last built
         self._kernel_tools: tuple[str, dict[str, Any]] | None = None  # (run mode, tools) last built
         self.children: dict[tuple[type, str], Any] = {}
@@ -281,18 +282,22 @@ class AgentRuntime:
         if not isinstance(fs, AbstractFileSystem):
             raise UserError(f"workspace={fs!r} must be an fsspec file system, e.g. fsspec.filesystem('memory').")
         self._workspace = fs
+        self._workspace_set = True
 
     def workspace_tools(self) -> dict[str, Any]:
         """The default tools of a turn, `{name: Tool}` (merged first; empty when
         `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
         if not self._wants_workspace_tools():
             return {}
-        from think_nb.workspace.tools import workspace_tools
+        from think_nb.workspace.tools import Deferred, workspace_tools
 
-        fs, approval = self.workspace, self.workspace_approval
+        # the default workspace is made (and fsspec imported) on the first call of a workspace tool
+        key = self._workspace if self._workspace_set else "default"
+        fs = self._workspace if self._workspace_set else Deferred(lambda: self.workspace)
+        approval = self.workspace_approval
         cached = self._workspace_tools
-        if cached is None or cached[0] is not fs or cached[1] != approval:  # built once: ~90 ms of schemas
-            cached = self._workspace_tools = (fs, approval, workspace_tools(fs, approval=approval))
+        if cached is None or cached[0] is not key or cached[1] != approval:  # built once: ~90 ms of schemas
+            cached = self._workspace_tools = (key, approval, workspace_tools(fs, approval=approval))
         return dict(cached[2])
 
     def _wants_workspace_tools(self) -> bool:

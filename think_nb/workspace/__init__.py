@@ -8,22 +8,25 @@
 - `tools.py`: Think's workspace tools over those operations: `workspace_tools(fs)`, `read_tool(fs)`, ...
 - `execute.py`: the `execute` tool (model-written Python in a pydantic-monty sandbox).
 - `fetch.py`: the `fetch` tool (GET only, allowlisted, SSRF-guarded, size-capped).
+
+Importing this package imports none of them: each name below is imported on first use (PEP 562),
+so an agent that is offered the workspace tools but never calls one never loads fsspec or httpx.
 """
 
-from think_nb.workspace.execute import execute_tool
-from think_nb.workspace.fetch import fetch_tool
-from think_nb.workspace.fs import WorkspaceFileSystem
-from think_nb.workspace.paths import PathError, normalize
-from think_nb.workspace.tools import (
-    delete_tool,
-    edit_tool,
-    find_tool,
-    grep_tool,
-    list_tool,
-    read_tool,
-    workspace_tools,
-    write_tool,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {"execute_tool": "execute", "fetch_tool": "fetch", "WorkspaceFileSystem": "fs", "PathError": "paths",
+          "normalize": "paths", **dict.fromkeys(("delete_tool", "edit_tool", "find_tool", "grep_tool", "list_tool",
+                                                 "read_tool", "workspace_tools", "write_tool"), "tools")}
 
 __all__ = ["PathError", "WorkspaceFileSystem", "delete_tool", "edit_tool", "execute_tool", "fetch_tool", "find_tool",
            "grep_tool", "list_tool", "normalize", "read_tool", "workspace_tools", "write_tool"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'think_nb.workspace' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"think_nb.workspace.{_WHERE[name]}"), name)

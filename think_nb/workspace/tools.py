@@ -5,10 +5,11 @@
     read_tool(fs), write_tool(fs), ...     # one at a time (Think's createReadTool, ...)
 
 `fs` is `agent.workspace` or any fsspec file system (`fsspec.filesystem("memory")`, a
-`DirFileSystem` over a local folder, a bucket). Paths the model passes are normalised and
-confined (`think_nb.workspace.paths`). Outputs are Think's shapes (anchor §6.2); a failure
-(missing file, non-unique `old_string`, invalid regex, refused path, ...) raises
-`WorkspaceToolError` with Think's message, which reaches the model as the call's error text.
+`DirFileSystem` over a local folder, a bucket), or a `Deferred` one, made on the first call (the
+agent's default workspace: a turn that calls no workspace tool never imports fsspec). Paths the
+model passes are normalised and confined (`think_nb.workspace.paths`). Outputs are Think's shapes
+(anchor §6.2); a failure (missing file, non-unique `old_string`, invalid regex, refused path, ...)
+raises `WorkspaceToolError` with Think's message, which reaches the model as the call's error text.
 
 This module is the tools' names, parameters and descriptions (their JSON schemas come from the
 signatures and docstrings below); what each one does is `think_nb.workspace.ops`.
@@ -16,14 +17,27 @@ signatures and docstrings below); what each one does is `think_nb.workspace.ops`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from think_nb.tools.tool import Tool, from_function
 from think_nb.workspace import ops
 from think_nb.workspace.ops import WorkspaceToolError
 
-__all__ = ["WorkspaceToolError", "delete_tool", "edit_tool", "find_tool", "grep_tool", "list_tool",
+__all__ = ["Deferred", "WorkspaceToolError", "delete_tool", "edit_tool", "find_tool", "grep_tool", "list_tool",
            "read_tool", "workspace_tools", "write_tool"]
+
+
+class Deferred:
+    """A file system made on first use: `Deferred(lambda: agent.workspace)`. `get()` returns it."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.get = make
+
+
+def resolve(fs: Any) -> Any:
+    """The file system `fs` stands for (`fs` itself, or what a `Deferred` makes)."""
+    return fs.get() if isinstance(fs, Deferred) else fs
 
 
 def read_tool(fs: Any) -> Tool:
@@ -38,7 +52,7 @@ def read_tool(fs: Any) -> Tool:
             offset: first line to return (1-based)
             limit: number of lines to return
         """
-        return ops.read(fs, path, offset, limit)
+        return ops.read(resolve(fs), path, offset, limit)
 
     return from_function(read)
 
@@ -54,10 +68,10 @@ def write_tool(fs: Any, *, approval: bool = False) -> Tool:
             path: absolute workspace path, e.g. /notes/todo.md
             content: the whole new content of the file
         """
-        return ops.write(fs, path, content)
+        return ops.write(resolve(fs), path, content)
 
     def overwrites(arguments: dict) -> bool:
-        return ops.overwrites(fs, arguments.get("path", ""))
+        return ops.overwrites(resolve(fs), arguments.get("path", ""))
 
     return from_function(write, needs_approval=overwrites if approval else False)
 
@@ -75,7 +89,7 @@ def edit_tool(fs: Any) -> Tool:
             new_string: the replacement text
             replace_all: replace every occurrence instead of exactly one
         """
-        return ops.edit(fs, path, old_string, new_string, replace_all)
+        return ops.edit(resolve(fs), path, old_string, new_string, replace_all)
 
     return from_function(edit)
 
@@ -91,7 +105,7 @@ def list_tool(fs: Any) -> Tool:
             limit: at most this many entries (1-1000)
             offset: skip this many entries
         """
-        return ops.list_dir(fs, path, limit, offset)
+        return ops.list_dir(resolve(fs), path, limit, offset)
 
     return from_function(list)
 
@@ -105,7 +119,7 @@ def find_tool(fs: Any) -> Tool:
         Args:
             pattern: glob pattern; * matches within a directory, ** across directories, ? one character
         """
-        return ops.find(fs, pattern)
+        return ops.find(resolve(fs), pattern)
 
     return from_function(find)
 
@@ -125,7 +139,7 @@ def grep_tool(fs: Any) -> Tool:
             caseSensitive: match case (default false)
             contextLines: lines of context around each match (0-10)
         """
-        return ops.grep(fs, query, include, fixedString, caseSensitive, contextLines)
+        return ops.grep(resolve(fs), query, include, fixedString, caseSensitive, contextLines)
 
     return from_function(grep)
 
@@ -140,7 +154,7 @@ def delete_tool(fs: Any, *, approval: bool = False) -> Tool:
             path: absolute workspace path
             recursive: delete a directory and everything in it
         """
-        return ops.delete(fs, path, recursive)
+        return ops.delete(resolve(fs), path, recursive)
 
     return from_function(delete, needs_approval=approval)
 
