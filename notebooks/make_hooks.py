@@ -94,6 +94,7 @@ class Loud(Think):
 
 
 loud = Loud("loud")
+loud.clear_messages()  # Run All again starts this demo afresh
 result = await loud.send("What is 2 plus 40?")'''),
     new_markdown_cell("""`on_chat_error` did not fire: nothing failed. Here the model fails in the middle of its reply.
 The hook's return value replaces the error text the user sees (the partial reply is kept):"""),
@@ -124,6 +125,7 @@ class Router(Think):
 
 
 router = Router("router")
+router.clear_messages()  # Run All again starts this demo afresh
 await router.send("Weather in Paris?")
 await router.send("A hard one: 17 times 23?")
 for name, s in [("small", small), ("big", big)]:
@@ -159,6 +161,7 @@ class Guarded(Think):
 
 
 guarded = Guarded("guarded")
+guarded.clear_messages()  # Run All again starts this demo afresh
 await guarded.send("Weather in Paris and Atlantis, and 1+1?")
 guarded.tool_calls_df()[["tool_name", "input", "state", "output"]]'''),
     new_markdown_cell("What the model was told on its second call:"),
@@ -191,6 +194,7 @@ class Calc(Think):
 
 
 calc = Calc("stepper")
+calc.clear_messages()  # Run All again starts this demo afresh
 stepper = calc.step("What is 2 plus 40?")
 event = stepper.next()
 event'''),
@@ -254,6 +258,7 @@ class GuardedAgain(Guarded):
 
 
 rerun = GuardedAgain("rerun")
+rerun.clear_messages()  # Run All again starts this demo afresh
 await rerun.send("Weather in Paris and Atlantis, and 1+1?")
 rerun.messages[-1]["parts"][-1]["text"]'''),
     new_markdown_cell("""Next: `tools_and_approval.ipynb` (tools, approvals, client tools), `memory.ipynb` (context

@@ -69,6 +69,11 @@ class Ada(Think):
 
 
 ada = Ada("memory-demo")
+# Run All again starts this demo afresh: no transcript, an empty memory, no other sessions
+ada.clear_messages()
+await ada.session.set_block("memory", "")
+for session_id in ada.sessions()["id"][1:]:  # the first is the default session, which stays
+    ada.delete_session(session_id)
 ada.context_blocks()'''),
     new_markdown_cell("""The chat panel of `ada`: every turn below streams into it, and its **Context** tab shows the
 blocks as the model writes them."""),

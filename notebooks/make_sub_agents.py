@@ -78,6 +78,7 @@ class Lead(Think):
 
 lead = Lead("lead")
 researcher = lead.sub_agent(Researcher, "r1")
+researcher.clear_messages()  # Run All again starts this demo afresh
 researcher'''),
     new_code_cell('result = await researcher.chat("What is the capital of France?", Printer())'),
     new_markdown_cell("""## 2. Delegating from a tool
@@ -107,6 +108,7 @@ class Lead(Think):
 
 
 lead = Lead("lead")
+lead.clear_messages()  # Run All again starts this demo afresh
 result = await lead.send("Which planet is the largest?")
 for part in lead.messages[-1]["parts"]:
     if part["type"] != "step-start":
@@ -135,6 +137,7 @@ A slow scripted model (a chunk every 20 ms) makes the turn take a while:"""),
 
 talk = S([[S.text("Once upon a time, " + "there was a very long story " * 20, chunk_size=4)]] * 3, delay=0.02)
 talker = lead.sub_agent(Talker, "t1")
+talker.clear_messages()  # Run All again starts this demo afresh
 
 printer = Printer()
 task = asyncio.ensure_future(talker.chat("Tell me a long story", printer))
@@ -155,7 +158,7 @@ await asyncio.sleep(0.3)
 controller.abort("the user closed the tab")
 result = await task
 print(result.status, "| aborted:", controller.signal.aborted, "| reason:", controller.signal.reason)
-[(t["trigger"], t["status"]) for t in talker.turns()]'''),
+[(t["trigger"], t["status"]) for t in talker.turns(limit=3)]  # the last 3: the log outlives clear_messages'''),
     new_markdown_cell("""## 4. Turns started by code
 
 `send()` is for a person's message. Code can start turns too:
@@ -190,12 +193,13 @@ class Writer(Think):
 
 
 writer = lead.sub_agent(Writer, "w1")
+writer.clear_messages()  # Run All again starts this demo afresh
 await writer.send("Write a two-line poem.")
 await writer.wait_until_stable()
 writer.messages_df()[["role", "text"]]'''),
     new_markdown_cell("""The review turn was started by `on_chat_response` and ran after the first turn finished (turns
 of one agent never overlap: they queue). The turn log shows both, with their triggers:"""),
-    new_code_cell('[(t["trigger"], t["status"]) for t in writer.turns()]'),
+    new_code_cell('[(t["trigger"], t["status"]) for t in writer.turns(limit=2)]  # this run\'s two'),
     new_markdown_cell("""A programmatic turn: `save_messages` with a plain list. Its reply ends mid-sentence (as a
 reply cut by a token limit would), so we ask the model to continue it:"""),
     new_code_cell('''result = await writer.save_messages([user_message("Now revise the poem.")])

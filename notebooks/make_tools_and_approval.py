@@ -102,6 +102,7 @@ class Helper(Think):
 
 
 helper = Helper("tools-demo")
+helper.clear_messages()  # Run All again starts this demo afresh
 display(helper.panel())   # the chat panel: each call is a card that says done or failed
 result = await helper.send("Weather in Paris in °F, 1/0, and order 0 umbrellas.")
 result.status, result.message["parts"][-1]["text"]'''),
@@ -148,6 +149,7 @@ class Bank(Think):
 
 
 bank = Bank("approvals")
+bank.clear_messages()  # Run All again starts this demo afresh
 display(bank.panel())     # the calls that wait show Approve / Deny here
 result = await bank.send("Pay Ann 20 and Bob 5000, then delete /tmp/report.txt")
 result   # completed, and waiting: for which calls'''),
@@ -206,6 +208,7 @@ class Clock(Think):
 
 
 clock = Clock("client-tools")
+clock.clear_messages()  # Run All again starts this demo afresh
 runtime_of(clock).client_tool_specs()   # what the panel receives: name, schema and the JavaScript'''),
     new_markdown_cell("""In a live notebook you would show the panel (`%think clock`) and it would answer the call by
 itself. This notebook is also run by a test, where no browser runs the JavaScript, so we play
@@ -236,6 +239,7 @@ answer may differ from run to run."""),
 
 
 real = RealHelper("real")
+real.clear_messages()  # Run All again starts this demo afresh
 result = await real.send("What is 30 degrees Celsius in Fahrenheit?")
 print(result.status)
 real.tool_calls_df()[["tool_name", "input", "state", "output"]]'''),

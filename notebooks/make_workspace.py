@@ -50,6 +50,7 @@ class Assistant(Think):
 
 
 agent = Assistant("files-demo")
+agent.clear_messages()  # Run All again starts this demo afresh
 result = await agent.send("Start a shopping list; I drink oat milk.")
 print([t["function"]["name"] for t in script.requests[0]["tools"]])   # what the model was offered
 agent.tool_calls_df()[["tool_name", "input", "output"]]'''),

@@ -193,6 +193,12 @@ def run_cell(page: Any, index: int) -> None:
     )
 
 
+def menu(page: Any, top: str, item: str) -> None:
+    """Open menu `top` of the menu bar and click `item` (real clicks)."""
+    page.locator(".lm-MenuBar-item", has_text=top).first.click()
+    page.locator(".lm-Menu-item:visible", has_text=item).first.click()
+
+
 def save(page: Any) -> None:
     """Save the notebook (so a reload raises no 'unsaved changes' prompt)."""
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")

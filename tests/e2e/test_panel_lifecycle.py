@@ -20,19 +20,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from jlab import wait_kernel_idle
+from jlab import menu, wait_kernel_idle
 from panel_flows import TURN_MS, expect_status, last_text, open_panel, send
 
 pytestmark = pytest.mark.e2e
 
 AGENT = ('import os\nprint(f"kernel pid {os.getpid()}")\n'
          'agent = bot([[S.text("Stored reply.")], [S.text("Never seen.")]])\nagent.panel()')
-
-
-def menu(page: Any, top: str, item: str) -> None:
-    """Open menu `top` of the menu bar and click `item` (real clicks)."""
-    page.locator(".lm-MenuBar-item", has_text=top).first.click()
-    page.locator(".lm-Menu-item:visible", has_text=item).first.click()
 
 
 def first_turn(page: Any, panel: Any) -> None:
