@@ -69,6 +69,8 @@ export const CSS = `
    A chunk is its own formatting context (no margin collapsing across it): its first block has no top margin. */
 .think-chunk { content-visibility: auto; contain-intrinsic-block-size: auto 3000px; }
 .think-chunk > :first-child { margin-top: 0; }
+/* a single line break shows (markdown would join the lines): a message typed with Shift+Enter, a poem */
+.think-text p { white-space: pre-line; }
 .think-text a { color: var(--think-brand); }
 .think-text pre, .think-tool pre { background: var(--think-bg2); padding: 6px; border-radius: 4px; overflow-x: auto; font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; margin: 4px 0; white-space: pre-wrap; }
 .think-text code { font-family: var(--jp-code-font-family, monospace); }

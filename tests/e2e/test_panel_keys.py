@@ -97,3 +97,24 @@ def test_keys_typed_in_the_panel_stay_in_the_panel(notebook, app: str) -> None:
         page.keyboard.press(key)
     expect(reason).to_have_value("keep abdd")
     assert state(page) == before, (state(page), before)
+
+
+POEM = "Roses are red,\nthe kernel is warm,\nmy agent replies\nin perfect form."
+
+
+def test_a_new_line_typed_with_shift_enter_shows_in_the_sent_message(notebook, app: str) -> None:
+    """The placeholder promises Shift+Enter makes a new line: the sent message keeps it, and so does
+    a reply written in lines (a poem, an address), as chat panels show them; markdown's soft line
+    break joined both into one line."""
+    _, panel = open_panel(notebook, f'agent = bot([[S.text({POEM!r}, chunk_size=5)]])\nagent.panel()')
+    panel.locator("textarea.think-input").click()
+    panel.page.keyboard.type("Write me a poem.")
+    panel.page.keyboard.press("Shift+Enter")
+    panel.page.keyboard.type("Four lines, please.")
+    panel.page.keyboard.press("Enter")
+    user = panel.locator(".think-message[data-role=user] .think-text")
+    expect(user).to_have_count(1, timeout=TURN_MS)
+    assert user.inner_text() == "Write me a poem.\nFour lines, please."
+    expect(last_text(panel)).to_contain_text("in perfect form.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    assert last_text(panel).inner_text() == POEM
