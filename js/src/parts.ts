@@ -9,7 +9,7 @@
  * badge's tooltip; outcome: running | done | failed | blocked | substituted | waiting | approved |
  * denied | no-result, what the badge says in words) holding `.think-tool-input` and
  * `.think-tool-output` or `.think-tool-error`, `.think-approval` with
- * `button.think-approve` / `button.think-deny` / `input.think-deny-reason`, on a `run_code` card
+ * `button.think-approve` / `button.think-deny` / `input.think-deny-reason` (Enter in it denies), on a `run_code` card
  * `button.think-into-cell` and `.think-into-cell-note` (the card's `data-into-cell`: inserted | copied | failed),
  * `.think-subagent[data-status]`, `.think-usage[data-source]` (reported | unknown),
  * `button.think-regenerate`, `.think-cut` with `button.think-continue` (a reply cut at its token
@@ -216,7 +216,7 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
     if (typeof descriptor.stdout === "string" && descriptor.stdout) box.append(section("think-tool-output", "printed so far", descriptor.stdout));
   }
   const reason = h("input", "think-deny-reason");
-  reason.placeholder = "reason (optional)";
+  reason.placeholder = "reason (optional), Enter to deny";
   reason.dataset.focusKey = `deny-reason:${part.toolCallId}`; // render.ts gives focus back after a rebuild
   reason.value = typedReasons.get(part.toolCallId) ?? "";
   reason.addEventListener("input", () => typedReasons.set(part.toolCallId, reason.value));
@@ -230,6 +230,12 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
     ctx.approve(part.toolCallId, input);
   });
   deny.addEventListener("click", () => ctx.deny(part.toolCallId, reason.value.trim()));
+  reason.addEventListener("keydown", (e) => {
+    // Enter submits the reason, as in a form (Shift/Ctrl/Alt/Meta+Enter and an IME's Enter do not)
+    if (e.key !== "Enter" || e.shiftKey || e.ctrlKey || e.altKey || e.metaKey || e.isComposing) return;
+    e.preventDefault();
+    deny.click();
+  });
   box.append(approve, deny, reason);
   return box;
 }

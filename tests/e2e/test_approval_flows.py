@@ -80,3 +80,22 @@ def test_client_tools_run_in_the_browser_in_parallel_and_one_fails(notebook, app
     expect(sel).to_have_attribute("data-state", "output-error")
     expect(sel.locator(".think-tool-error")).to_contain_text("nothing selected")
     expect_status(panel, "ready")
+
+
+def test_enter_in_the_deny_reason_denies_with_that_reason(notebook, app: str) -> None:
+    """A person types why and presses Enter, as in any form: the call is denied with that reason
+    (Enter did nothing before; only a click on Deny sent it)."""
+    page, panel = open_panel(notebook, 'agent = bot([[S.tool_call("delete_file", {"path": "a.txt"})], '
+                                       '[S.text("Kept a.txt.")]])\nagent.panel()')
+    send(panel, "Delete a.txt")
+    card = panel.locator(".think-tool[data-tool-name=delete_file]")
+    expect(card).to_have_attribute("data-state", "approval-requested", timeout=TURN_MS)
+    reason = card.locator("input.think-deny-reason")
+    expect(reason).to_have_attribute("placeholder", "reason (optional), Enter to deny")
+    reason.click()
+    page.keyboard.type("not today")
+    page.keyboard.press("Enter")
+    expect(card).to_have_attribute("data-state", "output-denied", timeout=TURN_MS)
+    expect(card.locator(".think-tool-error")).to_contain_text("not today")
+    expect(last_text(panel)).to_have_text("Kept a.txt.", timeout=TURN_MS)
+    expect_status(panel, "ready")
