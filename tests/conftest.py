@@ -9,6 +9,8 @@ import pytest
 
 import helpers_comm
 
+pytest_plugins = ["loop_stalls"]  # a test fails when think_nb holds the event loop (tests/loop_stalls.py)
+
 # Set before anything imports litellm (platform-facts TL;DR 4): no cost-map fetch.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

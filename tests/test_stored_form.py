@@ -252,8 +252,12 @@ DEEP_PATHS = [deep_via_submit, deep_via_submit_messages, deep_via_save_messages,
               deep_via_import, deep_via_panel_frame]
 
 
+DEEP = [3_000, pytest.param(100_000, marks=pytest.mark.allow_stall(
+    "100,000 levels: the refusal and the bounded copy walk the whole nesting on the loop (~0.6 s CPU)"))]
+
+
 @pytest.mark.usefixtures("comm")
-@pytest.mark.parametrize("depth", [3_000, 100_000])
+@pytest.mark.parametrize("depth", DEEP)
 @pytest.mark.parametrize("path", DEEP_PATHS, ids=lambda p: p.__name__)
 async def test_a_deeply_nested_message_is_refused_in_one_line_and_loses_nothing(path: Any, depth: int,
                                                                                  tmp_path: Path) -> None:
@@ -271,7 +275,7 @@ async def test_a_deeply_nested_message_is_refused_in_one_line_and_loses_nothing(
     assert (await agent.save_messages(lambda current: [*current, message(1)])).status == "completed"
 
 
-@pytest.mark.parametrize("depth", [3_000, 100_000])
+@pytest.mark.parametrize("depth", DEEP)
 @pytest.mark.parametrize("call", ["tool", "client"])
 async def test_a_deeply_nested_tool_result_is_bounded_and_kept_as_stored(call: str, depth: int,
                                                                           tmp_path: Path) -> None:

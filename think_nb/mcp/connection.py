@@ -196,6 +196,7 @@ class Connection:
                 self._set("connecting", self.last_error)
 
     async def _session(self) -> None:
+        await _import_sdk(self.config.transport)
         import anyio
         from mcp import Client, StdioServerParameters
 
@@ -269,6 +270,20 @@ class Connection:
             except Exception:  # noqa: BLE001 - not a pydantic error: its text will do
                 line = None
             self._printed.append(" ".join(str(line if isinstance(line, str) else message).split())[:200])
+
+
+async def _import_sdk(transport: str) -> None:
+    """Import the MCP SDK (its transport, and what it imports lazily on a call) in a worker thread
+    the first time: ~0.3 s + ~1 s of CPU that must not hold the kernel's event loop."""
+    import sys
+
+    # jsonschema: the SDK imports it lazily to validate the first tool result (~1 s of CPU, on the loop)
+    names = ["mcp", "mcp.client.stdio" if transport == "stdio" else "mcp.client.streamable_http", "jsonschema"]
+    missing = [n for n in names if n not in sys.modules]
+    if missing:
+        import importlib
+
+        await asyncio.to_thread(lambda: [importlib.import_module(n) for n in missing])
 
 
 def _inherited_env() -> dict[str, str]:

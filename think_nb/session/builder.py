@@ -390,6 +390,7 @@ class Session:
         history = compaction.apply_overlays(raw, overlays)
         previous = compaction.active_overlay(raw, overlays)
         model = await self._model_config()
+        await tokens.aready(self.model_name())  # counting needs a tokenizer: never load it on the loop
         ctx = compaction.CompactionContext(
             model.model, self._counter or compaction.count_with(model.model),
             lambda prompt: compaction.summarize_with_model(model, prompt), previous.summary if previous else None)
