@@ -1,11 +1,14 @@
 """Every hook of a turn: order, contexts, return values, failures (Think §1.C, §4)."""
 
 import asyncio
+import itertools
 
 from dirty_equals import IsPositiveFloat, IsStr
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
 
 from agents import add, scripted_agent, texts
-from think_nb import ToolCallDecision, TurnConfig
+from think_nb import ToolCallDecision, TurnConfig, tool
 from think_nb.testing import ScriptedModel as S
 
 
@@ -162,24 +165,136 @@ async def test_after_tool_call_sees_failures() -> None:
     assert seen == [("boom", False, None, "KeyError: 'gone'")]
 
 
-async def test_a_hook_that_raises_ends_the_turn_with_error_and_the_agent_stays_usable() -> None:
-    script = S([[S.text("partial "), S.tool_call("add", {"a": 1, "b": 1})], [S.text("fine")]])
+def counting_add(ran: list, **options):
+    """An `add` tool that appends `a` to `ran` each time it runs."""
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        ran.append(a)
+        return a + b
+    return tool(add, **options)
+
+
+async def test_a_before_tool_call_that_raises_fails_that_call_and_the_turn_goes_on() -> None:
+    # Think: a throwing beforeToolCall becomes the tool's error (the model reads it), not the turn's
+    script = S([[S.text("partial "), S.tool_call("add", {"a": 1, "b": 1})], [S.text("The policy check failed.")]])
     state = {"fail": True}
+    ran = []
 
     def before_tool_call(self, ctx):
         if state["fail"]:
             raise ValueError("policy engine down")
 
-    agent = scripted_agent(script, before_tool_call=before_tool_call)
+    agent = scripted_agent(script, tools=[counting_add(ran)], before_tool_call=before_tool_call)
     result = await agent.send("go")
-    assert (result.status, result.error) == (
-        "error", "Scripted.before_tool_call() for tool 'add' raised ValueError: policy engine down")
-    assert agent.messages[-1]["metadata"]["error"] == result.error
-    assert agent.messages[-1]["parts"][1] == {"type": "text", "text": "partial ", "state": "done"}
+    assert (result.status, result.error) == ("completed", None)
+    error = "Scripted.before_tool_call() for tool 'add' raised ValueError: policy engine down; the tool did not run."
+    assert agent.messages[-1]["parts"][1:4] == [
+        {"type": "text", "text": "partial ", "state": "done"},
+        {"type": "tool-add", "toolCallId": "call_1_0", "state": "output-error", "input": {"a": 1, "b": 1},
+         "errorText": error},
+        {"type": "step-start"}]
+    assert ran == []  # the tool never runs for a failed decision
+    assert script.requests[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_1_0",
+                                                  "content": f"Error: {error}"}
+    assert [t["status"] for t in agent.turns()] == ["completed"]
     state["fail"] = False
-    script.steps.insert(0, [S.text("fine")])
+    script.steps.append([S.text("fine")])
     assert (await agent.send("again")).status == "completed"
     assert texts(agent)[-1] == ("assistant", "fine")
+
+
+async def test_a_throwing_before_tool_call_surfaces_as_a_tool_error_in_after_tool_call() -> None:
+    # Think hooks.test.ts: "a throwing beforeToolCall surfaces as a tool error in afterToolCall"
+    script = S([[S.tool_call("add", {"a": 1, "b": 1})], [S.text("ok")]])
+    seen = []
+
+    def before_tool_call(self, ctx):
+        raise RuntimeError("policy violation")
+
+    agent = scripted_agent(script, before_tool_call=before_tool_call,
+                           after_tool_call=lambda self, ctx: seen.append((ctx.tool_name, ctx.success, ctx.error)))
+    assert (await agent.send("go")).status == "completed"
+    error = "Scripted.before_tool_call() for tool 'add' raised RuntimeError: policy violation; the tool did not run."
+    assert seen == [("add", False, error)]
+
+
+async def test_an_after_tool_call_that_raises_replaces_the_result_with_its_error() -> None:
+    script = S([[S.tool_call("add", {"a": 1, "b": 1}), S.tool_call("mul", {"a": 2, "b": 3})], [S.text("ok")]])
+    chunks: list[dict] = []
+
+    def after_tool_call(self, ctx):
+        if ctx.tool_name == "add":
+            raise KeyError("audit log full")
+
+    agent = scripted_agent(script, after_tool_call=after_tool_call, on_chunk=lambda self, c: chunks.append(c))
+    assert (await agent.send("go")).status == "completed"
+    error = ("Scripted.after_tool_call() for tool 'add' raised KeyError: 'audit log full'; "
+             "the call's result was discarded.")
+    add_part, mul_part = (p for p in agent.messages[-1]["parts"] if p["type"].startswith("tool-"))
+    assert (add_part["state"], add_part["errorText"]) == ("output-error", error)
+    assert (mul_part["state"], mul_part["output"]) == ("output-available", 6.0)  # its sibling is untouched
+    # the result chunk is emitted once after_tool_call returned: the discarded output never streamed
+    assert [c["type"] for c in chunks if c.get("toolCallId") == "call_1_0"][-1:] == ["tool-output-error"]
+    assert not any(c["type"] == "tool-output-available" and c["toolCallId"] == "call_1_0" for c in chunks)
+    assert [m["content"] for m in script.requests[1]["messages"] if m["role"] == "tool"] == [f"Error: {error}", "6.0"]
+
+
+def assert_settled(agent) -> None:
+    """The property: every turn of `agent` is settled, and no stored tool part of a server tool is
+    left without a result (`input-streaming` / `input-available`)."""
+    assert all(t["status"] in ("completed", "error", "aborted") for t in agent.turns())
+    open_parts = [p for m in agent.messages for p in m["parts"]
+                  if p["type"].startswith("tool-") and p["state"] in ("input-streaming", "input-available")]
+    assert open_parts == []
+
+
+FAILING_PLACES = ("before_tool_call", "after_tool_call", "needs_approval")
+"""Every hook that runs for one tool call and can raise (the `needs_approval` predicate included)."""
+
+
+@seed(30)
+@settings(max_examples=30, deadline=None, database=None)
+@given(plan=st.lists(st.lists(st.sampled_from((None, *FAILING_PLACES)), min_size=1, max_size=3),
+                     min_size=1, max_size=2),
+       kind=st.sampled_from((ValueError, SystemExit, KeyError)))
+def test_no_failing_tool_hook_leaves_a_call_without_a_result(plan: list[list[str | None]], kind: type) -> None:
+    """Whatever tool hooks fail, for whichever calls of whichever steps: the turn completes, every
+    call has a result (a failing one its hook's error), the model's next request reads each error,
+    and a call whose decision failed never ran."""
+    places = dict(enumerate(p for step in plan for p in step))
+    calls, n = [], 0
+    for step in plan:
+        calls.append([S.tool_call("add", {"a": n + i, "b": 1}) for i in range(len(step))])
+        n += len(step)
+    script = S([*calls, [S.text("done")]])
+    ran: list[int] = []
+
+    def fail_at(place: str, ctx_or_input) -> None:
+        a = ctx_or_input["a"] if isinstance(ctx_or_input, dict) else ctx_or_input.input["a"]
+        if places[a] == place:
+            raise kind(f"{place} {a}")
+
+    gated = counting_add(ran, needs_approval=lambda i: fail_at("needs_approval", i))
+    agent = scripted_agent(script, tools=[gated], name=f"settled-{next(_agents)}",
+                           before_tool_call=lambda self, ctx: fail_at("before_tool_call", ctx),
+                           after_tool_call=lambda self, ctx: fail_at("after_tool_call", ctx))
+    result = asyncio.run(agent.send("go"))
+    assert (result.status, result.error) == ("completed", None)
+    assert_settled(agent)
+    parts = {p["input"]["a"]: p for p in agent.messages[-1]["parts"] if p["type"] == "tool-add"}
+    assert sorted(parts) == sorted(places)
+    for a, place in places.items():
+        if place is None:
+            assert (parts[a]["state"], parts[a]["output"]) == ("output-available", a + 1)
+        else:
+            assert parts[a]["state"] == "output-error"
+            assert f"{place}" in parts[a]["errorText"] and f"{kind.__name__}: " in parts[a]["errorText"]
+    assert sorted(ran) == sorted(a for a, place in places.items() if place in (None, "after_tool_call"))
+    seen = [m["content"] for m in script.requests[-1]["messages"] if m["role"] == "tool"]
+    assert seen == [f"Error: {parts[a]['errorText']}" if place else str(a + 1) for a, place in places.items()]
+
+
+_agents = itertools.count()
 
 
 async def test_on_chat_response_can_chain_a_follow_up_turn() -> None:

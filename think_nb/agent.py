@@ -268,11 +268,14 @@ class Think:
     def before_tool_call(self, ctx: ToolCallContext) -> Any:
         """Called before each tool runs. Return None (run), `ToolCallDecision.allow(input)`,
         `ToolCallDecision.block(reason)` (the reason becomes the output; the tool does not run) or
-        `ToolCallDecision.substitute(output)` (the tool does not run)."""
+        `ToolCallDecision.substitute(output)` (the tool does not run). Raising fails this call only
+        (Think: a throw becomes the tool's error): the call is an `output-error` naming this hook,
+        the model reads it, the tool does not run, and the turn goes on."""
 
     def after_tool_call(self, ctx: ToolCallResultContext) -> Any:
         """Called after each tool call (run, blocked or substituted) with its input, output or
-        error, success and `duration_ms`."""
+        error, success and `duration_ms`, before the call's result is streamed. Raising fails this
+        call only: its result is replaced by an `output-error` naming this hook; the turn goes on."""
 
     def on_chunk(self, chunk: UIMessageChunk) -> Any:
         """Called with every UIMessageChunk of every turn. Observation only."""
