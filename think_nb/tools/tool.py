@@ -20,7 +20,7 @@ import docstring_parser
 import pydantic
 
 from think_nb.errors import ToolRaised, UserError
-from think_nb.jsonsafe import to_json_value
+from think_nb.jsonsafe import loads, to_json_value
 
 
 @dataclass
@@ -60,8 +60,10 @@ class Tool:
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
 
-    def validate(self, arguments: dict) -> dict:
-        """Validate and coerce the model's arguments; raises `ToolInputError` naming the bad fields."""
+    def validate(self, arguments: dict | str) -> dict:
+        """Validate and coerce the model's arguments (a dict, or a JSON object as text: see
+        `object_input`); raises `ToolInputError` naming the bad fields."""
+        arguments = object_input(arguments)
         if self._model is None:
             return arguments
         try:
@@ -171,6 +173,19 @@ class ApprovalRequired(Exception):
     def __init__(self, approval_id: str, descriptor: dict) -> None:
         super().__init__(f"approval {approval_id} required")
         self.approval_id, self.descriptor = approval_id, descriptor
+
+
+def object_input(value: Any) -> Any:
+    """A tool call's input as a JSON object: a string holding one (`'{"a": 1}'`: providers and
+    proxies send the input that way, double-encoded) becomes that dict, as Think's
+    `normalizeToolInput` parses it; anything else is returned unchanged (and fails validation)."""
+    if not (isinstance(value, str) and value.lstrip().startswith("{")):
+        return value
+    try:
+        parsed = loads(value)  # strict: NaN/Infinity are not JSON and would not persist
+    except ValueError:
+        return value
+    return parsed if isinstance(parsed, dict) else value
 
 
 def valid_tool_name(name: object) -> bool:
