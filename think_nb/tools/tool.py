@@ -74,7 +74,9 @@ class Tool:
     @property
     def streaming(self) -> bool:
         """True for an async generator function: each value it yields is a preliminary output and
-        the last one is the result (Think's `async function*` tools)."""
+        the last one is the result (Think's `async function*` tools). Any other function that
+        returns an async iterable does not stream: its result is the last value the iterable
+        yields (Think collapses such a return, a `Promise<AsyncIterable>` or not, the same way)."""
         return inspect.isasyncgenfunction(self.function)
 
     async def stream(self, arguments: dict) -> AsyncIterator[Any]:
@@ -97,7 +99,8 @@ class Tool:
     async def invoke(self, arguments: dict) -> Any:
         """Run the tool with validated arguments. Sync functions run on a worker thread so the
         kernel's event loop is never blocked; async functions are awaited; a streaming tool's
-        result is the last value it yields (None if it yields nothing)."""
+        result is the last value it yields (None if it yields nothing), and so is the result of a
+        function that returns an async iterable (one with `__aiter__`), iterated on the loop."""
         if self.function is None:
             raise UserError(f"Tool {self.name!r} has no Python function to run.")
         if self.streaming:
@@ -108,9 +111,11 @@ class Tool:
         kwargs = self.validate(arguments)
         try:
             if inspect.iscoroutinefunction(self.function):
-                return await self.function(**kwargs)
-            result = await asyncio.to_thread(_call_in_thread, self.function, kwargs)
-            return await result if inspect.isawaitable(result) else result
+                result = await self.function(**kwargs)
+            else:
+                result = await asyncio.to_thread(_call_in_thread, self.function, kwargs)
+                result = await result if inspect.isawaitable(result) else result
+            return await _last_value(result) if hasattr(type(result), "__aiter__") else result
         except _COROUTINE_SIGNALS as exc:
             raise ToolRaised(exc) from exc
         except RuntimeError as exc:  # PEP 479: a coroutine's StopIteration arrives as RuntimeError
@@ -121,6 +126,14 @@ class Tool:
 
 _COROUTINE_SIGNALS = (GeneratorExit, StopIteration, StopAsyncIteration)
 """Exceptions with a meaning to coroutines: a tool's are wrapped in `ToolRaised` where they are raised."""
+
+
+async def _last_value(iterable: Any) -> Any:
+    """The last value an async iterable yields (None if it yields nothing)."""
+    last = None
+    async for last in iterable:  # noqa: B007 - the last value is the result
+        pass
+    return last
 
 
 def _call_in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
