@@ -3,6 +3,7 @@
 import asyncio
 import itertools
 
+import pytest
 from dirty_equals import IsPositiveFloat, IsStr
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
@@ -295,6 +296,52 @@ def test_no_failing_tool_hook_leaves_a_call_without_a_result(plan: list[list[str
 
 
 _agents = itertools.count()
+
+
+UNSETTLED = "The turn ended with an error before this call had a result."
+
+
+@pytest.mark.parametrize("where", ["tool-input-start", "tool-input-available", "a sibling's result", "the model"])
+async def test_a_turn_that_fails_leaves_no_call_without_a_result(where: str) -> None:
+    """The same property when the turn itself fails while a call has no result yet (`on_chunk`
+    raising, the model failing after a call streamed): the call's part is settled as an
+    `output-error`, stored and streamed, before the turn reports its error."""
+    started = asyncio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Runs until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    first = [S.tool_call("slow", {}), S.tool_call("add", {"a": 1, "b": 2})]
+    script = S([first + ([S.error("connection lost")] if where == "the model" else []), [S.text("never")],
+                [S.text("Retried.")]])
+
+    failing = {"on": True}
+
+    async def on_chunk(self, chunk):
+        if not failing["on"]:
+            return
+        if chunk["type"] == where or (where == "a sibling's result" and chunk["type"] == "tool-output-available"):
+            await started.wait() if where == "a sibling's result" else None
+            raise ValueError("observer broke")
+
+    agent = scripted_agent(script, tools=[slow, add], on_chunk=on_chunk)
+    result = await agent.send("go")
+    failing["on"] = False
+    assert result.status == "error"
+    assert_settled(agent)
+    assert type(agent)(agent.name).messages == agent.messages  # settled as stored, not only in memory
+    slow_part = next(p for p in agent.messages[-1]["parts"] if p["type"] == "tool-slow")
+    assert (slow_part["state"], slow_part["errorText"]) == ("output-error", UNSETTLED)
+    if where != "tool-input-start":  # raising there, the turn ended before add's call began
+        add_part = next(p for p in agent.messages[-1]["parts"] if p["type"] == "tool-add")
+        assert add_part["state"] in ("output-error", "output-available")
+    assert (await agent.send("again")).status == "completed"
+    assert {"role": "tool", "tool_call_id": slow_part["toolCallId"], "content": f"Error: {UNSETTLED}"} in \
+        script.requests[-1]["messages"]
 
 
 async def test_on_chat_response_can_chain_a_follow_up_turn() -> None:
