@@ -8,10 +8,10 @@ approval does not run, the stream emits `tool-approval-request` and the turn pau
 sees every outcome with its duration in milliseconds, before the call's result chunk is emitted.
 A `before_tool_call`, `after_tool_call` or `needs_approval` predicate that raises fails its call
 the same way (the text names the hook), never the turn (Think: a throw becomes the tool's
-error), so a failing hook never leaves its call without a result. Calls a tool makes from inside its own
-run (the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A streaming
-tool (an async generator) emits each value it yields as a preliminary `tool-output-available`;
-its last value is the output.
+error), so a failing hook never leaves its call without a result. Calls a tool makes from inside
+its own run (the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A
+streaming tool (an async generator) emits each value it yields as a preliminary
+`tool-output-available`; its last value is the output.
 """
 
 from __future__ import annotations
