@@ -360,6 +360,67 @@ async def test_on_chat_response_can_chain_a_follow_up_turn() -> None:
     assert [(r.status, r.request_id) for r in results] == [("completed", IsStr()), ("completed", IsStr())]
 
 
+def ordered_agent(script: S, log: list):
+    """An agent whose async `on_chat_response` logs its start and end around a few hundred loop
+    turns (no timer: turns queued behind it could run in that time if the queue were free), and
+    whose `before_turn` logs each turn's start (Think's async-hook agent)."""
+
+    async def on_chat_response(self, result):
+        log.append(("response-start", result.status))
+        for _ in range(300):
+            await asyncio.sleep(0)
+        log.append(("response-end", result.status))
+
+    return scripted_agent(script, on_chat_response=on_chat_response,
+                          before_turn=lambda self, ctx: log.append(("turn", ctx.request_id)))
+
+
+async def test_an_async_on_chat_response_ends_before_the_next_queued_turn_starts() -> None:
+    """Think: async `onChatResponse` awaited before the next turn (run inside the turn body);
+    here with three turns queued at once, so the hook's awaiting is where a free queue would
+    let turn 2 start."""
+    log: list = []
+    agent = ordered_agent(S([[S.text("one")], [S.text("two")], [S.text("three")]]), log)
+    results = await asyncio.gather(agent.submit("First"), agent.submit("Second"), agent.submit("Third"))
+    assert [r.status for r in results] == ["completed"] * 3
+    assert [e[0] for e in log] == ["turn", "response-start", "response-end"] * 3
+    assert [e[1] for e in log if e[0] == "turn"] == [r.request_id for r in results]
+    assert texts(agent) == [("user", "First"), ("assistant", "one"), ("user", "Second"), ("assistant", "two"),
+                            ("user", "Third"), ("assistant", "three")]
+
+
+async def test_async_on_chat_response_drops_no_result_in_rapid_sequential_turns() -> None:
+    """Think: `does not drop results during rapid sequential turns` / `awaits async hook before
+    next turn starts` (each turn awaited in turn; the hook still running when the call returns
+    would leave it unlogged)."""
+    log: list = []
+    agent = ordered_agent(S([[S.text("one")], [S.text("two")], [S.text("three")]]), log)
+    for text in ("Turn 1", "Turn 2", "Turn 3"):
+        await agent.send(text)
+    assert [e for e in log if e[0] == "response-end"] == [("response-end", "completed")] * 3
+    assert len(agent.messages) == 6
+
+
+async def test_a_turn_on_chat_response_starts_without_awaiting_runs_before_the_queued_one() -> None:
+    """A chained turn the hook starts but does not await is the hook's own: it runs (and its
+    `on_chat_response` fires) before a turn that was already queued, not beside it."""
+    script = S([[S.text("first")], [S.text("chained")], [S.text("queued")]])
+    started: list = []
+
+    def on_chat_response(self, result):
+        started.append(result.status)
+        if len(started) == 1:
+            self.submit("follow-up")
+
+    agent = scripted_agent(script, on_chat_response=on_chat_response)
+    first, queued = agent.submit("go"), agent.submit("next")
+    assert [r.status for r in await asyncio.gather(first, queued)] == ["completed", "completed"]
+    await agent.wait_until_stable(timeout=5)
+    assert texts(agent) == [("user", "go"), ("assistant", "first"), ("user", "follow-up"), ("assistant", "chained"),
+                            ("user", "next"), ("assistant", "queued")]
+    assert started == ["completed"] * 3
+
+
 async def test_an_unusable_turn_config_names_before_turn() -> None:
     for bad, detail in (({"max_steps": "x"}, "max_steps must be a positive int, not 'x'"),
                         ({"tools": {"x": 1}}, "get_tools() returned 1")):

@@ -23,7 +23,7 @@ Overridable (Think's names in snake_case; each may be sync or async):
 Hooks (no-ops by default):
     on_chunk(chunk)        every UIMessageChunk, observation only
     on_step_finish(ctx)    after each step (`StepContext`)
-    on_chat_response(res)  after the turn's message is persisted and the queue released (`TurnResult`)
+    on_chat_response(res)  after the turn's message is persisted; the next queued turn waits for it (`TurnResult`)
     on_chat_error(error)   may return a replacement error (its text is shown to the user)
 Everything else on the instance is yours: `self.store`, `self.key`, `self.db`, a method named
 `workspace_tools`... Think's own names (`think_nb.names.RESERVED`: `messages`, `session`, `send`,
@@ -284,7 +284,11 @@ class Think:
         """Called after each step with its text, tool calls and results, and token usage."""
 
     def on_chat_response(self, result: TurnResult) -> Any:
-        """Called after a turn's message is persisted and the turn queue is released."""
+        """Called with the turn's `TurnResult` after its message is persisted (Think's
+        `onChatResponse`). The turn keeps the queue until this returns (Think awaits it inside the
+        turn), so an async hook ends before the next queued turn starts. A turn this hook starts
+        (`await self.save_messages(...)`, or `self.submit(...)` not awaited) runs before queued
+        ones, and the queue moves on once it has ended too. What it raises is logged."""
 
     def on_chat_error(self, error: Exception) -> Any:
         """Called when a turn fails (the partial message is already persisted). Return an

@@ -6,7 +6,7 @@
       → assemble (`assemble.py`: prompt, tools, history; `before_turn`)
       → steps (`runner.Turn`: model call → chunks → tools, `tool_calls.StepTools`)
       → persist (`Conversation`; the stream is recorded by `StreamRecorder` as it goes)
-      → respond (listeners, turn log, `on_chat_response`, trace)
+      → respond (listeners, turn log, `on_chat_response`, trace), still holding the queue
 
 State the engine owns: the queue, the running tasks, the turn being streamed, steppers, the
 calls whose client results arrived mid-turn, the live tracers, the recorder, the listeners.
@@ -17,6 +17,7 @@ and delegates here.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import logging
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,8 @@ from think_nb.turns.task import TurnTask
 log = logging.getLogger("think_nb")
 DEFAULT_TOOL_ERROR = "Tool execution denied by user"
 Messages = list[dict] | Callable[[list[dict]], Any]
+_RESPONDING: contextvars.ContextVar[tuple[Any, Submission] | None] = contextvars.ContextVar(
+    "think_nb_responding", default=None)  # (engine, submission) while that submission's on_chat_response runs
 
 
 class TurnEngine:
@@ -105,7 +108,7 @@ class TurnEngine:
         if not callable(messages):
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
-                         extra_parts=dict(extra_parts or {}))
+                         extra_parts=dict(extra_parts or {}), parent=self._responding())
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
@@ -114,6 +117,8 @@ class TurnEngine:
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
         task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
+        if sub.parent is not None:  # started by an on_chat_response: the parent keeps the queue until it ends
+            sub.parent.children.append(task)
         interrupts.watch(self)
         self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once
         return task
@@ -187,17 +192,16 @@ class TurnEngine:
             result = TurnResult(sub.request_id, "aborted")
             self._turn_ended(result)
             return result
+        _RESPONDING.set(None)  # this task's context was copied from its starter's: it is not in a hook
+        lock = self.queue.lock(sub)
         remove = signal.add_listener(lambda: self.abort_request(sub.request_id)) if signal else (lambda: None)
+        held = False
         try:
             if sub.debounce_s:
                 await asyncio.sleep(sub.debounce_s)
-            async with self.queue.lock():
-                self.queue.active = sub
-                _discard(self.queue.waiting, sub)
-                try:
-                    result = await self._admitted(sub, continuation, regenerate, body, signal)
-                finally:
-                    self.queue.active = None
+            await lock.acquire()
+            held = True
+            result = await self._holding_queue(sub, continuation, regenerate, body, signal)
         except (asyncio.CancelledError, KeyboardInterrupt):
             task = asyncio.current_task()
             if task is not None:
@@ -214,14 +218,36 @@ class TurnEngine:
             self.active.pop(sub.request_id, None)
             interrupts.unwatch(self)
             remove()
-        self._turn_ended(result)
-        self._after_turn()
-        turn = self.turns_run.pop(sub.request_id, None)
-        if turn is not None:
-            await self._finish_turn(turn, result)
+        try:
+            self._turn_ended(result)
+            self._after_turn()
+            turn = self.turns_run.pop(sub.request_id, None)
+            if turn is not None:
+                await self._finish_turn(turn, sub, result)
+        finally:
+            if held:  # the next queued turn starts only now: after on_chat_response (Think awaits it in the turn)
+                lock.release()
         if result.interrupted:  # the stall watchdog ended it: bounded recovery (Think's stall routing)
             self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
         return result
+
+    async def _holding_queue(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
+                             signal: AbortSignal | None) -> TurnResult:
+        """Run `sub` as the queue's active submission (restoring the one before: a child runs while
+        its parent still holds the queue)."""
+        previous, self.queue.active = self.queue.active, sub
+        _discard(self.queue.waiting, sub)
+        try:
+            return await self._admitted(sub, continuation, regenerate, body, signal)
+        finally:
+            self.queue.active = previous
+
+    def _responding(self) -> Submission | None:
+        """The submission of this agent whose `on_chat_response` is running in this context, if any."""
+        current = _RESPONDING.get()
+        if current is None or current[0] is not self or not current[1].responding:
+            return None
+        return current[1]
 
     async def _admitted(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
                         signal: AbortSignal | None) -> TurnResult:
@@ -279,17 +305,26 @@ class TurnEngine:
             except Exception:
                 log.exception("could not settle turn %s in the turn log", sub.request_id)
 
-    async def _finish_turn(self, turn: Any, result: TurnResult) -> None:
-        """After the queue is released: `on_chat_response` (errors logged, as Think), then store the
-        turn's trace and recording."""
+    async def _finish_turn(self, turn: Any, sub: Submission, result: TurnResult) -> None:
+        """While the turn still holds the queue: `on_chat_response` (errors logged, as Think), then
+        every turn the hook started (`Submission.parent`), then store the turn's trace."""
+        sub.responding = True
+        token = _RESPONDING.set((self, sub))
         try:
             await turn.hooks.fire("on_chat_response", result)
         except (Exception, KeyboardInterrupt) as exc:  # raised out of the turn's task, it would stop the event loop
             error = blame.classify(exc, self.host.agent) if isinstance(exc, Exception) else type(exc).__name__
             log.error("turn %s ended %s; then %s", turn.request_id, result.status, error, exc_info=exc)
         finally:
+            _RESPONDING.reset(token)
             self.steppers.pop(turn.request_id, None)
             turn.tracer.save(self.store.traces)
+        try:
+            while sub.children:  # a chained turn the hook did not await still runs before the next queued one
+                await asyncio.wait(list(sub.children))
+                sub.children = [t for t in sub.children if not t.done()]
+        finally:
+            sub.responding = False
 
     def live_tracer(self, request_id: str | None = None) -> Any:
         """The tracer of a turn that has not finished reporting (the newest when `request_id` is

@@ -6,7 +6,7 @@ that raises ends the turn with status `error` and a message naming the class and
 (`think_nb.errors.HookError`: `Calc.before_turn() raised KeyError: 'x'`), except the tool hooks:
 a `before_tool_call` / `after_tool_call` that raises fails its call only (that message is the
 call's `output-error`, as in Think; `think_nb.turns.tool_calls`); `on_chat_response`
-runs after the turn ended, so what it raises is logged. `user_code(...)` is the one place user
+runs after the turn ended (still holding the queue), so what it raises is logged. `user_code(...)` is the one place user
 code's failures become a `HookError`.
 """
 
