@@ -656,8 +656,11 @@ class Think:
     async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
                    signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
-        `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()` or
-        `on_error(message)`. `tools` is ignored with a warning (a child's tools are its own)."""
+        `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()`,
+        `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
+        one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
+        continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
+        are its own)."""
         from think_nb import subagents
 
         return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)

@@ -63,6 +63,7 @@ class TurnEngine:
         self.current_turn: Any = None
         self.continue_after: set[str] = set()  # messages whose client results arrived mid-turn
         self.client_tool_names: set[str] = set()
+        self.stall_outcomes: dict[str, Any] = {}  # chat() turns the watchdog ended: future[continuation will run]
         self.resolved_model: str | None = None  # the last turn's model, for sync readers
         self.resolved_tools: dict[str, Any] | None = None  # the last turn's tools, for sync readers
 
@@ -228,8 +229,17 @@ class TurnEngine:
             if held:  # the next queued turn starts only now: after on_chat_response (Think awaits it in the turn)
                 lock.release()
         if result.interrupted:  # the stall watchdog ended it: bounded recovery (Think's stall routing)
-            self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
+            continues = self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
+            if continues is not None and sub.trigger == "chat":  # its caller asks `continuation_scheduled`
+                self.stall_outcomes[sub.request_id] = continues
         return result
+
+    async def continuation_scheduled(self, request_id: str) -> bool:
+        """For a turn the stall watchdog ended: True once `on_chat_recovery` has decided that a
+        continuation owns the answer, False when none will (recovery off, declined, exhausted).
+        Asked once per turn (by `chat()`, Think's `onInterrupted` rule)."""
+        continues = self.stall_outcomes.pop(request_id, None)
+        return bool(await continues) if continues is not None else False
 
     async def _holding_queue(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
                              signal: AbortSignal | None) -> TurnResult:
