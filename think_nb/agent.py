@@ -131,9 +131,11 @@ class Think:
     `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
     include_mcp_tools: bool = True
     """Merge the tools of connected MCP servers into every turn (Think's `includeMcpTools`)."""
-    wait_for_mcp_connections: bool | dict[str, float] = False
+    wait_for_mcp_connections: bool | float | dict[str, float] = False
     """Before a turn's first model call, wait for MCP servers still connecting (Think's
-    `waitForMcpConnections`): True waits up to 10 s, `{"timeout": s}` up to s, False not at all."""
+    `waitForMcpConnections`): True waits up to 10 s, a number or `{"timeout": s}` up to s
+    seconds (at most 600), False not at all. Think's `{timeout: 5000}` counts milliseconds; here
+    it is refused in one line (write `{"timeout": 5}`) rather than read as 83 minutes."""
     include_extension_tools: bool = False
     """Give the model `load_extension` and `list_extensions` so it can write its own extensions
     (Think's `createExtensionTools`; off by default, as in Think). See `think_nb.extensions`."""
