@@ -275,6 +275,8 @@ async def test_a_stall_asks_on_chat_recovery_and_by_default_continues_nothing() 
     (ctx,) = seen
     assert (ctx.reason, ctx.request_id, ctx.trigger, ctx.attempt) == ("stalled", result.request_id, "send", 1)
     assert ctx.partial["metadata"]["interrupted"] is True and ctx.user_message["parts"][0]["text"] == "go"
+    assert ctx.partial_text == "partial "  # Think's ChatRecoveryContext.partialText
+    assert [p["type"] for p in ctx.partial_parts] == [p["type"] for p in ctx.partial["parts"]]
     assert [t["status"] for t in agent.turns()] == ["aborted"]
     assert [m["role"] for m in agent.messages] == ["user", "assistant"]
 
@@ -378,6 +380,7 @@ async def test_on_chat_recovery_sees_the_turn_and_may_continue_it(
     (ctx,) = seen
     assert (ctx.request_id, ctx.trigger, ctx.attempt, ctx.exhausted) == ("req-dead", "chat", 1, False)
     assert ctx.partial["id"] == "m-partial" and ctx.user_message["parts"][0]["text"] == "hi"
+    assert ctx.partial_text == "half an ans"  # Think: `fires onChatRecovery for an interrupted fiber` (partialText)
     assert agent.recovery_task is not None
     (result,) = await agent.recovery_task
     assert result.status == "completed" and result.continuation

@@ -421,6 +421,40 @@ async def test_a_turn_on_chat_response_starts_without_awaiting_runs_before_the_q
     assert started == ["completed"] * 3
 
 
+async def test_on_step_finish_says_the_step_type_and_its_usage_reads_as_the_turns_does() -> None:
+    """Think's `onStepFinish` fires after each step (initial, continue, tool-result): the step
+    type is said. Its usage has the keys of `metadata.usage`, `usage_df()` and the turn log's
+    (`prompt_tokens`, `completion_tokens`, `total_tokens`, `source`), and the steps add up to the turn's."""
+    seen = []
+    agent = scripted_agent(two_tool_script(), on_step_finish=lambda self, ctx: seen.append(ctx))
+    await agent.send("1+2 and 3*4")
+    assert [(c.step_number, c.step_type) for c in seen] == [(0, "initial"), (1, "tool-result")]
+    assert [c.usage for c in seen] == [
+        {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10, "source": "reported"},
+        {"prompt_tokens": 6, "completion_tokens": 2, "total_tokens": 8, "source": "reported"}]
+    turn = agent.messages[-1]["metadata"]["usage"]
+    assert set(turn) == set(seen[0].usage)
+    assert {k: sum(c.usage[k] for c in seen) for k in ("prompt_tokens", "completion_tokens", "total_tokens")} == \
+        {k: turn[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    (row,) = agent.usage_df().to_dict("records")
+    assert {k: row[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")} == \
+        {k: turn[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    assert row["usage_source"] == turn["source"] == "reported"
+
+
+async def test_a_step_with_no_reported_usage_is_unknown_in_on_step_finish_as_in_the_message() -> None:
+    """A step the provider reported nothing for: litellm's estimate was handed to `on_step_finish`
+    as if counted (the message said unknown). Now both say unknown, the guess kept apart."""
+    seen = []
+    agent = scripted_agent(S([[S.text("Forty-two.")]]), via_litellm=True,
+                           on_step_finish=lambda self, ctx: seen.append(ctx.usage))
+    await agent.send("2 + 40?")
+    (usage,) = seen
+    message = agent.messages[-1]["metadata"]["usage"]
+    assert usage == message
+    assert (usage["source"], usage["total_tokens"]) == (None, None)
+
+
 async def test_an_unusable_turn_config_names_before_turn() -> None:
     for bad, detail in (({"max_steps": "x"}, "max_steps must be a positive int, not 'x'"),
                         ({"tools": {"x": 1}}, "get_tools() returned 1")):

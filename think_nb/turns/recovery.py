@@ -66,7 +66,8 @@ class ChatRecoveryContext:
     Attributes:
         request_id: the interrupted turn's request id.
         partial: the assistant reply as far as it was recorded (a UIMessage, marked
-            `metadata.interrupted`), or None when nothing streamed.
+            `metadata.interrupted`), or None when nothing streamed. `partial_text` (its text)
+            and `partial_parts` (its parts) read it as Think's `partialText` / `partialParts`.
         user_message: the last user message of the branch (what the turn answered), or None.
         trigger: the interrupted turn's trigger (`panel`, `chat`, `recovery-continue`, ...).
         attempt: 1 for the first recovery of this turn, 2 when the turn recovering it was
@@ -83,6 +84,16 @@ class ChatRecoveryContext:
     attempt: int = 1
     exhausted: bool = False
     reason: str = "process-ended"
+
+    @property
+    def partial_parts(self) -> list[dict]:
+        """The partial reply's parts (Think's `partialParts`); [] when nothing streamed."""
+        return list((self.partial or {}).get("parts") or [])
+
+    @property
+    def partial_text(self) -> str:
+        """The partial reply's text parts joined (Think's `partialText`); "" when nothing streamed."""
+        return "".join(str(p.get("text", "")) for p in self.partial_parts if p.get("type") == "text")
 
 
 @dataclass

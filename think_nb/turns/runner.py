@@ -354,7 +354,9 @@ class Turn:
 
     async def _step_finished(self, step: int, finish: str, outcome: StepOutcome, results: list[dict]) -> None:
         calls = [{"toolCallId": c.id, "toolName": c.name, "input": c.input} for c in outcome.tool_calls]
-        ctx = StepContext(step, finish, outcome.text, calls, results, outcome.usage)
+        usage = usage_model.turn_usage(usage_model.add_step({}, outcome.usage, outcome.usage_source))
+        ctx = StepContext(step, finish, outcome.text, calls, results, usage,
+                          step_type="initial" if step == 0 else "tool-result")
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
