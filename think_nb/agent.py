@@ -330,7 +330,8 @@ class Think:
 
     def clear_messages(self) -> None:
         """Delete this agent's transcript (storage and views), cancel the running turn and skip
-        queued ones (Think's `clearMessages`)."""
+        queued ones, and forget the panel's client tool schemas of the last request (Think's
+        `clearMessages`)."""
         self.__runtime.clear()
 
     # -- export and import ------------------------------------------------------------------
@@ -512,7 +513,9 @@ class Think:
 
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client
-        tool call without a result (Think's `hasPendingInteraction`)."""
+        tool call without a result, stored or still streaming (Think's `hasPendingInteraction`).
+        It still counts after a kernel restart: the client tools are known from `get_tools()`
+        and the panel's stored schemas. A server tool's call left without a result does not."""
         return self.__runtime.engine.has_pending_interaction()
 
     async def wait_until_stable(self, timeout: float | None = None) -> bool:

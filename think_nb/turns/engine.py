@@ -147,15 +147,26 @@ class TurnEngine:
         return bool(self.active)
 
     def has_pending_interaction(self) -> bool:
-        """True when a tool call waits for the user (approval, or a client tool's result)."""
-        for message in self.conversation:
-            for part in message.get("parts", []):
-                state = part.get("state")
-                if state == "approval-requested":
-                    return True
-                if state == "input-available" and part.get("type", "")[len("tool-"):] in self.client_tool_names:
-                    return True
-        return False
+        """True when a tool call waits for the user (Think's `hasPendingInteraction`): a part
+        `approval-requested`, or `input-available` for a client tool (`known_client_tools`: also
+        after a restart, when no turn has run yet), in the branch or in the turn streaming now.
+        A server tool's `input-available` orphan does not count: nothing will answer it."""
+        parts = [p for m in self._messages_in_play() for p in m.get("parts", []) if is_tool_part(p)]
+        if any(p.get("state") == "approval-requested" for p in parts):
+            return True
+        waiting = [p for p in parts if p.get("state") == "input-available"]
+        if not waiting:
+            return False
+        client = self.known_client_tools()
+        return any(tool_name_of(p) in client for p in waiting)
+
+    def _messages_in_play(self) -> list[dict]:
+        """The branch, and the streaming turn's message when it is not stored yet (or stored older)."""
+        messages = list(self.conversation)
+        turn = self.current_turn
+        if turn is not None:
+            messages.append(turn.acc.message)
+        return messages
 
     async def wait_until_stable(self, timeout: float | None = None) -> bool:
         loop = asyncio.get_running_loop()
@@ -180,6 +191,8 @@ class TurnEngine:
         for call_id in calls:  # no call of the cleared transcript can resume
             self.store.state.delete(PAUSE_PREFIX + str(call_id))
         self.store.approvals.forget([str(c) for c in calls])  # nor decide a new call with a reused id
+        self.set_client_tools(None)  # Think: clear forgets the client tool schemas of the last request
+        self.client_tool_names = set()
         self.recorder.clear()
         self.listeners.notify("on_clear")
         self.messages_changed()
@@ -472,26 +485,37 @@ class TurnEngine:
         return self._apply_and_continue(message, auto_continue)
 
     def _is_client_call(self, part: dict) -> bool:
-        """True when `part` calls a client tool (run by the panel, as the latest turn merged them)."""
-        names = set(self.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
-        return tool_name_of(part) in names
+        """True when `part` calls a client tool (`known_client_tools`)."""
+        return tool_name_of(part) in self.known_client_tools()
+
+    def known_client_tools(self) -> set[str]:
+        """Names of the tools the browser answers: those the latest turn merged as client tools,
+        the Python-declared ones (`client_tool`), and those of the panel's stored schemas (Think's
+        `lastClientTools`, kept in SQLite, so a restarted kernel still knows a call waits for the
+        browser), except a name the agent's own server tools hold."""
+        local = self._local_tools()
+        stored = self.store.state.get(assemble.LAST_CLIENT_TOOLS) or []
+        panel = {s.get("name") for s in stored if isinstance(s, dict)} - {n for n, t in local.items() if not t.client}
+        return set(self.client_tool_names) | {n for n, t in local.items() if t.client} | panel
 
     def set_client_tools(self, schemas: list[dict] | None) -> None:
         self.store.state.set(assemble.LAST_CLIENT_TOOLS, list(schemas) if schemas else None)
 
     def client_tool_specs(self) -> list[dict]:
-        """Python-declared client tools as `{name, description, parameters, js}` (for the panel).
-        An async `get_tools()` cannot run here: the tools of the last turn are used (none before)."""
+        """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
+        return [{"name": t.name, "description": t.description, "parameters": t.parameters, "js": t.js}
+                for t in self._local_tools().values() if t.client and t.js]
+
+    def _local_tools(self) -> dict[str, Any]:
+        """`get_tools()` resolved now, `{name: Tool}`. An async `get_tools()` cannot run here: the
+        tools of the last turn are used (none before)."""
         from think_nb.tools.toolset import resolve_tools
 
         tools = self.host.get_tools()
         if asyncio.iscoroutine(tools):
             close_unawaited(tools)
-            resolved = self.resolved_tools or {}
-        else:
-            resolved = resolve_tools(tools)
-        return [{"name": t.name, "description": t.description, "parameters": t.parameters, "js": t.js}
-                for t in resolved.values() if t.client and t.js]
+            return dict(self.resolved_tools or {})
+        return resolve_tools(tools)
 
     def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
         """Store the changed message, start the continuation (if the batch is complete), then tell
