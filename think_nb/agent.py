@@ -634,8 +634,14 @@ class Think:
 
     def turns(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The turn log, oldest first: `{request_id, trigger, continuation, status, error,
-        started_at, finished_at (epoch seconds), duration_ms}`."""
-        return self.__runtime.store.turn_log.read(limit)
+        started_at, finished_at (epoch seconds), duration_ms, prompt_tokens, completion_tokens,
+        total_tokens, usage_source}`; the usage keys are `usage_df()`'s and `metadata.usage`'s
+        (None when unknown, or when the turn stored no message)."""
+        from think_nb.frontends import views
+        from think_nb.store import messages
+
+        store = self.__runtime.store
+        return views.turns_with_usage(store.turn_log.read(limit), messages.usage_by_request(store.db, store.agent_key))
 
     # -- sub-agents (Think's subAgent / chat / cancelChat) ------------------------------------
     def sub_agent(self, cls: type[T], name: str) -> T:
