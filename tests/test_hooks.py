@@ -8,7 +8,7 @@ from dirty_equals import IsPositiveFloat, IsStr
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from agents import add, scripted_agent, texts
+from agents import add, eventually, scripted_agent, texts
 from think_nb import ToolCallDecision, TurnConfig, tool
 from think_nb.testing import ScriptedModel as S
 
@@ -399,6 +399,18 @@ async def test_async_on_chat_response_drops_no_result_in_rapid_sequential_turns(
         await agent.send(text)
     assert [e for e in log if e[0] == "response-end"] == [("response-end", "completed")] * 3
     assert len(agent.messages) == 6
+
+
+async def test_wait_until_stable_waits_for_an_async_on_chat_response() -> None:
+    """Think's `waitUntilStable` waits for the turn queue to be idle, and the response hook runs
+    inside the turn: stable means the hook has ended (it returned while the hook still ran)."""
+    log: list = []
+    agent = ordered_agent(S([[S.text("one")]]), log)
+    turn = agent.submit("go")
+    await eventually(lambda: ("response-start", "completed") in log, what="on_chat_response starts")
+    assert await agent.wait_until_stable(timeout=30)
+    assert log[-1] == ("response-end", "completed")
+    assert (await turn).status == "completed"
 
 
 async def test_a_turn_on_chat_response_starts_without_awaiting_runs_before_the_queued_one() -> None:

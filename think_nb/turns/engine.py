@@ -63,6 +63,7 @@ class TurnEngine:
         self.current_turn: Any = None
         self.continue_after: set[str] = set()  # messages whose client results arrived mid-turn
         self.client_tool_names: set[str] = set()
+        self.responding: dict[str, asyncio.Task] = {}  # request id -> its task, while on_chat_response runs
         self.stall_outcomes: dict[str, Any] = {}  # chat() turns the watchdog ended: future[continuation will run]
         self.resolved_model: str | None = None  # the last turn's model, for sync readers
         self.resolved_tools: dict[str, Any] | None = None  # the last turn's tools, for sync readers
@@ -169,14 +170,22 @@ class TurnEngine:
         return messages
 
     async def wait_until_stable(self, timeout: float | None = None) -> bool:
+        """Think's `waitUntilStable`: until no turn runs or is queued, no `on_chat_response` runs
+        (the queue is still held; not counting the one calling this, which would wait for
+        itself) and nothing waits for the user. `timeout` in seconds; False when it passed."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        while self.active or self.has_pending_interaction():
+        me = asyncio.current_task()
+
+        def busy() -> list[asyncio.Task]:
+            return [*self.active.values(), *(t for t in self.responding.values() if t is not me)]
+
+        while busy() or self.has_pending_interaction():
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
                 return False
-            if self.active:
-                await asyncio.wait(list(self.active.values()), timeout=remaining)
+            if busy():
+                await asyncio.wait(busy(), timeout=remaining)
             else:
                 await asyncio.sleep(min(0.05, remaining) if remaining is not None else 0.05)
         return True
@@ -237,8 +246,10 @@ class TurnEngine:
             self._after_turn()
             turn = self.turns_run.pop(sub.request_id, None)
             if turn is not None:
+                self.responding[sub.request_id] = asyncio.current_task()  # type: ignore[assignment]
                 await self._finish_turn(turn, sub, result)
         finally:
+            self.responding.pop(sub.request_id, None)
             if held:  # the next queued turn starts only now: after on_chat_response (Think awaits it in the turn)
                 lock.release()
         if result.interrupted:  # the stall watchdog ended it: bounded recovery (Think's stall routing)
