@@ -205,6 +205,23 @@ async def test_a_client_call_waiting_for_its_result_is_still_pending_after_a_res
     assert not second.has_pending_interaction() and await second.wait_until_stable(timeout=5)
 
 
+async def test_pending_reads_the_last_turns_tools_when_get_tools_raises_now() -> None:
+    """`has_pending_interaction()` asks `get_tools()` for the client tools; one that raises now
+    (its error is the next turn's) falls back to the last turn's tools instead of raising here."""
+    script = S([[S.tool_call("time_zone", {})]])
+    broken = {"on": False}
+
+    def get_tools(self):
+        if broken["on"]:
+            raise RuntimeError("tools are being rebuilt")
+        return [tz]
+
+    agent = scripted_agent(script, get_tools=get_tools, name="broken-tools")
+    await agent.send("tz?")
+    broken["on"] = True
+    assert agent.has_pending_interaction()
+
+
 async def test_a_server_tool_orphan_after_a_restart_is_not_pending() -> None:
     """Think: a dead server-tool `input-available` orphan does not block stability (nothing will
     answer it; the next turn repairs it), though a panel once registered a client tool."""

@@ -503,8 +503,12 @@ class TurnEngine:
         """Names of the tools the browser answers: those the latest turn merged as client tools,
         the Python-declared ones (`client_tool`), and those of the panel's stored schemas (Think's
         `lastClientTools`, kept in SQLite, so a restarted kernel still knows a call waits for the
-        browser), except a name the agent's own server tools hold."""
-        local = self._local_tools()
+        browser), except a name the agent's own server tools hold. A `get_tools()` that raises is
+        not asked here: the last turn's tools are used (its error is the next turn's to report)."""
+        try:
+            local = self._local_tools()
+        except Exception:  # noqa: BLE001 - user code, reported where a turn calls it
+            local = dict(self.resolved_tools or {})
         stored = self.store.state.get(assemble.LAST_CLIENT_TOOLS) or []
         panel = {s.get("name") for s in stored if isinstance(s, dict)} - {n for n, t in local.items() if not t.client}
         return set(self.client_tool_names) | {n for n, t in local.items() if t.client} | panel
