@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from dirty_equals import IsStr
 
 from agents import eventually, scripted_agent, warm_litellm
 from think_nb import Think
@@ -178,30 +179,84 @@ async def test_no_stall_when_chunks_keep_coming() -> None:
     assert result.status == "completed" and not result.interrupted
 
 
-async def test_chat_caller_gets_on_interrupted_on_a_stall() -> None:
+class Callback:
+    """A `chat()` callback logging what it is called with; `on_interrupted` takes no argument
+    (Think's `StreamCallback.onInterrupted()`)."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def on_start(self, info: dict) -> None:
+        self.events.append("start")
+
+    def on_event(self, raw: str) -> None:
+        pass
+
+    def on_done(self) -> None:
+        self.events.append("done")
+
+    def on_error(self, error: str) -> None:
+        self.events.append("error")
+
+    def on_interrupted(self) -> None:
+        self.events.append("interrupted")
+
+
+async def test_chat_caller_gets_on_interrupted_when_a_continuation_owns_the_answer() -> None:
+    """Think: `routes a stream-stall watchdog abort into bounded recovery` — the interrupted
+    attempt signals `onInterrupted()` exactly once (not done/error), and the scheduled
+    continuation streams the turn to completion."""
     await warm_litellm()
-    events: list[str] = []
-
-    class Callback:
-        def on_start(self, info: dict) -> None:
-            events.append("start")
-
-        def on_event(self, raw: str) -> None:
-            pass
-
-        def on_done(self) -> None:
-            events.append("done")
-
-        def on_error(self, error: str) -> None:
-            events.append("error")
-
-        def on_interrupted(self, error: str) -> None:
-            events.append("interrupted")
-
-    agent = scripted_agent(S([[S.text("a"), S.stall()]]), chat_stream_stall_timeout=0.2)
-    result = await agent.chat("go", Callback())
+    from think_nb import RecoveryDecision
+    script = S([[S.text("a"), S.stall()], [S.text("and the rest.")]])
+    agent = scripted_agent(script, chat_stream_stall_timeout=0.2,
+                           on_chat_recovery=lambda self, ctx: RecoveryDecision(continue_=True))
+    callback = Callback()
+    result = await agent.chat("go", callback)
     assert result.interrupted
-    assert events == ["start", "interrupted"]
+    assert callback.events == ["start", "interrupted"]
+    await settle_recovery(agent)
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("chat", "aborted"),
+                                                                    ("recovery-continue", "completed")]
+    assert callback.events == ["start", "interrupted"]  # the continuation's outcome does not arrive here
+
+
+async def test_a_stall_nothing_continues_ends_the_chat_with_on_error() -> None:
+    """`on_interrupted` means "a continuation owns the answer": with none scheduled (the default
+    `on_chat_recovery` continues nothing; recovery off; attempts exhausted) the caller gets
+    `on_error`, so it does not wait for an answer that never comes. A one-argument
+    `on_interrupted(message)` is still accepted."""
+    await warm_litellm()
+    from think_nb import RecoveryDecision
+
+    class OneArgument(Callback):
+        def on_interrupted(self, error: str) -> None:
+            self.events.append(f"interrupted: {error}")
+
+    for name, attrs in (("default", {}), ("off", {"chat_recovery": False}),
+                        ("exhausted", {"chat_recovery_max_attempts": 0,
+                                       "on_chat_recovery": lambda self, ctx: RecoveryDecision(continue_=True)})):
+        agent = scripted_agent(S([[S.text("a"), S.stall()]]), name=name, chat_stream_stall_timeout=0.2, **attrs)
+        callback = OneArgument()
+        result = await agent.chat("go", callback)
+        await settle_recovery(agent)
+        assert result.interrupted, name
+        assert callback.events == ["start", "error"], name
+        assert [t["trigger"] for t in agent.turns()] == ["chat"], name
+    agent = scripted_agent(S([[S.text("a"), S.stall()], [S.text("b")]]), name="one-arg", chat_stream_stall_timeout=0.2,
+                           on_chat_recovery=lambda self, ctx: RecoveryDecision(continue_=True))
+    callback = OneArgument()
+    await agent.chat("go", callback)
+    assert callback.events == ["start", IsStr(regex="interrupted: .+")]
+    await settle_recovery(agent)
+
+
+async def test_on_interrupted_is_not_called_on_a_completed_or_failed_turn() -> None:
+    """Think #1644: `does not call onInterrupted on a normally-completing or terminally-erroring turn`."""
+    for name, step, outcome in (("ok", S.text("hello"), "done"), ("err", S.error("boom under no-interrupt"), "error")):
+        callback = Callback()
+        await scripted_agent(S([[step]]), name=name).chat("hello", callback)
+        assert callback.events == ["start", outcome], name
 
 
 async def settle_recovery(agent: Think) -> None:
@@ -220,6 +275,8 @@ async def test_a_stall_asks_on_chat_recovery_and_by_default_continues_nothing() 
     (ctx,) = seen
     assert (ctx.reason, ctx.request_id, ctx.trigger, ctx.attempt) == ("stalled", result.request_id, "send", 1)
     assert ctx.partial["metadata"]["interrupted"] is True and ctx.user_message["parts"][0]["text"] == "go"
+    assert ctx.partial_text == "partial "  # Think's ChatRecoveryContext.partialText
+    assert [p["type"] for p in ctx.partial_parts] == [p["type"] for p in ctx.partial["parts"]]
     assert [t["status"] for t in agent.turns()] == ["aborted"]
     assert [m["role"] for m in agent.messages] == ["user", "assistant"]
 
@@ -323,6 +380,7 @@ async def test_on_chat_recovery_sees_the_turn_and_may_continue_it(
     (ctx,) = seen
     assert (ctx.request_id, ctx.trigger, ctx.attempt, ctx.exhausted) == ("req-dead", "chat", 1, False)
     assert ctx.partial["id"] == "m-partial" and ctx.user_message["parts"][0]["text"] == "hi"
+    assert ctx.partial_text == "half an ans"  # Think: `fires onChatRecovery for an interrupted fiber` (partialText)
     assert agent.recovery_task is not None
     (result,) = await agent.recovery_task
     assert result.status == "completed" and result.continuation

@@ -340,17 +340,30 @@ async def test_inner_calls_go_through_before_and_after_tool_call_like_direct_cal
     ]
 
 
-async def test_a_hook_failing_on_an_inner_call_ends_the_turn_as_for_a_direct_call() -> None:
+async def test_a_tool_hook_failing_on_an_inner_call_fails_that_call_as_for_a_direct_call() -> None:
+    # the code reads the hook's error as the inner call's exception; the turn goes on (issue 30)
     def before_tool_call(self: Think, ctx: ToolCallContext) -> None:
-        if ctx.parent_tool_call_id is not None:
+        if ctx.parent_tool_call_id is not None and ctx.tool_name == "add":
             raise RuntimeError("inner hook broke")
 
-    script = S([[S.tool_call("execute", {"code": "add(1, 2)"})], [S.text("unreached")]])
-    agent = coder(script, hooks={"before_tool_call": before_tool_call})
+    def after_tool_call(self: Think, ctx: ToolCallResultContext) -> None:
+        if ctx.parent_tool_call_id is not None and ctx.tool_name == "mul":
+            raise KeyError("audit log full")
+
+    code = ("out = []\nfor call in (lambda: add(1, 2), lambda: mul(2, 3)):\n    try:\n        out.append(call())\n"
+            "    except RuntimeError as e:\n        out.append(str(e))\nout")
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Both inner calls failed.")]])
+    agent = coder(script, hooks={"before_tool_call": before_tool_call, "after_tool_call": after_tool_call})
     result = await agent.send("go")
-    assert result.status == "error" and result.error == (
-        "Coder.before_tool_call() for tool 'add' raised RuntimeError: inner hook broke")
-    assert len(script.requests) == 1
+    assert (result.status, result.error) == ("completed", None)
+    part = agent.messages[-1]["parts"][1]
+    assert part["state"] == "output-available"
+    assert part["output"]["result"] == [
+        ("add: ToolHookFailed: Coder.before_tool_call() for tool 'add' raised RuntimeError: inner hook broke; "
+         "the tool did not run."),
+        ("mul: ToolHookFailed: Coder.after_tool_call() for tool 'mul' raised KeyError: 'audit log full'; "
+         "the call's result was discarded.")]
+    assert len(script.requests) == 2
 
 
 async def test_an_aborted_resume_leaves_no_snapshot_and_never_reruns_what_ran() -> None:

@@ -376,8 +376,8 @@ async def test_observation_hooks_receive_snapshots_after_the_agents_hooks(tmp_pa
     assert after.pop("duration_ms") >= 0
     assert after == {"tool_name": "math_add", "tool_call_id": "call-1", "input": {"a": 2, "b": 3}, "step_number": 0,
                      "success": True, "output": {"result": 5}}
-    assert [(s["ctx"]["step_number"], s["ctx"]["finish_reason"], s["ctx"]["tool_call_count"]) for s in seen[2:]] == [
-        (0, "tool-calls", 1), (1, "stop", 0)]
+    assert [(s["ctx"]["step_number"], s["ctx"]["step_type"], s["ctx"]["finish_reason"], s["ctx"]["tool_call_count"])
+            for s in seen[2:]] == [(0, "initial", "tool-calls", 1), (1, "tool-result", "stop", 0)]
     assert agent.extensions().set_index("name").loc["obs", "hook_errors"] == 0
     await agent.shutdown()
 

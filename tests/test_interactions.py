@@ -182,6 +182,103 @@ async def test_panel_registered_client_tools_are_offered_and_remembered() -> Non
     assert [t["function"]["name"] for t in script.requests[1]["tools"]] == ["copy"]
 
 
+COPY = {"name": "copy", "description": "Copy to clipboard",
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
+
+
+@pytest.mark.parametrize("declared", ["python", "panel"])
+async def test_a_client_call_waiting_for_its_result_is_still_pending_after_a_restart(declared: str) -> None:
+    """Think: `waitUntilStable/hasPendingInteraction: client-tool pending counts`, and client
+    tool state survives across agent instances. A restarted kernel (a new agent object over the
+    same SQLite file) had no turn's client tool names, so the call read as not pending, and a
+    panel-registered tool's result was refused as a server tool's."""
+    name, tools = ("time_zone", [tz]) if declared == "python" else ("copy", [])
+    script = S([[S.tool_call(name, {})], [S.text("Got it.")]])
+    first = scripted_agent(script, tools=tools, name=f"restart-{declared}")
+    await first.submit("go", client_tools=[COPY] if declared == "panel" else None)
+    assert first.has_pending_interaction()
+    second = scripted_agent(script, tools=tools, name=f"restart-{declared}")
+    assert second.has_pending_interaction()
+    assert await second.wait_until_stable(timeout=0.2) is False  # the call waits for the browser, not a turn
+    assert (await second.add_tool_output("call_1_0", "done")).status == "completed"
+    assert texts(second)[-1] == ("assistant", "Got it.")
+    assert not second.has_pending_interaction() and await second.wait_until_stable(timeout=5)
+
+
+async def test_pending_reads_the_last_turns_tools_when_get_tools_raises_now() -> None:
+    """`has_pending_interaction()` asks `get_tools()` for the client tools; one that raises now
+    (its error is the next turn's) falls back to the last turn's tools instead of raising here."""
+    script = S([[S.tool_call("time_zone", {})]])
+    broken = {"on": False}
+
+    def get_tools(self):
+        if broken["on"]:
+            raise RuntimeError("tools are being rebuilt")
+        return [tz]
+
+    agent = scripted_agent(script, get_tools=get_tools, name="broken-tools")
+    await agent.send("tz?")
+    broken["on"] = True
+    assert agent.has_pending_interaction()
+
+
+async def test_a_server_tool_orphan_after_a_restart_is_not_pending() -> None:
+    """Think: a dead server-tool `input-available` orphan does not block stability (nothing will
+    answer it; the next turn repairs it), though a panel once registered a client tool."""
+    gate = asyncio.Event()
+
+    @tool
+    async def slow() -> str:
+        """Never answers."""
+        await gate.wait()
+        return "late"
+
+    script = S([[S.tool_call("slow", {})], [S.text("unused")]])
+    first = scripted_agent(script, tools=[slow], name="orphan")
+    turn = first.submit("go", client_tools=[COPY])
+    await eventually_pending(first)
+    second = scripted_agent(script, tools=[slow], name="orphan")  # the first is still running the tool
+    assert [p["state"] for p in second.messages[-1]["parts"] if p.get("toolCallId")] == ["input-available"]
+    assert not second.has_pending_interaction() and await second.wait_until_stable(timeout=1)
+    first.abort_all_requests()
+    await turn
+
+
+async def eventually_pending(agent: Think) -> None:
+    from agents import eventually
+
+    await eventually(lambda: any(p.get("state") == "input-available" for m in agent.messages
+                                 for p in m.get("parts", [])), what="the tool call is stored")
+
+
+async def test_a_client_call_only_in_the_streaming_message_is_pending() -> None:
+    """Think: `detects a pending CLIENT-tool interaction living ONLY in the in-flight
+    accumulator` — the call streamed, the step has not ended, nothing is stored yet."""
+    script = S([[S.tool_call("time_zone", {}), S.text("...and some trailing text", chunk_size=1)]], delay=0.01)
+    agent = scripted_agent(script, tools=[tz])
+    seen = []
+
+    class Panel:
+        def on_chunk(self, request_id, chunk, continuation):
+            if chunk["type"] == "tool-input-available":
+                seen.append(agent.has_pending_interaction())
+
+    runtime_of(agent).subscribe(Panel())
+    await agent.send("tz?")
+    assert seen == [True]
+
+
+async def test_clear_messages_forgets_the_panels_client_tool_schemas() -> None:
+    """Think: `clear clears stored client tools` — the next turn is not offered them."""
+    script = S([[S.text("a")], [S.text("b")]])
+    agent = scripted_agent(script, tools=[])
+    await agent.submit("hi", client_tools=[COPY])
+    assert [t["function"]["name"] for t in script.requests[0]["tools"]] == ["copy"]
+    agent.clear_messages()
+    await agent.send("again")
+    assert script.requests[1]["tools"] in ([], None)
+
+
 def test_client_tool_needs_a_body() -> None:
     with pytest.raises(UserError, match="needs js="):
         client_tool("x", "y", js=" ")

@@ -124,6 +124,14 @@ async def test_a_server_killed_mid_call_is_a_tool_error_and_it_reconnects(tmp_pa
     await agent.shutdown()
 
 
+def test_the_mcp_wait_is_seconds_in_every_form() -> None:
+    """`wait_for_mcp_connections`: a bare number is seconds (it was read as True: 10 s), as is
+    `{"timeout": s}`; True waits Think's default 10 s; False and 0 do not wait."""
+    from think_nb.mcp.servers import wait_seconds
+
+    assert [wait_seconds(w) for w in (True, False, 0, 2.5, 30, {"timeout": 0.5}, {})] == [10, 0, 0, 2.5, 30, 0.5, 10]
+
+
 async def test_a_server_that_never_starts_fails_clearly_and_the_turn_runs_without_it(tmp_path: Path) -> None:
     script = S([[S.text("no tools")]])
     agent = agent_with(script, tmp_path, wait_for_mcp_connections={"timeout": 0.5})

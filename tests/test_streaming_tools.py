@@ -1,8 +1,11 @@
 """Streaming tools (Think's `async function*` tools): each value an async generator tool yields is a
 preliminary `tool-output-available`; the last one is the call's output, the one stored and sent
-to the model."""
+to the model. A function that returns an async iterable instead does not stream: its output is the
+last value the iterable yields (Think's `_wrapToolsWithDecision` collapses it)."""
 
 from __future__ import annotations
+
+import pytest
 
 from agents import scripted_agent
 from think_nb import tool
@@ -39,3 +42,56 @@ async def test_each_yield_is_a_preliminary_output_and_the_last_is_the_result() -
 async def test_invoke_returns_the_last_value() -> None:
     assert countdown.streaming
     assert await countdown.invoke({"n": 1}) == {"done": True}
+
+
+async def _echo_parts(message: str):
+    yield f"echo-prelim-1: {message}"
+    yield f"echo-prelim-2: {message}"
+    yield f"echo: {message}"
+
+
+class EchoParts:
+    """An async iterable that is no generator (`__aiter__` / `__anext__`)."""
+
+    def __init__(self, message: str) -> None:
+        self.values = iter(["echo-prelim-1", "echo-prelim-2", f"echo: {message}"])
+
+    def __aiter__(self) -> EchoParts:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            return next(self.values)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+
+@tool(name="echo")
+async def async_returning_an_iterable(message: str):
+    """Echo (an async function returning an async iterable: Think's Promise<AsyncIterable>)."""
+    return _echo_parts(message)
+
+
+@tool(name="echo")
+def sync_returning_an_iterable(message: str):
+    """Echo (a plain function returning an async iterable that is no generator)."""
+    return EchoParts(message)
+
+
+@pytest.mark.parametrize("echo", [async_returning_an_iterable, sync_returning_an_iterable], ids=["async", "sync"])
+async def test_a_returned_async_iterable_is_collapsed_to_its_last_value(echo) -> None:
+    # Think hooks.test.ts: "collapses Promise<AsyncIterable> returns to the last yielded value",
+    # "collapses sync AsyncIterable returns ...", "collapses a Promise<AsyncIterable> execute"
+    chunks: list[dict] = []
+    after: list = []
+    script = S([[S.tool_call("echo", {"message": "hello"})], [S.text("Echoed.")]])
+    agent = scripted_agent(script, tools=[echo], on_chunk=lambda self, chunk: chunks.append(chunk),
+                           after_tool_call=lambda self, ctx: after.append((ctx.success, ctx.output)))
+    assert (await agent.send("echo hello")).status == "completed"
+    assert not echo.streaming
+    assert not any(c.get("preliminary") for c in chunks)  # no synthetic preliminary output
+    assert [c["output"] for c in chunks if c["type"] == "tool-output-available"] == ["echo: hello"]
+    assert after == [(True, "echo: hello")]  # not the iterator object
+    assert agent.messages[-1]["parts"][1]["output"] == "echo: hello"
+    assert script.requests[1]["messages"][-1]["content"] == "echo: hello"
+    assert await echo.invoke({"message": "again"}) == "echo: again"

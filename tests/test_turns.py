@@ -1,6 +1,7 @@
 """The turn loop over litellm with scripted models (think_nb.turns, think_nb.agent)."""
 
 import asyncio
+import json
 
 import pytest
 from dirty_equals import IsPartialDict, IsStr
@@ -9,6 +10,7 @@ from agents import eventually, streamed
 from think_nb import Think, tool
 from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel
+from think_nb.tools.tool import ToolInputError
 
 S = ScriptedModel
 
@@ -102,6 +104,30 @@ async def test_unknown_tool_and_invalid_arguments_go_back_to_the_model() -> None
         {"type": "tool-add", "toolCallId": "call_1_1", "state": "output-error", "input": "{not json",
          "errorText": IsStr(regex=r"The tool arguments are not valid JSON .*; send a JSON object\.")}]
     assert script.requests[1]["messages"][-1]["content"].startswith("Error: The tool arguments are not valid JSON")
+
+
+async def test_tool_input_sent_as_a_json_string_is_parsed_before_validation() -> None:
+    # providers and proxies may double-encode the arguments: a JSON string holding the object
+    # (Think's normalizeToolInput: "parses a stringified-JSON object input"); issue 30 item 5
+    script = S([[S.tool_call("add", json.dumps(json.dumps({"a": 2, "b": 40}))),
+                 S.tool_call("add", json.dumps("[2, 40]"))], [S.text("42")]])
+    agent = agent_for(script)
+    assert (await agent.send("2 + 40?")).status == "completed"
+    parsed, not_an_object = agent.messages[-1]["parts"][1:3]
+    assert parsed == {"type": "tool-add", "toolCallId": "call_1_0", "state": "output-available",
+                      "input": {"a": 2, "b": 40}, "output": 42.0}
+    assert (not_an_object["state"], not_an_object["errorText"]) == (
+        "output-error", "The tool arguments must be a JSON object, got str.")
+    sent = script.requests[1]["messages"]
+    assert sent[-3]["tool_calls"][0]["function"]["arguments"] == '{"a":2,"b":40}'  # the model reads the object
+    assert sent[-2] == {"role": "tool", "tool_call_id": "call_1_0", "content": "42.0"}
+
+
+def test_validate_parses_a_json_object_given_as_text() -> None:
+    # what a call made from code or an edited approval hands over goes through the same parsing
+    assert add.validate('{"a": 1, "b": "2"}') == {"a": 1.0, "b": 2.0}
+    with pytest.raises(ToolInputError, match=r"Invalid input for tool 'add': input: Input should be a valid"):
+        add.validate("[1, 2]")
 
 
 async def test_model_error_mid_stream_persists_the_partial_message() -> None:

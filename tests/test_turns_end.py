@@ -3,7 +3,8 @@
 - `BaseException`s from every place user code runs (each tool form, each hook, `get_model` /
   `get_tools` / `get_system_prompt`, `configure_session`, approval predicates) end the turn with
   the documented status; `send` returns, the turn log is settled, `on_chat_error` fires once for a
-  failed turn, and the agent runs the next turn.
+  failed turn, and the agent runs the next turn. A tool hook (`before_tool_call`,
+  `after_tool_call`) that raises fails its call, never the turn.
 - An abort does not need the awaited code's cooperation: nothing streamed after it is stored or
   broadcast, one `abort` chunk, the upstream stream is closed.
 - Whatever a tool returns is stored as strict JSON and reads back from a reopened agent.
@@ -168,7 +169,8 @@ async def test_an_approval_predicate_that_raises_fails_the_call_never_opens_it(k
     await next_turn_works(agent, script)
 
 
-TURN_HOOKS = ["before_turn", "before_tool_call", "after_tool_call", "on_chunk", "on_step_finish"]
+TURN_HOOKS = ["before_turn", "on_chunk", "on_step_finish"]
+TOOL_HOOKS = ["before_tool_call", "after_tool_call"]  # they fail their call, not the turn (issue 30)
 ASSEMBLY = ["get_model", "get_tools", "get_system_prompt", "configure_session"]
 
 
@@ -195,12 +197,29 @@ async def test_a_hook_or_get_method_that_raises_ends_the_turn_with_an_error_nami
     agent = counting_agent(script, tools=[add], **hook_attrs(place, kind, script, form))
     result = await send(agent, "go")
     assert result.status == "error"
-    tool = " for tool 'add'" if place in ("before_tool_call", "after_tool_call") else ""
-    assert result.error == f"Scripted.{place}(){tool} raised {kind}: x"
+    assert result.error == f"Scripted.{place}() raised {kind}: x"
     assert agent.turns()[-1]["status"] == "error"
     assert agent.turns()[-1]["error"] == result.error
     assert [type(e).__name__ for e in agent.chat_errors] == ["HookError"]
     assert agent.messages[-1]["role"] != "assistant" or agent.messages[-1]["metadata"]["error"] == result.error
+    await next_turn_works(agent, script)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("form", ["sync", "async"])
+@pytest.mark.parametrize("place", TOOL_HOOKS)
+async def test_a_tool_hook_that_raises_fails_its_call_and_the_turn_completes(place: str, form: str, kind: str) -> None:
+    script = S([[S.text("adding "), S.tool_call("add", {"a": 1, "b": 2})], [S.text("It failed.")]])
+    agent = counting_agent(script, tools=[add], **hook_attrs(place, kind, script, form))
+    result = await send(agent, "go")
+    assert (result.status, result.error) == ("completed", None)
+    consequence = "the tool did not run" if place == "before_tool_call" else "the call's result was discarded"
+    error = f"Scripted.{place}() for tool 'add' raised {kind}: x; {consequence}."
+    assert agent.messages[-1]["parts"][2] == {"type": "tool-add", "toolCallId": "call_1_0", "state": "output-error",
+                                              "input": {"a": 1, "b": 2}, "errorText": error}
+    assert script.requests[1]["messages"][-1]["content"] == f"Error: {error}"
+    assert [(t["status"], t["error"]) for t in agent.turns()] == [("completed", None)]
+    assert agent.chat_errors == []
     await next_turn_works(agent, script)
 
 
@@ -288,15 +307,15 @@ async def test_when_one_call_of_a_step_fails_the_turn_its_sibling_calls_are_canc
             raise
         return "never"
 
-    async def before_tool_call(self: Any, ctx: Any) -> None:
-        if ctx.tool_name == "add":
+    async def on_chunk(self: Any, chunk: dict) -> None:  # the turn's hook, failing on add's result
+        if chunk["type"] == "tool-output-available" and chunk["toolCallId"] == "call_1_1":
             await started.wait()
             raise SystemExit("x")
 
     script = S([[S.tool_call("slow", {}), S.tool_call("add", {"a": 1, "b": 2})], [S.text("never")]])
-    agent = counting_agent(script, tools=[slow, add], before_tool_call=before_tool_call)
+    agent = counting_agent(script, tools=[slow, add], on_chunk=on_chunk)
     result = await send(agent, "go")
-    assert (result.status, result.error) == ("error", "Scripted.before_tool_call() for tool 'add' raised SystemExit: x")
+    assert (result.status, result.error) == ("error", "Scripted.on_chunk() raised SystemExit: x")
     assert cancelled == ["slow"]
     assert len(agent.chat_errors) == 1 and agent.turns()[-1]["status"] == "error"
     await next_turn_works(agent, script)

@@ -173,18 +173,50 @@ def test_legacy_usage_records_read_as_stored_or_as_unknown_with_an_estimate(monk
 
 
 async def test_unknown_step_usage_reaches_hooks_as_none_and_unfinished_turns_add_no_usage_row(tmp_path: Path) -> None:
-    # on_step_finish sees each step's own usage: reported counts, then None for a step that
-    # streamed nothing (never a dict of zeros)
+    # on_step_finish sees each step's own usage, shaped as metadata.usage: reported counts, then
+    # unknown (None counts, source None) for a step that streamed nothing (never a dict of zeros)
     script = S([[S.tool_call("add", {"a": 2, "b": 40}), S.usage(10, 5)], [S.silent()]])
     steps: list = []
     cls = type("Meter", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [add],
                                    "on_step_finish": lambda self, ctx: steps.append(ctx.usage)})
     agent = cls("m", db=tmp_path / "s.sqlite")
     assert (await agent.send("2 + 40?")).status == "completed"
-    assert steps == [{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}, None]
+    assert steps == [{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, "source": "reported"}, UNKNOWN]
     assert agent.usage_df()["usage_source"].tolist() == [None]
     # a turn that fails before it finishes has no usage to report: no row at all, not a row of 0s
     script.steps.append([S.text("partial"), S.error("provider down")])
     assert (await agent.send("again")).status == "error"
     assert "usage" not in (agent.messages[-1].get("metadata") or {})
     assert len(agent.usage_df()) == 1
+
+
+async def test_usage_keys_are_the_same_in_the_hook_the_message_usage_df_and_the_turn_log(tmp_path: Path) -> None:
+    """Issue 30 item 8: one turn's usage under one set of names wherever it appears:
+    `on_step_finish`'s `ctx.usage` and `metadata.usage` (`prompt_tokens`, `completion_tokens`,
+    `total_tokens`, `source`), `usage_df()` and `turns()` (the same counts; `usage_source`)."""
+    script = S([[S.tool_call("add", {"a": 1, "b": 2}), S.usage(5, 5)], [S.text("3"), S.usage(6, 2)],
+                [S.text("again")]])
+    steps: list[dict] = []
+    cls = type("Meter", (Think,), {"get_model": lambda self: script.model, "get_tools": lambda self: [add],
+                                   "on_step_finish": lambda self, ctx: steps.append(ctx.usage)})
+    agent = cls("m", db=tmp_path / "k.sqlite")
+    await agent.send("1 + 2?")
+    await agent.send("and now?")  # no usage reported: unknown everywhere
+    counts = ("prompt_tokens", "completion_tokens", "total_tokens")
+    metadata = [m["metadata"]["usage"] for m in agent.messages if m["role"] == "assistant"]
+    assert set(steps[0]) == set(metadata[0]) == {*counts, "source"}
+    frame = agent.usage_df().to_dict("records")
+    turns = agent.turns()
+    for usage, row, turn in zip(metadata, frame, turns, strict=True):
+        assert {k: row[k] for k in counts} == {k: turn[k] for k in counts} == {k: usage[k] for k in counts}
+        assert row["usage_source"] == turn["usage_source"] == usage["source"]
+    assert [t["total_tokens"] for t in turns] == [18, None]
+    assert [t["usage_source"] for t in turns] == ["reported", None]
+
+
+async def test_a_turn_whose_message_is_gone_has_no_usage_in_the_turn_log(tmp_path: Path) -> None:
+    agent = _agent(S([[S.text("a"), S.usage(1, 1)]]), tmp_path / "s.sqlite")
+    await agent.send("hi")
+    assert [(t["total_tokens"], t["usage_source"]) for t in agent.turns()] == [(2, "reported")]
+    agent.clear_messages()  # the message is gone; its turn's row stays, its usage unknown
+    assert [(t["status"], t["total_tokens"], t["usage_source"]) for t in agent.turns()] == [("completed", None, None)]

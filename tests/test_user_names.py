@@ -216,6 +216,8 @@ def test_a_class_whose_init_takes_only_name_works_with_the_magic_and_as_a_sub_ag
     ("chat_stream_stall_timeout", "5"), ("hydration_limit", "x"), ("schedule_clock", "utc"),
     ("include_workspace_tools", "no"), ("chat_recovery", "yes"), ("include_kernel_tools", "sometimes"),
     ("extension_allowed_hosts", "api.example.com"), ("extension_timeout", -1),
+    ("wait_for_mcp_connections", {"timeout": 5000}), ("wait_for_mcp_connections", 5000),
+    ("wait_for_mcp_connections", {"timeout": "5"}), ("wait_for_mcp_connections", {"timeout_ms": 5000}),
 ])
 def test_a_setting_given_a_value_it_does_not_take_is_refused_in_the_class_and_on_the_instance(
         attr: str, value: Any, tmp_path: Path) -> None:
@@ -230,6 +232,18 @@ def test_a_setting_given_a_value_it_does_not_take_is_refused_in_the_class_and_on
     assert getattr(agent, attr) == before
 
 
+def test_think_millisecond_mcp_wait_is_refused_in_one_line_naming_both_forms() -> None:
+    """Think's docs write `waitForMcpConnections: {timeout: 5000}` (milliseconds); here a timeout
+    is seconds, so copied as is it waited 83 minutes. It is refused, saying what to write."""
+    with pytest.raises(UserError) as caught:
+        type("Copied", (Think,), {"wait_for_mcp_connections": {"timeout": 5000}})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("class Copied: wait_for_mcp_connections = {'timeout': 5000} is not a value it takes")
+    assert "seconds up to 600" in message and "Think's {'timeout': 5000} is milliseconds: write {'timeout': 5}" \
+        in message
+
+
 def test_settings_take_their_documented_values_and_properties(tmp_path: Path) -> None:
     class Fine(Think):
         max_steps = 3
@@ -237,6 +251,7 @@ def test_settings_take_their_documented_values_and_properties(tmp_path: Path) ->
         chat_stream_stall_timeout = 2.5
         include_kernel_tools = "allow"
         extension_allowed_hosts = ("api.example.com",)
+        wait_for_mcp_connections = 600
 
         @property
         def include_workspace_tools(self) -> bool:  # type: ignore[override]
@@ -245,6 +260,9 @@ def test_settings_take_their_documented_values_and_properties(tmp_path: Path) ->
     agent = Fine("ok", db=tmp_path / "ok.sqlite")
     agent.max_steps = 1
     assert (agent.max_steps, agent.include_workspace_tools, agent.include_kernel_tools) == (1, False, "allow")
+    for wait in (True, False, 0, 2.5, {"timeout": 0.5}, {}):
+        agent.wait_for_mcp_connections = wait
+        assert agent.wait_for_mcp_connections == wait
 
 
 def test_a_hook_given_as_a_value_is_refused_where_it_is_written() -> None:

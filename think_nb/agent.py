@@ -23,7 +23,7 @@ Overridable (Think's names in snake_case; each may be sync or async):
 Hooks (no-ops by default):
     on_chunk(chunk)        every UIMessageChunk, observation only
     on_step_finish(ctx)    after each step (`StepContext`)
-    on_chat_response(res)  after the turn's message is persisted and the queue released (`TurnResult`)
+    on_chat_response(res)  after the turn's message is persisted; the next queued turn waits for it (`TurnResult`)
     on_chat_error(error)   may return a replacement error (its text is shown to the user)
 Everything else on the instance is yours: `self.store`, `self.key`, `self.db`, a method named
 `workspace_tools`... Think's own names (`think_nb.names.RESERVED`: `messages`, `session`, `send`,
@@ -131,9 +131,11 @@ class Think:
     `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
     include_mcp_tools: bool = True
     """Merge the tools of connected MCP servers into every turn (Think's `includeMcpTools`)."""
-    wait_for_mcp_connections: bool | dict[str, float] = False
+    wait_for_mcp_connections: bool | float | dict[str, float] = False
     """Before a turn's first model call, wait for MCP servers still connecting (Think's
-    `waitForMcpConnections`): True waits up to 10 s, `{"timeout": s}` up to s, False not at all."""
+    `waitForMcpConnections`): True waits up to 10 s, a number or `{"timeout": s}` up to s
+    seconds (at most 600), False not at all. Think's `{timeout: 5000}` counts milliseconds; here
+    it is refused in one line (write `{"timeout": 5}`) rather than read as 83 minutes."""
     include_extension_tools: bool = False
     """Give the model `load_extension` and `list_extensions` so it can write its own extensions
     (Think's `createExtensionTools`; off by default, as in Think). See `think_nb.extensions`."""
@@ -268,11 +270,14 @@ class Think:
     def before_tool_call(self, ctx: ToolCallContext) -> Any:
         """Called before each tool runs. Return None (run), `ToolCallDecision.allow(input)`,
         `ToolCallDecision.block(reason)` (the reason becomes the output; the tool does not run) or
-        `ToolCallDecision.substitute(output)` (the tool does not run)."""
+        `ToolCallDecision.substitute(output)` (the tool does not run). Raising fails this call only
+        (Think: a throw becomes the tool's error): the call is an `output-error` naming this hook,
+        the model reads it, the tool does not run, and the turn goes on."""
 
     def after_tool_call(self, ctx: ToolCallResultContext) -> Any:
         """Called after each tool call (run, blocked or substituted) with its input, output or
-        error, success and `duration_ms`."""
+        error, success and `duration_ms`, before the call's result is streamed. Raising fails this
+        call only: its result is replaced by an `output-error` naming this hook; the turn goes on."""
 
     def on_chunk(self, chunk: UIMessageChunk) -> Any:
         """Called with every UIMessageChunk of every turn. Observation only."""
@@ -281,7 +286,11 @@ class Think:
         """Called after each step with its text, tool calls and results, and token usage."""
 
     def on_chat_response(self, result: TurnResult) -> Any:
-        """Called after a turn's message is persisted and the turn queue is released."""
+        """Called with the turn's `TurnResult` after its message is persisted (Think's
+        `onChatResponse`). The turn keeps the queue until this returns (Think awaits it inside the
+        turn), so an async hook ends before the next queued turn starts. A turn this hook starts
+        (`await self.save_messages(...)`, or `self.submit(...)` not awaited) runs before queued
+        ones, and the queue moves on once it has ended too. What it raises is logged."""
 
     def on_chat_error(self, error: Exception) -> Any:
         """Called when a turn fails (the partial message is already persisted). Return an
@@ -321,7 +330,8 @@ class Think:
 
     def clear_messages(self) -> None:
         """Delete this agent's transcript (storage and views), cancel the running turn and skip
-        queued ones (Think's `clearMessages`)."""
+        queued ones, and forget the panel's client tool schemas of the last request (Think's
+        `clearMessages`)."""
         self.__runtime.clear()
 
     # -- export and import ------------------------------------------------------------------
@@ -503,7 +513,9 @@ class Think:
 
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client
-        tool call without a result (Think's `hasPendingInteraction`)."""
+        tool call without a result, stored or still streaming (Think's `hasPendingInteraction`).
+        It still counts after a kernel restart: the client tools are known from `get_tools()`
+        and the panel's stored schemas. A server tool's call left without a result does not."""
         return self.__runtime.engine.has_pending_interaction()
 
     async def wait_until_stable(self, timeout: float | None = None) -> bool:
@@ -622,8 +634,14 @@ class Think:
 
     def turns(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The turn log, oldest first: `{request_id, trigger, continuation, status, error,
-        started_at, finished_at (epoch seconds), duration_ms}`."""
-        return self.__runtime.store.turn_log.read(limit)
+        started_at, finished_at (epoch seconds), duration_ms, prompt_tokens, completion_tokens,
+        total_tokens, usage_source}`; the usage keys are `usage_df()`'s and `metadata.usage`'s
+        (None when unknown, or when the turn stored no message)."""
+        from think_nb.frontends import views
+        from think_nb.store import messages
+
+        store = self.__runtime.store
+        return views.turns_with_usage(store.turn_log.read(limit), messages.usage_by_request(store.db, store.agent_key))
 
     # -- sub-agents (Think's subAgent / chat / cancelChat) ------------------------------------
     def sub_agent(self, cls: type[T], name: str) -> T:
@@ -649,8 +667,11 @@ class Think:
     async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
                    signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
-        `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()` or
-        `on_error(message)`. `tools` is ignored with a warning (a child's tools are its own)."""
+        `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()`,
+        `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
+        one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
+        continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
+        are its own)."""
         from think_nb import subagents
 
         return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)

@@ -37,7 +37,8 @@ class ModelError(ThinkError):
 
 
 class HookError(ThinkError):
-    """User code raised (or returned something unusable); the turn ends with status `error`.
+    """User code raised (or returned something unusable); the turn ends with status `error` (a
+    tool hook's failure, `before_tool_call` / `after_tool_call`, fails only its call instead).
 
     `str(error)` is `<owner>.<method>()[ for <subject>] <detail>`, e.g. `Calc.get_tools() raised
     KeyError: 'missing'`; the exception user code raised is the `__cause__`.

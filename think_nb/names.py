@@ -96,6 +96,19 @@ def _positive(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
+def _mcp_wait(value: object) -> bool:
+    """`wait_for_mcp_connections`: a bool, or seconds in [0, 600] bare or as `{"timeout": s}`."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, dict):
+        return set(value) <= {"timeout"} and _seconds_up_to_600(value.get("timeout", 10))
+    return _seconds_up_to_600(value)
+
+
+def _seconds_up_to_600(value: object) -> bool:
+    return _number(value) and 0 <= value <= 600  # type: ignore[operator]
+
+
 def _strings(value: object) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
@@ -120,8 +133,9 @@ _SETTING_RULES: dict[str, tuple[Callable[[object], bool], str]] = {
     "extension_hook_timeout": (_positive, "seconds, a number > 0"),
     "extension_allowed_hosts": (_strings, 'a list of host names, e.g. ["api.example.com"]'),
     "extension_allow_private": (_strings, "a list of host names"),
-    "wait_for_mcp_connections": (lambda v: isinstance(v, (bool, dict)) or _number(v),
-                                 "True, False, seconds, or {'timeout': seconds}"),
+    "wait_for_mcp_connections": (_mcp_wait,
+                                 ("True (10 s), False, seconds up to 600, or {'timeout': seconds up to 600}; "
+                                  "Think's {'timeout': 5000} is milliseconds: write {'timeout': 5} or 5")),
     "schedule_clock": (lambda v: v is None or callable(getattr(v, "now", None)),
                        "None, or a clock with a now() method (e.g. a datetime-like class)"),
 }

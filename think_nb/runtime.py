@@ -375,12 +375,16 @@ class AgentRuntime:
         """Every entry point's `TurnEngine.start` (which tells listeners `on_submitted` at once)."""
         return cast("asyncio.Future[TurnResult]", self.engine.start(messages, request_id, **kw))
 
-    def recover_stalled_turn(self, request_id: str, partial: dict[str, Any] | None, trigger: str) -> None:
+    def recover_stalled_turn(self, request_id: str, partial: dict[str, Any] | None,
+                             trigger: str) -> asyncio.Future[bool] | None:
         """The stall watchdog ended a turn: ask `on_chat_recovery` (`ctx.reason == "stalled"`) and
-        continue the turn if it says so; `recovery_task` is the task doing it."""
-        task = recovery.route_stall(self, self.engine, request_id, partial, trigger)
-        if task is not None:
-            self.recovery_task = task
+        continue the turn if it says so; `recovery_task` is the task doing it. Returns a future of
+        whether a continuation will own the answer, or None (recovery is off: none will)."""
+        routed = recovery.route_stall(self, self.engine, request_id, partial, trigger)
+        if routed is None:
+            return None
+        self.recovery_task, continues = routed
+        return continues
 
     @property
     def recovering(self) -> bool:

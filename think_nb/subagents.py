@@ -5,9 +5,12 @@
   key (`"<parent key>/<Child>:<name>"`), with its own messages and tools.
 - `await child.chat(message, callback, signal=None)` runs a full turn and calls
   `callback.on_start({"request_id": ...})`, `callback.on_event(json_chunk)` per chunk, then
-  `callback.on_done()` or `callback.on_error(message)`, or `callback.on_interrupted(message)` when
-  the stall watchdog ended the turn (falls back to `on_error`) (Think's `StreamCallback`; callback
-  methods may be sync or async, and any may be missing).
+  `callback.on_done()` or `callback.on_error(message)`, or `callback.on_interrupted()` when the
+  stall watchdog ended the turn and a continuation will own the answer (`on_chat_recovery`
+  decided to continue, attempts left; that answer does not arrive on this callback). A stall
+  that nothing continues ends with `on_error`, as does a missing `on_interrupted` (Think's
+  `StreamCallback`, #1644). Callback methods may be sync or async, and any may be missing;
+  `on_interrupted` may take no argument (Think's `onInterrupted()`) or one (the stall's message).
 - `child.cancel_chat(request_id, reason=None)` cancels it from anywhere (no-op when unknown/ended).
 - `await parent.delegate(child, message)`, called from one of the parent's tools, runs
   `child.chat` and streams the child's progress into the parent's running turn as a
@@ -17,6 +20,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
 import warnings
@@ -42,6 +46,23 @@ async def _call(callback: Any, method: str, *args: Any) -> None:
         await maybe_await(fn(*args))
 
 
+def _accepts_argument(fn: Any) -> bool:
+    """True when `fn` can be called with one positional argument (a callback method that takes
+    the message), False for Think's argument-less form (`def on_interrupted(self)`)."""
+    try:
+        inspect.signature(fn).bind(None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): call it as Think does, with nothing
+        return False
+    return True
+
+
+async def _interrupted(callback: Any, message: str) -> None:
+    fn = callback.on_interrupted
+    await maybe_await(fn(message) if _accepts_argument(fn) else fn())
+
+
 async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: Any, *,
                signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
     """Run one full turn on `engine` and stream it to `callback` (see the module docstring)."""
@@ -62,8 +83,9 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
         unsubscribe()
     if result.status == "completed":
         await _call(callback, "on_done")
-    elif result.interrupted and callable(getattr(callback, "on_interrupted", None)):
-        await _call(callback, "on_interrupted", result.error or "The turn was interrupted.")
+    elif result.interrupted and callable(getattr(callback, "on_interrupted", None)) and \
+            await engine.continuation_scheduled(result.request_id):
+        await _interrupted(callback, result.error or "The turn was interrupted.")
     else:
         await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
     return result

@@ -13,7 +13,7 @@ and skipped; the turn goes on.
   ignored and logged.
 - `before_tool_call({tool_name, tool_call_id, input, step_number})`: observation only.
 - `after_tool_call({... , duration_ms, success, output | error})`: observation only.
-- `on_step_finish({step_number, finish_reason, text, tool_call_count, tool_result_count, usage})`.
+- `on_step_finish({step_number, step_type, finish_reason, text, tool_call_count, tool_result_count, usage})`.
 - `on_chunk({type, text?, tool_name?, tool_call_id?})`: once per chunk (a sandbox run each: costly).
 """
 
@@ -47,7 +47,8 @@ def snapshot(hook: str, ctx: Any) -> dict:
                "step_number": ctx.step_number, "duration_ms": ctx.duration_ms, "success": ctx.success}
         return {**out, **({"output": to_json_value(ctx.output)} if ctx.success else {"error": ctx.error})}
     if hook == "on_step_finish":
-        return {"step_number": ctx.step_number, "finish_reason": ctx.finish_reason, "text": ctx.text,
+        return {"step_number": ctx.step_number, "step_type": ctx.step_type, "finish_reason": ctx.finish_reason,
+                "text": ctx.text,
                 "tool_call_count": len(ctx.tool_calls), "tool_result_count": len(ctx.tool_results),
                 "usage": to_json_value(ctx.usage)}
     chunk = ctx if isinstance(ctx, dict) else {}

@@ -102,6 +102,24 @@ def _edit_and_run(part: dict) -> dict[str, Any]:
     return row
 
 
+TURN_USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "total_tokens", "usage_source")
+"""What `turns_with_usage` adds to a turn-log row: `usage_df()`'s names for the same counts."""
+
+
+def turns_with_usage(rows: list[dict], usage: dict[str, dict]) -> list[dict]:
+    """Turn-log rows (`agent.turns()`) with each turn's token usage under `TURN_USAGE_COLUMNS`
+    (`usage`: `{request id: metadata.usage}`, `think_nb.store.messages.usage_by_request`): the
+    counts as stored, `usage_source` the usage's `source` ("reported", or None: unknown). All
+    None for a turn whose message is not stored (skipped, cleared) or that reported nothing."""
+    from think_nb.models import usage as usage_model
+
+    out = []
+    for row in rows:
+        u = usage_model.normalized(usage[row["request_id"]]) if row["request_id"] in usage else {}
+        out.append({**row, **{c: u.get(c) for c in TURN_USAGE_COLUMNS[:3]}, "usage_source": u.get("source")})
+    return out
+
+
 def usage(agent: ViewsHost) -> pd.DataFrame:
     """Token usage per finished turn (assistant message) on the current branch.
 

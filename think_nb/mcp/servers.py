@@ -35,6 +35,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("think_nb")
 DEFAULT_WAIT_S = 10.0
+MAX_WAIT_S = 600.0
+"""The longest wait `wait_for_mcp_connections` takes: seconds beyond it are refused (Think's
+`{timeout: 5000}` is milliseconds; read as seconds it would wait 83 minutes)."""
+
+
+def wait_seconds(wait: Any) -> float:
+    """How long `wait_for_mcp_connections = wait` waits, in seconds: False/0 → 0, True → 10,
+    a number → that many seconds, `{"timeout": s}` → s seconds (a dict without `timeout` → 10).
+    Values are checked where the setting is written (`think_nb.names`, at most `MAX_WAIT_S`)."""
+    if isinstance(wait, dict):
+        return float(wait.get("timeout", DEFAULT_WAIT_S))
+    if isinstance(wait, bool) or not wait:
+        return DEFAULT_WAIT_S if wait is True else 0.0
+    return float(wait)
 
 
 class McpHost(Protocol):
@@ -118,11 +132,11 @@ class McpServers:
             await connection.close()
 
     async def ready(self, wait: Any) -> None:
-        """Think's `waitForMcpConnections`: wait for servers still connecting (True: 10 s,
-        `{"timeout": s}`, False: not at all)."""
-        if not wait or not self.live:
+        """Think's `waitForMcpConnections`: wait for servers still connecting, as long as
+        `wait_seconds(wait)` says (True: 10 s, seconds, `{"timeout": s}`, False: not at all)."""
+        timeout = wait_seconds(wait)
+        if not timeout or not self.live:
             return
-        timeout = float(wait.get("timeout", DEFAULT_WAIT_S)) if isinstance(wait, dict) else DEFAULT_WAIT_S
         await asyncio.gather(*(c.settled(timeout) for c in self.live.values() if c.state == "connecting"))
 
     def describe(self, name: str) -> dict:

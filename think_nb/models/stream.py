@@ -22,6 +22,7 @@ from think_nb.models.client import Delta, ModelClient, ToolCallDelta, UsageSourc
 from think_nb.models.errors import describe_error
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
 from think_nb.redact import env_secrets, scrub, secrets_of
+from think_nb.tools.tool import object_input
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -184,11 +185,12 @@ def client_for(config: ModelConfig) -> ModelClient:
 
 
 def _parse_arguments(raw: str) -> tuple[dict | None, str | None]:
-    """Tool input is always a JSON object (Think's `normalizeToolInput`); empty means `{}`."""
+    """Tool input is always a JSON object (Think's `normalizeToolInput`); empty means `{}`, and a
+    JSON string holding an object (arguments double-encoded by a provider or proxy) is that object."""
     if not raw.strip():
         return {}, None
     try:
-        value = jsonsafe.loads(raw)  # strict: NaN/Infinity are not JSON and would not persist
+        value = object_input(jsonsafe.loads(raw))  # strict: NaN/Infinity are not JSON and would not persist
     except ValueError as exc:
         return None, f"The tool arguments are not valid JSON ({exc}); send a JSON object."
     if not isinstance(value, dict):

@@ -236,6 +236,22 @@ class MessageStore:
             "SELECT id, parent_id, created_at FROM think_messages WHERE agent_key = ?", (self.key,))}
 
 
+def usage_by_request(db: Database, agent_key: str) -> dict[str, dict]:
+    """`{request id: metadata.usage}` of the agent's stored assistant messages, in every session
+    (the rows of `agent_key` and of its `agent_key#S` conversation keys); a message without a
+    request id or usage is left out."""
+    rows = db.read("SELECT json_extract(content, '$.metadata.requestId'), json_extract(content, '$.metadata.usage') "
+                   "FROM think_messages WHERE (agent_key = ? OR (agent_key >= ? AND agent_key < ?)) AND "
+                   "role = 'assistant'", (agent_key, f"{agent_key}#", f"{agent_key}$"))  # '$' sorts just after '#'
+    out: dict[str, dict] = {}
+    for request_id, usage in rows:
+        if isinstance(request_id, str) and isinstance(usage, str):
+            value = jsonsafe.loads_stored(usage)
+            if isinstance(value, dict):
+                out[request_id] = value
+    return out
+
+
 def conversation_key(agent_key: str, session_id: str) -> str:
     """The `think_messages.agent_key` value of a session's rows ("" = the default session)."""
     return agent_key if not session_id else f"{agent_key}#{session_id}"

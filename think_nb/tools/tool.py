@@ -20,7 +20,7 @@ import docstring_parser
 import pydantic
 
 from think_nb.errors import ToolRaised, UserError
-from think_nb.jsonsafe import to_json_value
+from think_nb.jsonsafe import loads, to_json_value
 
 
 @dataclass
@@ -60,8 +60,10 @@ class Tool:
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
 
-    def validate(self, arguments: dict) -> dict:
-        """Validate and coerce the model's arguments; raises `ToolInputError` naming the bad fields."""
+    def validate(self, arguments: dict | str) -> dict:
+        """Validate and coerce the model's arguments (a dict, or a JSON object as text: see
+        `object_input`); raises `ToolInputError` naming the bad fields."""
+        arguments = object_input(arguments)
         if self._model is None:
             return arguments
         try:
@@ -72,7 +74,9 @@ class Tool:
     @property
     def streaming(self) -> bool:
         """True for an async generator function: each value it yields is a preliminary output and
-        the last one is the result (Think's `async function*` tools)."""
+        the last one is the result (Think's `async function*` tools). Any other function that
+        returns an async iterable does not stream: its result is the last value the iterable
+        yields (Think collapses such a return, a `Promise<AsyncIterable>` or not, the same way)."""
         return inspect.isasyncgenfunction(self.function)
 
     async def stream(self, arguments: dict) -> AsyncIterator[Any]:
@@ -95,7 +99,8 @@ class Tool:
     async def invoke(self, arguments: dict) -> Any:
         """Run the tool with validated arguments. Sync functions run on a worker thread so the
         kernel's event loop is never blocked; async functions are awaited; a streaming tool's
-        result is the last value it yields (None if it yields nothing)."""
+        result is the last value it yields (None if it yields nothing), and so is the result of a
+        function that returns an async iterable (one with `__aiter__`), iterated on the loop."""
         if self.function is None:
             raise UserError(f"Tool {self.name!r} has no Python function to run.")
         if self.streaming:
@@ -106,9 +111,11 @@ class Tool:
         kwargs = self.validate(arguments)
         try:
             if inspect.iscoroutinefunction(self.function):
-                return await self.function(**kwargs)
-            result = await asyncio.to_thread(_call_in_thread, self.function, kwargs)
-            return await result if inspect.isawaitable(result) else result
+                result = await self.function(**kwargs)
+            else:
+                result = await asyncio.to_thread(_call_in_thread, self.function, kwargs)
+                result = await result if inspect.isawaitable(result) else result
+            return await _last_value(result) if hasattr(type(result), "__aiter__") else result
         except _COROUTINE_SIGNALS as exc:
             raise ToolRaised(exc) from exc
         except RuntimeError as exc:  # PEP 479: a coroutine's StopIteration arrives as RuntimeError
@@ -119,6 +126,14 @@ class Tool:
 
 _COROUTINE_SIGNALS = (GeneratorExit, StopIteration, StopAsyncIteration)
 """Exceptions with a meaning to coroutines: a tool's are wrapped in `ToolRaised` where they are raised."""
+
+
+async def _last_value(iterable: Any) -> Any:
+    """The last value an async iterable yields (None if it yields nothing)."""
+    last = None
+    async for last in iterable:  # noqa: B007 - the last value is the result
+        pass
+    return last
 
 
 def _call_in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -171,6 +186,19 @@ class ApprovalRequired(Exception):
     def __init__(self, approval_id: str, descriptor: dict) -> None:
         super().__init__(f"approval {approval_id} required")
         self.approval_id, self.descriptor = approval_id, descriptor
+
+
+def object_input(value: Any) -> Any:
+    """A tool call's input as a JSON object: a string holding one (`'{"a": 1}'`: providers and
+    proxies send the input that way, double-encoded) becomes that dict, as Think's
+    `normalizeToolInput` parses it; anything else is returned unchanged (and fails validation)."""
+    if not (isinstance(value, str) and value.lstrip().startswith("{")):
+        return value
+    try:
+        parsed = loads(value)  # strict: NaN/Infinity are not JSON and would not persist
+    except ValueError:
+        return value
+    return parsed if isinstance(parsed, dict) else value
 
 
 def valid_tool_name(name: object) -> bool:

@@ -13,6 +13,12 @@ the agent's `message_concurrency` (Think's §4.10):
   `debounce_ms` after its submission before it runs.
 Programmatic turns (`save_messages`, `chat`, continuations) are never merged or dropped.
 Clearing the conversation bumps `generation`: turns queued before it end `skipped`.
+
+A turn holds the queue until its `on_chat_response` has returned (Think awaits the hook inside
+the turn body), so the next queued turn starts after it. A turn the hook itself starts (chaining,
+`await self.save_messages(...)` inside `on_chat_response`) is its *child*: children take their
+parent's `child_lock` instead of the queue's, so they run in order while the parent waits for
+them, and the queue is released once the hook and every child it started have ended.
 """
 
 from __future__ import annotations
@@ -42,6 +48,17 @@ class Submission:
     extra_parts: dict[str, Awaitable[list[dict]]] = field(default_factory=dict)
     """message id -> parts appended to that message when its turn starts (prepared off the loop, e.g.
     data attached with `context=`); carried with the messages when a newer submission supersedes it."""
+    parent: Submission | None = None
+    """the submission whose `on_chat_response` started this one (it runs under the parent's queue slot)."""
+    responding: bool = False
+    children: list[asyncio.Future] = field(default_factory=list)
+    _child_lock: asyncio.Lock | None = None
+
+    def child_lock(self) -> asyncio.Lock:
+        """The lock this submission's children take in turn (created on first use, on the running loop)."""
+        if self._child_lock is None:
+            self._child_lock = asyncio.Lock()
+        return self._child_lock
 
 
 def parse_policy(value: Any) -> tuple[str, float]:
@@ -66,7 +83,11 @@ class TurnQueue:
         self.waiting: list[Submission] = []
         self.active: Submission | None = None
 
-    def lock(self) -> asyncio.Lock:
+    def lock(self, sub: Submission | None = None) -> asyncio.Lock:
+        """The lock `sub` takes before it runs: its parent's `child_lock` when a parent is still in
+        its `on_chat_response`, else the queue's (one per event loop)."""
+        if sub is not None and sub.parent is not None and sub.parent.responding:
+            return sub.parent.child_lock()
         loop = asyncio.get_running_loop()
         if self._lock is None or self._loop is not loop:
             self._lock, self._loop = asyncio.Lock(), loop

@@ -6,7 +6,7 @@
       → assemble (`assemble.py`: prompt, tools, history; `before_turn`)
       → steps (`runner.Turn`: model call → chunks → tools, `tool_calls.StepTools`)
       → persist (`Conversation`; the stream is recorded by `StreamRecorder` as it goes)
-      → respond (listeners, turn log, `on_chat_response`, trace)
+      → respond (listeners, turn log, `on_chat_response`, trace), still holding the queue
 
 State the engine owns: the queue, the running tasks, the turn being streamed, steppers, the
 calls whose client results arrived mid-turn, the live tracers, the recorder, the listeners.
@@ -17,6 +17,7 @@ and delegates here.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import logging
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,8 @@ from think_nb.turns.task import TurnTask
 log = logging.getLogger("think_nb")
 DEFAULT_TOOL_ERROR = "Tool execution denied by user"
 Messages = list[dict] | Callable[[list[dict]], Any]
+_RESPONDING: contextvars.ContextVar[tuple[Any, Submission] | None] = contextvars.ContextVar(
+    "think_nb_responding", default=None)  # (engine, submission) while that submission's on_chat_response runs
 
 
 class TurnEngine:
@@ -60,6 +63,8 @@ class TurnEngine:
         self.current_turn: Any = None
         self.continue_after: set[str] = set()  # messages whose client results arrived mid-turn
         self.client_tool_names: set[str] = set()
+        self.responding: dict[str, asyncio.Task] = {}  # request id -> its task, while on_chat_response runs
+        self.stall_outcomes: dict[str, Any] = {}  # chat() turns the watchdog ended: future[continuation will run]
         self.resolved_model: str | None = None  # the last turn's model, for sync readers
         self.resolved_tools: dict[str, Any] | None = None  # the last turn's tools, for sync readers
 
@@ -105,7 +110,7 @@ class TurnEngine:
         if not callable(messages):
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
-                         extra_parts=dict(extra_parts or {}))
+                         extra_parts=dict(extra_parts or {}), parent=self._responding())
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
@@ -114,6 +119,8 @@ class TurnEngine:
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
         task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
+        if sub.parent is not None:  # started by an on_chat_response: the parent keeps the queue until it ends
+            sub.parent.children.append(task)
         interrupts.watch(self)
         self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once
         return task
@@ -141,25 +148,44 @@ class TurnEngine:
         return bool(self.active)
 
     def has_pending_interaction(self) -> bool:
-        """True when a tool call waits for the user (approval, or a client tool's result)."""
-        for message in self.conversation:
-            for part in message.get("parts", []):
-                state = part.get("state")
-                if state == "approval-requested":
-                    return True
-                if state == "input-available" and part.get("type", "")[len("tool-"):] in self.client_tool_names:
-                    return True
-        return False
+        """True when a tool call waits for the user (Think's `hasPendingInteraction`): a part
+        `approval-requested`, or `input-available` for a client tool (`known_client_tools`: also
+        after a restart, when no turn has run yet), in the branch or in the turn streaming now.
+        A server tool's `input-available` orphan does not count: nothing will answer it."""
+        parts = [p for m in self._messages_in_play() for p in m.get("parts", []) if is_tool_part(p)]
+        if any(p.get("state") == "approval-requested" for p in parts):
+            return True
+        waiting = [p for p in parts if p.get("state") == "input-available"]
+        if not waiting:
+            return False
+        client = self.known_client_tools()
+        return any(tool_name_of(p) in client for p in waiting)
+
+    def _messages_in_play(self) -> list[dict]:
+        """The branch, and the streaming turn's message when it is not stored yet (or stored older)."""
+        messages = list(self.conversation)
+        turn = self.current_turn
+        if turn is not None:
+            messages.append(turn.acc.message)
+        return messages
 
     async def wait_until_stable(self, timeout: float | None = None) -> bool:
+        """Think's `waitUntilStable`: until no turn runs or is queued, no `on_chat_response` runs
+        (the queue is still held; not counting the one calling this, which would wait for
+        itself) and nothing waits for the user. `timeout` in seconds; False when it passed."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        while self.active or self.has_pending_interaction():
+        me = asyncio.current_task()
+
+        def busy() -> list[asyncio.Task]:
+            return [*self.active.values(), *(t for t in self.responding.values() if t is not me)]
+
+        while busy() or self.has_pending_interaction():
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
                 return False
-            if self.active:
-                await asyncio.wait(list(self.active.values()), timeout=remaining)
+            if busy():
+                await asyncio.wait(busy(), timeout=remaining)
             else:
                 await asyncio.sleep(min(0.05, remaining) if remaining is not None else 0.05)
         return True
@@ -174,6 +200,8 @@ class TurnEngine:
         for call_id in calls:  # no call of the cleared transcript can resume
             self.store.state.delete(PAUSE_PREFIX + str(call_id))
         self.store.approvals.forget([str(c) for c in calls])  # nor decide a new call with a reused id
+        self.set_client_tools(None)  # Think: clear forgets the client tool schemas of the last request
+        self.client_tool_names = set()
         self.recorder.clear()
         self.listeners.notify("on_clear")
         self.messages_changed()
@@ -187,17 +215,16 @@ class TurnEngine:
             result = TurnResult(sub.request_id, "aborted")
             self._turn_ended(result)
             return result
+        _RESPONDING.set(None)  # this task's context was copied from its starter's: it is not in a hook
+        lock = self.queue.lock(sub)
         remove = signal.add_listener(lambda: self.abort_request(sub.request_id)) if signal else (lambda: None)
+        held = False
         try:
             if sub.debounce_s:
                 await asyncio.sleep(sub.debounce_s)
-            async with self.queue.lock():
-                self.queue.active = sub
-                _discard(self.queue.waiting, sub)
-                try:
-                    result = await self._admitted(sub, continuation, regenerate, body, signal)
-                finally:
-                    self.queue.active = None
+            await lock.acquire()
+            held = True
+            result = await self._holding_queue(sub, continuation, regenerate, body, signal)
         except (asyncio.CancelledError, KeyboardInterrupt):
             task = asyncio.current_task()
             if task is not None:
@@ -214,14 +241,47 @@ class TurnEngine:
             self.active.pop(sub.request_id, None)
             interrupts.unwatch(self)
             remove()
-        self._turn_ended(result)
-        self._after_turn()
-        turn = self.turns_run.pop(sub.request_id, None)
-        if turn is not None:
-            await self._finish_turn(turn, result)
+        try:
+            self._turn_ended(result)
+            self._after_turn()
+            turn = self.turns_run.pop(sub.request_id, None)
+            if turn is not None:
+                self.responding[sub.request_id] = asyncio.current_task()  # type: ignore[assignment]
+                await self._finish_turn(turn, sub, result)
+        finally:
+            self.responding.pop(sub.request_id, None)
+            if held:  # the next queued turn starts only now: after on_chat_response (Think awaits it in the turn)
+                lock.release()
         if result.interrupted:  # the stall watchdog ended it: bounded recovery (Think's stall routing)
-            self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
+            continues = self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
+            if continues is not None and sub.trigger == "chat":  # its caller asks `continuation_scheduled`
+                self.stall_outcomes[sub.request_id] = continues
         return result
+
+    async def continuation_scheduled(self, request_id: str) -> bool:
+        """For a turn the stall watchdog ended: True once `on_chat_recovery` has decided that a
+        continuation owns the answer, False when none will (recovery off, declined, exhausted).
+        Asked once per turn (by `chat()`, Think's `onInterrupted` rule)."""
+        continues = self.stall_outcomes.pop(request_id, None)
+        return bool(await continues) if continues is not None else False
+
+    async def _holding_queue(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
+                             signal: AbortSignal | None) -> TurnResult:
+        """Run `sub` as the queue's active submission (restoring the one before: a child runs while
+        its parent still holds the queue)."""
+        previous, self.queue.active = self.queue.active, sub
+        _discard(self.queue.waiting, sub)
+        try:
+            return await self._admitted(sub, continuation, regenerate, body, signal)
+        finally:
+            self.queue.active = previous
+
+    def _responding(self) -> Submission | None:
+        """The submission of this agent whose `on_chat_response` is running in this context, if any."""
+        current = _RESPONDING.get()
+        if current is None or current[0] is not self or not current[1].responding:
+            return None
+        return current[1]
 
     async def _admitted(self, sub: Submission, continuation: bool, regenerate: bool, body: dict | None,
                         signal: AbortSignal | None) -> TurnResult:
@@ -279,17 +339,26 @@ class TurnEngine:
             except Exception:
                 log.exception("could not settle turn %s in the turn log", sub.request_id)
 
-    async def _finish_turn(self, turn: Any, result: TurnResult) -> None:
-        """After the queue is released: `on_chat_response` (errors logged, as Think), then store the
-        turn's trace and recording."""
+    async def _finish_turn(self, turn: Any, sub: Submission, result: TurnResult) -> None:
+        """While the turn still holds the queue: `on_chat_response` (errors logged, as Think), then
+        every turn the hook started (`Submission.parent`), then store the turn's trace."""
+        sub.responding = True
+        token = _RESPONDING.set((self, sub))
         try:
             await turn.hooks.fire("on_chat_response", result)
         except (Exception, KeyboardInterrupt) as exc:  # raised out of the turn's task, it would stop the event loop
             error = blame.classify(exc, self.host.agent) if isinstance(exc, Exception) else type(exc).__name__
             log.error("turn %s ended %s; then %s", turn.request_id, result.status, error, exc_info=exc)
         finally:
+            _RESPONDING.reset(token)
             self.steppers.pop(turn.request_id, None)
             turn.tracer.save(self.store.traces)
+        try:
+            while sub.children:  # a chained turn the hook did not await still runs before the next queued one
+                await asyncio.wait(list(sub.children))
+                sub.children = [t for t in sub.children if not t.done()]
+        finally:
+            sub.responding = False
 
     def live_tracer(self, request_id: str | None = None) -> Any:
         """The tracer of a turn that has not finished reporting (the newest when `request_id` is
@@ -427,26 +496,41 @@ class TurnEngine:
         return self._apply_and_continue(message, auto_continue)
 
     def _is_client_call(self, part: dict) -> bool:
-        """True when `part` calls a client tool (run by the panel, as the latest turn merged them)."""
-        names = set(self.client_tool_names) | {s["name"] for s in self.client_tool_specs()}
-        return tool_name_of(part) in names
+        """True when `part` calls a client tool (`known_client_tools`)."""
+        return tool_name_of(part) in self.known_client_tools()
+
+    def known_client_tools(self) -> set[str]:
+        """Names of the tools the browser answers: those the latest turn merged as client tools,
+        the Python-declared ones (`client_tool`), and those of the panel's stored schemas (Think's
+        `lastClientTools`, kept in SQLite, so a restarted kernel still knows a call waits for the
+        browser), except a name the agent's own server tools hold. A `get_tools()` that raises is
+        not asked here: the last turn's tools are used (its error is the next turn's to report)."""
+        try:
+            local = self._local_tools()
+        except Exception:  # noqa: BLE001 - user code, reported where a turn calls it
+            local = dict(self.resolved_tools or {})
+        stored = self.store.state.get(assemble.LAST_CLIENT_TOOLS) or []
+        panel = {s.get("name") for s in stored if isinstance(s, dict)} - {n for n, t in local.items() if not t.client}
+        return set(self.client_tool_names) | {n for n, t in local.items() if t.client} | panel
 
     def set_client_tools(self, schemas: list[dict] | None) -> None:
         self.store.state.set(assemble.LAST_CLIENT_TOOLS, list(schemas) if schemas else None)
 
     def client_tool_specs(self) -> list[dict]:
-        """Python-declared client tools as `{name, description, parameters, js}` (for the panel).
-        An async `get_tools()` cannot run here: the tools of the last turn are used (none before)."""
+        """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
+        return [{"name": t.name, "description": t.description, "parameters": t.parameters, "js": t.js}
+                for t in self._local_tools().values() if t.client and t.js]
+
+    def _local_tools(self) -> dict[str, Any]:
+        """`get_tools()` resolved now, `{name: Tool}`. An async `get_tools()` cannot run here: the
+        tools of the last turn are used (none before)."""
         from think_nb.tools.toolset import resolve_tools
 
         tools = self.host.get_tools()
         if asyncio.iscoroutine(tools):
             close_unawaited(tools)
-            resolved = self.resolved_tools or {}
-        else:
-            resolved = resolve_tools(tools)
-        return [{"name": t.name, "description": t.description, "parameters": t.parameters, "js": t.js}
-                for t in resolved.values() if t.client and t.js]
+            return dict(self.resolved_tools or {})
+        return resolve_tools(tools)
 
     def _apply_and_continue(self, message: dict, auto_continue: bool) -> asyncio.Task | None:
         """Store the changed message, start the continuation (if the batch is complete), then tell

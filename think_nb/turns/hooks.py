@@ -3,8 +3,10 @@
 Order of a turn: `before_turn` → [`on_chunk`* → `before_tool_call` → tool → `after_tool_call`
 → `on_step_finish`]* → persist → `on_chat_response`. Every hook may be sync or async; a hook
 that raises ends the turn with status `error` and a message naming the class and the hook
-(`think_nb.errors.HookError`: `Calc.before_turn() raised KeyError: 'x'`); `on_chat_response`
-runs after the turn ended, so what it raises is logged. `user_code(...)` is the one place user
+(`think_nb.errors.HookError`: `Calc.before_turn() raised KeyError: 'x'`), except the tool hooks:
+a `before_tool_call` / `after_tool_call` that raises fails its call only (that message is the
+call's `output-error`, as in Think; `think_nb.turns.tool_calls`); `on_chat_response`
+runs after the turn ended (still holding the queue), so what it raises is logged. `user_code(...)` is the one place user
 code's failures become a `HookError`.
 """
 

@@ -66,7 +66,8 @@ class ChatRecoveryContext:
     Attributes:
         request_id: the interrupted turn's request id.
         partial: the assistant reply as far as it was recorded (a UIMessage, marked
-            `metadata.interrupted`), or None when nothing streamed.
+            `metadata.interrupted`), or None when nothing streamed. `partial_text` (its text)
+            and `partial_parts` (its parts) read it as Think's `partialText` / `partialParts`.
         user_message: the last user message of the branch (what the turn answered), or None.
         trigger: the interrupted turn's trigger (`panel`, `chat`, `recovery-continue`, ...).
         attempt: 1 for the first recovery of this turn, 2 when the turn recovering it was
@@ -83,6 +84,16 @@ class ChatRecoveryContext:
     attempt: int = 1
     exhausted: bool = False
     reason: str = "process-ended"
+
+    @property
+    def partial_parts(self) -> list[dict]:
+        """The partial reply's parts (Think's `partialParts`); [] when nothing streamed."""
+        return list((self.partial or {}).get("parts") or [])
+
+    @property
+    def partial_text(self) -> str:
+        """The partial reply's text parts joined (Think's `partialText`); "" when nothing streamed."""
+        return "".join(str(p.get("text", "")) for p in self.partial_parts if p.get("type") == "text")
 
 
 @dataclass
@@ -120,6 +131,8 @@ class Incident:
     stream: bool = False
     logged: bool = False
     pending: list[Any] = field(default_factory=list)
+    continues: asyncio.Future[bool] | None = None
+    """stalled incidents: resolved once the hook has answered, True when a continuation will run."""
 
 
 def collect(store: AgentStore) -> list[Incident]:
@@ -199,12 +212,14 @@ def recover(host: RecoveryHost) -> list[tuple[Incident, Any]]:
 
 
 def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, partial: dict | None,
-                trigger: str) -> asyncio.Task | None:
+                trigger: str) -> tuple[asyncio.Task, asyncio.Future[bool]] | None:
     """A turn the stall watchdog ended in this process (Think's `_routeStallToBoundedRecovery`):
     its partial is already persisted (`metadata.interrupted`); `on_chat_recovery` is asked as for
     a dead process's turn (`ctx.reason == "stalled"`), and a `continue_` starts a
     `recovery-continue` turn while the chain has attempts left. Returns the task (on the running
-    loop), or None when `chat_recovery` is off."""
+    loop) and a future resolved, once the hook has answered, with whether a continuation will
+    own the answer (what a `chat()` caller's `on_interrupted` waits for); None when
+    `chat_recovery` is off."""
     if not host.chat_recovery:
         return None
     store = host.store
@@ -216,9 +231,11 @@ def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, par
     except Exception:
         log.exception("on_chat_recovery raised; the partial reply of %s is kept", request_id)
         value = None
-    incident = Incident(request_id, trigger, partial, logged=True)
-    return asyncio.get_running_loop().create_task(_finish(host, engine, [(incident, (ctx, value))]),
-                                                  name=f"think-stall-recovery-{host.key}")
+    loop = asyncio.get_running_loop()
+    incident = Incident(request_id, trigger, partial, logged=True, continues=loop.create_future())
+    task = loop.create_task(_finish(host, engine, [(incident, (ctx, value))]), name=f"think-stall-recovery-{host.key}")
+    task.add_done_callback(lambda _: _decided(incident, False))  # the task failed or was cancelled before deciding
+    return task, incident.continues
 
 
 @dataclass
@@ -263,6 +280,7 @@ async def _finish_all(host: RecoveryHost, engine: RecoveryEngine, left: list[tup
             apply(host.conversation, incident, pending)
             host.conversation.reload()
             engine.messages_changed()
+            _decided(incident, pending.continue_ and not ctx.exhausted)
             if not pending.continue_ or ctx.exhausted:
                 continue
         results.append(await _resume(host, engine, incident))
@@ -279,6 +297,11 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
     if last is not None and last["role"] == "user":
         return await engine.start([], request_id, trigger="recovery-retry", regenerate=True)
     return None
+
+
+def _decided(incident: Incident, continues: bool) -> None:
+    if incident.continues is not None and not incident.continues.done():
+        incident.continues.set_result(continues)
 
 
 def _decision(value: Any, incident: Incident) -> RecoveryDecision:

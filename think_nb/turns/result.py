@@ -85,7 +85,14 @@ class StepContext:
         text: the text the model produced in this step.
         tool_calls: `[{toolCallId, toolName, input}]`.
         tool_results: `[{toolCallId, toolName, output}]` or with `errorText` for failed calls.
-        usage: `{prompt_tokens, completion_tokens, total_tokens}` or None.
+        usage: the step's usage under the same keys as the message's `metadata.usage`, the
+            `usage_df()` columns and the turn log: `{prompt_tokens, completion_tokens,
+            total_tokens, source}`; `source` is `"reported"` (by the provider) or None (unknown:
+            counts None, litellm's guess kept apart as `estimated_tokens`, as in the metadata).
+        step_type: what the step answered (the AI SDK's `stepType`, which Think's `onStepFinish`
+            names): `"initial"` for the turn's first model call, `"tool-result"` for a later one
+            (it answers the tool results of the step before). AI SDK's third kind, `"continue"`,
+            never occurs: a turn does not continue a step cut at its token limit.
     """
 
     step_number: int
@@ -94,3 +101,4 @@ class StepContext:
     tool_calls: list[dict] = field(default_factory=list)
     tool_results: list[dict] = field(default_factory=list)
     usage: dict | None = None
+    step_type: Literal["initial", "continue", "tool-result"] = "initial"

@@ -5,7 +5,8 @@ The same chunk stream feeds the accumulator (the persisted assistant UIMessage),
 subscribed listener (panels, the terminal, `chat()` callbacks) and `on_chunk`. The partial
 message is persisted when the model's stream ends (before tools run), at every step boundary
 and whatever ends the turn (finish, error, abort), so nothing streamed is lost and nothing stays
-in a "streaming" state.
+in a "streaming" state; a turn that fails first gives each call still without a result an
+`output-error` (`UNSETTLED_TEXT`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.errors import InternalError
-from think_nb.messages.accumulator import MessageAccumulator, tool_name_of
+from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
 from think_nb.models import progress
@@ -66,6 +67,10 @@ FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "
                   "length": "length", "content_filter": "content-filter"}
 CONTINUE_TEXT = "Continue your previous response from exactly where it left off. Do not repeat any of it."
 """Think's continue checkpoint: sent (never stored) when a continuation's messages end with the assistant."""
+
+
+UNSETTLED_TEXT = "The turn ended with an error before this call had a result."
+"""The `output-error` of a call a failed turn left without a result (`Turn._settle_open_calls`)."""
 
 
 EXTENSION_CHANGERS = ("load_extension",)
@@ -147,7 +152,8 @@ class Turn:
         interrupt — `KeyboardInterrupt` — while the turn runs: exactly one `abort` chunk, nothing
         after it); `error` (anything else raised, `BaseException`s from user code such as
         `SystemExit` included: an `error` chunk, `on_chat_error` called once; the error names its
-        source, the model, user code or think_nb itself, `think_nb.turns.blame`).
+        source, the model, user code or think_nb itself, `think_nb.turns.blame`; a call it left
+        without a result gets an `output-error` first, `_settle_open_calls`).
         """
         self.engine.current_turn = self
         status: TurnStatus
@@ -163,6 +169,7 @@ class Turn:
             if self.aborted:
                 status = "aborted"
             else:
+                await self._settle_open_calls()
                 if self.acc.parts:
                     self._try_persist()  # Think: the partial is persisted before on_chat_error fires
                 error = await self._report_error(exc)
@@ -347,7 +354,9 @@ class Turn:
 
     async def _step_finished(self, step: int, finish: str, outcome: StepOutcome, results: list[dict]) -> None:
         calls = [{"toolCallId": c.id, "toolName": c.name, "input": c.input} for c in outcome.tool_calls]
-        ctx = StepContext(step, finish, outcome.text, calls, results, outcome.usage)
+        usage = usage_model.turn_usage(usage_model.add_step({}, outcome.usage, outcome.usage_source))
+        ctx = StepContext(step, finish, outcome.text, calls, results, usage,
+                          step_type="initial" if step == 0 else "tool-result")
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
@@ -385,6 +394,20 @@ class Turn:
             text = scrub(str(replaced), self.secrets)
         await self._safe_emit({"type": "error", "errorText": text})
         return text
+
+    async def _settle_open_calls(self) -> None:
+        """Before a failed turn is persisted: every call of its message still without a result
+        (`input-streaming`, e.g. the model failed mid-arguments, or `input-available`, e.g. a
+        turn hook raised before the tool ran) becomes an `output-error` saying so
+        (`UNSETTLED_TEXT`), streamed like any result, so the stored turn holds no call in a
+        non-terminal state. A client tool's call waiting for the browser's result is left to it."""
+        for part in list(self.acc.parts):
+            if not is_tool_part(part) or part.get("state") not in ("input-streaming", "input-available"):
+                continue
+            if part["state"] == "input-available" and tool_name_of(part) in self.engine.client_tool_names:
+                continue
+            await self._safe_emit({"type": "tool-output-error", "toolCallId": part.get("toolCallId"),
+                                   "errorText": UNSETTLED_TEXT})
 
     async def _safe_emit(self, chunk: dict) -> None:
         with contextlib.suppress(Exception, asyncio.CancelledError):  # a failing on_chunk must not hide the outcome

@@ -5,10 +5,13 @@ new input), block (the reason becomes the output) or substitute an output; a too
 approval does not run, the stream emits `tool-approval-request` and the turn pauses there
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
-sees every outcome with its duration in milliseconds. Calls a tool makes from inside its own run
-(the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A streaming tool
-(an async generator) emits each value it yields as a preliminary `tool-output-available`; its
-last value is the output.
+sees every outcome with its duration in milliseconds, before the call's result chunk is emitted.
+A `before_tool_call`, `after_tool_call` or `needs_approval` predicate that raises fails its call
+the same way (the text names the hook), never the turn (Think: a throw becomes the tool's
+error), so a failing hook never leaves its call without a result. Calls a tool makes from inside
+its own run (the `execute` tool's inner calls, `call_inner`) go through the same two hooks. A
+streaming tool (an async generator) emits each value it yields as a preliminary
+`tool-output-available`; its last value is the output.
 """
 
 from __future__ import annotations
@@ -90,24 +93,56 @@ class StepTools:
 
     async def execute(self, call_id: str, name: str, arguments: dict, tool: Tool | None, *,
                       edited: bool = False) -> dict | None:
-        """Decide (before_tool_call), run, emit the output chunk, report (after_tool_call). None: the
-        tool paused its call for approval (`ApprovalRequired`, e.g. a gated call inside `execute`).
+        """Decide (before_tool_call), run, report (after_tool_call), then emit the call's one result
+        chunk. Returns `{toolCallId, toolName, output | errorText}`, or None: the tool paused its call
+        for approval (`ApprovalRequired`, e.g. a gated call inside `execute`).
+
         `edited`: the user approved `arguments` in place of the model's input (the tool reads
         `CURRENT_TOOL_EDITED`). A tool raising `StopTurn` fails its call with its text, then the
-        turn ends `aborted` (a kernel interrupt inside `run_code`)."""
+        turn ends `aborted` (a kernel interrupt inside `run_code`). A `before_tool_call` or
+        `after_tool_call` that raises (or returns something unusable) fails this call only, as in
+        Think: its `HookError` text (naming the class and the hook) is the call's `output-error`,
+        which the model reads, and the turn goes on; `after_tool_call` still sees a failed
+        `before_tool_call` (`success=False`), and a failed `after_tool_call` replaces the result."""
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
-        decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
-                                                                 tool=name), name)
-        arguments = decision.input if decision.input is not None else ctx.input
+        started = time.perf_counter()
+        try:
+            decision = await self._decide(ctx, name)
+        except HookError as exc:
+            arguments, outcome = ctx.input, (False, None, self._hook_failed(exc, "the tool did not run"))
+        else:
+            arguments = decision.input if decision.input is not None else ctx.input
+            started = time.perf_counter()
+            ran = await self._run(decision, name, arguments, tool, call_id, edited)
+            if ran is None:
+                return None
+            outcome = ran
+        success, output, error = await self._reported(name, call_id, arguments, outcome, started)
+        if success:
+            await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": output})
+        else:
+            await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": error})
+        base = {"toolCallId": call_id, "toolName": name}
+        return {**base, "output": output} if success else {**base, "errorText": error}
+
+    async def _decide(self, ctx: ToolCallContext, name: str) -> ToolCallDecision:
+        """Fire `before_tool_call`; its value as a decision. Raises `HookError` (the hook raised or
+        returned something unusable)."""
+        value = await self.hooks.fire("before_tool_call", ctx, step=self.step_number, tool=name)
+        return ToolCallDecision.coerce(value, name)
+
+    async def _run(self, decision: ToolCallDecision, name: str, arguments: dict, tool: Tool | None,
+                   call_id: str, edited: bool) -> tuple[bool, Any, str | None] | None:
+        """The call's `(success, output, error)` (see `_outcome`), or None when the tool paused the
+        call for approval (the `tool-approval-request` is emitted here)."""
         if decision.action != "allow":  # stored with the message: a panel says the tool did not run
             await self.emit({"type": "data-tool-decision", "id": call_id, "data": {
                 "toolCallId": call_id, "action": decision.action, "reason": decision.reason}})
-        started = time.perf_counter()
         token = CURRENT_TOOL_CALL.set(call_id)
         runner_token = CURRENT_TOOL_RUNNER.set(self)
         edited_token = CURRENT_TOOL_EDITED.set(bool(edited))
         try:
-            success, output, error = await self._outcome(decision, name, arguments, tool, call_id)
+            return await self._outcome(decision, name, arguments, tool, call_id)
         except ApprovalRequired as pause:
             await self.emit({"type": "tool-approval-request", "approvalId": pause.approval_id, "toolCallId": call_id,
                              "approvalDescriptor": pause.descriptor})
@@ -119,16 +154,26 @@ class StepTools:
             CURRENT_TOOL_EDITED.reset(edited_token)
             CURRENT_TOOL_RUNNER.reset(runner_token)
             CURRENT_TOOL_CALL.reset(token)
-        duration_ms = (time.perf_counter() - started) * 1000
-        if success:
-            await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": output})
-        else:
-            await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": error})
-        result_ctx = ToolCallResultContext(name, call_id, arguments, success, output, error, duration_ms,
-                                           self.step_number)
-        await self.hooks.fire("after_tool_call", result_ctx, step=self.step_number, tool=name)
-        base = {"toolCallId": call_id, "toolName": name}
-        return {**base, "output": output} if success else {**base, "errorText": error}
+
+    async def _reported(self, name: str, call_id: str, arguments: dict, outcome: tuple[bool, Any, str | None],
+                        started: float, parent: str | None = None) -> tuple[bool, Any, str | None]:
+        """Fire `after_tool_call` with `outcome` (`(success, output, error)`) and its duration;
+        returns `outcome` itself, or, when the hook raised (`HookError`), a new failed outcome whose
+        error is the hook's."""
+        success, output, error = outcome
+        result_ctx = ToolCallResultContext(name, call_id, arguments, success, output, error,
+                                           (time.perf_counter() - started) * 1000, self.step_number,
+                                           parent_tool_call_id=parent)
+        try:
+            await self.hooks.fire("after_tool_call", result_ctx, step=self.step_number, tool=name)
+        except HookError as exc:
+            return False, None, self._hook_failed(exc, "the call's result was discarded")
+        return outcome
+
+    def _hook_failed(self, exc: HookError, consequence: str) -> str:
+        """The `output-error` text of a call whose tool hook failed: the hook's error (naming the
+        agent's class and the hook, `HookError.qualify`) and what became of the call."""
+        return f"{exc.qualify(self.hooks.host.agent)}; {consequence}."
 
     async def call_inner(self, parent_call_id: str, call_id: str, name: str, arguments: dict,
                          run: Callable[[dict], Awaitable[Any]]) -> Any:
@@ -143,32 +188,27 @@ class StepTools:
                 (`<parent>.<n>`, n counting the parent's inner calls from 1).
             name, arguments: the inner tool and its input. run: `await run(input)` runs it.
 
-        Returns the call's value; raises what `run` raised (after `after_tool_call`), and the
-        hooks' `HookError` (it ends the turn, as for a direct call)."""
+        Returns the call's value; raises what `run` raised (after `after_tool_call`). A tool hook
+        that raises fails this inner call only, as it fails a direct call: `ToolHookFailed` (its
+        text the direct call's `output-error` text) is raised to the calling code, and the turn
+        goes on."""
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number,
                               parent_tool_call_id=parent_call_id)
-        decision = ToolCallDecision.coerce(await self.hooks.fire("before_tool_call", ctx, step=self.step_number,
-                                                                 tool=name), name)
-        arguments = decision.input if decision.input is not None else ctx.input
         started = time.perf_counter()
-        failure: BaseException | None = None
         output: Any = None
-        if decision.action == "block":
-            output = decision.reason or f"Tool {name!r} was blocked by before_tool_call."
-        elif decision.action == "substitute":
-            output = dump_output(decision.output)
+        failure: BaseException | None
+        try:
+            decision = await self._decide(ctx, name)
+        except HookError as exc:
+            arguments, failure = ctx.input, ToolHookFailed(self._hook_failed(exc, "the tool did not run"))
         else:
-            try:
-                output = await run(arguments)
-            except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
-                raise
-            except BaseException as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
-                failure = exc if isinstance(exc, Exception) else ToolRaised(exc)  # SystemExit & co. too
-        duration_ms = (time.perf_counter() - started) * 1000
-        error = None if failure is None else describe(failure.original if isinstance(failure, ToolRaised) else failure)
-        await self.hooks.fire("after_tool_call", ToolCallResultContext(
-            name, call_id, arguments, failure is None, output, error, duration_ms, self.step_number,
-            parent_tool_call_id=parent_call_id), step=self.step_number, tool=name)
+            arguments = decision.input if decision.input is not None else ctx.input
+            started = time.perf_counter()
+            output, failure = await _inner_outcome(decision, name, arguments, run)
+        outcome = (failure is None, output, None if failure is None else _failure_text(failure))
+        reported = await self._reported(name, call_id, arguments, outcome, started, parent=parent_call_id)
+        if reported is not outcome:  # after_tool_call failed: its error replaces the outcome
+            failure = ToolHookFailed(reported[2])
         if failure is not None:
             raise failure
         return output
@@ -193,11 +233,39 @@ class StepTools:
             return True, dump_output(await tool.invoke(arguments)), None
         except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError, StopTurn):
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute); a
-            # hook failing on an inner call (call_inner) ends the turn as it does for a direct call
+            # turn hook failing while the tool runs (`on_chunk` on a preliminary output) ends the turn
         except ToolRaised as exc:
             return False, None, describe(exc.original)
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
             return False, None, describe(exc)
+
+
+class ToolHookFailed(Exception):
+    """A `before_tool_call` / `after_tool_call` hook failed for a call a tool makes from its run
+    (`StepTools.call_inner`): raised to the calling code; its text names the hook and says what
+    became of the call, as a direct call's `output-error` does."""
+
+
+async def _inner_outcome(decision: ToolCallDecision, name: str, arguments: dict,
+                         run: Callable[[dict], Awaitable[Any]]) -> tuple[Any, BaseException | None]:
+    """`(value, failure)` of an inner call under `decision` (see `StepTools.call_inner`)."""
+    if decision.action == "block":
+        return decision.reason or f"Tool {name!r} was blocked by before_tool_call.", None
+    if decision.action == "substitute":
+        return dump_output(decision.output), None
+    try:
+        return await run(arguments), None
+    except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - reported to after_tool_call, then raised to the code
+        return None, exc if isinstance(exc, Exception) else ToolRaised(exc)  # SystemExit & co. too
+
+
+def _failure_text(failure: BaseException) -> str:
+    """What `after_tool_call` reads as an inner call's `error`."""
+    if isinstance(failure, ToolHookFailed):
+        return str(failure)
+    return describe(failure.original if isinstance(failure, ToolRaised) else failure)
 
 
 class _Raised:

@@ -6,7 +6,8 @@ chunk has been recorded for that many seconds (model time and tool time alike; a
 such as "loading litellm…" does not count, `think_nb.models.progress`), the turn is
 marked `stalled` and aborted. It then ends like an abort (its partial message is persisted,
 with `metadata.interrupted = True`), reports `TurnResult.interrupted = True`, and a `chat()`
-caller gets `on_interrupted(error)`. Turns in step mode are not watched (a person is the pause).
+caller gets `on_interrupted()` when a continuation will own the answer (else `on_error`).
+Turns in step mode are not watched (a person is the pause).
 """
 
 from __future__ import annotations
