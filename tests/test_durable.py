@@ -250,6 +250,21 @@ async def test_a_stall_nothing_continues_ends_the_chat_with_on_error() -> None:
     assert callback.events == ["start", IsStr(regex="interrupted: .+")]
     await settle_recovery(agent)
 
+    class NoInterrupted:  # a callback without on_interrupted still hears how its call ended
+        def __init__(self) -> None:
+            self.events: list[str] = []
+
+        def on_error(self, error: str) -> None:
+            self.events.append("error")
+
+    agent = scripted_agent(S([[S.text("a"), S.stall()], [S.text("b")]]), name="no-method",
+                           chat_stream_stall_timeout=0.2,
+                           on_chat_recovery=lambda self, ctx: RecoveryDecision(continue_=True))
+    plain = NoInterrupted()
+    await agent.chat("go", plain)
+    assert plain.events == ["error"]
+    await settle_recovery(agent)
+
 
 async def test_on_interrupted_is_not_called_on_a_completed_or_failed_turn() -> None:
     """Think #1644: `does not call onInterrupted on a normally-completing or terminally-erroring turn`."""

@@ -81,10 +81,10 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
         result = await task
     finally:
         unsubscribe()
+    continues = result.interrupted and await engine.continuation_scheduled(result.request_id)  # asked once, always
     if result.status == "completed":
         await _call(callback, "on_done")
-    elif result.interrupted and callable(getattr(callback, "on_interrupted", None)) and \
-            await engine.continuation_scheduled(result.request_id):
+    elif continues and callable(getattr(callback, "on_interrupted", None)):
         await _interrupted(callback, result.error or "The turn was interrupted.")
     else:
         await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
