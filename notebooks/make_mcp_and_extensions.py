@@ -74,7 +74,8 @@ class Clerk(Think):
 # the command is stored: an absolute path lets the agent reconnect from any working directory
 SHOP = f"{sys.executable} {os.path.abspath('shop_server.py')}"
 clerk = Clerk("mcp-demo")
-clerk.clear_messages()
+clerk.clear_messages()  # Run All again starts this demo afresh:
+await clerk.remove_mcp_server("shop")  # the server as stored by the last run (its env, below) goes too
 await clerk.add_mcp_server("shop", SHOP, needs_approval=["cancel_order"],
                            connect_timeout=60)
 clerk.mcp_servers()'''),

@@ -16,8 +16,7 @@ from jlab import REPO_ROOT, menu, open_notebook, run_all
 
 pytestmark = pytest.mark.e2e
 
-RERUN = ["hooks", "memory", "tools_and_approval", "kernel_tools", "workspace", "sub_agents"]
-"""mcp_and_extensions is not here: its %%writefile says "Overwriting" the second time."""
+RERUN = ["hooks", "memory", "tools_and_approval", "kernel_tools", "workspace", "sub_agents", "mcp_and_extensions"]
 RUN_MS = 600_000  # tools_and_approval's last agent loads and runs the embedded model
 
 DONE = """() => { const w = window.jupyterapp.shell.currentWidget;
@@ -31,6 +30,7 @@ OUTPUTS = """() => window.jupyterapp.shell.currentWidget.content.widgets
   .filter(c => c.model.type === 'code').map(c => c.model.outputs.toJSON())"""
 
 MASKS = [
+    (re.compile(r"^Overwriting "), "Writing "),  # %%writefile, the second time
     (re.compile(r"\b[a-z]+_[0-9a-f]{6,}\w*"), "<id>"),  # req_…, msg_…, ses_…, approval_…, call_…_cmpl-…
     (re.compile(r"/tmp/\S+"), "<path>"),
     (re.compile(r"'[^'\n]*'|\"[^\"\n]*\""), "'…'"),  # quoted text: an aborted reply is cut where the abort lands
