@@ -227,3 +227,11 @@ def test_think_export_magic_picks_the_format_from_the_suffix(tmp_path: Path, cap
     assert "<p>hello</p>" in (tmp_path / "t.html").read_text()
     ip.run_line_magic("think", f"export mag {tmp_path / 't.pdf'}")
     assert "cannot tell the export format" in capsys.readouterr().out
+
+
+def test_a_single_line_break_is_kept_in_the_html() -> None:
+    """A message typed with Shift+Enter, or a poem, keeps its lines in the saved transcript and the
+    HTML export (as in the panel); markdown's soft break would join them with a space."""
+    messages = [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "A poem,\ntwo lines."}]}]
+    _, html = static_transcript(messages, title="Demo")
+    assert "A poem,<br" in html and "two lines." in html

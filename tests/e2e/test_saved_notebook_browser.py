@@ -180,3 +180,31 @@ def test_reopened_with_default_settings_the_saved_notebook_shows_the_conversatio
     expect(live.locator(".think-message")).to_have_count(4, timeout=TURN_MS)
     expect(page.locator(".think-static-transcript")).to_contain_text("And again?", timeout=30_000)
     expect(page.locator(".think-static-transcript")).to_be_hidden()
+
+
+def test_the_reopened_transcript_keeps_a_messages_lines(servers, app, page) -> None:
+    """The saved transcript shows a message's single line breaks as the panel does (a message typed
+    with Shift+Enter, a poem): markdown's soft break joined the lines when the notebook was reopened."""
+    server = servers[app]
+    path = server.write_notebook(f"saved_lines_{app}", [
+        "%load_ext think_nb", SETUP,
+        f"agent = bot([[S.text('Roses are red,\\nthe kernel is warm.')]], name='lines-{app}')", "agent.panel()"])
+    open_notebook(page, server, path)
+    _run_all_by_menu(page)
+    panel = page.locator(".think-panel").first
+    expect_status(panel, "ready", timeout=60_000)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("A poem,")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("two lines.")
+    page.keyboard.press("Enter")
+    expect(last_text(panel)).to_contain_text("the kernel is warm.", timeout=TURN_MS)
+    expect(page.locator(".think-static-transcript")).to_contain_text("the kernel is warm.", timeout=30_000)
+    _save_by_keys(page)
+    expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
+    server.delete_sessions()
+    page.reload()
+    static = page.locator(".think-static-transcript")
+    expect(static).to_be_visible(timeout=60_000)
+    text = static.inner_text()
+    assert "A poem,\ntwo lines." in text and "Roses are red,\nthe kernel is warm." in text, text

@@ -172,7 +172,8 @@ def markdown_to_safe_html(text: str) -> str:
     notebook and for `export("html")`: raw HTML in the text is escaped, not passed through (a model's
     `<img>`, `<picture>` or `<form>` is shown as text); a markdown image (inline, reference-style, in a
     table) becomes a link to its URL, `🖼 alt`, so opening the page requests nothing; then nh3
-    (ammonia) sanitises what markdown-it made, as a second layer (no `<img>` at all).
+    (ammonia) sanitises what markdown-it made, as a second layer (no `<img>` at all). A single line
+    break is kept (`<br>`), as the panel shows it (a message typed with Shift+Enter, a poem).
     """
     import nh3
 
@@ -184,7 +185,7 @@ def markdown_to_safe_html(text: str) -> str:
 def _markdown_renderer() -> Any:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table")  # line breaks show, as in the panel
 
     def image_as_link(renderer: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
         import html as html_lib
