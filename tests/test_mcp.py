@@ -396,3 +396,82 @@ async def test_a_literal_under_a_pat_name_is_refused_and_references_work_in_args
     assert LITERAL_KEY not in agent.mcp_servers()["last_error"][0]
     assert LITERAL_KEY.encode() not in stored_bytes(tmp_path) and b"${MY_KEY}" in stored_bytes(tmp_path)
     await agent.shutdown()
+
+
+# -- issue 28 §5, second attack: cuts, the SDK's own log, tool results, names, a server that dies idle --------
+WHOAMI = ("import os, sys\nfrom mcp.server.mcpserver import MCPServer\ns = MCPServer('x')\n"
+          "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+          "@s.tool()\ndef whoami() -> str:\n    return 'using ' + sys.argv[-1] + ' and ' + os.environ['U']\n"
+          "@s.tool()\ndef fails() -> str:\n    raise ValueError('refused ' + sys.argv[-1])\ns.run()\n")
+LONG_SECRET = "resolvedUPSTREAM9z8y7x6w5v4u3t2s"
+
+
+async def test_a_servers_answers_are_scrubbed_of_its_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UPSTREAM_SECRET", RESOLVED)
+    script = S([[S.tool_call("leaky_whoami", {}), S.tool_call("leaky_fails", {})], [S.text("ok")]])
+    agent = agent_with(script, tmp_path)
+    await agent.add_mcp_server("leaky", sys.executable, args=["-c", WHOAMI, str(tmp_path / "pid"), "--api-key",
+                                                              LITERAL_KEY], env={"U": "${UPSTREAM_SECRET}"})
+    await agent.send("who")
+    whoami, fails = tool_parts(agent)
+    assert whoami["output"] in ("using *** and ***", {"result": "using *** and ***"})
+    assert fails["state"] == "output-error" and LITERAL_KEY not in fails["errorText"]
+    import json
+
+    sent = json.dumps(script.requests[-1]["messages"])
+    await agent.shutdown()
+    for secret in (LITERAL_KEY, RESOLVED):
+        assert secret not in sent and secret.encode() not in stored_bytes(tmp_path)
+
+
+@pytest.mark.parametrize("prefix", ["'key '", "'y' * 131", "'y' * 190"])
+async def test_the_sdks_own_log_and_a_cut_handshake_error_hold_no_part_of_a_secret(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, prefix: str) -> None:
+    """A server printing its secret on stdout: the SDK logs the line it could not parse (what a
+    notebook cell shows), and the handshake error quotes it, cut."""
+    monkeypatch.setenv("THINK_NB_MCP_HANDSHAKE_TIMEOUT", "1")
+    monkeypatch.setenv("UPSTREAM_SECRET", LONG_SECRET)
+    code = f"import os, time; print({prefix} + os.environ['U'], flush=True); time.sleep(60)"
+    agent = agent_with(S([]), tmp_path)
+    with caplog.at_level("DEBUG"):
+        await agent.add_mcp_server("chatty", sys.executable, args=["-c", code], env={"U": "${UPSTREAM_SECRET}"},
+                                   connect_timeout=0)
+        await eventually(lambda: agent.mcp_servers()["state"][0] == "failed", timeout=60, what="the handshake fails")
+    error = agent.mcp_servers()["last_error"][0]
+    await agent.shutdown()
+    assert "it printed instead of JSON-RPC: " in error
+    assert "Failed to parse JSONRPC message" in caplog.text  # the SDK did log the line
+    for part in (LONG_SECRET, LONG_SECRET[8:31], LONG_SECRET[:12]):
+        assert part not in error and part not in caplog.text, part
+
+
+async def test_a_server_killed_while_idle_is_failed_at_once_not_connected(tmp_path: Path) -> None:
+    agent = agent_with(S([]), tmp_path)
+    pid_file = tmp_path / "pid"
+    await agent.add_mcp_server("idle", sys.executable, args=["-c", WHOAMI, str(pid_file), "x"],
+                               env={"U": "u"})
+    assert agent.mcp_servers()["state"][0] == "connected"
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    await eventually(lambda: agent.mcp_servers()["state"][0] != "connected", timeout=30,
+                     what="the dead server to stop showing connected")
+    assert "was killed by SIGKILL" in (agent.mcp_servers()["last_error"][0] or "")
+    await agent.shutdown()
+
+
+@pytest.mark.parametrize("given", [{"args": ["--key", "hunter2hunter2"]}, {"args": ["--pass", "hunter2hunter2"]},
+                                   {"args": ["--bearer", "hunter2hunter2"]},
+                                   {"args": ["--url", "https://user:hunter2hunter2@host/x"]},
+                                   {"env": {"DATABASE_URL": "postgres://u:hunter2hunter2@db/x"}}])
+def test_secrets_under_other_names_and_in_urls_are_never_stored(given: dict) -> None:
+    from think_nb.mcp.config import make
+
+    config = make("s", "srv", **given)
+    assert "hunter2hunter2" not in repr(config.stored()) and "hunter2hunter2" in config.secrets()
+
+
+@pytest.mark.parametrize("env", [{"MY_SECRET_VALUE": "hunter2hunter2"}, {"PASSPHRASE": "correct horse battery"}])
+def test_a_literal_under_a_secret_name_is_refused(env: dict) -> None:
+    from think_nb.mcp.config import make
+
+    with pytest.raises(UserError, match="literal secret"):
+        make("s", "srv", env=env)

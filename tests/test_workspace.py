@@ -393,3 +393,18 @@ def test_the_workspace_tools_are_offered_without_importing_their_machinery(tmp_p
     first, second = done.stdout.splitlines()
     assert first == "['delete', 'edit', 'find', 'grep', 'list', 'read', 'write'] False False False"
     assert second == "x True False"
+
+
+def test_the_workspace_packages_submodules_and_names_are_attributes_in_a_fresh_process() -> None:
+    """`import think_nb.workspace as w; w.ops` works as it did before its names became lazy."""
+    import subprocess
+    import sys
+
+    code = ("import think_nb.workspace as w\n"
+            "print([getattr(w, m).__name__ for m in ('execute', 'fetch', 'fs', 'ops', 'paths', 'tools')],"
+            " all(n in dir(w) for n in w.__all__), w.normalize.__module__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["['think_nb.workspace.execute',", "'think_nb.workspace.fetch',",
+                                   "'think_nb.workspace.fs',", "'think_nb.workspace.ops',",
+                                   "'think_nb.workspace.paths',", "'think_nb.workspace.tools']", "True",
+                                   "think_nb.workspace.paths"]

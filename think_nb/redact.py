@@ -14,9 +14,10 @@ become `REDACTED` in:
 A value is a secret by its shape (`looks_secret(text)`) when it has a known key prefix (`sk-`,
 `ghp_`, `github_pat_`, `xoxb-`, `AKIA`, `hf_`, `glpat-`, `AIza`, a JWT's `eyJ`) or is one token of
 at least 24 letters, digits and `-_.+/=` mixing letters and digits; `redact_argv(args)` is a
-command line with every secret replaced: a value after (or `=`-joined to) a credential-named flag
-(`--api-key X`, `--token=X`), an `Authorization: ...`-style header argument, and any argument that
-looks like a secret (`${VAR}` references stay, they are not secrets).
+command line with every secret replaced: a value after (or `=`-joined to) a flag named for a secret
+(`is_secret_setting`: `--api-key X`, `--token=X`, `--key X`, `--pass X`), an `Authorization: ...`-style
+header argument, and any argument that looks like a secret, a URL with a password included (`${VAR}`
+references stay, they are not secrets).
 
 `secrets_of(value)` collects the credential values a config holds, for `scrub`; `env_secrets()` the
 values of credential-named environment variables (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `HF_TOKEN`:
@@ -38,6 +39,9 @@ _KEY_PREFIX = re.compile(r"^(sk-|sk_|rk_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|githu
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{24,}$")
 _HEADER_ARG = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(\S.*)$")
 _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@", re.IGNORECASE)
+_SECRET_WORDS = frozenset({"key", "pass", "bearer", "pwd", "auth", "token", "pat", "credential", "credentials"})
+_SECRET_INFIXES = ("secret", "passw", "passphrase")
 _MIN_SECRET_CHARS = 4  # shorter values are not scrubbed from text (they would mangle ordinary words)
 
 
@@ -46,11 +50,33 @@ def is_credential(key: Any) -> bool:
     return isinstance(key, str) and bool(_CREDENTIAL.match(key.replace("-", "_")))
 
 
+def is_secret_setting(name: Any) -> bool:
+    """True when a command-line flag or an environment variable of a server is named for a secret:
+    `is_credential(name)`, or one of its `_`/`-` words is `key`, `pass`, `bearer`, `pwd`, `auth`,
+    `token`, or it contains `secret`, `passw` or `passphrase` (`--key`, `--pass`, `--bearer`,
+    `MY_SECRET_VALUE`, `PASSPHRASE`, `DB_PASSWORD_FILE`). Broader than `is_credential`, which also
+    judges ordinary config keys (`sort_key`) in hook summaries."""
+    if not isinstance(name, str):
+        return False
+    lowered = name.lower().replace("-", "_")
+    words = {w for w in lowered.split("_") if w}
+    return is_credential(name) or bool(words & _SECRET_WORDS) or any(w in lowered for w in _SECRET_INFIXES)
+
+
+def url_password(text: str) -> str | None:
+    """The password of a URL that includes one (`postgres://user:pw@host` -> `pw`), else None."""
+    match = _URL_PASSWORD.match(text.strip())
+    return match.group(1) if match else None
+
+
 def looks_secret(text: Any) -> bool:
-    """True when `text` has the shape of a key or token (see the module docstring)."""
+    """True when `text` has the shape of a key or token (see the module docstring), or is a URL
+    that holds a password (`postgres://user:pw@host/db`)."""
     if not isinstance(text, str) or _REFERENCE.search(text) or len(text) < 8:
         return False
     value = text.strip()
+    if _URL_PASSWORD.match(value):
+        return True
     if _KEY_PREFIX.match(value) and len(value) >= 12:
         return True
     return bool(_TOKEN.match(value)) and any(c.isalpha() for c in value) and any(c.isdigit() for c in value) \
@@ -75,10 +101,10 @@ def redact_argv(args: list[str]) -> list[str]:
         header = _HEADER_ARG.match(arg)
         if name is not None and "=" in name:
             flag, value = name.split("=", 1)
-            secret = (is_credential(flag) and not _REFERENCE.fullmatch(value.strip())) or looks_secret(value)
+            secret = (is_secret_setting(flag) and not _REFERENCE.fullmatch(value.strip())) or looks_secret(value)
             out.append(arg[: len(arg) - len(value)] + REDACTED if secret and value else arg)
         elif name is not None:
-            after_credential_flag = is_credential(name)
+            after_credential_flag = is_secret_setting(name)
             out.append(arg)
         elif header and is_credential(header.group(1)) and not _REFERENCE.fullmatch(header.group(2).strip()):
             out.append(f"{header.group(1)}: {REDACTED}")
@@ -126,6 +152,14 @@ def env_secrets() -> set[str]:
     import os
 
     return {v for k, v in os.environ.items() if is_credential(k.lower()) and len(v) >= _MIN_SECRET_CHARS}
+
+
+def scrub_cut(text: str, secrets: set[str]) -> str:
+    """`scrub(text, secrets)` for a text cut off after its end: a secret's beginning left at the
+    end (at least 4 characters of it) is replaced by `REDACTED` too."""
+    cut = max((k for secret in secrets for k in range(min(len(secret) - 1, len(text)), 3, -1)
+               if text.endswith(secret[:k])), default=0)
+    return scrub(text[: len(text) - cut], secrets) + (REDACTED if cut else "")
 
 
 def scrub(text: str, secrets: set[str]) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.redact import REDACTED, is_credential, looks_secret, redact_argv
+from think_nb.redact import REDACTED, is_secret_setting, looks_secret, redact_argv, url_password
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -74,6 +74,7 @@ class ServerConfig:
         headers = {a.split(":", 1)[1].strip() for a in found if ":" in a and not a.startswith("-")}
         found |= headers | {h.split()[-1] for h in headers if h.split()}
         found |= {v for v in self.env.values() if looks_secret(v)}
+        found |= {p for f in list(found) if (p := url_password(f.split("=", 1)[-1]))}
         return {f for f in found if len(f) >= 4}
 
     def unstored(self) -> str | None:
@@ -151,7 +152,7 @@ def _values(server: str, values: Any, what: str) -> dict[str, str]:
         raise UserError(f"MCP server {server!r}: {what}= is a dict of strings.")
     for key, value in values.items():
         literal = REFERENCE.sub("", value).replace("Bearer", "").strip()
-        if is_credential(key) and literal:
+        if is_secret_setting(key) and literal:
             raise UserError(f"MCP server {server!r}: {what} {key!r} holds a literal secret, which would be stored in "
                             f"the notebook's SQLite file; pass a reference instead, e.g. {{'{key}': '${{MY_VAR}}'}} "
                             "with MY_VAR set in the environment.")

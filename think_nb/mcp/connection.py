@@ -21,14 +21,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from pathlib import Path
 from typing import Any
 
 from think_nb.mcp.config import SECRET_NOT_STORED, ServerConfig, referenced, resolve, resolve_args
 from think_nb.mcp.stderr import StderrLog
-from think_nb.redact import env_secrets, scrub
+from think_nb.redact import env_secrets, scrub, scrub_cut
 
 log = logging.getLogger("think_nb")
+_LIVE: weakref.WeakSet[Connection] = weakref.WeakSet()  # started and not closed: their secrets scrub SDK logs
 BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 HANDSHAKE_TIMEOUT_S = 30.0
 """Default of `handshake_timeout()`."""
@@ -64,6 +66,7 @@ class Connection:
         self.log_path = log_path
         """Where a stdio server's stderr goes (appended)."""
         self._stderr: StderrLog | None = None  # made on the first stdio attempt
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.state = "connecting"
         self.last_error: str | None = None
         self.tools: list[Any] = []  # mcp_types.Tool of the last listing
@@ -80,6 +83,8 @@ class Connection:
         """Called with no argument after every state change (the panel's `mcp_servers` frame)."""
 
     def start(self, loop: asyncio.AbstractEventLoop) -> asyncio.Task:
+        self._loop = loop
+        _LIVE.add(self)
         self._task = loop.create_task(self._run(), name=f"think-mcp-{self.config.name}")
         return self._task
 
@@ -105,7 +110,8 @@ class Connection:
             if not self._task.done():
                 self._task.cancel()
         if self._stderr is not None:
-            self._stderr.close_writer()
+            self._stderr.close()
+        _LIVE.discard(self)
         self._set("closed", self.last_error)
 
     async def call(self, tool: str, arguments: dict) -> Any:
@@ -136,7 +142,7 @@ class Connection:
         except Exception as exc:  # noqa: BLE001 (any failure of the SDK or its transport is the tool's error)
             from mcp.shared.exceptions import MCPError
 
-            text = self._with_stderr(_describe(exc))
+            text = self._with_stderr(self._describe(exc))
             code = getattr(getattr(exc, "error", None), "code", None)
             if not isinstance(exc, MCPError) or code == CONNECTION_CLOSED:  # the transport failed: reconnect
                 self._set("failed", text)  # at once: a reader never sees "connected" on a dead server
@@ -149,8 +155,24 @@ class Connection:
                 import tempfile
 
                 self.log_path = Path(tempfile.gettempdir()) / f"think-nb-mcp-{self.config.name}.log"
-            self._stderr = StderrLog(self.log_path, self._scrub)
+            self._stderr = StderrLog(self.log_path, self._scrub, on_end=self._pipe_ended)
         return self._stderr
+
+    def _pipe_ended(self, attempt: int) -> None:
+        """From the stderr reader: an attempt's pipe reached its end. While connected that means
+        the server exited (think_nb's copy of the pipe is closed once connected): fail now, so a
+        dead server is never shown `connected` nor its tools offered, and reconnect."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._server_exited, attempt)
+
+    def _server_exited(self, attempt: int) -> None:
+        if self._stderr is None or attempt != self._stderr.attempts or self.state != "connected" or \
+                self._stop.is_set():
+            return
+        self._client = None
+        self._set("failed", self._with_stderr("the server exited"))
+        self._broken.set()
 
     def _with_stderr(self, text: str) -> str:
         """`text` plus the last lines a stdio server wrote to stderr in this attempt (why it
@@ -159,10 +181,29 @@ class Connection:
         lines = [line.strip() for line in written.splitlines() if line.strip()]
         return f"{text}; stderr: {' | '.join(lines[-2:])[-300:]}" if lines else text
 
-    def _scrub(self, text: str) -> str:
+    def _scrub(self, text: str, cut: bool = False) -> str:
         """`text` without the connection's secrets: literal ones of its args/env, the values its
-        `${VAR}` references resolve to, and the provider keys of the environment."""
-        return scrub(text, self._secrets | env_secrets())
+        `${VAR}` references resolve to, and the provider keys of the environment. `cut`: the text
+        was cut off after its end, so a secret's beginning there is removed too (`scrub_cut`)."""
+        return (scrub_cut if cut else scrub)(text, self._secrets | env_secrets())
+
+    def scrub_value(self, value: Any) -> Any:
+        """`value` (a tool's result: strings, lists, dicts) with the connection's secrets scrubbed
+        from every string in it (a server may return its own key)."""
+        if isinstance(value, str):
+            return self._scrub(value)
+        if isinstance(value, list):
+            return [self.scrub_value(v) for v in value]
+        if isinstance(value, dict):
+            return {self.scrub_value(k) if isinstance(k, str) else k: self.scrub_value(v) for k, v in value.items()}
+        return value
+
+    def _describe(self, exc: BaseException) -> str:
+        """One line naming `exc`, scrubbed before it is cut to 300 characters."""
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        text = str(exc) or type(exc).__name__
+        return self._scrub(f"{type(exc).__name__}: {' '.join(text.split())}")[:300]
 
     def _set(self, state: str, error: str | None) -> None:
         error = self._scrub(error) if error else error  # every last_error passes here: panel, table, logs
@@ -184,7 +225,7 @@ class Connection:
                 self._client = None
                 if self._stderr is not None:
                     await self._stderr.drained()  # every line the server wrote before it went is in the log
-                self._set("failed", self._with_stderr(_describe(exc)))
+                self._set("failed", self._with_stderr(self._describe(exc)))
                 log.info("MCP server %s: %s", self.config.name, self.last_error)
             if self._stop.is_set():
                 break
@@ -252,6 +293,8 @@ class Connection:
         self._client = client
         self._broken.clear()
         self._set("connected", None)
+        if self._stderr is not None and self.config.transport == "stdio":
+            self._stderr.close_writer()  # the server has its own copy: the pipe now ends when it exits
         stop, broken = (asyncio.ensure_future(e.wait()) for e in (self._stop, self._broken))
         try:
             await asyncio.wait({stop, broken}, return_when=asyncio.FIRST_COMPLETED)
@@ -269,7 +312,8 @@ class Connection:
                 line = errors()[0].get("input") if callable(errors) else None
             except Exception:  # noqa: BLE001 - not a pydantic error: its text will do
                 line = None
-            self._printed.append(" ".join(str(line if isinstance(line, str) else message).split())[:200])
+            text = self._scrub(" ".join(str(line if isinstance(line, str) else message).split()))
+            self._printed.append(text[:200])  # scrubbed, then cut: a cut never leaves part of a secret
 
 
 async def _import_sdk(transport: str) -> None:
@@ -284,19 +328,40 @@ async def _import_sdk(transport: str) -> None:
         import importlib
 
         await asyncio.to_thread(lambda: [importlib.import_module(n) for n in missing])
+    _scrub_sdk_logs()
+
+
+class _ScrubSdkLog(logging.Filter):
+    """Scrubs the MCP SDK's own log records (e.g. "Failed to parse JSONRPC message" quoting a
+    server's stdout line) of every live connection's secrets, before a handler (the kernel's
+    stderr, a notebook cell's output) sees them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = set().union(*(c._secrets for c in list(_LIVE))) | env_secrets()
+        if secrets:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+                record.exc_info, record.exc_text = None, None
+            record.msg, record.args = scrub(text, secrets), ()
+        return True
+
+
+_SDK_FILTER = _ScrubSdkLog()
+
+
+def _scrub_sdk_logs() -> None:
+    """Put `_SDK_FILTER` on every logger of the SDK (filters are not inherited by child loggers)."""
+    for name in ["mcp", *(n for n in logging.root.manager.loggerDict if n.startswith("mcp."))]:
+        logger = logging.getLogger(name)
+        if _SDK_FILTER not in logger.filters:
+            logger.addFilter(_SDK_FILTER)
 
 
 def _inherited_env() -> dict[str, str]:
     from mcp.client.stdio import get_default_environment
 
     return get_default_environment()
-
-
-def _describe(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {' '.join(text.split())}"[:300]
 
 
 def _consume(task: asyncio.Future) -> None:

@@ -175,7 +175,11 @@ class McpServers:
         server, remote = connection.config.name, spec.name
 
         async def call(**arguments: Any) -> Any:
-            return output(server, remote, await connection.call(remote, arguments))
+            result = await connection.call(remote, arguments)
+            try:  # what the server answers is scrubbed of its secrets, as all it says (issue 28 §5)
+                return connection.scrub_value(output(server, remote, result))
+            except McpCallError as exc:
+                raise McpCallError(connection.scrub_value(str(exc))) from None
 
         return Tool(name=tool_name(server, remote),
                     description=f"{(spec.description or remote).strip()} (MCP server {server})",

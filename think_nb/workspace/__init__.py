@@ -26,7 +26,16 @@ __all__ = ["PathError", "WorkspaceFileSystem", "delete_tool", "edit_tool", "exec
            "grep_tool", "list_tool", "normalize", "read_tool", "workspace_tools", "write_tool"]
 
 
+_SUBMODULES = ("execute", "fetch", "fs", "frame", "ops", "paths", "patterns", "tools")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:  # `import think_nb.workspace as w; w.ops`, as before the names were lazy
+        return importlib.import_module(f"think_nb.workspace.{name}")
     if name not in _WHERE:
         raise AttributeError(f"module 'think_nb.workspace' has no attribute {name!r}")
     return getattr(importlib.import_module(f"think_nb.workspace.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})
