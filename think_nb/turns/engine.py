@@ -510,7 +510,8 @@ class TurnEngine:
         except Exception:  # noqa: BLE001 - user code, reported where a turn calls it
             local = dict(self.resolved_tools or {})
         stored = self.store.state.get(assemble.LAST_CLIENT_TOOLS) or []
-        panel = {s.get("name") for s in stored if isinstance(s, dict)} - {n for n, t in local.items() if not t.client}
+        panel = {str(s.get("name")) for s in stored if isinstance(s, dict) and s.get("name")} - \
+            {n for n, t in local.items() if not t.client}
         return set(self.client_tool_names) | {n for n, t in local.items() if t.client} | panel
 
     def set_client_tools(self, schemas: list[dict] | None) -> None:

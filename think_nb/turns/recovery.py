@@ -235,6 +235,7 @@ def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, par
     incident = Incident(request_id, trigger, partial, logged=True, continues=loop.create_future())
     task = loop.create_task(_finish(host, engine, [(incident, (ctx, value))]), name=f"think-stall-recovery-{host.key}")
     task.add_done_callback(lambda _: _decided(incident, False))  # the task failed or was cancelled before deciding
+    assert incident.continues is not None
     return task, incident.continues
 
 

@@ -109,7 +109,8 @@ class StepTools:
         try:
             decision = await self._decide(ctx, name)
         except HookError as exc:
-            arguments, outcome = ctx.input, (False, None, self._hook_failed(exc, "the tool did not run"))
+            outcome: tuple[bool, Any, str | None] = (False, None, self._hook_failed(exc, "the tool did not run"))
+            arguments = ctx.input
         else:
             arguments = decision.input if decision.input is not None else ctx.input
             started = time.perf_counter()
