@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from jlab import REPO_ROOT, run_cell, wait_kernel_idle
-from panel_flows import TURN_MS, expect_status, last_text
+from panel_flows import TURN_MS, expect_status, last_text, open_panel
 
 pytestmark = pytest.mark.e2e
 
@@ -198,3 +198,31 @@ def test_a_narrow_panel_keeps_its_header_on_one_line(notebook, app: str, request
     assert not geometry["dbClipped"], geometry  # the cut text fits: CSS does not cut its end as well
     assert geometry["nameWidth"] > 40, geometry
     expect(panel.locator(".think-agent-name")).to_have_text(re.compile(r"^Tutor · default$"))
+
+
+STATUSES = '''(panel) => {
+  window.__statuses = [panel.dataset.status];
+  new MutationObserver(() => {
+    if (window.__statuses.at(-1) !== panel.dataset.status) window.__statuses.push(panel.dataset.status);
+  }).observe(panel, { attributes: true, attributeFilter: ["data-status"] });
+}'''
+
+
+def test_stop_before_anything_streamed_never_says_streaming(notebook, app: str) -> None:
+    """Issue 27 §4, stopping: a turn stopped while its model had sent nothing yet (the embedded model
+    choosing a tool, here a scripted step waiting) goes from `submitted` to `ready`; its `abort`
+    chunk showed `streaming` for a moment although nothing streamed."""
+    page, panel = open_panel(notebook, 'import asyncio\ngate = asyncio.Event()\n'
+                                       'agent = bot([[S.wait(gate), S.text("never shown")]])\nagent.panel()')
+    panel.evaluate(STATUSES)
+    box = panel.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("Take your time")
+    page.keyboard.press("Enter")
+    expect_status(panel, "submitted")
+    expect(panel.locator("button.think-stop")).to_be_visible()
+    panel.locator("button.think-stop").click()
+    expect_status(panel, "ready")
+    expect(panel.locator(".think-stopped")).to_have_count(1, timeout=TURN_MS)
+    seen = page.evaluate("() => window.__statuses")
+    assert "streaming" not in seen, seen

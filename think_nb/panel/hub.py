@@ -52,9 +52,10 @@ if TYPE_CHECKING:
 __all__ = ["PANEL_EVENTS", "PanelSource", "ViewHub"]
 
 PANEL_EVENTS = EVENTS | {"on_annotations", "on_status", "on_runner"}
-SILENT_CHUNKS = frozenset({"start", "start-step", "finish-step", "message-metadata"})
-"""Chunks that show a person nothing: a turn that sent only these is not `streaming` yet (the
-embedded model's first step with tools is one non-streamed call of many seconds)."""
+SILENT_CHUNKS = frozenset({"start", "start-step", "finish-step", "message-metadata", "finish", "abort"})
+"""Chunks that show a person nothing streaming: a turn that sent only these is not `streaming` yet
+(the embedded model's first step with tools is one non-streamed call of many seconds), nor is one
+stopped or ended before anything streamed (its `abort` or `finish` goes from `submitted` to `ready`)."""
 """What the hub tells its panels: the agent's events plus the annotations, the status and the runner."""
 
 
