@@ -32,6 +32,7 @@ is returned verbatim after a kernel restart, as Think's `withCachedPrompt()` doe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import Callable
@@ -449,10 +450,32 @@ class Session:
         return hits
 
     # -- status (the panel's context tab) ------------------------------------------------------
+    def _status_estimate(self) -> int:
+        """`token_estimate()`, or Think's heuristic while the model's tokenizer is not loaded yet
+        (loading it is ~0.3 s of CPU: never on the loop for a status line); the tokenizer is then
+        loaded on a thread and the status sent again."""
+        if self._counter is not None or tokens.is_ready(self.model_name()):
+            return self.token_estimate()
+        if not getattr(self, "_warming", False):
+            with contextlib.suppress(RuntimeError):  # no running loop: the heuristic will do
+                asyncio.get_running_loop().create_task(self._ready_then_status())
+                self._warming = True
+        history = self.history()
+        return sum(tokens.estimate_tokens(tokens.message_text(m)) + 4 for m in history)
+
+    async def _ready_then_status(self) -> None:
+        try:
+            await tokens.aready(self.model_name())
+            self.emit_status()
+        except Exception:  # no tokenizer: the status keeps the heuristic
+            log.debug("tokenizer for %s not loaded", self.model_name(), exc_info=True)
+        finally:
+            self._warming = False
+
     def status(self, error: str | None = None) -> dict:
         """`{phase, tokenEstimate, tokenThreshold, blocks, compacted?, error?}` (Think's
         `cf_agent_session` payload plus the blocks)."""
-        state = {"phase": self.phase, "tokenEstimate": self.token_estimate(), "tokenThreshold": self._threshold,
+        state = {"phase": self.phase, "tokenEstimate": self._status_estimate(), "tokenThreshold": self._threshold,
                  "session": self.store.session_id, "blocks": [b.as_dict() for b in self.blocks()]}
         if self._last_compaction:
             state["compacted"] = {"tokensBefore": self._last_compaction["tokens_before"],
