@@ -11,6 +11,7 @@
   `list_extensions` and the `load_extension` result the model reads) and contribute nothing; the
   agent keeps working. A failed run-time load is not stored.
 - Tools are `<prefix>_<tool>` with the description `[<name>] <description>`; blocks `<prefix>_<label>`.
+  A tool whose name is a built-in's (`load` + `extension`) is refused (`think_nb.tools.collisions`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from think_nb.errors import UserError
 from think_nb.extensions import hooks as hook_mod
 from think_nb.extensions.manifest import Manifest, parse
 from think_nb.extensions.sandbox import ExtensionError, Sandbox
+from think_nb.tools.collisions import refused_builtin
 from think_nb.tools.tool import Tool, dump_output
 
 if TYPE_CHECKING:
@@ -201,14 +203,17 @@ class ExtensionManager:
 
     # -- what a turn gets ------------------------------------------------------------------
     def tools(self) -> dict[str, Tool]:
-        """`{<prefix>_<tool>: Tool}` of every loaded extension, in load order."""
+        """`{<prefix>_<tool>: Tool}` of every loaded extension, in load order. A tool whose name is
+        a built-in tool's (extension `load` + tool `extension` is `load_extension`) is refused with
+        a warning (`think_nb.tools.collisions`: the built-in keeps its name and its gate)."""
         out: dict[str, Tool] = {}
         for ext in self.items.values():
             if ext.state != "loaded":
                 continue
             for spec in ext.tools:
                 tool = self._tool(ext, spec)
-                out[tool.name] = tool
+                if not refused_builtin(tool.name, f"extension {ext.manifest.name!r}"):
+                    out[tool.name] = tool
         return out
 
     def _tool(self, ext: Extension, spec: dict) -> Tool:

@@ -4,9 +4,13 @@
 (`think_nb.store.mcp_servers`) and reconnects it when the agent is created again, and turns the
 servers' tools into `Tool`s for a turn (`tools()`):
 
-- names are `<server>_<tool>` (letters, digits, `_`, `-`; at most 64), so two servers never
-  collide; merged after `get_tools()` and the session's tools and before client tools, so on a
-  clash with a local tool the MCP tool wins (Think's "later keys win"; a warning is logged);
+- names are `<server>_<tool>` (letters, digits, `_`, `-`; at most 64); merged after
+  `get_tools()` and the session's tools and before client tools, so on a clash with a local tool
+  the MCP tool wins (Think's "later keys win"; a warning is logged), gated if the local tool was
+  (`think_nb.tools.collisions`). A built-in tool's name (server `load` + tool `extension`) is
+  refused. Two servers can give one name (`gh` + `repo_delete`, `gh_repo` + `delete`, or two
+  names cut at 64): the server added first serves it, needing approval if either server's tool
+  does, and a warning names both;
 - the description ends with "(MCP server <name>)", which the approval card shows;
 - `needs_approval`: True, a list of tool names, or `predicate(server, tool, input)` (a predicate
   is kept in memory; after a restart pass it again to `add_mcp_server`); not given, a server
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from think_nb.aio import task_loop
 from think_nb.mcp.config import ServerConfig, make
 from think_nb.mcp.connection import Connection, McpCallError
+from think_nb.tools.collisions import combined, refused_builtin
 from think_nb.tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -151,14 +156,22 @@ class McpServers:
         return [self.describe(name) for name in self.live]
 
     def tools(self) -> dict[str, Tool]:
-        """The tools of every connected server, `{name: Tool}`."""
+        """The tools of every connected server, `{name: Tool}`, in the order the servers were added;
+        a built-in's name is refused and a name two servers give is the first's, gated if either is
+        (see the module docstring)."""
         out: dict[str, Tool] = {}
-        for connection in self.live.values():
+        owner: dict[str, str] = {}
+        for server, connection in self.live.items():
             if connection.state != "connected":
                 continue
             for spec in connection.tools:
                 tool = self._tool(connection, spec)
-                out[tool.name] = tool
+                if refused_builtin(tool.name, f"MCP server {server!r}"):
+                    continue
+                if tool.name in out:
+                    out[tool.name] = _shared(out[tool.name], tool, owner[tool.name], server)
+                    continue
+                out[tool.name], owner[tool.name] = tool, server
         return out
 
     def _start(self, config: ServerConfig) -> Connection:
@@ -193,6 +206,14 @@ class McpServers:
         if isinstance(config.approval, list):
             return remote in config.approval
         return bool(config.approval)
+
+
+def _shared(first: Tool, second: Tool, first_server: str, second_server: str) -> Tool:
+    """The tool serving a name two servers give: `first`'s, needing approval if either needs it."""
+    log.warning("tool %r: MCP servers %r and %r both give this name; %r (added first) serves it, needing "
+                "approval if either server's tool does; %r's is not offered", first.name, first_server,
+                second_server, first_server, second_server)
+    return combined(first, second)
 
 
 def tool_name(server: str, tool: str) -> str:

@@ -1,14 +1,14 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
 blocks, else `get_system_prompt()`), the merged tools (the built-in families of slot "first" →
 `get_tools()` → loaded extensions' tools → the built-in families of slot "memory" → MCP tools →
-client tools; later sources win, but a gated tool's gate stays with its name, `keep_gates`; the
-families are `think_nb.tools.builtin.BUILTINS`) and the
+client tools; later sources win, but a call by a name needs approval if any tool that gave the
+name needs it, and no extension or MCP tool takes a built-in's name: `think_nb.tools.collisions`;
+the families are `think_nb.tools.builtin.BUILTINS`) and the
 history the model reads (compaction overlays applied, compacting first when the session's
 threshold is exceeded)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -16,6 +16,7 @@ from think_nb.errors import UserError
 from think_nb.mcp.servers import merge as mcp_merge
 from think_nb.tools import builtin
 from think_nb.tools.client import from_schemas
+from think_nb.tools.collisions import is_gated, keep_gates
 from think_nb.tools.tool import Tool
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns.hooks import call_hook
@@ -57,24 +58,6 @@ async def tools(host: AgentHost) -> dict[str, Any]:
     client = {n: t for n, t in from_schemas(host.store.state.get(LAST_CLIENT_TOOLS)).items()
               if not _refused_over_a_gate(merged, n)}
     return {**merged, **client}
-
-
-def is_gated(tool: Tool) -> bool:
-    """Whether calling `tool` may need approval (`needs_approval` True or a predicate)."""
-    return tool.needs_approval is not False
-
-
-def keep_gates(earlier: dict[str, Tool], later: dict[str, Tool], source: str) -> dict[str, Tool]:
-    """`later`'s tools (a model-written extension's, an MCP server's), each replacing a gated tool
-    of `earlier` with the same name keeping that tool's gate: a later source wins a name, never a
-    way around an approval. The property: a call by a gated tool's name needs the approval it
-    needed, whichever source serves the name."""
-    out = dict(later)
-    for name in earlier.keys() & later.keys():
-        if is_gated(earlier[name]) and not is_gated(later[name]):
-            log.warning("tool %r: the %s tool replaces a tool that needs approval; it keeps the gate", name, source)
-            out[name] = dataclasses.replace(later[name], needs_approval=earlier[name].needs_approval)
-    return out
 
 
 def _refused_over_a_gate(tools: dict[str, Tool], name: str) -> bool:

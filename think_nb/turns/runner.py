@@ -28,6 +28,7 @@ from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, regenerat
 from think_nb.models.sent import sent
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import env_secrets, scrub, secrets_of
+from think_nb.tools.collisions import keep_gates
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble, blame
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
@@ -230,7 +231,10 @@ class Turn:
         self.secrets |= secrets_of(config)
         if ctx.model != self.model.model:  # edited in place (step mode, or a hook that mutates ctx)
             self.model = resolve_model(ctx.model)
-        return self._apply(config, ctx.system, ctx.messages, ctx.tools)
+        edited = ctx.tools  # a tool put into ctx.tools over a gated one needs approval
+        if isinstance(edited, dict):
+            edited = keep_gates(tools, edited, "before_turn")
+        return self._apply(config, ctx.system, ctx.messages, edited)
 
     def _apply(self, config: TurnConfig, system: str, messages: list[dict],
                tools: dict) -> tuple[str, list[dict], dict, TurnConfig]:
@@ -440,8 +444,9 @@ def _ledger_input(inputs: dict[str, Any], part: dict) -> tuple[dict, bool]:
 
 def _configured(tools: dict, extra: dict, config: TurnConfig) -> dict:
     """A turn's tools: the merged tools plus the `before_turn` config's extra tools, kept to its
-    `active_tools` when it names them."""
-    tools = {**tools, **extra}
+    `active_tools` when it names them. An extra tool over a gated tool of the same name serves it,
+    needing approval (`think_nb.tools.collisions.keep_gates`)."""
+    tools = {**tools, **keep_gates(tools, extra, "before_turn")}
     if config.active_tools is not None:
         tools = {name: t for name, t in tools.items() if name in config.active_tools}
     return tools
