@@ -177,6 +177,8 @@ class Connection:
     def _with_stderr(self, text: str) -> str:
         """`text` plus the last lines a stdio server wrote to stderr in this attempt (why it
         exited: a traceback's last line, a usage message), so the error names the cause."""
+        if "; stderr: " in text:
+            return text  # already says it (a failure reported while connected, raised again)
         written = self._stderr.tail() if self._stderr is not None else ""
         lines = [line.strip() for line in written.splitlines() if line.strip()]
         return f"{text}; stderr: {' | '.join(lines[-2:])[-300:]}" if lines else text
