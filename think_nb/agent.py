@@ -52,6 +52,7 @@ from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
 from think_nb.turns import recovery
+from think_nb.turns.capabilities import DEFAULT_SYSTEM_PROMPT
 from think_nb.turns.engine import Messages
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
 from think_nb.turns.repair import default_repair
@@ -76,7 +77,6 @@ _PARENT: contextvars.ContextVar[AgentRuntime | None] = contextvars.ContextVar("t
 
 log = logging.getLogger("think_nb")
 
-DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you are given when they help."
 
 
 def callable_as(cls: type, name: str, **kwargs: Any) -> None:
@@ -247,7 +247,10 @@ class Think:
         return self.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL
 
     def get_system_prompt(self) -> str:
-        """The system prompt sent first on every model call."""
+        """The system prompt sent first on every model call (used when `configure_session` gives
+        no context blocks). The default, `DEFAULT_SYSTEM_PROMPT`, gets Think's capability block
+        appended each turn ("You are running inside a Think agent. ...", listing what the turn's
+        tools allow; `think_nb.turns.capabilities`); a prompt you return is sent as written."""
         return DEFAULT_SYSTEM_PROMPT
 
     def get_tools(self) -> list[Any] | dict[str, Any]:
