@@ -71,6 +71,21 @@ async def test_a_tool_awaiting_a_turn_of_its_own_agent_fails_at_once_naming_add_
     assert len(script.requests) == 2  # the model read the error and answered
 
 
+async def test_a_sync_tool_calling_run_in_its_worker_thread_fails_at_once() -> None:
+    holder = []
+
+    @tool
+    def probe() -> str:
+        """Probe the agent."""
+        return str(holder[0].run("again"))
+
+    agent = scripted_agent(S([[S.tool_call("probe", {})], [S.text("done")]]), [probe])
+    holder.append(agent)
+    assert (await asyncio.wait_for(agent.send("go"), 60)).status == "completed"
+    error = tool_error(agent)
+    assert error is not None and NESTED in error and "agent.run()" in error
+
+
 @pytest.mark.parametrize("mode", ["wait", "continuation", "stream"])
 async def test_blocking_run_turn_modes_throw_inside_before_turn(mode: str) -> None:
     seen: list[str] = []
