@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from agents import add, eventually, scripted_agent, texts
 from think_nb import ToolCallDecision, TurnConfig, tool
 from think_nb.testing import ScriptedModel as S
+from think_nb.turns.capabilities import DEFAULT_SYSTEM_PROMPT, system_for_turn
 
 
 def two_tool_script() -> S:
@@ -78,7 +79,8 @@ async def test_before_turn_context_then_switching_model_and_restricting_tools() 
     main = S([[S.text("never used")]])
     agent = scripted_agent(main, before_turn=before_turn)
     await agent.send("hello")
-    assert seen == [("You are a helpful assistant. Use the tools you are given when they help.",
+    prompt = system_for_turn(DEFAULT_SYSTEM_PROMPT, ["add", "mul"], main.model)  # with Think's capability block
+    assert seen == [(prompt,
                      [{"role": "user", "content": "hello"}], ["add", "mul"], main.model, False, "send")]
     assert main.requests == []
     assert cheap.requests == [{

@@ -30,6 +30,7 @@ from think_nb.models.resolve import LOCAL_MODEL
 from think_nb.panel.hub import ViewHub
 from think_nb.panel.widget import ChatPanel
 from think_nb.testing import ScriptedModel as S
+from think_nb.turns.capabilities import system_for_turn
 
 
 @tool(needs_approval=True)
@@ -162,7 +163,8 @@ async def test_a_streamed_reply_reports_usage_and_a_cut_reply_ends_length(record
     usage = message["metadata"]["usage"]
     assert (result.status, message["metadata"]["finishReason"]) == ("completed", "length")
     assert usage["source"] == "reported" and usage["completion_tokens"] == 8
-    sent = local.adapt_messages([{"role": "system", "content": agent.get_system_prompt()},
+    system = system_for_turn(agent.get_system_prompt(), ["add", "delete_file"], LOCAL_MODEL)  # Think's capability block
+    sent = local.adapt_messages([{"role": "system", "content": system},
                                  {"role": "user", "content": "Write a long story about a lighthouse keeper."}])
     reported = local._call(sent, {"max_tokens": 8, "temperature": 0.0})["usage"]
     assert usage["prompt_tokens"] == reported["prompt_tokens"], "the count llama.cpp reports without streaming"

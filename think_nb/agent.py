@@ -41,6 +41,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from think_nb import names
@@ -52,6 +53,7 @@ from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
 from think_nb.turns import recovery
+from think_nb.turns.capabilities import DEFAULT_SYSTEM_PROMPT
 from think_nb.turns.engine import Messages
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
 from think_nb.turns.repair import default_repair
@@ -76,7 +78,6 @@ _PARENT: contextvars.ContextVar[AgentRuntime | None] = contextvars.ContextVar("t
 
 log = logging.getLogger("think_nb")
 
-DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you are given when they help."
 
 
 def callable_as(cls: type, name: str, **kwargs: Any) -> None:
@@ -247,7 +248,10 @@ class Think:
         return self.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL
 
     def get_system_prompt(self) -> str:
-        """The system prompt sent first on every model call."""
+        """The system prompt sent first on every model call (used when `configure_session` gives
+        no context blocks). The default, `DEFAULT_SYSTEM_PROMPT`, gets Think's capability block
+        appended each turn ("You are running inside a Think agent. ...", listing what the turn's
+        tools allow; `think_nb.turns.capabilities`); a prompt you return is sent as written."""
         return DEFAULT_SYSTEM_PROMPT
 
     def get_tools(self) -> list[Any] | dict[str, Any]:
@@ -446,7 +450,10 @@ class Think:
 
     async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
-        `context={"df": df}` attaches data (see `submit`)."""
+        `context={"df": df}` attaches data (see `submit`). Raises `UserError` at once when called
+        from inside this agent's running turn (one of its tools or hooks): use `add_messages` or an
+        unawaited `submit` there (Think's nested admission guard)."""
+        self.__runtime.engine.refuse_nested("send")
         return await self.submit(text, trigger="send", context=context)
 
     def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
@@ -458,6 +465,7 @@ class Think:
         else:
             raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                             "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
+        self.__runtime.engine.refuse_nested("run")  # a sync tool of this agent's turn (in its worker thread)
         result: TurnResult = script_loop().run_until_complete(self.send(text, context=context))
         return result
 
@@ -469,21 +477,83 @@ class Think:
             `TurnResult`: `completed`; `error` (partial persisted); `aborted` (`signal` aborted or
             `abort_request`; partial persisted); `skipped` (invalidated by `clear_messages`, or
             nothing to send).
+
+        Raises:
+            UserError: bad messages (before anything is stored), or called from inside this
+                agent's running turn (a tool or hook of it), where waiting for a new turn would
+                wait forever: use `add_messages` there (Think's nested admission guard).
         """
+        self.__runtime.engine.refuse_nested("save_messages")
         return await self.__runtime.start(messages, new_id("req"), trigger="save_messages", signal=signal)
+
+    async def add_messages(self, messages: Messages, *, parent_id: str | EllipsisType | None = ...,
+                           broadcast: bool = True) -> None:
+        """Add messages to the transcript without a turn (Think's `addMessages`); safe from inside
+        one of this agent's tools while its turn runs (the messages are stored at once; the running
+        turn's model calls do not see them, the next turn's do).
+
+        Args:
+            messages: UIMessages, or `fn(current_messages) -> messages` (sync or async). Validated
+                as `save_messages`' are: untrusted input, no tool parts; a message equal to a stored
+                one of the same id is left out (idempotent), a different one with a stored id is refused.
+            parent_id: where the first message goes: omitted, under the current leaf; None, at the
+                root; a stored message id, under it (a new branch). The messages chain linearly and
+                the last one becomes the leaf.
+            broadcast: tell the views (panels) at once; never while a turn streams (its next update
+                carries them, as in Think).
+
+        Raises:
+            UserError: a bad message, or a `parent_id` that is not stored ("does not exist");
+                nothing is stored then. Empty input is a no-op.
+        """
+        await self.__runtime.engine.add_messages(messages, parent_id, broadcast)
+
+    async def run_turn(self, input: Any = None, *, mode: str = "wait", continuation: bool = False,
+                       body: dict[str, Any] | None = None, signal: AbortSignal | None = None,
+                       submission_id: str | None = None, idempotency_key: str | None = None, metadata: Any = None,
+                       callback: Any = None) -> TurnResult | dict[str, Any] | None:
+        """One entry point for a turn, by `mode` (Think's `runTurn`; `think_nb.turns.run_turn`).
+
+        `input`: text (one user message; "" is none), a UIMessage, a list of them, or (not with
+        "submit") `fn(current_messages) -> messages`.
+
+        - "wait" (default): `save_messages(input)`, or with `continuation=True` (and no input)
+          `continue_last_turn(body)`; returns the `TurnResult` (`message` is the reply). Empty
+          input returns `TurnResult("", "skipped")` without a turn.
+        - "submit": `submit_messages(input, submission_id=, idempotency_key=, metadata=)`, a
+          durable turn that runs after the current one; returns its inspection dict. The way to
+          start a turn from inside one of this agent's tools.
+        - "stream": `chat(input, callback)`; returns None (static empty input: `on_start`,
+          `on_done`, no turn).
+
+        Raises:
+            UserError: a bad combination (an unknown mode; wait without input or continuation, or
+                with both; continuation outside "wait"; "submit"/"stream" without input; "stream"
+                without callback; "submit" with a function), or "wait"/"stream" called from inside
+                this agent's running turn (see `save_messages`).
+        """
+        from think_nb.turns import run_turn
+
+        return await run_turn.run_turn(self, input, mode=mode, continuation=continuation, body=body, signal=signal,
+                                       submission_id=submission_id, idempotency_key=idempotency_key,
+                                       metadata=metadata, callback=callback)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
         """Run one more model call after the latest assistant message (Think's `continueLastTurn`),
         persisted as a new assistant message marked `metadata.continuation = True`; `skipped`
         (request id "") when the last message is not from the assistant. `request_id` lets a caller
-        (the panel's Continue) cancel it from the start."""
+        (the panel's Continue) cancel it from the start. Raises `UserError` from inside this agent's
+        running turn (see `save_messages`)."""
+        self.__runtime.engine.refuse_nested("continue_last_turn")
         return await self.__runtime.start([], request_id or new_id("req"), trigger="continuation", continuation=True,
                                  body=body, signal=signal)
 
     async def regenerate(self, request_id: str | None = None, *, signal: AbortSignal | None = None) -> TurnResult:
         """Answer the last user message again; the new reply is a sibling branch (the old one is kept,
-        see `get_branches`). `request_id` lets a caller (the panel) cancel it from the start."""
+        see `get_branches`). `request_id` lets a caller (the panel) cancel it from the start. Raises
+        `UserError` from inside this agent's running turn (see `save_messages`)."""
+        self.__runtime.engine.refuse_nested("regenerate")
         return await self.__runtime.start([], request_id or new_id("req"), trigger="regenerate", regenerate=True,
                                  signal=signal)
 
@@ -671,9 +741,11 @@ class Think:
         `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
         one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
         continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
-        are its own)."""
+        are its own). Raises `UserError` from inside this agent's own running turn (see
+        `save_messages`; another agent's `chat`, a sub-agent's, is fine: `delegate`)."""
         from think_nb import subagents
 
+        self.__runtime.engine.refuse_nested("chat")
         return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)
 
     def cancel_chat(self, request_id: str, reason: str | None = None) -> None:

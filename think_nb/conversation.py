@@ -124,6 +124,15 @@ class Conversation:
             self._messages.append(message)
         return message
 
+    def attach(self, messages: list[dict], parent_id: str | None) -> list[dict]:
+        """Store `messages` as a chain under `parent_id` (None: the root), the last one the new
+        leaf, in one transaction, and show that branch; returns what was stored (stored forms,
+        ids assigned when missing)."""
+        stored = [_stored({**m, "id": m.get("id") or new_id("msg")}) for m in messages]
+        self.store.messages.extend(stored, parent_id)
+        self.reload()
+        return stored
+
     def save(self, message: dict) -> dict:
         """Store a copy (its stored form) of an assistant message: replace it when on the branch,
         else append it."""

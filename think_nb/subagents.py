@@ -68,8 +68,8 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
     """Run one full turn on `engine` and stream it to `callback` (see the module docstring)."""
     if tools is not None:
         warnings.warn("chat(tools=...) is ignored: the agent's tools come from its get_tools().", stacklevel=3)
-    messages = [user_message(message)] if isinstance(message, str) else (
-        [message] if isinstance(message, dict) else list(message))
+    messages: Any = [user_message(message)] if isinstance(message, str) else (
+        [message] if isinstance(message, dict) else message if callable(message) else list(message))
     request_id = new_id("req")
     listener = RequestStream(request_id)
     unsubscribe = engine.subscribe(listener)

@@ -5,6 +5,7 @@ persist → respond.
   client results, listeners; talks to the agent through `host.py`'s `AgentHost` protocol.
 - `admission.py`: one queue per agent, `message_concurrency`, clear's generation.
 - `assemble.py`: prompt, merged tools and history for a turn.
+- `capabilities.py`: Think's capability block on the default system prompt.
 - `runner.py`: one turn: `before_turn`, stream steps, run tools, persist, report.
 - `tool_calls.py`: running the model's tool calls (errors become `output-error` parts).
 - `hooksite.py`: the one place hooks fire (traced, paused in step mode). `hooks.py`: contexts,

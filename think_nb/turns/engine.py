@@ -45,6 +45,13 @@ DEFAULT_TOOL_ERROR = "Tool execution denied by user"
 Messages = list[dict] | Callable[[list[dict]], Any]
 _RESPONDING: contextvars.ContextVar[tuple[Any, Submission] | None] = contextvars.ContextVar(
     "think_nb_responding", default=None)  # (engine, submission) while that submission's on_chat_response runs
+_IN_TURN: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "think_nb_in_turn", default=None)  # (engine, request id) of the admitted turn running in this context
+NESTED_TEXT = ("agent.{entry}() cannot be called from inside an active turn of this agent (one of its tools or "
+               "hooks): it would wait for that turn, which waits for it. Use agent.add_messages(messages) to add "
+               "messages without a turn, or agent.submit(message) without awaiting it (or "
+               "agent.run_turn(input, mode=\"submit\")) to run a turn after this one.")
+"""The `UserError` of a nested blocking entry (Think's `_assertNotInsideAdmittedTurn`)."""
 
 
 class TurnEngine:
@@ -124,6 +131,40 @@ class TurnEngine:
         interrupts.watch(self)
         self.listeners.notify("on_submitted", request_id, task)  # panels show `submitted` (and Stop) at once
         return task
+
+    def refuse_nested(self, entry: str) -> None:
+        """Raise `UserError` (`NESTED_TEXT`, naming `add_messages` and `submit`) when called from
+        inside this agent's admitted turn (a hook or a tool of it): `entry` would start a turn and
+        wait for it behind the running one, forever (Think's nested admission guard: `wait`,
+        `stream`, `continuation`, `saveMessages`, `chat`, `continueLastTurn` throw inside an active
+        turn). `on_chat_response` runs after the turn and may start one."""
+        current = _IN_TURN.get()  # a task the turn started that outlives it (a scheduler) carries an ended one
+        if current is not None and current[0] is self and current[1] in self.active:
+            raise UserError(NESTED_TEXT.format(entry=entry))
+
+    async def add_messages(self, messages: Messages, parent_id: Any = ..., broadcast: bool = True) -> list[dict]:
+        """Store `messages` (or `fn(current) -> messages`) without a turn (Think's `addMessages`);
+        returns the messages stored. `parent_id`: `...` the leaf, None the root, else a stored id
+        (`UserError` if unknown); the batch is chained linearly and its last message becomes the
+        leaf. Validated as `save_messages`' messages (`admit_messages`). Views are told unless
+        `broadcast` is False or a turn is streaming (its next update carries them, as in Think)."""
+        if callable(messages):
+            with user_code(getattr(messages, "__name__", "messages"), subject="add_messages"):
+                messages = await maybe_await(messages(copy.deepcopy(self.conversation.messages)))
+        if parent_id is not ... and parent_id is not None and self.conversation.get(parent_id) is None:
+            raise UserError(f"add_messages: parent_id {parent_id!r} does not exist in this session; ids are in "
+                            "agent.messages and agent.get_branches(id).")
+        new = self.admit_messages(messages)  # refused before anything is stored
+        if not new:
+            return []
+        if parent_id is ...:
+            with self.store.transaction():  # all or none
+                stored = [self.conversation.append(message) for message in new]
+        else:
+            stored = self.conversation.attach(new, parent_id)
+        if broadcast and self.current_turn is None:
+            self.messages_changed()
+        return stored
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
         """Abort one turn: its flag is set first (nothing it streams after this is kept, even if
@@ -216,6 +257,7 @@ class TurnEngine:
             self._turn_ended(result)
             return result
         _RESPONDING.set(None)  # this task's context was copied from its starter's: it is not in a hook
+        _IN_TURN.set(None)  # nor in its starter's turn (a tool's `submit` runs after that turn)
         lock = self.queue.lock(sub)
         remove = signal.add_listener(lambda: self.abort_request(sub.request_id)) if signal else (lambda: None)
         held = False
@@ -271,9 +313,11 @@ class TurnEngine:
         its parent still holds the queue)."""
         previous, self.queue.active = self.queue.active, sub
         _discard(self.queue.waiting, sub)
+        token = _IN_TURN.set((self, sub.request_id))  # its hooks and tools may not wait for a turn (`refuse_nested`)
         try:
             return await self._admitted(sub, continuation, regenerate, body, signal)
         finally:
+            _IN_TURN.reset(token)
             self.queue.active = previous
 
     def _responding(self) -> Submission | None:

@@ -64,7 +64,8 @@ class TurnContext:
     """What `before_turn(ctx)` sees (Think's `TurnContext`).
 
     Attributes:
-        system: the assembled system prompt.
+        system: the assembled system prompt (the default one with Think's capability block,
+            `think_nb.turns.capabilities`).
         messages: the model messages (OpenAI shape) about to be sent, system message excluded.
         tools: the merged tools, `{name: Tool}`.
         model: the resolved litellm model string.

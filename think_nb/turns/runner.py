@@ -30,7 +30,7 @@ from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools.collisions import keep_gates
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns import assemble, blame
+from think_nb.turns import assemble, blame, capabilities
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.repair import USED_TEXT
@@ -217,8 +217,9 @@ class Turn:
         self.secrets |= secrets_of(self.model)
         engine.resolved_model = self.model.model
         preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble
-        system = await assemble.system_prompt(host)
+        base = await assemble.system_prompt(host)
         tools = await assemble.tools(host)  # extensions are loaded from here on
+        system = capabilities.system_for_turn(base, tools, self.model.model)
         self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
         engine.client_tool_names = {name for name, t in tools.items() if t.client}
@@ -234,7 +235,10 @@ class Turn:
         edited = ctx.tools  # a tool put into ctx.tools over a gated one needs approval
         if isinstance(edited, dict):
             edited = keep_gates(tools, edited, "before_turn")
-        return self._apply(config, ctx.system, ctx.messages, edited)
+        final, messages, tools, config = self._apply(config, ctx.system, ctx.messages, edited)
+        if final == system and system != base:  # the block's, not a hook's: name the tools offered in the end
+            final = capabilities.system_for_turn(base, tools, self.model.model)
+        return final, messages, tools, config
 
     def _apply(self, config: TurnConfig, system: str, messages: list[dict],
                tools: dict) -> tuple[str, list[dict], dict, TurnConfig]:
