@@ -66,12 +66,15 @@ def load_ipython_extension(ipython: Any) -> None:  # IPython's own signature
     """`%load_ext think_nb`: registers `%think` / `%%think` and, when the notebook's default model is
     hosted (`Think.default_model`, `THINK_NB_MODEL`), starts importing litellm on a daemon thread
     (`think_nb.models.litellm_env.preload_for`), so the first turn does not wait for it; the
-    embedded model needs no litellm. The cell returns at once."""
+    embedded model needs no litellm. A `UserError` in a cell then shows as its one-line message
+    (`think_nb.frontends.usage_errors`). The cell returns at once."""
     from think_nb.agent import Think
+    from think_nb.frontends import usage_errors
     from think_nb.frontends.magic.core import register
     from think_nb.models.litellm_env import preload_for
 
     register(ipython)
+    usage_errors.install(ipython)  # a UserError shows its one-line message, not think_nb's frames
     # not the embedded model: it loads when an agent that uses it is created (a notebook whose agents
     # override get_model() with a hosted or scripted model never holds its ~300 MiB)
     preload_for(Think.default_model or os.environ.get("THINK_NB_MODEL") or LOCAL_MODEL, embedded=False)

@@ -139,3 +139,20 @@ def _tool_part(message: dict, name: str) -> dict | None:
 
 def _text(message: dict) -> str:
     return "".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text")
+
+
+def test_a_usage_error_shows_its_message_not_a_traceback(frontend: FakeFrontend) -> None:
+    """issue 27: a UserError in a cell (approving a call that is no longer waiting) is its one
+    line; any other exception keeps its traceback; `%xmode Verbose` brings the traceback back."""
+    fe = frontend
+    fe.execute("%load_ext think_nb").check()
+    raise_it = "from think_nb.errors import UserError\ndef deep():\n    raise UserError('Do X instead.')\ndeep()"
+    [error] = fe.execute(raise_it).errors
+    assert (error["ename"], error["evalue"]) == ("UserError", "Do X instead.")
+    shown = "\n".join(error["traceback"])
+    assert "Do X instead." in shown and "deep()" not in shown
+    [other] = fe.execute("def deep():\n    raise ValueError('boom')\ndeep()").errors
+    assert "deep()" in "\n".join(other["traceback"])
+    fe.execute("%xmode Verbose").check()
+    [verbose] = fe.execute(raise_it).errors
+    assert "deep()" in "\n".join(verbose["traceback"])
