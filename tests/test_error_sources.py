@@ -164,7 +164,9 @@ async def test_a_model_that_fails_is_still_the_model(failure: str, via_litellm: 
 
         type(agent).get_model = lambda self: ModelConfig(script.model, via_litellm=True)  # type: ignore[method-assign]
     result = await asyncio.wait_for(agent.send("go"), SAFETY)
-    words = "model down" if failure == "error" else f"ScriptedModel {script.model!r} has no step left (call 1)."
+    words = "model down" if failure == "error" else (
+        f"ScriptedModel {script.model!r} has no step left (call 1): this demo's script is used up; run the cell "
+        "that made the agent again, or give the agent a real model (get_model).")
     kind = "APIConnectionError" if via_litellm else "RuntimeError"  # litellm wraps it in its own type
     assert result.status == "error"
     assert result.error == f"Model {script.model!r} failed: {kind}: {words}"

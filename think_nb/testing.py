@@ -167,7 +167,9 @@ class ScriptedModel:
                                    "options": {k: v for k, v in optional_params.items() if k != "tools"}})
             self._unread += 1
         if not self.steps:
-            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {self.calls}).")
+            raise RuntimeError(f"ScriptedModel {self.model!r} has no step left (call {self.calls}): this demo's "
+                               "script is used up; run the cell that made the agent again, or give the agent "
+                               "a real model (get_model).")
         return self.steps.pop(0)
 
 
