@@ -1,5 +1,7 @@
-"""The stall guard (issue 29 §6): a test fails when think_nb's own code holds the event loop for
-more than `LIMIT_S` seconds of CPU in one callback, in its set-up, call or teardown.
+"""The stall guard (issue 29 §6): a test fails when a callback think_nb scheduled (a turn's step,
+a comm message, a timer: no test frame on its stack) holds the event loop for more than `LIMIT_S`
+seconds of CPU, in the test's set-up, call or teardown. think_nb called synchronously by the test
+is the test's time, as a notebook cell's call is the cell's.
 
 A `think_nb.stalls.StallMonitor` watches the main thread (where pytest-asyncio runs every test's
 loop) for the whole session. CPU time, not wall time, is compared, so a loaded machine does not

@@ -88,9 +88,9 @@ async def test_a_prompt_of_yours_is_sent_as_written() -> None:
     assert sent_system(script) == "You are terse."
 
 
-def test_the_embedded_model_without_tools_gets_no_block_and_with_tools_gets_it() -> None:
+def test_the_embedded_model_gets_no_block_with_or_without_tools() -> None:
     assert system_for_turn(DEFAULT_SYSTEM_PROMPT, [], LOCAL_MODEL) == DEFAULT_SYSTEM_PROMPT
-    assert system_for_turn(DEFAULT_SYSTEM_PROMPT, ["add"], LOCAL_MODEL).endswith(NO_CLAIMS)
+    assert system_for_turn(DEFAULT_SYSTEM_PROMPT, ["add"], LOCAL_MODEL) == DEFAULT_SYSTEM_PROMPT
 
 
 def test_a_prompt_holding_the_marker_gets_no_second_block() -> None:

@@ -13,7 +13,9 @@ frame is on it, that callback's wall time and the watched thread's own CPU time
 (`time.pthread_getcpuclockid`) add up. A callback whose CPU time passes `threshold` seconds is a
 `Stall`. CPU time, not wall time, is what is compared: it is the callback's own work, the same on
 an idle machine and on a loaded CI runner (a thread waiting for a CPU burns none), so a test that
-fails on it is not flaky. Time spent importing (a sample inside `importlib`) is counted apart, in
+fails on it is not flaky. Only callbacks think_nb scheduled count as its own: its code called
+synchronously by a caller in `roots` (a test, like a notebook cell calling `agent.search()`) is
+the caller's time. Time spent importing (a sample inside `importlib`) is counted apart, in
 `import_s`, not in `cpu_s`: what a first import costs depends on what ran before in the process
 and on whether bytecode was cached, so it is measured in fresh processes (`bench/bench_stalls.py`,
 which prints it), not by a test in the middle of a suite. Each stall says whose code it was in:
@@ -141,17 +143,22 @@ class StallMonitor:
                 self._stalls.append(stall)
 
     def _owner(self, frame: FrameType | None) -> tuple[str, list[str], bool]:
-        """(owner, where, whether an import is under way) of the watched thread's stack."""
-        owner, where, in_import = "", [], False
+        """(owner, where, whether an import is under way) of the watched thread's stack. The
+        owner is "think_nb" when the innermost project frame is think_nb's and no frame of
+        `roots` is on the stack: a callback think_nb scheduled (a turn's step, a comm message, a
+        timer). think_nb code called synchronously from a root (a test, as from a notebook cell)
+        is that caller's time, "other"."""
+        owner, where, in_import, rooted = "", [], False, False
         while frame is not None and frame.f_code is not _RUN:
             path = frame.f_code.co_filename
             in_import = in_import or path.startswith("<frozen importlib._bootstrap")
             mine = path.startswith(PACKAGE)
-            if mine or path.startswith(self.roots):
+            rooted = rooted or (not mine and bool(self.roots) and path.startswith(self.roots))
+            if mine or (self.roots and path.startswith(self.roots)):
                 owner = owner or ("think_nb" if mine else "other")
                 where.append(f"{path}:{frame.f_lineno} {frame.f_code.co_name}")
             frame = frame.f_back
-        return owner or "other", where, in_import
+        return ("other" if rooted or not owner else owner), where, in_import
 
 
 def _innermost_run(frame: FrameType | None) -> FrameType | None:

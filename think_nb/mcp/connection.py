@@ -324,7 +324,9 @@ async def _import_sdk(transport: str) -> None:
     import sys
 
     # jsonschema: the SDK imports it lazily to validate the first tool result (~1 s of CPU, on the loop)
-    names = ["mcp", "mcp.client.stdio" if transport == "stdio" else "mcp.client.streamable_http", "jsonschema"]
+    # anyio._backends._asyncio: anyio imports its backend on the first CancelScope (~80 ms)
+    names = ["mcp", "mcp.client.stdio" if transport == "stdio" else "mcp.client.streamable_http", "jsonschema",
+             "anyio._backends._asyncio"]
     missing = [n for n in names if n not in sys.modules]
     if missing:
         import importlib

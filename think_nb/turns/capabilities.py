@@ -9,8 +9,8 @@ that are not exposed as tools".
 Unlike Think, which appends it to any prompt, think_nb appends it to its own default prompt only:
 a prompt of yours (`get_system_prompt()`, the session's context blocks, `TurnConfig.system` /
 `instructions`) is sent as you wrote it. As in Think, a prompt already holding `MARKER` gets no
-second block. The embedded 135M model (`LOCAL_MODEL`) gets none when it has no tools (the block
-would only say it has none, in its small context).
+second block. The embedded 135M model (`LOCAL_MODEL`) gets none: its prompt was chosen by
+measurement (bench/bench_local_eval.py), and it does not read a page of instructions well.
 """
 
 from __future__ import annotations
@@ -72,11 +72,11 @@ def capability_block(tool_names: Iterable[str]) -> str:
 def system_for_turn(system: str, tool_names: Iterable[str], model: str | None) -> str:
     """`system` with the capability block appended (after a blank line, trailing whitespace
     trimmed, as Think joins them) when `system` is `DEFAULT_SYSTEM_PROMPT`; else `system`
-    unchanged: a prompt of the user's, one already holding `MARKER`, or the embedded
-    `LOCAL_MODEL` (`model`, a litellm model string) offered no tools."""
+    unchanged: a prompt of the user's, one already holding `MARKER`, or any turn of the embedded
+    `LOCAL_MODEL` (`model`, a litellm model string): its prompt and tool offer were chosen by
+    measurement for a 135M model (bench/bench_local_eval.py, issue 27 §7), and ~110 more tokens
+    of instructions are not something it reads well."""
     names = list(tool_names)
-    if system != DEFAULT_SYSTEM_PROMPT or MARKER in system:
-        return system
-    if not names and model == LOCAL_MODEL:
+    if system != DEFAULT_SYSTEM_PROMPT or MARKER in system or model == LOCAL_MODEL:
         return system
     return f"{system.rstrip()}\n\n{capability_block(names)}"
