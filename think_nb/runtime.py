@@ -289,16 +289,32 @@ class AgentRuntime:
         `include_workspace_tools` is False). See `think_nb.workspace.tools.workspace_tools`."""
         if not self._wants_workspace_tools():
             return {}
-        from think_nb.workspace.tools import Deferred, workspace_tools
-
-        # the default workspace is made (and fsspec imported) on the first call of a workspace tool
-        key = self._workspace if self._workspace_set else "default"
-        fs = self._workspace if self._workspace_set else Deferred(lambda: self.workspace)
-        approval = self.workspace_approval
+        key, fs, approval = self._workspace_key()
         cached = self._workspace_tools
         if cached is None or cached[0] is not key or cached[1] != approval:  # built once: ~90 ms of schemas
-            cached = self._workspace_tools = (key, approval, workspace_tools(fs, approval=approval))
+            cached = self._workspace_tools = (key, approval, _build_workspace_tools(fs, approval))
         return dict(cached[2])
+
+    async def aworkspace_tools(self) -> dict[str, Any]:
+        """`workspace_tools()` for a turn: a first build (seven tools' pydantic schemas, 90-450 ms
+        of CPU) runs in a worker thread, never on the kernel's event loop."""
+        if not self._wants_workspace_tools():
+            return {}
+        key, fs, approval = self._workspace_key()
+        cached = self._workspace_tools
+        if cached is None or cached[0] is not key or cached[1] != approval:
+            built = await asyncio.to_thread(_build_workspace_tools, fs, approval)
+            self._workspace_tools = (key, approval, built)
+        return self.workspace_tools()
+
+    def _workspace_key(self) -> tuple[Any, Any, bool]:
+        """(cache key, file system, approval) of the workspace tools: the default workspace is made
+        (and fsspec imported) on the first call of a workspace tool (`Deferred`)."""
+        from think_nb.workspace.tools import Deferred
+
+        key = self._workspace if self._workspace_set else "default"
+        fs = self._workspace if self._workspace_set else Deferred(lambda: self.workspace)
+        return key, fs, bool(self.workspace_approval)
 
     def _wants_workspace_tools(self) -> bool:
         if self.include_workspace_tools is not None:
@@ -470,3 +486,9 @@ class AgentRuntime:
     def get_branches(self, message_id: str) -> list[dict[str, Any]]:
         self.conversation.known(message_id)
         return self.conversation.siblings(message_id)
+
+
+def _build_workspace_tools(fs: Any, approval: bool) -> dict[str, Any]:
+    from think_nb.workspace.tools import workspace_tools
+
+    return workspace_tools(fs, approval=approval)

@@ -86,7 +86,7 @@ EXTENSION_TOOLS = ("load_extension", "list_extensions")
 
 
 async def _workspace(ctx: BuiltinContext) -> dict[str, Tool]:
-    return dict(ctx.host.workspace_tools())  # the agent decides (include_workspace_tools) and caches
+    return dict(await ctx.host.aworkspace_tools())  # the agent decides (include_workspace_tools) and caches
 
 
 async def _kernel(ctx: BuiltinContext) -> dict[str, Tool]:
