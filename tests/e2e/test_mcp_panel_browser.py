@@ -25,7 +25,7 @@ class McpE2E(Think):
         return script.model
 
 agent = McpE2E("mcp-e2e")
-info = await agent.add_mcp_server("demo", f"{{sys.executable}} {SERVER} stdio")
+info = await agent.add_mcp_server("demo", f"{{sys.executable}} {SERVER} stdio", connect_timeout=120)  # loaded runners
 assert info["state"] == "connected", info
 agent.panel()
 '''
