@@ -92,3 +92,38 @@ def test_prints_while_the_model_loads_in_the_background_are_kept() -> None:
     assert int(printed) > 0 and kept == printed and loaded == "True", out.stderr[-2000:]
     assert ys == ["y"] * int(printed)  # none lost while the descriptors would have pointed at /dev/null
     assert out.stderr == ""
+
+
+class Writer(Think):
+    def get_tools(self) -> list:
+        def write_note(title: str, body: str, tags: str) -> str:
+            """Save a note with a title, a body and comma-separated tags."""
+            return "saved"
+
+        return [write_note]
+
+
+async def test_stop_ends_the_embedded_models_tool_choosing_call_so_the_next_question_runs_at_once(
+        tmp_path: Path) -> None:
+    """Stop during the grammar-constrained, non-streamed call that chooses a tool (10-20 s on 2 cores)
+    ends llama-cpp's token loop itself, not only the turn: the model is free for the next turn (which
+    answers) instead of finishing the abandoned call first. Issue 27 (Stop in front of a class)."""
+    import asyncio
+
+    from panels import until
+    from think_nb.models import local
+
+    agent = Writer("w", db=tmp_path / "stop.sqlite")
+    before = local.stopped_calls
+    turn = agent.submit("Write a note titled 'shopping list' whose body lists ten fruits and tag it food, home.")
+    await until(lambda: local._stop_current is not None or turn.done(), "the tool-choosing call", timeout=300)
+    assert not turn.done(), "the call ended before it could be stopped"
+    agent.abort_all_requests()
+    result = await turn
+    assert result.status == "aborted"
+    await asyncio.to_thread(local._call_lock.acquire)  # the model is free again ...
+    local._call_lock.release()
+    assert local.stopped_calls == before + 1  # ... because the stop ended the call, not its natural end
+    answer = await agent.send("Say hello.")
+    assert answer.status == "completed", answer.error
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]

@@ -84,7 +84,7 @@ def held_call(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     of `add` (what SmolLM2 returns for "What is 2 plus 40? Use the add tool.")."""
     release = threading.Event()
 
-    def call(messages: list, params: dict) -> dict:
+    def call(messages: list, params: dict, stop: threading.Event | None = None) -> dict:
         assert params["tools"] and params["tool_choice"] == "auto"
         release.wait()
         return {"choices": [{"finish_reason": "tool_calls", "message": {"content": None, "tool_calls": [

@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import ctypes
 import html
 import importlib.util
 import json
+import logging
 import re
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -115,8 +117,10 @@ def get_llama() -> Any:
             except ImportError as exc:
                 raise ModelError(MISSING_EXTRA) from exc
             _quiet_model_loading()
-            _llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
-                           verbose=False)
+            llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
+                          verbose=False)
+            _stoppable(llama)
+            _llama = llama
             atexit.register(_close)
         return _llama
 
@@ -151,13 +155,116 @@ def wait_preloaded(timeout: float | None = None) -> None:
 
 
 _call_lock = threading.Lock()
+_stop_guard = threading.Lock()  # held while the current call's stop flag is read or swapped
+_stop_current: threading.Event | None = None
+"""The stop flag of the call holding `_call_lock`; `_stoppable` reads it before each token."""
+_abort_flag = ctypes.create_string_buffer(2)
+"""`[flag, NUL]`: llama.cpp's abort callback reads it between the nodes of every graph it computes."""
+stopped_calls = 0
+"""How many calls a stop has ended before their end, since the process started (diagnostics, tests)."""
 
 
-def _call(messages: list, params: dict) -> dict:
-    """One non-streamed llama-cpp call; calls are serialised (a `Llama` is not thread-safe)."""
+class CallStopped(Exception):
+    """Raised out of llama-cpp's token loop when the turn that made the call was stopped."""
+
+
+def _stoppable(llama: Any) -> None:
+    """Make `llama` end a stopped call within one graph node of llama.cpp's compute, even in the
+    middle of a prompt's 512-token batch (~1 s of CPU for SmolLM2 on one busy core; a tool-choosing
+    call's prompt is several) or of a grammar-constrained token.
+
+    Two places, because `chatml-function-calling` passes no `stopping_criteria` and runs its logits
+    processor inside a C callback that swallows exceptions:
+    - llama.cpp's abort callback (`llama_set_abort_callback`), checked by the compute thread
+      between graph nodes. A Python callback would take the GIL hundreds of times per token, each
+      wait up to the switch interval (5 ms) when a cell runs Python; so the callback is libc's
+      `strlen` over `_abort_flag` (`[flag, NUL]`): it returns 1 once the flag byte is set, 0 before,
+      in the return register a C `bool` is read from, on every ABI CPython runs on. No Python runs.
+      An aborted `llama_decode` returns 2 and drops that batch's positions from its cache.
+    - `Llama.generate`, the per-token Python loop every completion runs: checked before each step,
+      and where the aborted decode's `RuntimeError` becomes `CallStopped`.
+    What was evaluated stays recorded in `n_tokens`; the next call reuses or re-evaluates it."""
+    import llama_cpp
+
+    libc = ctypes.CDLL(None)
+    callback = ctypes.cast(libc.strlen, llama_cpp.ggml_abort_callback)
+    llama_cpp.llama_set_abort_callback(llama._ctx.ctx, callback, ctypes.cast(_abort_flag, ctypes.c_void_p))
+    generate = llama.generate
+
+    def stoppable_generate(*args: Any, **kwargs: Any) -> Iterator[int]:
+        inner = generate(*args, **kwargs)
+        sent = None
+        try:
+            while True:
+                _check_stop()
+                try:
+                    token = inner.send(sent)
+                except StopIteration:
+                    return
+                except RuntimeError:
+                    _check_stop()  # an aborted decode ("llama_decode returned 2")
+                    raise
+                sent = yield token
+        finally:
+            inner.close()
+
+    llama.generate = stoppable_generate
+    llama._think_nb_abort = callback  # keep the function pointer alive as long as the context
+
+
+def _check_stop() -> None:
+    global stopped_calls
+    flag = _stop_current
+    if flag is not None and flag.is_set():
+        stopped_calls += 1
+        raise CallStopped("the turn was stopped")
+
+
+def _hold(stop: threading.Event | None) -> None:
+    """Make `stop` the current call's flag (None: no call), with the abort byte cleared."""
+    global _stop_current
+    with _stop_guard:
+        _stop_current = stop
+        if _abort_flag[0] == b"\x01":
+            logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)  # Llama(verbose=False)'s level
+        _abort_flag[0] = b"\x00"
+
+
+def _request_stop(stop: threading.Event) -> None:
+    """Stop the call that `stop` belongs to, at once if it is the one running (from any thread).
+    llama.cpp logs the aborted decode as an error ("decode: removing memory module entries…") on
+    stderr, which would land in a notebook cell: its logger is quiet until the call has ended."""
+    with _stop_guard:
+        stop.set()
+        if _stop_current is stop and _abort_flag[0] != b"\x01":
+            _abort_flag[0] = b"\x01"
+            logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL + 1)  # what its callback prints
+
+
+def _call(messages: list, params: dict, stop: threading.Event | None = None) -> dict:
+    """One non-streamed llama-cpp call; calls are serialised (a `Llama` is not thread-safe). `stop`,
+    once set through `_request_stop`, ends the call with `CallStopped`."""
     llama = get_llama()
     with _call_lock:
-        return llama.create_chat_completion(messages=messages, stream=False, **params)
+        _hold(stop)
+        try:
+            if stop is not None and stop.is_set():  # stopped while it waited for the model
+                _check_stop()
+            return llama.create_chat_completion(messages=messages, stream=False, **params)
+        finally:
+            _hold(None)
+
+
+async def _call_in_thread(messages: list, params: dict) -> dict:
+    """`_call` on a worker thread; a cancelled await (Stop, an abort, a stall timeout) also stops the
+    call itself, so the model is free for the next turn at once instead of after the 10-20 s a
+    tool-choosing call takes on 2 cores."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(_call, messages, params, stop)
+    except asyncio.CancelledError:
+        _request_stop(stop)
+        raise
 
 
 def _plan(messages: list, optional_params: dict) -> tuple[dict, bool]:
@@ -260,6 +367,24 @@ def _is_empty(result: dict) -> bool:
     return not (message.get("content") or "").strip() and not message.get("tool_calls")
 
 
+def _stream_pieces(llama: Any, messages: list, params: dict, stop: threading.Event,
+                   loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> tuple[str, int]:
+    """Stream one call's text deltas to `queue` (from the worker thread); its finish reason and the
+    number of tokens generated."""
+    finish, tokens = "stop", 0
+    for piece in llama.create_chat_completion(messages=messages, stream=True, **params):
+        if stop.is_set():
+            break
+        choice = piece["choices"][0]
+        finish = choice.get("finish_reason") or finish
+        raw = choice["delta"].get("content") or ""
+        tokens += bool(raw)  # llama-cpp yields one piece per generated token
+        delta = html.unescape(raw)
+        if delta:
+            loop.call_soon_threadsafe(queue.put_nowait, _generic(text=delta))
+    return finish, tokens
+
+
 async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]:
     """Run a streamed llama-cpp call on a worker thread and yield generic chunks as they come.
 
@@ -275,18 +400,11 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
         try:
             llama = get_llama()
             with _call_lock:
-                pieces = llama.create_chat_completion(messages=messages, stream=True, **params)
-                finish, tokens = "stop", 0
-                for piece in pieces:
-                    if stop.is_set():
-                        break
-                    choice = piece["choices"][0]
-                    finish = choice.get("finish_reason") or finish
-                    raw = choice["delta"].get("content") or ""
-                    tokens += bool(raw)  # llama-cpp yields one piece per generated token
-                    delta = html.unescape(raw)
-                    if delta:
-                        loop.call_soon_threadsafe(queue.put_nowait, _generic(text=delta))
+                _hold(stop)  # a stop while the prompt is read ends the call there too
+                try:
+                    finish, tokens = _stream_pieces(llama, messages, params, stop, loop, queue)
+                finally:
+                    _hold(None)
                 usage = _stream_usage(llama.n_tokens, tokens, finish)
             loop.call_soon_threadsafe(queue.put_nowait, _generic(finish=finish, usage=usage))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
@@ -308,7 +426,7 @@ async def _stream_in_thread(messages: list, params: dict) -> AsyncIterator[dict]
             if item["is_finished"]:
                 return
     finally:
-        stop.set()
+        _request_stop(stop)
         if reading:
             progress.report(None)
 
@@ -407,7 +525,7 @@ async def generate(messages: list, optional_params: dict) -> AsyncIterator[dict]
             yield chunk
         return
     with progress.waiting(progress.CHOOSING_TOOL):  # many seconds, and nothing to stream meanwhile
-        result = await asyncio.to_thread(_call, messages, params)
+        result = await _call_in_thread(messages, params)
     if _is_empty(result):
         params = {k: v for k, v in params.items() if k not in ("tools", "tool_choice")}
         async for chunk in _stream_in_thread(messages, params):
@@ -441,7 +559,7 @@ def _make_handler() -> Any:
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             params, _ = _plan(messages, kwargs.get("optional_params") or {})
             await _ensure_loaded()
-            result = await asyncio.to_thread(_call, adapt_messages(messages, tools=bool(params.get("tools"))), params)
+            result = await _call_in_thread(adapt_messages(messages, tools=bool(params.get("tools"))), params)
             return ModelResponse(**cast("dict[str, Any]", to_json_value(result)))
 
     return LocalModelHandler()
