@@ -207,7 +207,7 @@ class AgentRuntime:
         self.store.state.set("unloaded_tool_calls", None)
         if self._session is not None:
             self._session.reset()  # Think refreshes the prompt and skill state on clear
-        self.submissions.rows.skip_pending()
+        self.submissions.skip_pending()
         self.engine.clear()
 
     # -- memory ----------------------------------------------------------------------------------

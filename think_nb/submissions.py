@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from think_nb import events
 from think_nb.aio import task_loop
 from think_nb.errors import UserError
 from think_nb.messages import new_id, validate
@@ -96,8 +97,21 @@ class Submissions:
                 raise UserError(f"idempotency_key {idempotency_key!r} belongs to submission {row['id']!r}, "
                                 f"not {submission_id!r}.")
             return {**inspection(row), "accepted": False}
+        events.emit("submission:create", {"submission_id": submission_id, "request_id": None,
+                                          "idempotency_key": idempotency_key}, agent=self.host.key)
+        self._status(submission_id, None, "pending")
         self.kick()
         return {**inspection(row), "accepted": True}
+
+    def _status(self, submission_id: str, request_id: str | None, status: str, error: str | None = None) -> None:
+        """A row changed status: `submission:status`, and `submission:error` for an error (Think's
+        `_emitSubmissionStatus`)."""
+        key = self.host.key
+        events.emit("submission:status", {"submission_id": submission_id, "request_id": request_id,
+                                          "status": status}, agent=key, request_id=request_id)
+        if status == "error":
+            events.emit("submission:error", {"submission_id": submission_id, "request_id": request_id,
+                                             "error": error or ""}, agent=key, request_id=request_id)
 
     def kick(self) -> asyncio.Task | None:
         """Start the drain unless it runs (on the running loop, else on the script loop)."""
@@ -112,6 +126,7 @@ class Submissions:
             request_id = new_id("req")
             if not self.rows.start(row["id"], request_id):
                 continue
+            self._status(row["id"], request_id, "running")
             try:
                 scheduled = (row["metadata"] or {}).get("source") == "scheduled-task" if isinstance(
                     row["metadata"], dict) else False
@@ -121,7 +136,8 @@ class Submissions:
             except Exception as exc:
                 log.exception("submission %s failed to start", row["id"])
                 status, error = "error", f"{type(exc).__name__}: {exc}"
-            self.rows.finish(row["id"], status, error, only_from=("running",))
+            if self.rows.finish(row["id"], status, error, only_from=("running",)):  # else cancelled: told then
+                self._status(row["id"], request_id, status, error)
             self._tell_schedule(row, status, error)
 
     def _tell_schedule(self, row: dict, status: str, error: str | None) -> None:
@@ -136,12 +152,19 @@ class Submissions:
         if row is None:
             return None
         if row["status"] == "pending":
-            self.rows.finish(submission_id, "aborted", None, only_from=("pending",))
+            if self.rows.finish(submission_id, "aborted", None, only_from=("pending",)):
+                self._status(submission_id, None, "aborted")
         elif row["status"] == "running":
-            self.rows.finish(submission_id, "aborted", None, only_from=("running",))
+            if self.rows.finish(submission_id, "aborted", None, only_from=("running",)):
+                self._status(submission_id, row["request_id"], "aborted")
             if row["request_id"]:
                 self.engine.abort_request(row["request_id"], "submission cancelled")
         return self.inspect(submission_id)
+
+    def skip_pending(self) -> None:
+        """Every pending row becomes `skipped` (the conversation was cleared)."""
+        for submission_id in self.rows.skip_pending():
+            self._status(submission_id, None, "skipped")
 
     def inspect(self, submission_id: str) -> dict | None:
         row = self.rows.get(submission_id)
@@ -152,8 +175,10 @@ class Submissions:
         for row in self.rows.orphaned():
             applied = any(self.host.store.messages.get(m["id"]) is not None for m in row["messages"])
             if applied:
-                self.rows.finish(row["id"], "error", INTERRUPTED, only_from=("running",))
+                if self.rows.finish(row["id"], "error", INTERRUPTED, only_from=("running",)):
+                    self._status(row["id"], row["request_id"], "error", INTERRUPTED)
             else:
                 self.rows.requeue(row["id"])
+                self._status(row["id"], None, "pending")
         if self.rows.next_pending() is not None:
             self.kick()

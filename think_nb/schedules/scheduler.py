@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from think_nb import events
 from think_nb.aio import maybe_await, task_loop
 from think_nb.errors import UserError
 from think_nb.schedules import spec as specs
@@ -133,18 +134,23 @@ class Scheduler:
         from think_nb.messages import new_id
 
         task_id = task_id or new_id("sched")
-        self._store(task_id, "runtime", spec, prompt, handler, metadata, self.clock.now(), rearm=True)
+        shown = self._store(task_id, "runtime", spec, prompt, handler, metadata, self.clock.now(), rearm=True)
+        events.emit("schedule:create", {"callback": shown, "id": task_id}, agent=self.host.key)
         self.kick()
         return task_id
 
     def cancel(self, task_id: str) -> bool:
         self._callables.pop(task_id, None)
+        row = self.rows.get(task_id)
         found = self.rows.delete(task_id)
         self._poke()
+        if found and row is not None:
+            events.emit("schedule:cancel", {"callback": row["task_repr"], "id": task_id}, agent=self.host.key)
         return found
 
     def _store(self, task_id: str, source: str, spec: specs.Spec, prompt: Any, handler: Any, metadata: Any,
-               now: float, rearm: bool = False) -> None:
+               now: float, rearm: bool = False) -> str:
+        """Store (or re-arm) a task's row; returns how `get_schedules()` shows the task."""
         if (prompt is None) == (handler is None):
             raise UserError(f"scheduled task {task_id!r}: give exactly one of prompt= or handler=.")
         if prompt is not None and not isinstance(prompt, str):
@@ -168,6 +174,7 @@ class Scheduler:
                        "next_run_at": old["next_run_at"] if keep and old else spec.first(now),
                        "anchor": old["anchor"] if keep and old else now})
         self._poke()
+        return shown
 
     # -- the loop ----------------------------------------------------------------------------
     def kick(self) -> asyncio.Task | None:
@@ -218,11 +225,15 @@ class Scheduler:
         key = f"think-schedule:{self.host.key}:{occurrence}"
         ctx = ScheduledTaskContext(row["id"], scheduled_for, occurrence, key, row["spec"], row["kind"],
                                    row["timezone"], row["metadata"], self.host.agent)
+        fields = {"callback": row["task_repr"], "id": row["id"]}
+        events.emit("schedule:execute", fields, agent=self.host.key)
         try:
             status, error = await self._run(row, ctx)
         except (Exception, KeyboardInterrupt) as exc:  # a task's failure never stops the schedule
             log.exception("scheduled task %s failed", row["id"])
             status, error = "error", f"{type(exc).__name__}: {exc}"
+        if status in ("error", "lost"):
+            events.emit("schedule:error", {**fields, "error": error or status, "attempts": 1}, agent=self.host.key)
         if following is None and status != "lost":
             self.rows.delete(row["id"])
             self._callables.pop(row["id"], None)

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from think_nb import events
 from think_nb.aio import call as _call
 from think_nb.aio import close_unawaited as _close
 from think_nb.errors import UserError
@@ -357,7 +358,11 @@ class Session:
             estimate = self.token_estimate(history, system)
             if estimate > self._threshold:
                 try:
-                    if await self.compact(tokens_before=estimate):
+                    shortened = bool(await self.compact(tokens_before=estimate))
+                    turn = events.current()
+                    events.emit("chat:context:compacted", {"reason": "proactive", "shortened": shortened,
+                                                           "request_id": turn[1] if turn else None})
+                    if shortened:
                         history = self.history()
                 except Exception as exc:  # noqa: BLE001 - a failed compaction must not fail the turn
                     log.warning("automatic compaction failed: %s", exc)

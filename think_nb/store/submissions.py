@@ -69,11 +69,12 @@ class SubmissionRows:
                             (status, error, time.time(), self.agent_key, submission_id, *only_from))
             return cur.rowcount == 1
 
-    def skip_pending(self) -> int:
-        """Every `pending` row becomes `skipped` (the conversation was cleared); returns how many."""
+    def skip_pending(self) -> list[str]:
+        """Every `pending` row becomes `skipped` (the conversation was cleared); returns their ids, oldest first."""
         with self.db.write() as c:
-            return c.execute("UPDATE think_submissions SET status = 'skipped', completed_at = ? WHERE agent_key = ? "
-                             "AND status = 'pending'", (time.time(), self.agent_key)).rowcount
+            rows = c.execute("UPDATE think_submissions SET status = 'skipped', completed_at = ? WHERE agent_key = ? "
+                             "AND status = 'pending' RETURNING seq, id", (time.time(), self.agent_key)).fetchall()
+            return [submission_id for _, submission_id in sorted(rows)]
 
     def requeue(self, submission_id: str) -> None:
         """A `running` row whose messages were never applied goes back to `pending`."""

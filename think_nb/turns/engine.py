@@ -20,10 +20,11 @@ import asyncio
 import contextvars
 import copy
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from think_nb import interrupts
+from think_nb import events, interrupts
 from think_nb.aio import close_unawaited, maybe_await
 from think_nb.errors import InternalError, UserError
 from think_nb.messages import new_id, validate
@@ -315,7 +316,8 @@ class TurnEngine:
         _discard(self.queue.waiting, sub)
         token = _IN_TURN.set((self, sub.request_id))  # its hooks and tools may not wait for a turn (`refuse_nested`)
         try:
-            return await self._admitted(sub, continuation, regenerate, body, signal)
+            with events.scope(self.host.key, sub.request_id):  # what its hooks and tools emit is this turn's
+                return await self._admitted(sub, continuation, regenerate, body, signal)
         finally:
             _IN_TURN.reset(token)
             self.queue.active = previous
@@ -370,6 +372,8 @@ class TurnEngine:
                     generation=sub.generation)
         self.turns_run[sub.request_id] = turn
         outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
+        fields = _turn_fields(sub, continuation)
+        events.emit("chat:turn:start", fields)
         try:
             result = await turn.run()
             outcome = (result.status, result.error)
@@ -382,6 +386,8 @@ class TurnEngine:
                 self.store.turn_log.finish(sub.request_id, outcome[0], outcome[1], started)
             except Exception:
                 log.exception("could not settle turn %s in the turn log", sub.request_id)
+            events.emit("chat:turn:finish", {**fields, "status": outcome[0], "duration_ms": _ms_since(started),
+                                             **({"error": outcome[1]} if outcome[1] else {})})
 
     async def _finish_turn(self, turn: Any, sub: Submission, result: TurnResult) -> None:
         """While the turn still holds the queue: `on_chat_response` (errors logged, as Think), then
@@ -442,6 +448,8 @@ class TurnEngine:
             for call_id in settled:  # superseded or interrupted: it never resumes
                 self.store.state.delete(PAUSE_PREFIX + call_id)
             self.messages_changed()
+            events.emit("chat:transcript:repaired", {"removed_tool_calls": len(settled), "normalized_inputs": 0,
+                                                     "tool_call_ids": list(settled)}, agent=self.host.key)
 
     def replace_message(self, message: dict) -> None:
         """Store a new version of a message of the branch and tell the views (what was stored)."""
@@ -478,6 +486,7 @@ class TurnEngine:
         part.update(state="approval-responded" if approved else "output-denied", approval=approval)
         if not approved:  # a denied call never resumes: what its tool kept to resume goes now
             self.store.state.delete(PAUSE_PREFIX + tool_call_id)
+        events.emit("tool:approval", {"tool_call_id": tool_call_id, "approved": approved}, agent=self.host.key)
         return self._apply_and_continue(message, auto_continue)
 
     def _checked_edit(self, part: dict, edited: Any) -> dict:
@@ -526,6 +535,7 @@ class TurnEngine:
             turn.publish(chunk)
             if auto_continue:
                 self.continue_after.add(turn.acc.message["id"])
+            self._client_result(in_flight)
             return None
         # only calls waiting for a client result: a tool that needs approval never gets an output
         # from a frame (Think also accepts approval states here; think_nb does not)
@@ -537,7 +547,12 @@ class TurnEngine:
             part.update(state="output-error", errorText=chunk["errorText"])
         else:
             part.update(state="output-available", output=output)
+        self._client_result(part)
         return self._apply_and_continue(message, auto_continue)
+
+    def _client_result(self, part: dict) -> None:
+        events.emit("tool:result", {"tool_call_id": part.get("toolCallId"), "tool_name": tool_name_of(part)},
+                    agent=self.host.key)
 
     def _is_client_call(self, part: dict) -> bool:
         """True when `part` calls a client tool (`known_client_tools`)."""
@@ -623,6 +638,18 @@ class TurnEngine:
         last = self.conversation.last
         if last is not None and last["id"] in self.continue_after:
             self._continue_if_settled(last)
+
+
+def _turn_fields(sub: Submission, continuation: bool) -> dict:
+    """The fields `chat:turn:start` and `chat:turn:finish` share (Think's)."""
+    admission = "execute-submission" if sub.trigger in ("submission", "scheduled") else "queue"
+    return {"request_id": sub.request_id, "trigger": sub.trigger, "admission": admission,
+            "continuation": continuation, "generation": sub.generation}
+
+
+def _ms_since(started: float) -> float:
+    """Milliseconds since `started` (epoch seconds)."""
+    return round((time.time() - started) * 1000, 3)
 
 
 def _discard(items: list, item: Any) -> None:

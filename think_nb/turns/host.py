@@ -27,6 +27,8 @@ class AgentHost(Protocol):
     agent: Any
     """The user's `Think` object: hooks and overridables are called on it."""
     name: str
+    key: str
+    """The agent's storage key (`"<Class>:<name>"`): events name their agent with it."""
     max_steps: int
     chat_stream_stall_timeout: float | None
     message_concurrency: Any

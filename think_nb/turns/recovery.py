@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from think_nb import events
 from think_nb.aio import maybe_await, task_loop
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part
 from think_nb.messages.ids import new_id
@@ -191,6 +192,7 @@ def recover(host: RecoveryHost) -> list[tuple[Incident, Any]]:
         attempt = _attempt(store, incident.request_id)
         ctx = ChatRecoveryContext(incident.request_id, incident.partial, _last_user(store), incident.trigger,
                                   attempt, exhausted=attempt > host.chat_recovery_max_attempts)
+        _tell(host, "detected", ctx)
         if inspect.iscoroutinefunction(host.agent.on_chat_recovery):  # asked in the task; keep the partial now
             apply(host.conversation, incident, RecoveryDecision())
             left.append((incident, (ctx, _Ask(host.agent.on_chat_recovery, ctx))))
@@ -206,7 +208,7 @@ def recover(host: RecoveryHost) -> list[tuple[Incident, Any]]:
             continue
         decision = _decision(value, incident)
         apply(host.conversation, incident, decision)
-        if decision.continue_ and not ctx.exhausted:
+        if _told_decision(host, ctx, decision):
             left.append((incident, (ctx, decision)))
     return left
 
@@ -226,6 +228,7 @@ def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, par
     attempt = _attempt(store, request_id)
     ctx = ChatRecoveryContext(request_id, partial, _last_user(store), trigger, attempt,
                               exhausted=attempt > host.chat_recovery_max_attempts, reason="stalled")
+    _tell(host, "detected", ctx)
     try:
         value = host.agent.on_chat_recovery(ctx)
     except Exception:
@@ -282,22 +285,61 @@ async def _finish_all(host: RecoveryHost, engine: RecoveryEngine, left: list[tup
             host.conversation.reload()
             engine.messages_changed()
             _decided(incident, pending.continue_ and not ctx.exhausted)
-            if not pending.continue_ or ctx.exhausted:
+            if not _told_decision(host, ctx, pending):
                 continue
-        results.append(await _resume(host, engine, incident))
+        results.append(await _resume(host, engine, incident, ctx))
     return results
 
 
-async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident) -> Any:
+async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident, ctx: ChatRecoveryContext) -> Any:
     """Continue the partial reply, or answer the user message again (no duplicate)."""
     last = host.conversation.last
     request_id = new_id("req")
     _count(host.store, incident.request_id, request_id)
-    if last is not None and last["role"] == "assistant":
-        return await engine.start([], request_id, trigger="recovery-continue", continuation=True)
-    if last is not None and last["role"] == "user":
-        return await engine.start([], request_id, trigger="recovery-retry", regenerate=True)
-    return None
+    role = last["role"] if last is not None else None
+    if role not in ("assistant", "user"):
+        _tell(host, "skipped", ctx, "nothing-to-resume")
+        return None
+    kind = "continue" if role == "assistant" else "retry"
+    _tell(host, "attempt", ctx, kind=kind)
+    if kind == "continue":
+        result = await engine.start([], request_id, trigger="recovery-continue", continuation=True)
+    else:
+        result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True)
+    status = getattr(result, "status", None)
+    if status == "completed":
+        _tell(host, "completed", ctx, kind=kind)
+    else:
+        _tell(host, "failed", ctx, str(status), kind=kind)
+    return result
+
+
+def _told_decision(host: RecoveryHost, ctx: ChatRecoveryContext, decision: RecoveryDecision) -> bool:
+    """Emit what `on_chat_recovery` decided (scheduled, exhausted or skipped); True when a turn
+    will resume the incident."""
+    if not decision.continue_:
+        _tell(host, "skipped", ctx, "declined")
+        return False
+    if ctx.exhausted:
+        _tell(host, "exhausted", ctx, "max-attempts")
+        return False
+    _tell(host, "scheduled", ctx)
+    return True
+
+
+def _tell(host: RecoveryHost, what: str, ctx: ChatRecoveryContext, reason: str | None = None, *,
+          kind: str | None = None) -> None:
+    """One `chat:recovery:<what>` event about `ctx`'s incident (see `think_nb.events`): its id is
+    the first request id of the interrupted chain; `kind` (`continue` | `retry`) defaults to
+    `continue` when something streamed before the interruption."""
+    state = host.store.state.get(ATTEMPTS_KEY) or {}
+    fields: dict[str, Any] = {
+        "incident_id": (state.get("roots") or {}).get(ctx.request_id, ctx.request_id),
+        "request_id": ctx.request_id, "attempt": ctx.attempt, "max_attempts": host.chat_recovery_max_attempts,
+        "recovery_kind": kind or ("continue" if ctx.partial is not None else "retry")}
+    if reason:
+        fields["reason"] = reason
+    events.emit(f"chat:recovery:{what}", fields, agent=host.key, request_id=ctx.request_id)
 
 
 def _decided(incident: Incident, continues: bool) -> None:

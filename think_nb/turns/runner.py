@@ -17,7 +17,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
-from think_nb.errors import InternalError
+from think_nb import events
+from think_nb.errors import InternalError, ModelError
 from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
@@ -197,7 +198,7 @@ class Turn:
             if failure is None:
                 message = self.acc.message
             elif status == "completed":  # not stored is not completed: report it (on_chat_error once)
-                status, error = "error", await self._report_error(failure)
+                status, error = "error", await self._report_error(failure, stage="persist")
         return TurnResult(self.request_id, status, error, message, self.continuation,
                           interrupted=self.stalled is not None and status == "aborted")
 
@@ -365,6 +366,8 @@ class Turn:
         usage = usage_model.turn_usage(usage_model.add_step({}, outcome.usage, outcome.usage_source))
         ctx = StepContext(step, finish, outcome.text, calls, results, usage,
                           step_type="initial" if step == 0 else "tool-result")
+        events.emit("chat:step:finish", {"step": step, "finish_reason": finish,
+                                         "tool_calls": [c.name for c in outcome.tool_calls], "usage": dict(usage)})
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
@@ -384,13 +387,19 @@ class Turn:
         return metadata
 
     # -- endings ----------------------------------------------------------------------------
-    async def _report_error(self, exc: BaseException) -> str:
+    async def _report_error(self, exc: BaseException, stage: str = "turn") -> str:
         """End the turn on `exc`: the error naming its source (`think_nb.turns.blame`: the model,
         user code or think_nb itself; an internal error's traceback is logged) goes to
         `on_chat_error`, then out as the `error` chunk. Returns its text (credentials scrubbed),
-        or the text of what `on_chat_error` returned instead."""
+        or the text of what `on_chat_error` returned instead. Emits `chat:request:failed` (stage
+        `stream` for the model's failure, with `message:error`; else `stage`)."""
         error = blame.classify(exc, self.host.agent)
         text = scrub(str(error), self.secrets)
+        if isinstance(error, ModelError):
+            stage = "stream"
+            events.emit("message:error", {"error": text})
+        events.emit("chat:request:failed", {"request_id": self.request_id, "stage": stage,
+                                            "messages_persisted": True, "error": text})
         if isinstance(error, InternalError):
             log.error("turn %s: %s", self.request_id, text, exc_info=exc)
         try:

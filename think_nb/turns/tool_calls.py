@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from think_nb import events
 from think_nb.aio import maybe_await
 from think_nb.errors import ToolRaised, describe
 from think_nb.messages.ids import new_id
@@ -86,8 +87,9 @@ class StepTools:
                 await self.emit({"type": "tool-output-error", "toolCallId": call.id, "errorText": error})
                 return {**base, "errorText": error}
             if gated:
-                await self.emit({"type": "tool-approval-request", "approvalId": new_id("approval"),
-                                 "toolCallId": call.id})
+                approval_id = new_id("approval")
+                await self.emit({"type": "tool-approval-request", "approvalId": approval_id, "toolCallId": call.id})
+                _approval_requested(call.id, call.name, approval_id)
                 return None
         return await self.execute(call.id, call.name, arguments, tool)
 
@@ -105,7 +107,9 @@ class StepTools:
         which the model reads, and the turn goes on; `after_tool_call` still sees a failed
         `before_tool_call` (`success=False`), and a failed `after_tool_call` replaces the result."""
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
-        started = time.perf_counter()
+        started = called = time.perf_counter()
+        base = {"tool_call_id": call_id, "tool_name": name, "step": self.step_number}
+        events.emit("chat:tool:call", base)
         try:
             decision = await self._decide(ctx, name)
         except HookError as exc:
@@ -123,8 +127,11 @@ class StepTools:
             await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": output})
         else:
             await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": error})
-        base = {"toolCallId": call_id, "toolName": name}
-        return {**base, "output": output} if success else {**base, "errorText": error}
+        events.emit("chat:tool:result", {**base, "state": "output-available" if success else "output-error",
+                                         "duration_ms": round((time.perf_counter() - called) * 1000, 3),
+                                         **({} if success else {"error": error})})
+        result = {"toolCallId": call_id, "toolName": name}
+        return {**result, "output": output} if success else {**result, "errorText": error}
 
     async def _decide(self, ctx: ToolCallContext, name: str) -> ToolCallDecision:
         """Fire `before_tool_call`; its value as a decision. Raises `HookError` (the hook raised or
@@ -147,6 +154,7 @@ class StepTools:
         except ApprovalRequired as pause:
             await self.emit({"type": "tool-approval-request", "approvalId": pause.approval_id, "toolCallId": call_id,
                              "approvalDescriptor": pause.descriptor})
+            _approval_requested(call_id, name, pause.approval_id)
             return None
         except StopTurn as stop:  # the call fails with its text, then the turn ends as Stop ends it
             await self.emit({"type": "tool-output-error", "toolCallId": call_id, "errorText": str(stop)})
@@ -239,6 +247,10 @@ class StepTools:
             return False, None, describe(exc.original)
         except BaseException as exc:  # noqa: BLE001 - any failure (SystemExit too) goes back to the model
             return False, None, describe(exc)
+
+
+def _approval_requested(call_id: str, name: str, approval_id: Any) -> None:
+    events.emit("chat:approval:requested", {"tool_call_id": call_id, "tool_name": name, "approval_id": approval_id})
 
 
 class ToolHookFailed(Exception):

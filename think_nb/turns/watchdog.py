@@ -16,6 +16,8 @@ import asyncio
 import time
 from typing import Any, Protocol
 
+from think_nb import events
+
 
 class Turn(Protocol):
     """What the watchdog reads of a running turn (`think_nb.turns.runner.Turn` is one)."""
@@ -45,4 +47,5 @@ async def _watch(turn: Turn, timeout: float) -> None:
             break
         await asyncio.sleep(remaining)
     turn.stalled = timeout
+    events.emit("chat:stream:stalled", {"request_id": turn.request_id, "timeout_ms": round(timeout * 1000, 3)})
     turn.engine.abort_request(turn.request_id, "stalled")

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from think_nb import events
 from think_nb.errors import UserError
 from think_nb.tools.tool import Tool, from_function
 
@@ -93,11 +94,23 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
             url: the http(s) URL to read
         """
         try:
-            return await fetcher.get(url)
+            result = await fetcher.get(url)
         except _Refused as refused:
-            return refused.result()
+            result = refused.result()
+        _fetched(name, url, result)
+        return result
 
     return from_function(fetch, name=name)
+
+
+def _fetched(tool: str, url: str, result: dict) -> None:
+    """The `tool:fetch` event of one call (Think's `FetchToolEvent`), refused calls included."""
+    fields: dict[str, Any] = {"tool": tool, "ok": result["ok"], "requested_url": url, "final_url": result.get("url"),
+                              "status": result.get("status"), "bytes": result.get("bytes"),
+                              "truncated": bool(result.get("truncated", False))}
+    if not result["ok"]:
+        fields["code"] = result["code"]
+    events.emit("tool:fetch", fields)
 
 
 class _Fetcher:
