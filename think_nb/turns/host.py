@@ -28,6 +28,7 @@ class AgentHost(Protocol):
     """The user's `Think` object: hooks and overridables are called on it."""
     name: str
     max_steps: int
+    send_reasoning: bool
     chat_stream_stall_timeout: float | None
     message_concurrency: Any
     include_mcp_tools: bool
