@@ -19,6 +19,7 @@ override (sync or `async`):
 | hook | when | may return |
 |---|---|---|
 | `before_turn(ctx)` | once, before the first model call | a `TurnConfig`: model, prompt, messages, tools of the turn |
+| `before_step(ctx)` | before each model call | a `StepConfig`: model, prompt, messages, tools of that step |
 | `on_chunk(chunk)` | every streamed piece of the reply | (observation only) |
 | `before_tool_call(ctx)` | before each tool runs | `ToolCallDecision.allow / block / substitute` |
 | `after_tool_call(ctx)` | after each tool call, with its output or error and time | |
@@ -26,8 +27,9 @@ override (sync or `async`):
 | `on_chat_response(result)` | after the turn is stored | (start a follow-up turn here) |
 | `on_chat_error(error)` | when a turn fails | a friendlier error for the user |
 
-This notebook prints every hook of one turn, changes a turn from `before_turn` and
-`before_tool_call`, then **steps** through a turn cell by cell, like a debugger.
+This notebook prints every hook of one turn, changes a turn from `before_turn`, `before_step`
+and `before_tool_call`, asks a turn for a typed answer, then **steps** through a turn cell by
+cell, like a debugger.
 
 The agents use a `ScriptedModel`: a fake model that plays back a script (one list of items per
 model call) and records in `.requests` exactly what it was sent, so you can see the effect of
@@ -37,7 +39,7 @@ each hook. To run any of them on a hosted model, one line in the class:
 def get_model(self): return "openai/gpt-4o-mini"   # and set OPENAI_API_KEY
 ```"""),
     new_code_cell('''%load_ext think_nb
-from think_nb import Think, ToolCallDecision, TurnConfig, tool
+from think_nb import StepConfig, Think, ToolCallDecision, TurnConfig, tool
 from think_nb.testing import ScriptedModel as S
 
 
@@ -166,7 +168,75 @@ await guarded.send("Weather in Paris and Atlantis, and 1+1?")
 guarded.tool_calls_df()[["tool_name", "input", "state", "output"]]'''),
     new_markdown_cell("What the model was told on its second call:"),
     new_code_cell('''[m["content"] for m in guard_script.requests[1]["messages"] if m["role"] == "tool"]'''),
-    new_markdown_cell("""## 4. Step mode: a turn, one hook at a time
+    new_markdown_cell("""## 4. Changing one step from `before_step`
+
+`before_step(ctx)` runs before **each** model call of a turn (Think's `beforeStep`), with
+`ctx.step_number`, the finished steps (`ctx.steps`), and the messages, model and tools about to
+be used. A `StepConfig` it returns changes that step only. Here the first step may only look up
+the weather; from the second step on the model gets `add` instead."""),
+    new_code_cell('''steps_script = S([
+    [S.tool_call("weather", {"city": "Oslo"})],
+    [S.tool_call("add", {"a": 12, "b": 3})],
+    [S.text("Rain in Oslo, 12 °C; 3 degrees warmer would be 15 °C.")],
+])
+
+
+class Stepwise(Think):
+    include_workspace_tools = False   # only the two tools below (not the workspace's read, write, ...)
+
+    def get_model(self):
+        return steps_script.model
+
+    def get_tools(self):
+        return [add, weather]
+
+    def before_step(self, ctx):
+        print(f"before_step step {ctx.step_number}: {len(ctx.steps)} step(s) done, tools {ctx.active_tools}")
+        if ctx.step_number == 0:
+            return StepConfig(active_tools=["weather"])
+        return StepConfig(active_tools=["add"])
+
+
+stepwise = Stepwise("stepwise")
+stepwise.clear_messages()  # Run All again starts this demo afresh
+await stepwise.send("Weather in Oslo, and 3 degrees warmer?")
+[[t["function"]["name"] for t in r["tools"]] for r in steps_script.requests]   # what each step offered'''),
+    new_markdown_cell("""## 5. A typed answer: `output_type`
+
+Pass a pydantic model as `output_type` and the turn ends with an instance of it in
+`result.output` (Think's structured output). The model may use its tools first; it answers by
+calling a hidden `think_final_answer` tool whose input schema is the model's JSON schema, and
+the answer is validated (an invalid one goes back to the model with pydantic's error).
+`TurnConfig(output_type=...)` from `before_turn` does the same."""),
+    new_code_cell('''from pydantic import BaseModel
+
+
+class Forecast(BaseModel):
+    city: str
+    rain: bool
+    celsius: float
+
+
+typed_script = S([
+    [S.tool_call("weather", {"city": "Oslo"})],
+    [S.tool_call("think_final_answer", {"city": "Oslo", "rain": True, "celsius": 12})],
+])
+
+
+class Typed(Think):
+    def get_model(self):
+        return typed_script.model
+
+    def get_tools(self):
+        return [weather]
+
+
+typed = Typed("typed")
+typed.clear_messages()  # Run All again starts this demo afresh
+result = await typed.send("Weather in Oslo?", output_type=Forecast)
+print(typed_script.requests[0]["options"])   # tool_choice forced: a tool call each step
+result.output'''),
+    new_markdown_cell("""## 6. Step mode: a turn, one hook at a time
 
 `agent.step(message)` starts a turn that **pauses before every hook**: `before_turn`, each
 `before_tool_call` and `after_tool_call`, each `on_step_finish`, and `on_chat_response`.
@@ -222,7 +292,7 @@ calc.tool_calls_df()[["tool_name", "input", "output"]]'''),
 stepper = calc.step("One more?")
 print(stepper.next())
 stepper.cancel()'''),
-    new_markdown_cell("""## 5. The trace of a turn
+    new_markdown_cell("""## 7. The trace of a turn
 
 Every turn, stepped or not, leaves a **trace**: one row per hook call and per run of chunks of
 the same type, with the time offset from the start of the turn in milliseconds, the step, the
@@ -235,7 +305,7 @@ three tool calls stream in, then each call sits between its `before_tool_call` a
 agent's, the one that failed (its trace ends with the `error` chunk). The first turn in a kernel
 also pays for importing litellm (several seconds), which a trace shows as a long model call."""),
     new_code_cell("%think trace loud"),
-    new_markdown_cell("""## 6. Replaying a turn
+    new_markdown_cell("""## 8. Replaying a turn
 
 The trace also keeps every chunk with its timing, so a turn can be **replayed**: offline,
 the same every time, no model and no API key needed: handy in front of a class.

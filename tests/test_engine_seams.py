@@ -138,7 +138,7 @@ def test_think_holds_no_machinery() -> None:
     assert machinery - {"name", "messages", "is_running", "session", "max_steps", "message_concurrency",
                         "include_mcp_tools", "chat_stream_stall_timeout", "get_model", "get_system_prompt",
                         "get_tools", "repair_interrupted_tool_part", "switch_session", "get_branches",
-                        "list_sessions"} & set(dir(Think)) == set()
+                        "list_sessions", "send_reasoning"} & set(dir(Think)) == set()
     own = {n for n in vars(Think) if not n.startswith("__")}
     assert own == set(names.RESERVED) | names.OVERRIDABLE | names.SETTINGS
 

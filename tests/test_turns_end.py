@@ -169,7 +169,7 @@ async def test_an_approval_predicate_that_raises_fails_the_call_never_opens_it(k
     await next_turn_works(agent, script)
 
 
-TURN_HOOKS = ["before_turn", "on_chunk", "on_step_finish"]
+TURN_HOOKS = ["before_turn", "before_step", "on_chunk", "on_step_finish"]
 TOOL_HOOKS = ["before_tool_call", "after_tool_call"]  # they fail their call, not the turn (issue 30)
 ASSEMBLY = ["get_model", "get_tools", "get_system_prompt", "configure_session"]
 

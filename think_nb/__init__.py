@@ -19,6 +19,8 @@ from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResu
 from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortController, AbortSignal
+from think_nb.turns.steps import PrepareStepContext, StepConfig, has_tool_call, step_count_is
+from think_nb.turns.structured import StructuredOutputError
 
 __all__ = [
     "LOCAL_MODEL",
@@ -30,10 +32,13 @@ __all__ = [
     "InternalError",
     "ModelConfig",
     "ModelError",
+    "PrepareStepContext",
     "RecoveryDecision",
     "ScheduledTask",
     "ScheduledTaskContext",
+    "StepConfig",
     "StepContext",
+    "StructuredOutputError",
     "Think",
     "Tool",
     "ToolCallContext",
@@ -48,8 +53,10 @@ __all__ = [
     "UserError",
     "__version__",
     "client_tool",
+    "has_tool_call",
     "load_ipython_extension",
     "runtime_of",
+    "step_count_is",
     "tool",
 ]
 

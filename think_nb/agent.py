@@ -21,6 +21,8 @@ Overridable (Think's names in snake_case; each may be sync or async):
     get_tools()            list of functions / Tools, or dict name -> tool
     max_steps              class attribute, default 10 (model calls per turn)
 Hooks (no-ops by default):
+    before_turn(ctx)       once per turn; may return a `TurnConfig`
+    before_step(ctx)       before each model call; may return a `StepConfig` for that step
     on_chunk(chunk)        every UIMessageChunk, observation only
     on_step_finish(ctx)    after each step (`StepContext`)
     on_chat_response(res)  after the turn's message is persisted; the next queued turn waits for it (`TurnResult`)
@@ -59,6 +61,7 @@ from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnCon
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
+from think_nb.turns.steps import PrepareStepContext, StepConfig
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,6 +116,10 @@ class Think:
     __runtime: AgentRuntime  # set by __init__ (think_nb.binding); not a name of the user's namespace
 
     max_steps: int = 10
+    send_reasoning: bool = True
+    """Stream the model's reasoning to the views (panel, terminal, `chat()` callbacks) and keep it
+    in the stored message (Think's `sendReasoning`); False leaves it out of both (`on_chunk` still
+    sees it, as Think's `onChunk` does). `TurnConfig.send_reasoning` overrides it per turn."""
     hydration_limit: int | None = 2_000
     """Messages of the current branch loaded into memory (the newest; never fewer than 4); older
     ones stay in SQLite (search, DataFrames). Think's `hydrationByteBudget`, counted in messages.
@@ -271,6 +278,14 @@ class Think:
         (or a dict of its fields) to change this turn's model, system prompt, messages, tools,
         active tools, tool choice, max steps or sampling options; None keeps the defaults."""
 
+    def before_step(self, ctx: PrepareStepContext) -> StepConfig | dict[str, Any] | None:
+        """Called before each model call of a turn (Think's `beforeStep`, the AI SDK's
+        `prepareStep`) with a `PrepareStepContext`: `step_number` (0-based), `steps` (the finished
+        steps' `StepContext`s), `messages`, `model`, `system`, `tools`, `active_tools`. Return a
+        `StepConfig` (or a dict of its fields) to change that step only: `model` (a litellm string,
+        resolved as `get_model()`'s), `system`, `messages`, `active_tools`, `tool_choice`,
+        sampling; None changes nothing. Raising ends the turn with `error`, as `before_turn`."""
+
     def before_tool_call(self, ctx: ToolCallContext) -> Any:
         """Called before each tool runs. Return None (run), `ToolCallDecision.allow(input)`,
         `ToolCallDecision.block(reason)` (the reason becomes the output; the tool does not run) or
@@ -417,7 +432,7 @@ class Think:
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
     def submit(self, message: dict[str, Any] | str, request_id: str | None = None, *, trigger: str = "programmatic",
                body: dict[str, Any] | None = None, client_tools: list[dict[str, Any]] | None = None,
-               context: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
+               context: dict[str, Any] | None = None, output_type: type | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
         `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
@@ -432,6 +447,7 @@ class Think:
         anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
         a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
         starts, so the event loop never waits for it; bad `context` raises `UserError` here.
+        `output_type` (a pydantic model class): a structured turn, see `send`.
         """
         message = user_message(message) if isinstance(message, str) else message
         extra_parts = None
@@ -446,17 +462,22 @@ class Think:
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             runtime.set_client_tools(client_tools)
         return runtime.start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
-                           extra_parts=extra_parts)
+                           extra_parts=extra_parts, output_type=output_type)
 
-    async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
+    async def send(self, text: str, *, context: dict[str, Any] | None = None,
+                   output_type: type | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
-        `context={"df": df}` attaches data (see `submit`). Raises `UserError` at once when called
-        from inside this agent's running turn (one of its tools or hooks): use `add_messages` or an
-        unawaited `submit` there (Think's nested admission guard)."""
+        `context={"df": df}` attaches data (see `submit`). `output_type=Invoice` (a pydantic model
+        class) makes it a structured turn (Think's structured output): the model may use its tools,
+        then answers through a hidden `think_final_answer` tool whose input is validated as an
+        `Invoice`, returned as `result.output` (a turn without a valid one ends `error`;
+        `think_nb.turns.structured`). Raises `UserError` at once when called from inside this
+        agent's running turn (one of its tools or hooks): use `add_messages` or an unawaited
+        `submit` there (Think's nested admission guard)."""
         self.__runtime.engine.refuse_nested("send")
-        return await self.submit(text, trigger="send", context=context)
+        return await self.submit(text, trigger="send", context=context, output_type=output_type)
 
-    def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
+    def run(self, text: str, *, context: dict[str, Any] | None = None, output_type: type | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
         try:
             asyncio.get_running_loop()
@@ -466,12 +487,13 @@ class Think:
             raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                             "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
         self.__runtime.engine.refuse_nested("run")  # a sync tool of this agent's turn (in its worker thread)
-        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context))
+        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context, output_type=output_type))
         return result
 
-    async def save_messages(self, messages: Messages, *, signal: AbortSignal | None = None) -> TurnResult:
+    async def save_messages(self, messages: Messages, *, signal: AbortSignal | None = None,
+                            output_type: type | None = None) -> TurnResult:
         """Append messages (or `fn(current_messages) -> messages`, evaluated when the turn starts)
-        and run a turn (Think's `saveMessages`).
+        and run a turn (Think's `saveMessages`); `output_type`: a structured turn (see `send`).
 
         Returns:
             `TurnResult`: `completed`; `error` (partial persisted); `aborted` (`signal` aborted or
@@ -484,7 +506,8 @@ class Think:
                 wait forever: use `add_messages` there (Think's nested admission guard).
         """
         self.__runtime.engine.refuse_nested("save_messages")
-        return await self.__runtime.start(messages, new_id("req"), trigger="save_messages", signal=signal)
+        return await self.__runtime.start(messages, new_id("req"), trigger="save_messages", signal=signal,
+                                          output_type=output_type)
 
     async def add_messages(self, messages: Messages, *, parent_id: str | EllipsisType | None = ...,
                            broadcast: bool = True) -> None:
@@ -511,7 +534,7 @@ class Think:
     async def run_turn(self, input: Any = None, *, mode: str = "wait", continuation: bool = False,
                        body: dict[str, Any] | None = None, signal: AbortSignal | None = None,
                        submission_id: str | None = None, idempotency_key: str | None = None, metadata: Any = None,
-                       callback: Any = None) -> TurnResult | dict[str, Any] | None:
+                       callback: Any = None, output_type: type | None = None) -> TurnResult | dict[str, Any] | None:
         """One entry point for a turn, by `mode` (Think's `runTurn`; `think_nb.turns.run_turn`).
 
         `input`: text (one user message; "" is none), a UIMessage, a list of them, or (not with
@@ -526,6 +549,8 @@ class Think:
         - "stream": `chat(input, callback)`; returns None (static empty input: `on_start`,
           `on_done`, no turn).
 
+        `output_type` (a pydantic model class; "wait" with input only): a structured turn, see `send`.
+
         Raises:
             UserError: a bad combination (an unknown mode; wait without input or continuation, or
                 with both; continuation outside "wait"; "submit"/"stream" without input; "stream"
@@ -536,7 +561,7 @@ class Think:
 
         return await run_turn.run_turn(self, input, mode=mode, continuation=continuation, body=body, signal=signal,
                                        submission_id=submission_id, idempotency_key=idempotency_key,
-                                       metadata=metadata, callback=callback)
+                                       metadata=metadata, callback=callback, output_type=output_type)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:

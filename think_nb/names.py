@@ -22,8 +22,8 @@ __all__ = ["ASSIGNABLE", "OVERRIDABLE", "RESERVED", "SETTINGS", "clash", "hook_p
 
 OVERRIDABLE = frozenset({
     "get_model", "get_system_prompt", "get_tools", "get_extensions", "get_skills", "get_scheduled_tasks",
-    "configure_session", "before_turn", "before_tool_call", "after_tool_call", "on_chunk", "on_step_finish",
-    "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
+    "configure_session", "before_turn", "before_step", "before_tool_call", "after_tool_call", "on_chunk",
+    "on_step_finish", "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
 })
 """Methods and hooks a subclass overrides (Think's, in snake_case)."""
 
@@ -32,7 +32,7 @@ SETTINGS = frozenset({
     "chat_recovery_max_attempts", "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
-    "include_kernel_tools",
+    "include_kernel_tools", "send_reasoning",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 
@@ -124,6 +124,7 @@ _SETTING_RULES: dict[str, tuple[Callable[[object], bool], str]] = {
     "chat_recovery_max_attempts": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                                    "a whole number >= 0"),
     "include_mcp_tools": (lambda v: isinstance(v, bool), "True or False"),
+    "send_reasoning": (lambda v: isinstance(v, bool), "True or False"),
     "include_extension_tools": (lambda v: isinstance(v, bool), "True or False"),
     "workspace_approval": (lambda v: isinstance(v, bool), "True or False"),
     "include_workspace_tools": (lambda v: v is None or isinstance(v, bool),

@@ -83,6 +83,7 @@ class AgentRuntime:
     scheduler: Scheduler
 
     max_steps = _Setting()
+    send_reasoning = _Setting()
     hydration_limit = _Setting()
     message_concurrency = _Setting()
     chat_stream_stall_timeout = _Setting()

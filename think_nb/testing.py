@@ -54,7 +54,7 @@ _function_ids = itertools.count(1)
 
 @dataclass
 class _Item:
-    kind: str  # text | deltas | tool_call | error | usage | silent | stall
+    kind: str  # text | reasoning | deltas | tool_call | error | usage | silent | stall
     value: Any
     chunk_size: int = 3
 
@@ -103,6 +103,13 @@ class ScriptedModel:
         Pass a string to send raw (possibly invalid) argument text."""
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
         return _Item("tool_call", {"name": name, "arguments": raw, "id": id}, chunk_size)
+
+    @staticmethod
+    def reasoning(text: str, chunk_size: int = 3) -> _Item:
+        """Stream `text` as reasoning deltas of `chunk_size` characters (an OpenAI-compatible
+        model's `reasoning_content`: `reasoning-*` chunks, a `reasoning` part). Played in-process
+        (litellm's custom-provider path drops it)."""
+        return _Item("reasoning", text, chunk_size)
 
     @staticmethod
     def deltas(deltas: list[str]) -> _Item:
@@ -313,6 +320,9 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception 
         if item.kind == "text":
             for start in range(0, len(item.value), item.chunk_size):
                 yield _chunk(text=item.value[start:start + item.chunk_size])
+        elif item.kind == "reasoning":
+            for start in range(0, len(item.value), item.chunk_size):
+                yield {**_chunk(), "reasoning_content": item.value[start:start + item.chunk_size]}
         elif item.kind == "deltas":
             yield from (_chunk(text=delta) for delta in item.value)
         elif item.kind == "tool_call":

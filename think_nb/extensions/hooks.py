@@ -7,8 +7,8 @@ extension load order, each bounded by `Think.extension_hook_timeout` seconds (de
 and skipped; the turn goes on.
 
 - `before_turn({system, tool_names, message_count, continuation, body, model, request_id, trigger})`
-  may return a dict of `MERGEABLE` fields (system, messages, active_tools, tool_choice, max_steps
-  and the sampling options: Think's list), merged over the agent's `TurnConfig` (later extensions
+  may return a dict of `MERGEABLE` fields (system, messages, active_tools, tool_choice, max_steps,
+  send_reasoning and the sampling options: Think's list), merged over the agent's `TurnConfig` (later extensions
   win; the next one sees the changed `system` / `tool_names`). Other fields (model, tools) are
   ignored and logged.
 - `before_tool_call({tool_name, tool_call_id, input, step_number})`: observation only.
@@ -29,8 +29,8 @@ from think_nb.jsonsafe import to_json_value
 log = logging.getLogger("think_nb")
 
 HOOKS = ("before_turn", "before_tool_call", "after_tool_call", "on_step_finish", "on_chunk")
-MERGEABLE = ("system", "messages", "active_tools", "tool_choice", "max_steps", "temperature", "top_p",
-             "max_output_tokens", "seed", "stop_sequences", "presence_penalty", "frequency_penalty")
+MERGEABLE = ("system", "messages", "active_tools", "tool_choice", "max_steps", "send_reasoning", "temperature",
+             "top_p", "max_output_tokens", "seed", "stop_sequences", "presence_penalty", "frequency_penalty")
 
 
 def snapshot(hook: str, ctx: Any) -> dict:

@@ -81,7 +81,8 @@ class ModelClient(Protocol):
 
 def from_generic(chunk: dict) -> Delta:
     """A litellm `GenericStreamingChunk` dict (`text`, `tool_use`, `finish_reason`, `usage`; what
-    in-process providers yield) as a `Delta`, the way litellm's stream wrapper reads it."""
+    in-process providers yield) as a `Delta`, the way litellm's stream wrapper reads it; a
+    `reasoning_content` key (a scripted model's reasoning) is the delta's reasoning."""
     tool_use = chunk.get("tool_use")
     calls = None
     if tool_use:
@@ -89,7 +90,7 @@ def from_generic(chunk: dict) -> Delta:
         calls = [ToolCallDelta(tool_use.get("index"), tool_use.get("id"), function.get("name"),
                                function.get("arguments") or "")]
     usage = usage_counts(chunk.get("usage"))
-    return Delta(content=chunk.get("text") or None, tool_calls=calls,
+    return Delta(content=chunk.get("text") or None, reasoning=chunk.get("reasoning_content") or None, tool_calls=calls,
                  finish_reason=chunk.get("finish_reason") or None, usage=usage,
                  usage_source="reported" if usage else None)
 

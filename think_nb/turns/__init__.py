@@ -8,6 +8,8 @@ persist → respond.
 - `capabilities.py`: Think's capability block on the default system prompt.
 - `runner.py`: one turn: `before_turn`, stream steps, run tools, persist, report.
 - `tool_calls.py`: running the model's tool calls (errors become `output-error` parts).
+- `steps.py`: `before_step` (`PrepareStepContext` → `StepConfig`) and `stop_when` conditions.
+- `structured.py`: structured output (`output_type`): the hidden final-answer tool.
 - `hooksite.py`: the one place hooks fire (traced, paused in step mode). `hooks.py`: contexts,
   `user_code`. `blame.py`: a failed turn's error names its source (model, user code, think_nb).
 - `recorder.py`: the resumable stream, recorded for every turn. `recovery.py`: after a dead kernel.

@@ -48,6 +48,8 @@ class Submission:
     extra_parts: dict[str, Awaitable[list[dict]]] = field(default_factory=dict)
     """message id -> parts appended to that message when its turn starts (prepared off the loop, e.g.
     data attached with `context=`); carried with the messages when a newer submission supersedes it."""
+    output_type: Any = None
+    """a pydantic model class: the turn is structured (`think_nb.turns.structured`), else None."""
     parent: Submission | None = None
     """the submission whose `on_chat_response` started this one (it runs under the parent's queue slot)."""
     responding: bool = False

@@ -39,6 +39,7 @@ from think_nb.turns.recorder import StreamRecorder
 from think_nb.turns.repair import repaired
 from think_nb.turns.result import SKIPPED, TurnResult
 from think_nb.turns.signal import AbortSignal
+from think_nb.turns.structured import check_output_type
 from think_nb.turns.task import TurnTask
 
 log = logging.getLogger("think_nb")
@@ -105,20 +106,23 @@ class TurnEngine:
     def start(self, messages: Messages, request_id: str, *, trigger: str, user_submit: bool = False,
               continuation: bool = False, regenerate: bool = False, body: dict | None = None,
               signal: AbortSignal | None = None,
-              extra_parts: dict[str, Awaitable[list[dict]]] | None = None) -> asyncio.Future:
+              extra_parts: dict[str, Awaitable[list[dict]]] | None = None, output_type: Any = None) -> asyncio.Future:
         """Admit a turn and run it as a task on the running loop; returns the task (or a finished
         future with a `skipped` result when admission drops it). Raises `UserError` without a loop.
         `extra_parts` (`{message id: awaitable of parts}`): parts prepared off the loop, awaited when
-        the turn starts (in queue order) and appended to that message before it is stored."""
+        the turn starts (in queue order) and appended to that message before it is stored.
+        `output_type`: a pydantic model class for a structured turn (`UserError` otherwise, before
+        anything is stored; `think_nb.turns.structured`)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             raise UserError("Starting a turn needs a running event loop: use `await agent.send(...)` in a "
                             "notebook cell, or `agent.run(...)` in a script.") from None
+        check_output_type(output_type)
         if not callable(messages):
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
-                         extra_parts=dict(extra_parts or {}), parent=self._responding())
+                         extra_parts=dict(extra_parts or {}), output_type=output_type, parent=self._responding())
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
@@ -369,7 +373,7 @@ class TurnEngine:
             raise
         self.messages_changed()
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
-                    generation=sub.generation)
+                    generation=sub.generation, output_type=sub.output_type)
         self.turns_run[sub.request_id] = turn
         outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
         fields = _turn_fields(sub, continuation)

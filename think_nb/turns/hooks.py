@@ -103,6 +103,15 @@ class TurnConfig:
         options: any other `litellm.acompletion` keyword arguments.
         chat_stream_stall_timeout: seconds without a chunk after which this turn is aborted as
             stalled (overrides `Think.chat_stream_stall_timeout`; `turns/watchdog.py`).
+        stop_when: Think's `stopWhen`: a function of the finished steps (`list[StepContext]`,
+            sync or async) returning True to stop after the step just finished, or a list of them
+            (any one stops); `step_count_is(n)` and `has_tool_call(name)` are the AI SDK's. Asked
+            after each step with tool calls; `max_steps` bounds the turn as well (`turns/steps.py`).
+        send_reasoning: False keeps this turn's reasoning out of the views' stream and the stored
+            message (overrides `Think.send_reasoning`, Think's `sendReasoning`).
+        output_type: a pydantic model class: the turn ends with a validated instance of it in
+            `TurnResult.output` (Think's structured turns; `turns/structured.py`). Overrides the
+            `output_type` given to `send` / `save_messages` / `run_turn`.
     """
 
     model: Any = None
@@ -122,6 +131,9 @@ class TurnConfig:
     frequency_penalty: float | None = None
     options: dict = field(default_factory=dict)
     chat_stream_stall_timeout: float | None = None
+    stop_when: Any = None
+    send_reasoning: bool | None = None
+    output_type: Any = None
 
     _LITELLM: ClassVar[dict[str, str]] = {
         "temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens", "seed": "seed",

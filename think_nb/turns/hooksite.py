@@ -5,7 +5,9 @@ hook (the user may edit `ctx` meanwhile, or decide a tool call), then calls the 
 it overrides it. Every hook of `think_nb.turns.host.HOOKS` fires here, `on_chunk` and
 `on_chat_error` included. Contexts are built for every hook point, overridden or not, so the
 trace and the stepper always show the whole anatomy of a turn. `on_chunk` (once per chunk) is
-never a pause and is traced on its chunk group's row, not as a row of its own.
+never a pause and is traced on its chunk group's row, not as a row of its own. `before_step`
+fires only when the class overrides it (`runner.Turn._plan_step`) and is traced but never a pause
+(`UNPAUSED`), so a stepped turn pauses at the same hooks whatever the class defines.
 
 A context's `messages` (model messages: their dicts come from the history conversion's memo,
 `think_nb.messages.convert`) is copied all the way down before user code sees it (an overriding
@@ -22,6 +24,8 @@ from think_nb.turns.hooks import call_hook
 from think_nb.turns.trace import Tracer, summarize
 
 EXTENSION_HOOKS = ("before_turn", "before_tool_call", "after_tool_call", "on_step_finish")
+UNPAUSED = ("before_step",)
+"""Hooks the stepper does not pause at (besides `on_chunk`)."""
 
 
 class HookSite:
@@ -51,7 +55,7 @@ class HookSite:
         decided = None
         if self.stepper is not None or self.host.overrides(name):
             _own_messages(ctx)
-        if self.stepper is not None:
+        if self.stepper is not None and name not in UNPAUSED:
             decided = await self.stepper._pause(name, ctx, step, tool)
         started = self.tracer.now_ms()
         if decided is not None:

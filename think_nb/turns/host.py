@@ -30,6 +30,7 @@ class AgentHost(Protocol):
     key: str
     """The agent's storage key (`"<Class>:<name>"`): events name their agent with it."""
     max_steps: int
+    send_reasoning: bool
     chat_stream_stall_timeout: float | None
     message_concurrency: Any
     include_mcp_tools: bool

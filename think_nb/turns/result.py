@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 TurnStatus = Literal["completed", "error", "aborted", "skipped"]
 
@@ -21,6 +21,9 @@ class TurnResult:
         continuation: True when the turn continued the last assistant message.
         interrupted: True when the stall watchdog ended it (status `aborted`, partial kept).
         reason: why a `skipped` turn did nothing (one of `SKIPPED`'s texts), else None.
+        output: a structured turn's answer (`output_type=`, `TurnConfig.output_type`): an
+            instance of its pydantic model, validated; None for other turns and for a structured
+            turn that did not complete (`think_nb.turns.structured`).
         waiting: (property) the tool call ids the turn left waiting for you, oldest first: calls
             waiting for `approve(id)`/`deny(id)` and client tool calls waiting for their result.
             A paused turn is `completed` (it ended, as Think's does); `waiting` and the repr
@@ -34,6 +37,7 @@ class TurnResult:
     continuation: bool = False
     interrupted: bool = False
     reason: str | None = None
+    output: Any = None
 
     def _waiting_parts(self) -> list[dict]:
         parts = (self.message or {}).get("parts") or []
@@ -61,7 +65,7 @@ class TurnResult:
     def __repr__(self) -> str:
         said = [self.status, self.waiting_text, self.error and f"error={self.error!r}",
                 self.reason and f"reason={self.reason!r}", self.continuation and "continuation",
-                self.interrupted and "interrupted"]
+                self.interrupted and "interrupted", self.output is not None and f"output={self.output!r}"]
         return f"TurnResult({self.request_id}: {', '.join(s for s in said if s)})"
 
 

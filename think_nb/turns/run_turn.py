@@ -22,10 +22,14 @@ from think_nb.turns.result import SKIPPED, TurnResult
 MODES = ("wait", "submit", "stream")
 
 
-def check(mode: str, has_input: bool, continuation: bool, callback: Any) -> None:
-    """Raise `UserError` for a combination Think's `runTurn` rejects (its words)."""
+def check(mode: str, has_input: bool, continuation: bool, callback: Any, output_type: Any = None) -> None:
+    """Raise `UserError` for a combination Think's `runTurn` rejects (its words), or an
+    `output_type` outside a "wait" turn with input (ours: the structured answer is its result)."""
     if mode not in MODES:
         raise UserError(f'run_turn: mode must be "wait", "submit" or "stream", not {mode!r}.')
+    if output_type is not None and (mode != "wait" or continuation):
+        raise UserError('run_turn: output_type is only supported with mode="wait" and input (its TurnResult.output '
+                        "is the answer); for other turns return TurnConfig(output_type=...) from before_turn.")
     if continuation and mode != "wait":
         raise UserError('run_turn: continuation is only supported with mode="wait".')
     if mode == "stream" and callback is None:
@@ -48,9 +52,9 @@ def as_messages(input: Any) -> list[dict]:
 
 async def run_turn(agent: Any, input: Any, *, mode: str, continuation: bool, body: dict | None, signal: Any,
                    submission_id: str | None, idempotency_key: str | None, metadata: Any,
-                   callback: Any) -> TurnResult | dict | None:
+                   callback: Any, output_type: Any = None) -> TurnResult | dict | None:
     """`agent.run_turn(...)` (see `Think.run_turn`)."""
-    check(mode, input is not None, continuation, callback)
+    check(mode, input is not None, continuation, callback, output_type)
     if mode == "wait" and continuation:
         return await agent.continue_last_turn(body, signal=signal)
     if mode == "submit":
@@ -69,7 +73,7 @@ async def run_turn(agent: Any, input: Any, *, mode: str, continuation: bool, bod
         return None
     if not callable(messages) and not messages:
         return TurnResult("", "skipped", reason=SKIPPED["no-new-messages"])
-    return await agent.save_messages(messages, signal=signal)
+    return await agent.save_messages(messages, signal=signal, output_type=output_type)
 
 
 async def _call(callback: Any, method: str, *args: Any) -> None:

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb import events
@@ -31,11 +32,12 @@ from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools.collisions import keep_gates
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns import assemble, blame, capabilities
+from think_nb.turns import assemble, blame, capabilities, steps, structured
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.repair import USED_TEXT
 from think_nb.turns.result import StepContext, TurnResult, TurnStatus
+from think_nb.turns.steps import PrepareStepContext, StepConfig
 from think_nb.turns.tool_calls import StepTools, run_all
 from think_nb.turns.trace import Tracer
 
@@ -90,10 +92,12 @@ class Turn:
         body: custom request body, shown to `before_turn`.
         trigger: `panel`, `cell`, `send`, `save_messages`, `programmatic`, `chat` or `continuation`.
         generation: the queue generation the turn was admitted in; after a clear nothing is persisted.
+        output_type: a pydantic model class: a structured turn (`turns/structured.py`), unless
+            `before_turn`'s `TurnConfig.output_type` replaces it.
     """
 
     def __init__(self, engine: TurnEngine, request_id: str, *, continuation: bool = False, body: dict | None = None,
-                 trigger: str = "programmatic", generation: int | None = None) -> None:
+                 trigger: str = "programmatic", generation: int | None = None, output_type: Any = None) -> None:
         self.engine = engine
         self.host = engine.host
         self.generation = generation
@@ -117,6 +121,12 @@ class Turn:
         self._watchdog: asyncio.Task | None = None
         self.waiting: tuple[str, float] | None = None  # (what, trace ms) while the model path waits
         self.wait_ended = 0.0  # time.monotonic() when the last wait ended (the stall watchdog skips waits)
+        self.steps: list[StepContext] = []  # the finished steps, as on_step_finish saw them (before_step's ctx.steps)
+        self.send_reasoning = True  # False: reasoning chunks reach neither the views nor the stored message
+        self.output_type = output_type
+        self.final: structured.FinalAnswer | None = None  # the hidden final-answer tool of a structured turn
+        self.final_error: str | None = None  # why its last call was refused
+        self.output: Any = None  # the validated answer of a structured turn (`TurnResult.output`)
 
     def scrubbed(self, chunk: dict) -> dict:
         """`chunk` with the turn's credential values scrubbed from its error text (a tool may echo
@@ -136,10 +146,17 @@ class Turn:
             raise asyncio.CancelledError("the turn was aborted")
 
     async def emit(self, chunk: dict) -> None:
-        """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`."""
+        """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`.
+        With `send_reasoning` off a reasoning chunk is applied (the turn's later steps send it back
+        to the model, as the AI SDK's step loop does) and shown to `on_chunk` (Think's `onChunk`
+        sees it too), but neither recorded nor broadcast, and the stored message leaves it out."""
         self.check_aborted()
         chunk = self.scrubbed(chunk)
         self.acc.apply(chunk)
+        if not self.send_reasoning and str(chunk.get("type", "")).startswith("reasoning-"):
+            if self._observe:
+                await self.hooks.fire("on_chunk", chunk, step=self.step)
+            return
         await self.emit_broadcast(chunk)
 
     def publish(self, chunk: dict) -> None:
@@ -196,11 +213,12 @@ class Turn:
         if self.acc.parts:
             failure = self._try_persist()
             if failure is None:
-                message = self.acc.message
+                message = self._stored_form()
             elif status == "completed":  # not stored is not completed: report it (on_chat_error once)
                 status, error = "error", await self._report_error(failure, stage="persist")
         return TurnResult(self.request_id, status, error, message, self.continuation,
-                          interrupted=self.stalled is not None and status == "aborted")
+                          interrupted=self.stalled is not None and status == "aborted",
+                          output=self.output if status == "completed" else None)
 
     def _waiting(self, what: str | None) -> None:
         """The model path waits for `what` (None: it stopped waiting; `think_nb.models.progress`):
@@ -249,6 +267,8 @@ class Turn:
             extra = resolve_tools(config.tools)
             if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
                 raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
+            steps.stop_conditions(config.stop_when)
+            structured.check_output_type(config.output_type)
         except Exception as exc:
             raise HookError("before_turn", f"returned an unusable TurnConfig: {exc}") from exc
         system = config.instructions or config.system or system
@@ -314,35 +334,125 @@ class Turn:
         options = config.litellm_options()
         if self.trigger == "regenerate" and self.model is not None:
             options = regenerate_options(self.model, options, self.request_id)
-        max_steps = config.max_steps if config.max_steps is not None else self.host.max_steps
+        max_steps = max(1, int(config.max_steps if config.max_steps is not None else self.host.max_steps))
+        reasoning = config.send_reasoning if config.send_reasoning is not None else self.host.send_reasoning
+        self.send_reasoning = bool(reasoning)
+        stop_when = steps.stop_conditions(config.stop_when)  # with max_steps, as Think's stepCountIs(maxSteps)
+        system, options = self._structure(config, system, tools, options)
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
         if self.continuation:
             start["messageMetadata"] = {"continuation": True}
         await self.emit(start)
         finish = "stop"
-        for step in range(max(1, int(max_steps))):
+        for step in range(max_steps):
             self.step = step
+            plan = await self._plan_step(step, system, base_messages, tools, options, last=step == max_steps - 1)
             await self.emit({"type": "start-step"})
-            sys_msg = [{"role": "system", "content": system}] if system else []
-            model_messages = sys_msg + base_messages + to_model_messages([self.acc.message])
-            assert self.model is not None  # resolved by _prepare
-            schemas = [t.schema() for t in tools.values()]
-            self.tracer.model_call(self.model.model, step, sent(self.model, model_messages, schemas,
-                                                                options).summary(len(schemas)))
-            outcome = await stream_step(self.model, model_messages, schemas, self.emit, **options)
+            schemas = [t.schema() for t in plan.offered.values()]
+            self.tracer.model_call(plan.model.model, step, sent(plan.model, plan.sent, schemas,
+                                                                plan.options).summary(len(schemas)))
+            outcome = await stream_step(plan.model, plan.sent, schemas, self.emit, **plan.options)
             self._add_usage(outcome)
             self._persist()  # a kernel killed while tools run leaves parts the next turn repairs
-            runner = StepTools(self.hooks, tools, self.emit, model_messages, step)
-            results, paused = await runner.run(outcome.tool_calls)
+            results, paused = await self._run_tools(plan, outcome, step)
             await self.emit({"type": "finish-step"})
             finish = self.finish_reason = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
             self._persist()
             await self._step_finished(step, finish, outcome, results)
-            if not outcome.tool_calls or paused:
+            if not outcome.tool_calls or paused or self.output is not None:
+                break
+            if await steps.should_stop(stop_when, self.steps):  # Think's stopWhen, after a step with calls
                 break
             if any(call.name in EXTENSION_CHANGERS for call in outcome.tool_calls):
                 tools = await self._tools_again(config)  # Think: a loaded extension's tools, from the next step
+        if self.final is not None and self.output is None and not paused:
+            raise self.final.failure(len(self.steps), self.final_error)
         await self.emit({"type": "finish", "finishReason": finish, "messageMetadata": self._metadata()})
+
+    def _structure(self, config: TurnConfig, system: str, tools: dict, options: dict) -> tuple[str, dict]:
+        """For a structured turn (an `output_type`): set `self.final`, the hidden final-answer
+        tool, and return the system prompt with Think's instruction and the options with its
+        forced `tool_choice` (unless the turn's config chose one). Otherwise returns them as they are."""
+        output_type = config.output_type if config.output_type is not None else self.output_type
+        if output_type is None:
+            return system, options
+        self.final = structured.FinalAnswer.for_turn(output_type, tools)
+        system = "\n\n".join(text for text in (system, structured.instruction(self.final.name)) if text)
+        if config.tool_choice is None:
+            options = {**options, "tool_choice": self.final.default_choice(bool(tools))}
+        return system, options
+
+    async def _plan_step(self, step: int, system: str, base_messages: list[dict], tools: dict, options: dict,
+                         last: bool) -> _Step:
+        """What step `step` sends: the turn's model, prompt, messages, tools and options, changed for
+        this step only by what `before_step` returns (fired when the class overrides it), and, in a
+        structured turn, with the final-answer tool offered (on the `last` step alone and forced,
+        unless `before_step` chose a `tool_choice`, as Think's safety net does)."""
+        assert self.model is not None  # resolved by _prepare
+        messages = base_messages + to_model_messages([self.acc.message])
+        plan = _Step(self.model, system, messages, tools, dict(options))
+        chosen = False
+        if self.host.overrides("before_step"):
+            ctx = PrepareStepContext(step, list(self.steps), messages, self.model.model, system, dict(tools),
+                                     list(tools), self.request_id)
+            config = StepConfig.coerce(await self.hooks.fire("before_step", ctx, step=step))
+            self._apply_step(plan, config)
+            chosen = config.tool_choice is not None
+        plan.offered = dict(plan.tools)
+        if self.final is not None:
+            if last and not chosen:
+                plan.tools, plan.offered = {}, {}
+                plan.options["tool_choice"] = self.final.forced
+            plan.offered[self.final.name] = self.final.tool
+        plan.sent = ([{"role": "system", "content": plan.system}] if plan.system else []) + plan.messages
+        return plan
+
+    def _apply_step(self, plan: _Step, config: StepConfig) -> None:
+        """Change `plan` by `before_step`'s `config` (a model string resolved as `get_model()`'s)."""
+        self.secrets |= secrets_of(config)
+        try:
+            if config.model is not None:
+                plan.model = resolve_model(config.model)
+        except Exception as exc:
+            raise HookError("before_step", f"returned an unusable StepConfig: {exc}") from exc
+        self.secrets |= secrets_of(plan.model)
+        system = config.instructions or config.system
+        if system is not None:
+            plan.system = system
+        if config.messages is not None:
+            plan.messages = config.messages
+        if config.active_tools is not None:
+            plan.tools = {name: t for name, t in plan.tools.items() if name in config.active_tools}
+        plan.options = {**plan.options, **config.litellm_options()}
+
+    async def _run_tools(self, plan: _Step, outcome: StepOutcome, step: int) -> tuple[list[dict], bool]:
+        """Run the step's tool calls (`StepTools`); a call of the final-answer tool is the turn's
+        own: validated into `self.output`, never shown to the tool hooks (Think's final tool is
+        not wrapped for them). Returns (results in call order, paused)."""
+        final = self.final.name if self.final is not None else None
+        runner = StepTools(self.hooks, plan.tools, self.emit, plan.sent, step)
+        results, paused = await runner.run([call for call in outcome.tool_calls if call.name != final])
+        for call in outcome.tool_calls:
+            if call.name == final:
+                results.append(await self._final_answer(call))
+        return results, paused
+
+    async def _final_answer(self, call: Any) -> dict:
+        """Take a final-answer call: its validated input becomes the turn's `output`, or its
+        validation error is the call's `output-error` (the model reads it in the next step)."""
+        assert self.final is not None
+        base = {"toolCallId": call.id, "toolName": call.name}
+        if call.error is not None:  # not a JSON object: already a tool-input-error
+            self.final_error = call.error
+            return {**base, "errorText": call.error}
+        value, error = self.final.validate(call.input)
+        if error is not None:
+            self.final_error = error
+            await self.emit({"type": "tool-output-error", "toolCallId": call.id, "errorText": error})
+            return {**base, "errorText": error}
+        self.output = value
+        await self.emit({"type": "tool-output-available", "toolCallId": call.id, "output": structured.RECORDED})
+        return {**base, "output": structured.RECORDED}
 
     async def _tools_again(self, config: TurnConfig) -> dict:
         """The turn's tools merged again (after the model loaded an extension), with the
@@ -368,6 +478,7 @@ class Turn:
                           step_type="initial" if step == 0 else "tool-result")
         events.emit("chat:step:finish", {"step": step, "finish_reason": finish,
                                          "tool_calls": [c.name for c in outcome.tool_calls], "usage": dict(usage)})
+        self.steps.append(ctx)
         await self.hooks.fire("on_step_finish", ctx, step=step)
 
     def _add_usage(self, outcome: StepOutcome) -> None:
@@ -444,8 +555,33 @@ class Turn:
         for part in message["parts"]:
             if part.get("state") == "streaming":
                 part["state"] = "done"
-        self.engine.save_assistant(message, self.generation)  # nothing after a clear under this turn
-        return message
+        stored = self._stored_form()
+        self.engine.save_assistant(stored, self.generation)  # nothing after a clear under this turn
+        return stored
+
+    def _stored_form(self) -> dict:
+        """The turn's message as stored and reported: without the final-answer calls' parts
+        (Think's `_stripInternalFinalAnswerParts`) and, with `send_reasoning` off, without reasoning."""
+        message = self.acc.message
+        parts = message["parts"]
+        final = self.final.name if self.final is not None else None
+        keep = [p for p in parts if (self.send_reasoning or p.get("type") != "reasoning")
+                and not (final is not None and is_tool_part(p) and tool_name_of(p) == final)]
+        return message if len(keep) == len(parts) else {**message, "parts": keep}
+
+
+@dataclass
+class _Step:
+    """What one step sends (`Turn._plan_step`): `tools` run its calls, `offered` are declared to the
+    model (with a structured turn's final-answer tool), `sent` is the system message + `messages`."""
+
+    model: ModelConfig
+    system: str
+    messages: list[dict]
+    tools: dict
+    options: dict
+    offered: dict = field(default_factory=dict)
+    sent: list[dict] = field(default_factory=list)
 
 
 def _ledger_input(inputs: dict[str, Any], part: dict) -> tuple[dict, bool]:

@@ -1,0 +1,168 @@
+"""Per-step control of a turn: `before_step` and stop conditions.
+
+A turn runs up to `max_steps` steps (one model call plus the tool calls it asks for). Before each
+step `Think.before_step(ctx)` (Think's `beforeStep`, the AI SDK's `prepareStep`) sees a
+`PrepareStepContext` (the step number, the finished steps as `StepContext`s, the messages,
+model and tools about to be used) and may return a `StepConfig` (or a dict of its fields) that
+changes that step only: model, system prompt, messages, active tools, tool choice, sampling.
+None changes nothing. After each step with tool calls the turn's stop conditions
+(`TurnConfig.stop_when`, the AI SDK's `stopWhen`) are asked whether to stop; `max_steps` always
+bounds the turn as well (Think keeps `stepCountIs(maxSteps)` in every `stopWhen`).
+
+    class Researcher(Think):
+        def before_step(self, ctx):
+            if ctx.step_number == 0:
+                return StepConfig(active_tools=["search"], tool_choice="required")
+
+        def before_turn(self, ctx):
+            return TurnConfig(stop_when=[has_tool_call("publish"), step_count_is(4)])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from think_nb.aio import maybe_await
+from think_nb.errors import HookError, UserError
+from think_nb.turns.hooks import TurnConfig, user_code
+from think_nb.turns.result import StepContext
+
+__all__ = ["PrepareStepContext", "StepConfig", "StopCondition", "has_tool_call", "should_stop", "step_count_is",
+           "stop_conditions"]
+
+StopCondition = Callable[[list[StepContext]], bool | Awaitable[bool]]
+"""`condition(steps) -> bool` (sync or async): True stops the turn after the step just finished.
+`steps` are the turn's finished steps, oldest first (the AI SDK's `StopCondition({steps})`)."""
+
+
+@dataclass
+class PrepareStepContext:
+    """What `before_step(ctx)` sees before each model call (Think's `PrepareStepContext`).
+
+    Attributes:
+        step_number: 0-based index of the step about to run.
+        steps: the turn's finished steps (`StepContext`, what `on_step_finish` received), oldest
+            first; empty before the first step.
+        messages: the model messages (OpenAI shape, system message excluded) this step will send:
+            the turn's messages plus what its earlier steps produced (calls and results).
+        model: the litellm model string the step will call.
+        system: the system prompt the step will send.
+        tools: the turn's tools, `{name: Tool}`.
+        active_tools: the names the step will offer the model (all of `tools` unless a
+            `StepConfig` narrows them).
+        request_id: the turn's request id.
+    """
+
+    step_number: int
+    steps: list[StepContext]
+    messages: list[dict]
+    model: str
+    system: str
+    tools: dict
+    active_tools: list[str]
+    request_id: str = ""
+
+
+@dataclass
+class StepConfig:
+    """What `before_step` may return to change the step about to run, and only it (Think's
+    `StepConfig`, the AI SDK's `PrepareStepResult`); a field left None keeps the turn's value.
+
+    Attributes:
+        model: a litellm model string (resolved as `get_model()`'s is) or a `ModelConfig`.
+        system: replaces the system prompt for this step (alias: `instructions`).
+        messages: replaces the model messages for this step (OpenAI shape, without the system message).
+        active_tools: names of the turn's tools the model may see in this step.
+        tool_choice: `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": ...}}`.
+        temperature, top_p, max_output_tokens (→ litellm `max_tokens`), seed, stop_sequences
+            (→ `stop`), presence_penalty, frequency_penalty: sampling options.
+        options: any other `litellm.acompletion` keyword arguments, merged over the turn's.
+    """
+
+    model: Any = None
+    system: str | None = None
+    instructions: str | None = None
+    messages: list[dict] | None = None
+    active_tools: list[str] | None = None
+    tool_choice: Any = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    seed: int | None = None
+    stop_sequences: list[str] | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    options: dict = field(default_factory=dict)
+
+    def litellm_options(self) -> dict:
+        """The step's call options as `litellm.acompletion` keyword arguments (unset ones left out)."""
+        out = {target: getattr(self, name) for name, target in TurnConfig._LITELLM.items()
+               if getattr(self, name) is not None}
+        return {**out, **self.options}
+
+    @classmethod
+    def coerce(cls, value: Any) -> StepConfig:
+        """Accept a StepConfig, a dict of its fields (snake_case) or None (no change); raise
+        `HookError` naming `before_step` otherwise."""
+        if value is None:
+            return cls()
+        if isinstance(value, StepConfig):
+            return value
+        if isinstance(value, dict):
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(value) - known)
+            if unknown:
+                raise HookError("before_step", f"returned unknown StepConfig fields {unknown}; known: {sorted(known)}.")
+            return cls(**value)
+        raise HookError("before_step", f"must return a StepConfig, a dict or None, not {type(value).__name__}.")
+
+
+def step_count_is(n: int) -> StopCondition:
+    """Stop once the turn has run `n` steps (the AI SDK's `stepCountIs(n)`). Raises `UserError`
+    unless `n` is a whole number >= 1."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise UserError(f"step_count_is(n) takes a whole number of steps >= 1, not {n!r}.")
+
+    def condition(steps: list[StepContext]) -> bool:
+        return len(steps) == n
+
+    condition.__name__ = condition.__qualname__ = f"step_count_is({n})"
+    return condition
+
+
+def has_tool_call(name: str) -> StopCondition:
+    """Stop after a step in which the model called tool `name` (the AI SDK's `hasToolCall(name)`).
+    Raises `UserError` unless `name` is a non-empty string."""
+    if not isinstance(name, str) or not name:
+        raise UserError(f"has_tool_call(name) takes a tool name, not {name!r}.")
+
+    def condition(steps: list[StepContext]) -> bool:
+        return bool(steps) and any(call.get("toolName") == name for call in steps[-1].tool_calls)
+
+    condition.__name__ = condition.__qualname__ = f"has_tool_call({name!r})"
+    return condition
+
+
+def stop_conditions(value: Any) -> list[StopCondition]:
+    """`TurnConfig.stop_when` as a list: None → [], one callable → [it], a list/tuple of callables
+    as is. Raises `ValueError` otherwise (the turn reports it as `before_turn`'s unusable config)."""
+    if value is None:
+        return []
+    found = list(value) if isinstance(value, (list, tuple)) else [value]
+    bad = [c for c in found if not callable(c)]
+    if bad:
+        raise ValueError(f"stop_when={bad[0]!r} is not a function of the steps; pass one (e.g. step_count_is(3), "
+                         "has_tool_call('search')) or a list of them")
+    return found
+
+
+async def should_stop(conditions: list[StopCondition], steps: list[StepContext]) -> bool:
+    """True when any condition holds for `steps` (each sync or async; the AI SDK's `isStopConditionMet`).
+    A condition that raises fails the turn as a hook does: `HookError` naming it."""
+    for condition in conditions:
+        with user_code(getattr(condition, "__name__", None) or repr(condition), subject="stop_when"):
+            if await maybe_await(condition(list(steps))):
+                return True
+    return False
