@@ -989,23 +989,30 @@ class Think:
         | handler=..., timezone=None, metadata=None)}` (dicts accepted). `schedule`: see
         `think_nb.schedules.spec` ("every 5 minutes", "every weekday at 08:00 in Europe/Paris", a
         cron expression). A prompt becomes an idempotent submission per occurrence; a handler is
-        called with a `ScheduledTaskContext`. Raises `UserError` at creation for a bad task."""
+        called with a `ScheduledTaskContext`. `retry=` as for `schedule`. Raises `UserError` at
+        creation for a bad task."""
         return {}
 
-    def schedule(self, when: Any, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
+    def schedule(self, when: Any, task: Any, *, id: str | None = None, metadata: Any = None,
+                 retry: dict[str, Any] | bool | None = None) -> str:
         """Run `task` at `when` (Think's `schedule`): a datetime (once), seconds or a timedelta
         (once, after that delay), or a recurring form ("every 30 seconds", "every day at 09:00",
         a cron expression). `task`: a prompt (str; sent as a user message through
         `submit_messages`) or a callable `task(ctx)` (sync or async; `ScheduledTaskContext`).
         Persisted in SQLite and re-armed when the agent is created again (a lambda cannot be
         restored: use a method of the agent or a module-level function). A missed occurrence runs
-        once, no backfill. Returns the task id (`id` or a new one; an existing id is replaced).
-        Raises `UserError` for an unknown `when` or task."""
-        return self.__runtime.scheduler.schedule(when, task, id, metadata)
+        once, no backfill. `retry` (Think's `RetryOptions`): `{"max_attempts": 3, "base_delay_ms":
+        100, "max_delay_ms": 3000}` (any of them; True for these): a run that raises runs again,
+        the same occurrence, after a jittered backoff, each attempt stored on the task's row
+        (`attempt`, `retry_at`; `think_nb.schedules.retry`); without it a run is attempted once.
+        Returns the task id (`id` or a new one; an existing id is replaced).
+        Raises `UserError` for an unknown `when`, task or retry option."""
+        return self.__runtime.scheduler.schedule(when, task, id, metadata, retry=retry)
 
-    def schedule_every(self, seconds: float, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
+    def schedule_every(self, seconds: float, task: Any, *, id: str | None = None, metadata: Any = None,
+                       retry: dict[str, Any] | bool | None = None) -> str:
         """Run `task` every `seconds` (Think's `scheduleEvery`); see `schedule`. Returns the id."""
-        return self.__runtime.scheduler.schedule(seconds, task, id, metadata, every=True)
+        return self.__runtime.scheduler.schedule(seconds, task, id, metadata, every=True, retry=retry)
 
     def cancel_schedule(self, task_id: str) -> bool:
         """Delete a scheduled task (declared ones come back when the agent is created again);
@@ -1014,7 +1021,8 @@ class Think:
 
     def get_schedule(self, task_id: str) -> dict[str, Any] | None:
         """One task's row: `{id, source, kind, spec, timezone, task_repr, next_run_at, last_run_at
-        (epoch s), last_status, last_error, runs, ...}`, or None."""
+        (epoch s), last_status, last_error, runs, retry, attempt (of the latest occurrence),
+        retry_at (its pending retry, epoch s), ...}`, or None."""
         return self.__runtime.store.schedules.get(task_id)
 
     def get_schedules(self) -> pd.DataFrame:
