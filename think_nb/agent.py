@@ -300,6 +300,14 @@ class Think:
         """Called when a turn fails (the partial message is already persisted). Return an
         exception or string to replace what the user sees, or None to keep it."""
 
+    def on_submission_status(self, inspection: dict[str, Any]) -> Any:
+        """Called on every status change of a submission (Think's `onSubmissionStatus`): accepted
+        (`pending`), `running`, then `completed` | `error` | `aborted` | `skipped` (and `pending`
+        again / `error` for a dead process's running one), with the inspection dict
+        (`inspect_submission`'s). May be async; awaited in order before the drain goes on (the
+        `pending` call before `submit_messages` returns). What it raises is logged, and the
+        submission goes on."""
+
     # -- the workspace (Think's this.workspace) ------------------------------------
     @property
     def workspace(self) -> AbstractFileSystem:
@@ -881,8 +889,9 @@ class Think:
                               idempotency_key: str | None = None, metadata: Any = None) -> dict[str, Any]:
         """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
         `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
-        `submission_id` / `idempotency_key`). Raises `UserError` for an id reused with other messages."""
-        return self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
+        `submission_id` / `idempotency_key`), after `on_submission_status` has seen it `pending`.
+        Raises `UserError` for an id reused with other messages."""
+        return await self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
 
     def inspect_submission(self, submission_id: str) -> dict[str, Any] | None:
         """`{submission_id, idempotency_key, request_id, status, error, metadata, created_at,

@@ -24,6 +24,7 @@ OVERRIDABLE = frozenset({
     "get_model", "get_system_prompt", "get_tools", "get_extensions", "get_skills", "get_scheduled_tasks",
     "configure_session", "before_turn", "before_tool_call", "after_tool_call", "on_chunk", "on_step_finish",
     "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
+    "on_submission_status",
 })
 """Methods and hooks a subclass overrides (Think's, in snake_case)."""
 

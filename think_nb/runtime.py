@@ -173,6 +173,9 @@ class AgentRuntime:
     def on_chat_recovery(self, ctx: Any) -> Any:
         return self.agent.on_chat_recovery(ctx)
 
+    def on_submission_status(self, inspection: dict[str, Any]) -> Any:
+        return self.agent.on_submission_status(inspection)
+
     @property
     def on_chat_recovery_is_async(self) -> bool:
         """True when the user's `on_chat_recovery` is a coroutine function (asked in a task)."""
@@ -207,7 +210,7 @@ class AgentRuntime:
         self.store.state.set("unloaded_tool_calls", None)
         if self._session is not None:
             self._session.reset()  # Think refreshes the prompt and skill state on clear
-        self.submissions.rows.skip_pending()
+        self.submissions.skip_pending()
         self.engine.clear()
 
     # -- memory ----------------------------------------------------------------------------------
