@@ -300,6 +300,18 @@ class Think:
         """Called when a turn fails (the partial message is already persisted). Return an
         exception or string to replace what the user sees, or None to keep it."""
 
+    def configure_channels(self) -> dict[str, Any]:
+        """The channels this agent talks through (Think's `configureChannels`), read at each use:
+        `{channel_id: {"kind": "web" | "messenger" | "voice" | "custom", "instructions": text or
+        fn(ChannelContext), "tools": [names] or fn(all_tools) -> tools, "max_turns": n,
+        "capabilities": {...}}}` (every key optional; kind defaults to "custom"). The implicit
+        "web" channel is always there (an entry "web" may change its policy, not its kind). A
+        turn sent with `channel=` gets that channel's policy before `before_turn`: instructions
+        prepended to the system prompt, tools narrowed, `max_turns` as its step limit unless
+        `before_turn` returns `max_steps`. Must be sync. Bad entries raise `UserError`. See
+        `think_nb.channels`."""
+        return {}
+
     def on_submission_status(self, inspection: dict[str, Any]) -> Any:
         """Called on every status change of a submission (Think's `onSubmissionStatus`): accepted
         (`pending`), `running`, then `completed` | `error` | `aborted` | `skipped` (and `pending`
@@ -425,7 +437,8 @@ class Think:
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
     def submit(self, message: dict[str, Any] | str, request_id: str | None = None, *, trigger: str = "programmatic",
                body: dict[str, Any] | None = None, client_tools: list[dict[str, Any]] | None = None,
-               context: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
+               context: dict[str, Any] | None = None, channel: str | None = None,
+               metadata: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
         `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
@@ -440,8 +453,18 @@ class Think:
         anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
         a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
         starts, so the event loop never waits for it; bad `context` raises `UserError` here.
+        `channel`: a configured channel (`configure_channels`; an unknown one raises `UserError`)
+        whose policy the turn gets, and `metadata` (a JSON dict): the turn's server-side metadata
+        (`active_turn_metadata`); both are stamped on the message as `metadata.channel` /
+        `metadata.turnMetadata` (Think's `ChatOptions.channel` / `.metadata`). A panel's message
+        cannot set either: those keys are removed from it.
         """
+        from think_nb import channels
+
         message = user_message(message) if isinstance(message, str) else message
+        if trigger in ("panel", "marimo"):  # untrusted: only the server names a turn's channel
+            message = channels.strip_reserved(message)
+        (message,) = channels.for_turn(self, [message], channel, metadata, "submit")
         extra_parts = None
         if context is not None:
             from think_nb.data_context import context_parts_later
@@ -456,15 +479,18 @@ class Think:
         return runtime.start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
                            extra_parts=extra_parts)
 
-    async def send(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
+    async def send(self, text: str, *, context: dict[str, Any] | None = None, channel: str | None = None,
+                   metadata: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
-        `context={"df": df}` attaches data (see `submit`). Raises `UserError` at once when called
+        `context={"df": df}` attaches data, `channel="sms"` / `metadata={...}` set the turn's
+        channel and metadata (see `submit`). Raises `UserError` at once when called
         from inside this agent's running turn (one of its tools or hooks): use `add_messages` or an
         unawaited `submit` there (Think's nested admission guard)."""
         self.__runtime.engine.refuse_nested("send")
-        return await self.submit(text, trigger="send", context=context)
+        return await self.submit(text, trigger="send", context=context, channel=channel, metadata=metadata)
 
-    def run(self, text: str, *, context: dict[str, Any] | None = None) -> TurnResult:
+    def run(self, text: str, *, context: dict[str, Any] | None = None, channel: str | None = None,
+            metadata: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
         try:
             asyncio.get_running_loop()
@@ -474,7 +500,8 @@ class Think:
             raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                             "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
         self.__runtime.engine.refuse_nested("run")  # a sync tool of this agent's turn (in its worker thread)
-        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context))
+        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context, channel=channel,
+                                                                        metadata=metadata))
         return result
 
     async def save_messages(self, messages: Messages, *, signal: AbortSignal | None = None) -> TurnResult:
@@ -519,7 +546,7 @@ class Think:
     async def run_turn(self, input: Any = None, *, mode: str = "wait", continuation: bool = False,
                        body: dict[str, Any] | None = None, signal: AbortSignal | None = None,
                        submission_id: str | None = None, idempotency_key: str | None = None, metadata: Any = None,
-                       callback: Any = None) -> TurnResult | dict[str, Any] | None:
+                       callback: Any = None, channel: str | None = None) -> TurnResult | dict[str, Any] | None:
         """One entry point for a turn, by `mode` (Think's `runTurn`; `think_nb.turns.run_turn`).
 
         `input`: text (one user message; "" is none), a UIMessage, a list of them, or (not with
@@ -534,17 +561,24 @@ class Think:
         - "stream": `chat(input, callback)`; returns None (static empty input: `on_start`,
           `on_done`, no turn).
 
+        `channel`: the turn's configured channel, stamped on its user messages (see `submit`).
+        `metadata`: with "submit" the submission's metadata (Think's `RunTurnSubmit.metadata`);
+        with "wait" / "stream" the turn's server-side metadata, stamped as `metadata.turnMetadata`
+        (`active_turn_metadata`; Think's `ChatOptions.metadata`). A continuation runs on the channel
+        and metadata of the last user message, so it takes neither.
+
         Raises:
             UserError: a bad combination (an unknown mode; wait without input or continuation, or
                 with both; continuation outside "wait"; "submit"/"stream" without input; "stream"
                 without callback; "submit" with a function), or "wait"/"stream" called from inside
-                this agent's running turn (see `save_messages`).
+                this agent's running turn (see `save_messages`); an unknown channel; channel or
+                metadata with a continuation.
         """
         from think_nb.turns import run_turn
 
         return await run_turn.run_turn(self, input, mode=mode, continuation=continuation, body=body, signal=signal,
                                        submission_id=submission_id, idempotency_key=idempotency_key,
-                                       metadata=metadata, callback=callback)
+                                       metadata=metadata, callback=callback, channel=channel)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
@@ -588,6 +622,24 @@ class Think:
     def is_running(self) -> bool:
         """True while a turn is running or queued."""
         return self.__runtime.engine.is_running
+
+    # -- channels (Think's activeChannel / activeTurnMetadata) ---------------------------------
+    @property
+    def active_channel(self) -> Any:
+        """The running turn's channel as a `think_nb.channels.ChannelContext` (`channel_id`,
+        `kind`, `capabilities`), from its hooks and tools; None outside a turn or for a turn with
+        no channel (Think's `activeChannel`)."""
+        turn = self.__runtime.engine.current_turn
+        return turn.channel if turn is not None else None
+
+    @property
+    def active_turn_metadata(self) -> dict[str, Any] | None:
+        """A copy of the per-turn metadata (`send(..., metadata=...)`) stamped on the latest user
+        message as `metadata.turnMetadata`, read from the stored branch, so a continued or
+        recovered turn reads the same; None when it carries none (Think's `activeTurnMetadata`)."""
+        from think_nb.channels import turn_metadata_of
+
+        return turn_metadata_of(self.__runtime.messages)
 
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client
@@ -743,17 +795,24 @@ class Think:
         return child
 
     async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
-                   signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
+                   signal: AbortSignal | None = None, tools: Any = None, channel: str | None = None,
+                   metadata: dict[str, Any] | None = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
         `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()`,
         `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
         one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
         continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
-        are its own). Raises `UserError` from inside this agent's own running turn (see
-        `save_messages`; another agent's `chat`, a sub-agent's, is fine: `delegate`)."""
-        from think_nb import subagents
+        are its own). `channel` / `metadata`: the turn's channel and metadata (Think's
+        `ChatOptions.channel` / `.metadata`; see `submit`). Raises `UserError` from inside this
+        agent's own running turn (see `save_messages`; another agent's `chat`, a sub-agent's, is
+        fine: `delegate`), or for an unknown channel."""
+        from think_nb import channels, subagents
 
         self.__runtime.engine.refuse_nested("chat")
+        if channel is not None or metadata is not None:
+            batch = [user_message(message)] if isinstance(message, str) else [message] if isinstance(message, dict) \
+                else message
+            message = channels.for_turn(self, batch, channel, metadata, "chat")
         return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)
 
     def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
@@ -886,11 +945,18 @@ class Think:
 
     # -- submissions (Think's submitMessages; think_nb.submissions) -------------------------
     async def submit_messages(self, messages: list[dict[str, Any]], *, submission_id: str | None = None,
-                              idempotency_key: str | None = None, metadata: Any = None) -> dict[str, Any]:
+                              idempotency_key: str | None = None, metadata: Any = None,
+                              channel: str | None = None) -> dict[str, Any]:
         """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
         `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
         `submission_id` / `idempotency_key`), after `on_submission_status` has seen it `pending`.
-        Raises `UserError` for an id reused with other messages."""
+        `channel`: a configured channel, stamped on the user messages (`metadata.channel`) so the
+        drained turn gets its policy. Raises `UserError` for an id reused with other messages or an
+        unknown channel."""
+        from think_nb import channels
+
+        if isinstance(messages, list | tuple):
+            messages = channels.for_turn(self, list(messages), channel, None, "submit_messages")
         return await self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
 
     def inspect_submission(self, submission_id: str) -> dict[str, Any] | None:
