@@ -623,7 +623,7 @@ class Think:
         """True while a turn is running or queued."""
         return self.__runtime.engine.is_running
 
-    # -- channels (Think's activeChannel / activeTurnMetadata) ---------------------------------
+    # -- channels and notices (Think's activeChannel / activeTurnMetadata / deliverNotice) --------
     @property
     def active_channel(self) -> Any:
         """The running turn's channel as a `think_nb.channels.ChannelContext` (`channel_id`,
@@ -640,6 +640,22 @@ class Think:
         from think_nb.channels import turn_metadata_of
 
         return turn_metadata_of(self.__runtime.messages)
+
+    async def deliver_notice(self, text: str | dict[str, str], *, channel: str | None = None,
+                             inform_model: bool = False, kind: str = "notice") -> dict[str, Any]:
+        """Append an assistant notice to the transcript without a turn (Think's `deliverNotice`);
+        the panels show it. `text`: a string or `{"markdown": ...}`; `channel`: a configured
+        channel (default: the running turn's, else "web"); `inform_model`: the stored text is
+        "[Delivered to the user out of band] <text>" (what later turns' model reads); `kind`:
+        final | interim | notice | command, kept as `metadata.deliveryKind`. Safe from a tool or
+        hook of a running turn. Returns the stored message.
+
+        Raises `UserError` (nothing stored) for empty text, an unknown kind or channel, or while a
+        tool call of the last message waits for the user (answer it first). See `think_nb.notices`."""
+        from think_nb import notices
+
+        runtime = self.__runtime
+        return await notices.deliver(self, runtime.engine, text, channel=channel, inform_model=inform_model, kind=kind)
 
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client

@@ -54,8 +54,9 @@ RESERVED: dict[str, str] = {
     "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
     "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",
     "undo": "a method",
-    # channels
+    # channels and notices
     "active_channel": "the running turn's channel", "active_turn_metadata": "the latest turn's metadata",
+    "deliver_notice": "a method",
     # observing
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
     # sub-agents
