@@ -15,6 +15,7 @@ from agents import eventually
 from think_nb import ScheduledTask, Think
 from think_nb.errors import UserError
 from think_nb.schedules import retry as retries
+from think_nb.schedules.table import schedules_frame
 from think_nb.testing import FakeClock
 from think_nb.testing import ScriptedModel as S
 
@@ -107,7 +108,10 @@ async def test_a_one_shot_task_is_kept_until_its_retries_settle(tmp_path: Path) 
     agent.schedule(30, agent.flaky, id="once", retry=True)
     clock.advance(30)
     await eventually(lambda: status(agent, "once", "retrying", 1))
-    assert agent.get_schedule("once")["next_run_at"] is None
+    row = agent.get_schedule("once")
+    assert row["next_run_at"] is None
+    assert agent.get_schedules().to_dict("records")[0]["last_status"] == "retrying"
+    assert schedules_frame([row])["next_run"].notna().all()  # the pending retry is when it runs next
     clock.advance(retries.upper_s(1, retries.DEFAULTS))
     await eventually(lambda: agent.get_schedule("once") is None)
     assert [c.attempt for c in calls] == [1, 2]
