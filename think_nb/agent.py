@@ -627,8 +627,9 @@ class Think:
     @property
     def active_channel(self) -> Any:
         """The running turn's channel as a `think_nb.channels.ChannelContext` (`channel_id`,
-        `kind`, `capabilities`), from its hooks and tools; None outside a turn or for a turn with
-        no channel (Think's `activeChannel`)."""
+        `kind`, `capabilities`), read from its `before_turn`, tool hooks and tools; None outside a
+        running turn (`on_chat_response` runs after it) or for a turn with no channel (Think's
+        `activeChannel`)."""
         turn = self.__runtime.engine.current_turn
         return turn.channel if turn is not None else None
 
