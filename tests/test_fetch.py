@@ -11,11 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
-from think_nb.workspace.fetch import fetch_tool
+from think_nb.workspace.fetch import ACCEPT, fetch_tool
 
 PAGE = ("<html><head><title>T</title><style>p {color: red}</style><script>alert(1)</script></head>"
         "<body><h1>Title</h1><p>Hello <b>world</b>, see <a href='/docs'>the docs</a>.</p></body></html>")
 requests: list[str] = []
+received: list[dict[str, str]] = []  # the request headers of each GET /headers, names lowercased
 trickled = threading.Event()  # never set: a pause the server thread can take
 
 
@@ -48,7 +49,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         requests.append(f"{self.path} Host={self.headers['Host']}")
+        if self.path == "/headers":
+            received.append({k.lower(): v for k, v in self.headers.items()})
+        port = self.server.server_address[1]
         routes = {
+            "/headers": lambda: self._send(200, b"seen", "text/plain"),
+            "/to-headers": lambda: self._send(302, b"", "text/plain", Location="/headers"),
+            "/to-localhost": lambda: self._send(302, b"", "text/plain", Location=f"http://localhost:{port}/headers"),
             "/page": lambda: self._send(200, PAGE.encode(), "text/html; charset=utf-8"),
             "/json": lambda: self._send(200, b'{"a": 1}', "application/json"),
             "/text": lambda: self._send(200, b"plain " * 100, "text/plain"),
@@ -69,6 +76,7 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     requests.clear()
+    received.clear()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -168,3 +176,64 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         fetch_tool(allowed_hosts=["http://x.com/"])
     with pytest.raises(Exception, match="pass addresses or networks"):
         fetch_tool(allow_private=["not-an-ip"])
+
+
+# -- the header allowlist (Think's fetch-tools.test.ts "fetch — header allowlist") --------------------
+def sent_to(server: str, **headers: str) -> dict[str, str]:
+    """The headers every fetch sends besides the ones a test sets."""
+    return {"host": server.removeprefix("http://"), "user-agent": "think-nb-fetch", **headers}
+
+
+async def test_only_allowlisted_model_headers_and_fixed_headers_are_sent(server: str) -> None:
+    """Think: "forwards allowlisted model headers and fixed headers, drops the rest"."""
+    model = {"accept": "application/json", "Authorization": "secret", "Cookie": "s=1", "Accept-Language": "fr",
+             "Range": "bytes=0-3", "X-Forwarded-For": "10.0.0.1"}
+    out = await local(headers={"X-Agent": "think"}).invoke({"url": f"{server}/headers", "headers": model})
+    assert out["ok"] is True and "think" not in str(out)  # a fixed header is never echoed
+    assert received == [sent_to(server, accept="application/json", **{"accept-language": "fr"}, range="bytes=0-3",
+                                **{"x-agent": "think"})]
+
+
+async def test_the_default_accept_is_markdown_first_and_the_model_may_override_it(server: str) -> None:
+    """Think: "sends a markdown-first default Accept header when none is set", "lets the model
+    override the default Accept header"."""
+    await local().invoke({"url": f"{server}/headers"})
+    await local().invoke({"url": f"{server}/headers", "headers": {"Accept": "application/json"}})
+    assert received == [sent_to(server, accept=ACCEPT), sent_to(server, accept="application/json")]
+    assert ACCEPT.startswith("text/markdown")
+
+
+async def test_fixed_headers_win_and_the_default_accept_can_be_turned_off(server: str) -> None:
+    """Think: "lets fixed binding headers take precedence over model headers", "sends no default
+    Accept header when disabled"."""
+    await local(headers={"Accept": "application/vnd.fixed"}).invoke(
+        {"url": f"{server}/headers", "headers": {"accept": "application/json"}})
+    await local(default_accept="").invoke({"url": f"{server}/headers"})
+    await local(model_header_allowlist=["X-Trace"]).invoke(
+        {"url": f"{server}/headers", "headers": {"x-trace": "t1", "accept": "text/csv", "range": "bytes=0-1"}})
+    assert received == [sent_to(server, accept="application/vnd.fixed"), sent_to(server),
+                        sent_to(server, **{"x-trace": "t1"}, accept=ACCEPT)]
+
+
+async def test_a_redirect_to_another_origin_carries_only_the_default_accept(server: str) -> None:
+    tool = fetch_tool(allowed_hosts=["127.0.0.1", "localhost"], allow_private=["127.0.0.1", "::1"],
+                      headers={"X-Api-Key": "k-123"})
+    model = {"accept-language": "fr"}
+    same = await tool.invoke({"url": f"{server}/to-headers", "headers": model})
+    other = await tool.invoke({"url": f"{server}/to-localhost", "headers": model})
+    assert (same["ok"], other["ok"]) == (True, True)
+    port = server.rsplit(":", 1)[1]
+    assert received == [sent_to(server, **{"accept-language": "fr", "x-api-key": "k-123"}, accept=ACCEPT),
+                        {"host": f"localhost:{port}", "user-agent": "think-nb-fetch", "accept": ACCEPT}]
+
+
+async def test_a_header_value_with_a_line_break_is_dropped(server: str) -> None:
+    await local().invoke({"url": f"{server}/headers", "headers": {"Accept-Language": "fr\r\nX-Evil: 1"}})
+    assert received == [sent_to(server, accept=ACCEPT)]
+
+
+def test_bad_fixed_headers_are_refused_in_one_line() -> None:
+    with pytest.raises(Exception, match="pass a dict of header names to string values"):
+        fetch_tool(headers={"Bad Name": "x"})
+    with pytest.raises(Exception, match="pass a list of header names"):
+        fetch_tool(model_header_allowlist="accept")

@@ -315,6 +315,26 @@ class Think:
         """Called when a turn fails (the partial message is already persisted). Return an
         exception or string to replace what the user sees, or None to keep it."""
 
+    def configure_channels(self) -> dict[str, Any]:
+        """The channels this agent talks through (Think's `configureChannels`), read at each use:
+        `{channel_id: {"kind": "web" | "messenger" | "voice" | "custom", "instructions": text or
+        fn(ChannelContext), "tools": [names] or fn(all_tools) -> tools, "max_turns": n,
+        "capabilities": {...}}}` (every key optional; kind defaults to "custom"). The implicit
+        "web" channel is always there (an entry "web" may change its policy, not its kind). A
+        turn sent with `channel=` gets that channel's policy before `before_turn`: instructions
+        prepended to the system prompt, tools narrowed, `max_turns` as its step limit unless
+        `before_turn` returns `max_steps`. Must be sync. Bad entries raise `UserError`. See
+        `think_nb.channels`."""
+        return {}
+
+    def on_submission_status(self, inspection: dict[str, Any]) -> Any:
+        """Called on every status change of a submission (Think's `onSubmissionStatus`): accepted
+        (`pending`), `running`, then `completed` | `error` | `aborted` | `skipped` (and `pending`
+        again / `error` for a dead process's running one), with the inspection dict
+        (`inspect_submission`'s). May be async; awaited in order before the drain goes on (the
+        `pending` call before `submit_messages` returns). What it raises is logged, and the
+        submission goes on."""
+
     # -- the workspace (Think's this.workspace) ------------------------------------
     @property
     def workspace(self) -> AbstractFileSystem:
@@ -432,7 +452,8 @@ class Think:
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------
     def submit(self, message: dict[str, Any] | str, request_id: str | None = None, *, trigger: str = "programmatic",
                body: dict[str, Any] | None = None, client_tools: list[dict[str, Any]] | None = None,
-               context: dict[str, Any] | None = None, output_type: type | None = None) -> asyncio.Future[TurnResult]:
+               context: dict[str, Any] | None = None, output_type: type | None = None, channel: str | None = None,
+               metadata: dict[str, Any] | None = None) -> asyncio.Future[TurnResult]:
         """Start a turn with one user message (UIMessage or text) in the background; returns at once.
 
         `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
@@ -448,8 +469,18 @@ class Think:
         a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
         starts, so the event loop never waits for it; bad `context` raises `UserError` here.
         `output_type` (a pydantic model class): a structured turn, see `send`.
+        `channel`: a configured channel (`configure_channels`; an unknown one raises `UserError`)
+        whose policy the turn gets, and `metadata` (a JSON dict): the turn's server-side metadata
+        (`active_turn_metadata`); both are stamped on the message as `metadata.channel` /
+        `metadata.turnMetadata` (Think's `ChatOptions.channel` / `.metadata`). A panel's message
+        cannot set either: those keys are removed from it.
         """
+        from think_nb import channels
+
         message = user_message(message) if isinstance(message, str) else message
+        if trigger in ("panel", "marimo"):  # untrusted: only the server names a turn's channel
+            message = channels.strip_reserved(message)
+        (message,) = channels.for_turn(self, [message], channel, metadata, "submit")
         extra_parts = None
         if context is not None:
             from think_nb.data_context import context_parts_later
@@ -465,9 +496,11 @@ class Think:
                            extra_parts=extra_parts, output_type=output_type)
 
     async def send(self, text: str, *, context: dict[str, Any] | None = None,
-                   output_type: type | None = None) -> TurnResult:
+                   output_type: type | None = None, channel: str | None = None,
+                   metadata: dict[str, Any] | None = None) -> TurnResult:
         """Send one user message and wait for the turn: `result = await agent.send("hi")`;
-        `context={"df": df}` attaches data (see `submit`). `output_type=Invoice` (a pydantic model
+        `context={"df": df}` attaches data, `channel="sms"` / `metadata={...}` set the turn's
+        channel and metadata (see `submit`). `output_type=Invoice` (a pydantic model
         class) makes it a structured turn (Think's structured output): the model may use its tools,
         then answers through a hidden `think_final_answer` tool whose input is validated as an
         `Invoice`, returned as `result.output` (a turn without a valid one ends `error`;
@@ -475,9 +508,11 @@ class Think:
         agent's running turn (one of its tools or hooks): use `add_messages` or an unawaited
         `submit` there (Think's nested admission guard)."""
         self.__runtime.engine.refuse_nested("send")
-        return await self.submit(text, trigger="send", context=context, output_type=output_type)
+        return await self.submit(text, trigger="send", context=context, output_type=output_type, channel=channel,
+                                 metadata=metadata)
 
-    def run(self, text: str, *, context: dict[str, Any] | None = None, output_type: type | None = None) -> TurnResult:
+    def run(self, text: str, *, context: dict[str, Any] | None = None, output_type: type | None = None,
+            channel: str | None = None, metadata: dict[str, Any] | None = None) -> TurnResult:
         """Synchronous `send` for scripts and the terminal (no running event loop)."""
         try:
             asyncio.get_running_loop()
@@ -487,7 +522,8 @@ class Think:
             raise UserError("agent.run() cannot be used inside a running event loop (a notebook cell); "
                             "use `await agent.send(...)`, `agent.submit(...)` or `%%think`.")
         self.__runtime.engine.refuse_nested("run")  # a sync tool of this agent's turn (in its worker thread)
-        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context, output_type=output_type))
+        result: TurnResult = script_loop().run_until_complete(self.send(text, context=context, output_type=output_type,
+                                                                        channel=channel, metadata=metadata))
         return result
 
     async def save_messages(self, messages: Messages, *, signal: AbortSignal | None = None,
@@ -534,7 +570,8 @@ class Think:
     async def run_turn(self, input: Any = None, *, mode: str = "wait", continuation: bool = False,
                        body: dict[str, Any] | None = None, signal: AbortSignal | None = None,
                        submission_id: str | None = None, idempotency_key: str | None = None, metadata: Any = None,
-                       callback: Any = None, output_type: type | None = None) -> TurnResult | dict[str, Any] | None:
+                       callback: Any = None, output_type: type | None = None,
+                       channel: str | None = None) -> TurnResult | dict[str, Any] | None:
         """One entry point for a turn, by `mode` (Think's `runTurn`; `think_nb.turns.run_turn`).
 
         `input`: text (one user message; "" is none), a UIMessage, a list of them, or (not with
@@ -550,18 +587,25 @@ class Think:
           `on_done`, no turn).
 
         `output_type` (a pydantic model class; "wait" with input only): a structured turn, see `send`.
+        `channel`: the turn's configured channel, stamped on its user messages (see `submit`).
+        `metadata`: with "submit" the submission's metadata (Think's `RunTurnSubmit.metadata`);
+        with "wait" / "stream" the turn's server-side metadata, stamped as `metadata.turnMetadata`
+        (`active_turn_metadata`; Think's `ChatOptions.metadata`). A continuation runs on the channel
+        and metadata of the last user message, so it takes neither.
 
         Raises:
             UserError: a bad combination (an unknown mode; wait without input or continuation, or
                 with both; continuation outside "wait"; "submit"/"stream" without input; "stream"
                 without callback; "submit" with a function), or "wait"/"stream" called from inside
-                this agent's running turn (see `save_messages`).
+                this agent's running turn (see `save_messages`); an unknown channel; channel or
+                metadata with a continuation.
         """
         from think_nb.turns import run_turn
 
         return await run_turn.run_turn(self, input, mode=mode, continuation=continuation, body=body, signal=signal,
                                        submission_id=submission_id, idempotency_key=idempotency_key,
-                                       metadata=metadata, callback=callback, output_type=output_type)
+                                       metadata=metadata, callback=callback, output_type=output_type,
+                                       channel=channel)
 
     async def continue_last_turn(self, body: dict[str, Any] | None = None, *, signal: AbortSignal | None = None,
                                  request_id: str | None = None) -> TurnResult:
@@ -605,6 +649,41 @@ class Think:
     def is_running(self) -> bool:
         """True while a turn is running or queued."""
         return self.__runtime.engine.is_running
+
+    # -- channels and notices (Think's activeChannel / activeTurnMetadata / deliverNotice) --------
+    @property
+    def active_channel(self) -> Any:
+        """The running turn's channel as a `think_nb.channels.ChannelContext` (`channel_id`,
+        `kind`, `capabilities`), read from its `before_turn`, tool hooks and tools; None outside a
+        running turn (`on_chat_response` runs after it) or for a turn with no channel (Think's
+        `activeChannel`)."""
+        turn = self.__runtime.engine.current_turn
+        return turn.channel if turn is not None else None
+
+    @property
+    def active_turn_metadata(self) -> dict[str, Any] | None:
+        """A copy of the per-turn metadata (`send(..., metadata=...)`) stamped on the latest user
+        message as `metadata.turnMetadata`, read from the stored branch, so a continued or
+        recovered turn reads the same; None when it carries none (Think's `activeTurnMetadata`)."""
+        from think_nb.channels import turn_metadata_of
+
+        return turn_metadata_of(self.__runtime.messages)
+
+    async def deliver_notice(self, text: str | dict[str, str], *, channel: str | None = None,
+                             inform_model: bool = False, kind: str = "notice") -> dict[str, Any]:
+        """Append an assistant notice to the transcript without a turn (Think's `deliverNotice`);
+        the panels show it. `text`: a string or `{"markdown": ...}`; `channel`: a configured
+        channel (default: the running turn's, else "web"); `inform_model`: the stored text is
+        "[Delivered to the user out of band] <text>" (what later turns' model reads); `kind`:
+        final | interim | notice | command, kept as `metadata.deliveryKind`. Safe from a tool or
+        hook of a running turn. Returns the stored message.
+
+        Raises `UserError` (nothing stored) for empty text, an unknown kind or channel, or while a
+        tool call of the last message waits for the user (answer it first). See `think_nb.notices`."""
+        from think_nb import notices
+
+        runtime = self.__runtime
+        return await notices.deliver(self, runtime.engine, text, channel=channel, inform_model=inform_model, kind=kind)
 
     def has_pending_interaction(self) -> bool:
         """True when a tool call waits for the user: an `approval-requested` part, or a client
@@ -760,17 +839,24 @@ class Think:
         return child
 
     async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
-                   signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
+                   signal: AbortSignal | None = None, tools: Any = None, channel: str | None = None,
+                   metadata: dict[str, Any] | None = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
         `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()`,
         `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
         one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
         continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
-        are its own). Raises `UserError` from inside this agent's own running turn (see
-        `save_messages`; another agent's `chat`, a sub-agent's, is fine: `delegate`)."""
-        from think_nb import subagents
+        are its own). `channel` / `metadata`: the turn's channel and metadata (Think's
+        `ChatOptions.channel` / `.metadata`; see `submit`). Raises `UserError` from inside this
+        agent's own running turn (see `save_messages`; another agent's `chat`, a sub-agent's, is
+        fine: `delegate`), or for an unknown channel."""
+        from think_nb import channels, subagents
 
         self.__runtime.engine.refuse_nested("chat")
+        if channel is not None or metadata is not None:
+            batch = [user_message(message)] if isinstance(message, str) else [message] if isinstance(message, dict) \
+                else message
+            message = channels.for_turn(self, batch, channel, metadata, "chat")
         return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)
 
     def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
@@ -903,11 +989,19 @@ class Think:
 
     # -- submissions (Think's submitMessages; think_nb.submissions) -------------------------
     async def submit_messages(self, messages: list[dict[str, Any]], *, submission_id: str | None = None,
-                              idempotency_key: str | None = None, metadata: Any = None) -> dict[str, Any]:
+                              idempotency_key: str | None = None, metadata: Any = None,
+                              channel: str | None = None) -> dict[str, Any]:
         """Durably accept `messages` (UIMessages) for a turn that runs later, in order (Think's
         `submitMessages`). Returns the inspection plus `accepted` (False for a repeat of the same
-        `submission_id` / `idempotency_key`). Raises `UserError` for an id reused with other messages."""
-        return self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
+        `submission_id` / `idempotency_key`), after `on_submission_status` has seen it `pending`.
+        `channel`: a configured channel, stamped on the user messages (`metadata.channel`) so the
+        drained turn gets its policy. Raises `UserError` for an id reused with other messages or an
+        unknown channel."""
+        from think_nb import channels
+
+        if isinstance(messages, list | tuple):
+            messages = channels.for_turn(self, list(messages), channel, None, "submit_messages")
+        return await self.__runtime.submissions.submit(messages, submission_id, idempotency_key, metadata)
 
     def inspect_submission(self, submission_id: str) -> dict[str, Any] | None:
         """`{submission_id, idempotency_key, request_id, status, error, metadata, created_at,
@@ -1014,23 +1108,30 @@ class Think:
         | handler=..., timezone=None, metadata=None)}` (dicts accepted). `schedule`: see
         `think_nb.schedules.spec` ("every 5 minutes", "every weekday at 08:00 in Europe/Paris", a
         cron expression). A prompt becomes an idempotent submission per occurrence; a handler is
-        called with a `ScheduledTaskContext`. Raises `UserError` at creation for a bad task."""
+        called with a `ScheduledTaskContext`. `retry=` as for `schedule`. Raises `UserError` at
+        creation for a bad task."""
         return {}
 
-    def schedule(self, when: Any, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
+    def schedule(self, when: Any, task: Any, *, id: str | None = None, metadata: Any = None,
+                 retry: dict[str, Any] | bool | None = None) -> str:
         """Run `task` at `when` (Think's `schedule`): a datetime (once), seconds or a timedelta
         (once, after that delay), or a recurring form ("every 30 seconds", "every day at 09:00",
         a cron expression). `task`: a prompt (str; sent as a user message through
         `submit_messages`) or a callable `task(ctx)` (sync or async; `ScheduledTaskContext`).
         Persisted in SQLite and re-armed when the agent is created again (a lambda cannot be
         restored: use a method of the agent or a module-level function). A missed occurrence runs
-        once, no backfill. Returns the task id (`id` or a new one; an existing id is replaced).
-        Raises `UserError` for an unknown `when` or task."""
-        return self.__runtime.scheduler.schedule(when, task, id, metadata)
+        once, no backfill. `retry` (Think's `RetryOptions`): `{"max_attempts": 3, "base_delay_ms":
+        100, "max_delay_ms": 3000}` (any of them; True for these): a run that raises runs again,
+        the same occurrence, after a jittered backoff, each attempt stored on the task's row
+        (`attempt`, `retry_at`; `think_nb.schedules.retry`); without it a run is attempted once.
+        Returns the task id (`id` or a new one; an existing id is replaced).
+        Raises `UserError` for an unknown `when`, task or retry option."""
+        return self.__runtime.scheduler.schedule(when, task, id, metadata, retry=retry)
 
-    def schedule_every(self, seconds: float, task: Any, *, id: str | None = None, metadata: Any = None) -> str:
+    def schedule_every(self, seconds: float, task: Any, *, id: str | None = None, metadata: Any = None,
+                       retry: dict[str, Any] | bool | None = None) -> str:
         """Run `task` every `seconds` (Think's `scheduleEvery`); see `schedule`. Returns the id."""
-        return self.__runtime.scheduler.schedule(seconds, task, id, metadata, every=True)
+        return self.__runtime.scheduler.schedule(seconds, task, id, metadata, every=True, retry=retry)
 
     def cancel_schedule(self, task_id: str) -> bool:
         """Delete a scheduled task (declared ones come back when the agent is created again);
@@ -1039,7 +1140,8 @@ class Think:
 
     def get_schedule(self, task_id: str) -> dict[str, Any] | None:
         """One task's row: `{id, source, kind, spec, timezone, task_repr, next_run_at, last_run_at
-        (epoch s), last_status, last_error, runs, ...}`, or None."""
+        (epoch s), last_status, last_error, runs, retry, attempt (of the latest occurrence),
+        retry_at (its pending retry, epoch s), ...}`, or None."""
         return self.__runtime.store.schedules.get(task_id)
 
     def get_schedules(self) -> pd.DataFrame:

@@ -24,6 +24,7 @@ OVERRIDABLE = frozenset({
     "get_model", "get_system_prompt", "get_tools", "get_extensions", "get_skills", "get_scheduled_tasks",
     "configure_session", "before_turn", "before_step", "before_tool_call", "after_tool_call", "on_chunk",
     "on_step_finish", "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
+    "configure_channels", "on_submission_status",
 })
 """Methods and hooks a subclass overrides (Think's, in snake_case)."""
 
@@ -53,6 +54,9 @@ RESERVED: dict[str, str] = {
     "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
     "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",
     "undo": "a method",
+    # channels and notices
+    "active_channel": "the running turn's channel", "active_turn_metadata": "the latest turn's metadata",
+    "deliver_notice": "a method",
     # observing
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
     # sub-agents

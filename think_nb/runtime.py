@@ -174,6 +174,9 @@ class AgentRuntime:
     def on_chat_recovery(self, ctx: Any) -> Any:
         return self.agent.on_chat_recovery(ctx)
 
+    def on_submission_status(self, inspection: dict[str, Any]) -> Any:
+        return self.agent.on_submission_status(inspection)
+
     @property
     def on_chat_recovery_is_async(self) -> bool:
         """True when the user's `on_chat_recovery` is a coroutine function (asked in a task)."""

@@ -16,6 +16,11 @@ when their turn starts, so a submission cancelled before that never shows up.
 - `cancel_submission(id)`: a pending row becomes `aborted` (messages never appended); a running
   one is aborted (its turn too) and never overwritten by the turn's late outcome.
 - `clear_messages()` skips every pending row.
+- Every status change is reported to the agent's `on_submission_status(inspection)` (Think's
+  `onSubmissionStatus`): `pending` when accepted (awaited before `submit_messages` returns),
+  `running`, the outcome; a cancel, a clear and a dead process's rows too. The drain awaits the
+  hook before it goes on; a hook that raises is logged and changes nothing. From sync callers
+  (`cancel_submission`, `clear_messages`, the agent's creation) an async hook runs as a task.
 - When the agent is created again, `running` rows of a dead process go back to `pending` if their
   messages were never applied, else become `error` (the turn's partial reply is recovered by
   `think_nb.turns.recovery`); then pending rows are drained (on the running loop, or on the script
@@ -25,13 +30,14 @@ when their turn starts, so a submission cancelled before that never shows up.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb import events
-from think_nb.aio import task_loop
+from think_nb.aio import maybe_await, task_loop
 from think_nb.errors import UserError
 from think_nb.messages import new_id, validate
 
@@ -56,6 +62,8 @@ class SubmissionsHost(Protocol):
     key: str
     store: AgentStore
 
+    def on_submission_status(self, inspection: dict) -> Any: ...  # the user's hook (sync or async)
+
 
 class SubmissionsEngine(Protocol):
     """What the ledger needs of the turn engine: start a turn, abort one."""
@@ -74,9 +82,10 @@ class Submissions:
         self.engine = engine
         self.rows = host.store.submissions
         self.task: asyncio.Task | None = None
+        self._reports: set[asyncio.Task] = set()  # async status hooks started from sync code
 
-    def submit(self, messages: list[dict], submission_id: str | None, idempotency_key: str | None,
-               metadata: Any) -> dict:
+    async def submit(self, messages: list[dict], submission_id: str | None, idempotency_key: str | None,
+                     metadata: Any) -> dict:
         if callable(messages) or not isinstance(messages, list | tuple) or not messages:
             raise UserError("submit_messages() takes a non-empty list of UIMessages (a function is not accepted: "
                             "the messages are stored before the turn runs).")
@@ -100,6 +109,7 @@ class Submissions:
         events.emit("submission:create", {"submission_id": submission_id, "request_id": None,
                                           "idempotency_key": idempotency_key}, agent=self.host.key)
         self._status(submission_id, None, "pending")
+        await self.report(row)  # Think awaits the status hook before returning the acceptance
         self.kick()
         return {**inspection(row), "accepted": True}
 
@@ -112,6 +122,42 @@ class Submissions:
         if status == "error":
             events.emit("submission:error", {"submission_id": submission_id, "request_id": request_id,
                                              "error": error or ""}, agent=key, request_id=request_id)
+
+    # -- status reports (on_submission_status) ----------------------------------------------------
+    async def report(self, row: dict | None) -> None:
+        """Tell `on_submission_status` about `row`'s status now (awaited; what it raises is logged)."""
+        if row is None:
+            return
+        view = inspection(row)
+        try:
+            await maybe_await(self.host.on_submission_status(view))
+        except Exception:
+            log.exception("on_submission_status raised for submission %s (%s); the submission goes on",
+                          view["submission_id"], view["status"])
+
+    def report_soon(self, submission_id: str) -> None:
+        """`report` from sync code: a sync hook is called now, an async one runs as a task."""
+        row = self.rows.get(submission_id)
+        if row is None:
+            return
+        view = inspection(row)
+        try:
+            outcome = self.host.on_submission_status(view)
+        except Exception:
+            log.exception("on_submission_status raised for submission %s (%s); the submission goes on",
+                          submission_id, view["status"])
+            return
+        if inspect.isawaitable(outcome):
+            task = task_loop().create_task(self._awaited(outcome, view))
+            self._reports.add(task)
+            task.add_done_callback(self._reports.discard)
+
+    async def _awaited(self, outcome: Any, view: dict) -> None:
+        try:
+            await outcome
+        except Exception:
+            log.exception("on_submission_status raised for submission %s (%s); the submission goes on",
+                          view["submission_id"], view["status"])
 
     def kick(self) -> asyncio.Task | None:
         """Start the drain unless it runs (on the running loop, else on the script loop)."""
@@ -127,6 +173,7 @@ class Submissions:
             if not self.rows.start(row["id"], request_id):
                 continue
             self._status(row["id"], request_id, "running")
+            await self.report(self.rows.get(row["id"]))
             try:
                 scheduled = (row["metadata"] or {}).get("source") == "scheduled-task" if isinstance(
                     row["metadata"], dict) else False
@@ -138,6 +185,7 @@ class Submissions:
                 status, error = "error", f"{type(exc).__name__}: {exc}"
             if self.rows.finish(row["id"], status, error, only_from=("running",)):  # else cancelled: told then
                 self._status(row["id"], request_id, status, error)
+                await self.report(self.rows.get(row["id"]))
             self._tell_schedule(row, status, error)
 
     def _tell_schedule(self, row: dict, status: str, error: str | None) -> None:
@@ -154,17 +202,21 @@ class Submissions:
         if row["status"] == "pending":
             if self.rows.finish(submission_id, "aborted", None, only_from=("pending",)):
                 self._status(submission_id, None, "aborted")
+                self.report_soon(submission_id)
         elif row["status"] == "running":
             if self.rows.finish(submission_id, "aborted", None, only_from=("running",)):
                 self._status(submission_id, row["request_id"], "aborted")
+                self.report_soon(submission_id)
             if row["request_id"]:
                 self.engine.abort_request(row["request_id"], "submission cancelled")
         return self.inspect(submission_id)
 
     def skip_pending(self) -> None:
-        """Every pending row becomes `skipped` (the conversation was cleared)."""
-        for submission_id in self.rows.skip_pending():
-            self._status(submission_id, None, "skipped")
+        """Every pending row becomes `skipped` (`clear_messages`), each reported."""
+        for row in self.rows.select("pending"):
+            if self.rows.finish(row["id"], "skipped", None, only_from=("pending",)):
+                self._status(row["id"], None, "skipped")
+                self.report_soon(row["id"])
 
     def inspect(self, submission_id: str) -> dict | None:
         row = self.rows.get(submission_id)
@@ -180,5 +232,6 @@ class Submissions:
             else:
                 self.rows.requeue(row["id"])
                 self._status(row["id"], None, "pending")
+            self.report_soon(row["id"])
         if self.rows.next_pending() is not None:
             self.kick()

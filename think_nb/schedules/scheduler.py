@@ -14,7 +14,10 @@ script loop `agent.run()` drives) that sleeps until the soonest `next_run_at` an
   trigger `scheduled`; its `last_status` is `submitted` until that turn ends, then the
   submission's outcome); a handler task is called with a `ScheduledTaskContext` (sync or async;
   its exception is recorded as `last_error`, the loop goes on);
-- one-shot tasks (`once`, `delay`) are deleted after their run.
+- one-shot tasks (`once`, `delay`) are deleted after their run (and its retries);
+- a task with `retry=` runs a failed run again, the same occurrence, after a backoff, its next
+  attempt stored on the row (`think_nb.schedules.retry`); a new occurrence that comes due first
+  supersedes a pending retry.
 
 Handlers are stored by reference so they can be restored: a method of the agent (`method:<name>`)
 or a function importable as `<module>:<qualname>` (a function defined in a notebook cell is
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from think_nb import events
 from think_nb.aio import maybe_await, task_loop
 from think_nb.errors import UserError
+from think_nb.schedules import retry as retries
 from think_nb.schedules import spec as specs
 from think_nb.schedules.clock import Clock, SystemClock
 
@@ -59,6 +63,7 @@ class ScheduledTaskContext:
         timezone: the zone of a cron schedule, or None.
         metadata: the task's metadata, or None.
         agent: the agent.
+        attempt: 1 for the occurrence's first run, 2 for its first retry, ... (`retry=`).
     """
 
     task_id: str
@@ -70,19 +75,22 @@ class ScheduledTaskContext:
     timezone: str | None
     metadata: Any
     agent: Any = field(repr=False, default=None)
+    attempt: int = 1
 
 
 @dataclass
 class ScheduledTask:
     """A task `get_scheduled_tasks()` declares: exactly one of `prompt` (text, or a function
-    returning it, sync or async) or `handler(ctx)`, and `schedule` (see `think_nb.schedules.spec`).
-    Dicts with the same keys are accepted."""
+    returning it, sync or async) or `handler(ctx)`, and `schedule` (see `think_nb.schedules.spec`);
+    `retry`: Think's `RetryOptions` (`think_nb.schedules.retry`). Dicts with the same keys are
+    accepted."""
 
     schedule: Any
     prompt: Any = None
     handler: Callable[..., Any] | None = None
     timezone: str | None = None
     metadata: Any = None
+    retry: Any = None
 
 
 class ScheduleHost(Protocol):
@@ -118,12 +126,13 @@ class Scheduler:
         for task_id, raw in declared.items():
             task = _coerce_task(task_id, raw)
             when = specs.parse(task.schedule, task.timezone)
-            self._store(str(task_id), "declared", when, task.prompt, task.handler, task.metadata, now)
+            self._store(str(task_id), "declared", when, task.prompt, task.handler, task.metadata, now, retry=task.retry)
         for row in self.rows.all():
             if row["source"] == "declared" and row["id"] not in declared:
                 self.rows.delete(row["id"])
 
-    def schedule(self, when: Any, task: Any, task_id: str | None, metadata: Any, *, every: bool = False) -> str:
+    def schedule(self, when: Any, task: Any, task_id: str | None, metadata: Any, *, every: bool = False,
+                 retry: Any = None) -> str:
         """A runtime task (see `Think.schedule`); returns its id."""
         spec = specs.interval(when) if every else specs.parse(when)
         prompt, handler = (task, None) if isinstance(task, str) else (None, task)
@@ -134,7 +143,8 @@ class Scheduler:
         from think_nb.messages import new_id
 
         task_id = task_id or new_id("sched")
-        shown = self._store(task_id, "runtime", spec, prompt, handler, metadata, self.clock.now(), rearm=True)
+        shown = self._store(task_id, "runtime", spec, prompt, handler, metadata, self.clock.now(), rearm=True,
+                            retry=retry)
         events.emit("schedule:create", {"callback": shown, "id": task_id}, agent=self.host.key)
         self.kick()
         return task_id
@@ -149,8 +159,9 @@ class Scheduler:
         return found
 
     def _store(self, task_id: str, source: str, spec: specs.Spec, prompt: Any, handler: Any, metadata: Any,
-               now: float, rearm: bool = False) -> str:
+               now: float, rearm: bool = False, retry: Any = None) -> str:
         """Store (or re-arm) a task's row; returns how `get_schedules()` shows the task."""
+        retry = retries.options(retry, f"scheduled task {task_id!r}")
         if (prompt is None) == (handler is None):
             raise UserError(f"scheduled task {task_id!r}: give exactly one of prompt= or handler=.")
         if prompt is not None and not isinstance(prompt, str):
@@ -168,11 +179,12 @@ class Scheduler:
         digest = hashlib.sha256(repr((spec, sorted(stored.items()), shown)).encode()).hexdigest()
         old = self.rows.get(task_id)
         keep = old is not None and old["digest"] == digest and not rearm and old["next_run_at"] is not None
+        pending = {k: old[k] for k in ("attempt", "retry_at", "retry_for")} if keep and old else {}
         self.rows.put({"id": task_id, "source": source, "kind": spec.kind, "spec": spec.text,
                        "timezone": spec.timezone, "seconds": spec.seconds, "task": stored, "task_repr": shown,
                        "metadata": metadata, "digest": digest,
                        "next_run_at": old["next_run_at"] if keep and old else spec.first(now),
-                       "anchor": old["anchor"] if keep and old else now})
+                       "anchor": old["anchor"] if keep and old else now, "retry": retry, **pending})
         self._poke()
         return shown
 
@@ -182,7 +194,7 @@ class Scheduler:
         if self.task is not None and not self.task.done():
             self._poke()
             return self.task
-        if not any(r["next_run_at"] is not None for r in self.rows.all()):
+        if not any(_due(r) is not None for r in self.rows.all()):
             return None
         loop = task_loop()
         self.task = loop.create_task(self._loop(), name=f"think-schedules-{self.host.key}")
@@ -199,20 +211,22 @@ class Scheduler:
     async def _loop(self) -> None:
         self._wake = asyncio.Event()
         while True:
-            armed = [r for r in self.rows.all() if r["next_run_at"] is not None]
+            armed = [r for r in self.rows.all() if _due(r) is not None]
             if not armed:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            soonest = min(r["next_run_at"] for r in armed)
+            soonest = min(t for r in armed if (t := _due(r)) is not None)
             if soonest > self.clock.now():
                 self._wake.clear()
                 await self.clock.sleep_until(soonest, self._wake)
                 continue
             now = self.clock.now()
             for row in armed:
-                if row["next_run_at"] <= now:
-                    await self.run_due(row, now)
+                if row["next_run_at"] is not None and row["next_run_at"] <= now:
+                    await self.run_due(row, now)  # a new occurrence supersedes a pending retry
+                elif row["retry_at"] is not None and row["retry_at"] <= now:
+                    await self.run_retry(row, now)
 
     async def run_due(self, row: dict, now: float) -> None:
         """Claim and run one due occurrence; never raises (the outcome is recorded on the row)."""
@@ -221,20 +235,37 @@ class Scheduler:
         following = spec.next_after(now, row["anchor"])
         if not self.rows.claim(row["id"], scheduled_for, following, now):
             return  # another process took it, or it was cancelled
+        await self._attempt(row, scheduled_for, 1, last=following is None)
+
+    async def run_retry(self, row: dict, now: float) -> None:
+        """Claim and run the pending retry of a failed occurrence; never raises."""
+        if not self.rows.claim_retry(row["id"], row["retry_at"], now):
+            return  # another process took it, or it was cancelled or superseded
+        await self._attempt(row, row["retry_for"], row["attempt"] + 1, last=row["next_run_at"] is None)
+
+    async def _attempt(self, row: dict, scheduled_for: float, attempt: int, *, last: bool) -> None:
+        """Run attempt `attempt` of occurrence `scheduled_for` and record it: a failure with
+        attempts left is retried later (`retry_later`); `last`: no occurrence follows (a one-shot
+        task's row goes once it is settled)."""
         occurrence = f"{row['id']}:{round(scheduled_for * 1000)}"
         key = f"think-schedule:{self.host.key}:{occurrence}"
         ctx = ScheduledTaskContext(row["id"], scheduled_for, occurrence, key, row["spec"], row["kind"],
-                                   row["timezone"], row["metadata"], self.host.agent)
+                                   row["timezone"], row["metadata"], self.host.agent, attempt)
         fields = {"callback": row["task_repr"], "id": row["id"]}
         events.emit("schedule:execute", fields, agent=self.host.key)
         try:
             status, error = await self._run(row, ctx)
         except (Exception, KeyboardInterrupt) as exc:  # a task's failure never stops the schedule
-            log.exception("scheduled task %s failed", row["id"])
+            log.exception("scheduled task %s failed (attempt %d)", row["id"], attempt)
             status, error = "error", f"{type(exc).__name__}: {exc}"
         if status in ("error", "lost"):
-            events.emit("schedule:error", {**fields, "error": error or status, "attempts": 1}, agent=self.host.key)
-        if following is None and status != "lost":
+            events.emit("schedule:error", {**fields, "error": error or status, "attempts": attempt},
+                        agent=self.host.key)
+        retry = row.get("retry")
+        if status == "error" and retry and attempt < retry["max_attempts"]:
+            self.rows.retry_later(row["id"], self.clock.now() + retries.delay_s(attempt, retry), scheduled_for, error)
+            return
+        if last and status != "lost":
             self.rows.delete(row["id"])
             self._callables.pop(row["id"], None)
         elif status == "lost":
@@ -291,12 +322,18 @@ def _coerce_task(task_id: Any, raw: Any) -> ScheduledTask:
     if isinstance(raw, ScheduledTask):
         return raw
     if isinstance(raw, dict):
-        unknown = set(raw) - {"schedule", "prompt", "handler", "timezone", "metadata"}
+        unknown = set(raw) - {"schedule", "prompt", "handler", "timezone", "metadata", "retry"}
         if unknown or "schedule" not in raw:
             raise UserError(f"scheduled task {task_id!r}: keys are schedule (required), prompt or handler, "
-                            f"timezone, metadata; got {sorted(raw)}.")
+                            f"timezone, metadata, retry; got {sorted(raw)}.")
         return ScheduledTask(**raw)
     raise UserError(f"scheduled task {task_id!r}: give a ScheduledTask(...) or a dict, not {type(raw).__name__}.")
+
+
+def _due(row: dict) -> float | None:
+    """When a row runs next: its next occurrence or its pending retry, whichever is sooner."""
+    times = [t for t in (row["next_run_at"], row["retry_at"]) if t is not None]
+    return min(times) if times else None
 
 
 def _reference(agent: Any, fn: Callable[..., Any]) -> str | None:

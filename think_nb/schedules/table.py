@@ -1,4 +1,5 @@
-"""`agent.get_schedules()` / `%think schedules`: scheduled-task rows as a DataFrame."""
+"""`agent.get_schedules()` / `%think schedules`: scheduled-task rows as a DataFrame (`next_run`: the
+next occurrence, or the pending retry of a failed run when that is sooner)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ def schedules_frame(rows: list[dict]) -> Any:
     def stamp(t: float) -> Any:  # local wall time, as a user reads a clock
         return pd.Timestamp(t, unit="s", tz="UTC").tz_convert(_local_zone()).tz_localize(None)
 
+    def due(r: dict) -> Any:  # the next occurrence, or a failed run's pending retry if sooner
+        times = [t for t in (r["next_run_at"], r.get("retry_at")) if t is not None]
+        return stamp(min(times)) if times else pd.NaT
+
     data = [{"id": r["id"], "kind": r["kind"], "schedule": r["spec"], "timezone": r["timezone"],
-             "task": r["task_repr"], "next_run": stamp(r["next_run_at"]) if r["next_run_at"] is not None else pd.NaT,
+             "task": r["task_repr"], "next_run": due(r),
              "last_run": stamp(r["last_run_at"]) if r["last_run_at"] is not None else pd.NaT,
              "last_status": r["last_status"], "last_error": r["last_error"], "runs": r["runs"],
              "source": r["source"]} for r in rows]

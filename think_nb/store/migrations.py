@@ -437,3 +437,13 @@ def m017_used_approvals(db: sqlite3.Connection, p: str) -> None:
     # (a part hand-edited back to `approval-responded`, a recovered continuation after SIGKILL).
     # NULL: not used yet. A new decision (`record`) replaces the row, so it starts unused.
     db.execute(f"ALTER TABLE {PREFIX}approvals ADD COLUMN used_at REAL")
+
+
+@migration
+def m018_schedule_retries(db: sqlite3.Connection, p: str) -> None:
+    # A scheduled task may retry a failed run (Think's RetryOptions, `think_nb.schedules.retry`):
+    # `retry` is its options (JSON, NULL: no retries); `attempt` the attempts the latest occurrence
+    # has made; `retry_at` when its next attempt runs (NULL: none pending) and `retry_for` the
+    # occurrence (its scheduled_for) being retried, so a pending retry survives a restart.
+    for column in ("retry TEXT", "attempt INTEGER NOT NULL DEFAULT 0", "retry_at REAL", "retry_for REAL"):
+        db.execute(f"ALTER TABLE {PREFIX}schedules ADD COLUMN {column}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from think_nb import channels
 from think_nb.aio import maybe_await
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
@@ -52,28 +53,33 @@ def as_messages(input: Any) -> list[dict]:
 
 async def run_turn(agent: Any, input: Any, *, mode: str, continuation: bool, body: dict | None, signal: Any,
                    submission_id: str | None, idempotency_key: str | None, metadata: Any,
-                   callback: Any, output_type: Any = None) -> TurnResult | dict | None:
+                   callback: Any, output_type: Any = None, channel: str | None = None) -> TurnResult | dict | None:
     """`agent.run_turn(...)` (see `Think.run_turn`)."""
     check(mode, input is not None, continuation, callback, output_type)
     if mode == "wait" and continuation:
+        if channel is not None or metadata is not None:
+            raise UserError("run_turn: a continuation runs on the channel and metadata stamped on the last user "
+                            "message; leave channel= and metadata= out.")
         return await agent.continue_last_turn(body, signal=signal)
     if mode == "submit":
         if callable(input):
             raise UserError('run_turn(mode="submit") does not support function input: the messages are stored '
                             "before the turn runs; pass them.")
         return await agent.submit_messages(as_messages(input), submission_id=submission_id,
-                                           idempotency_key=idempotency_key, metadata=metadata)
+                                           idempotency_key=idempotency_key, metadata=metadata, channel=channel)
     messages = input if callable(input) else as_messages(input)
     if mode == "stream":
         if not callable(messages) and not messages:
             await _call(callback, "on_start", {"request_id": new_id("req")})
             await _call(callback, "on_done")
             return None
-        await agent.chat(messages if callable(messages) else list(messages), callback, signal=signal)
+        await agent.chat(messages if callable(messages) else list(messages), callback, signal=signal,
+                         channel=channel, metadata=metadata)
         return None
     if not callable(messages) and not messages:
         return TurnResult("", "skipped", reason=SKIPPED["no-new-messages"])
-    return await agent.save_messages(messages, signal=signal, output_type=output_type)
+    return await agent.save_messages(channels.for_turn(agent, messages, channel, metadata, "run_turn"), signal=signal,
+                                     output_type=output_type)
 
 
 async def _call(callback: Any, method: str, *args: Any) -> None:

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from think_nb import events
+from think_nb import channels, events
 from think_nb.errors import InternalError, ModelError
 from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
@@ -127,6 +127,7 @@ class Turn:
         self.final: structured.FinalAnswer | None = None  # the hidden final-answer tool of a structured turn
         self.final_error: str | None = None  # why its last call was refused
         self.output: Any = None  # the validated answer of a structured turn (`TurnResult.output`)
+        self.policy: channels.TurnPolicy | None = None  # the turn's channel policy (`_prepare`)
 
     def scrubbed(self, chunk: dict) -> dict:
         """`chunk` with the turn's credential values scrubbed from its error text (a tool may echo
@@ -238,7 +239,10 @@ class Turn:
         preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble
         base = await assemble.system_prompt(host)
         tools = await assemble.tools(host)  # extensions are loaded from here on
-        system = capabilities.system_for_turn(base, tools, self.model.model)
+        self.policy = await channels.turn_policy(host.agent, engine.conversation.messages)  # before before_turn
+        if self.policy is not None:
+            tools = self.policy.tools(tools)
+        system = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
         self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
         engine.client_tool_names = {name for name, t in tools.items() if t.client}
@@ -256,8 +260,17 @@ class Turn:
             edited = keep_gates(tools, edited, "before_turn")
         final, messages, tools, config = self._apply(config, ctx.system, ctx.messages, edited)
         if final == system and system != base:  # the block's, not a hook's: name the tools offered in the end
-            final = capabilities.system_for_turn(base, tools, self.model.model)
+            final = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
         return final, messages, tools, config
+
+    def _channel_system(self, system: str) -> str:
+        """`system` with the turn's channel instructions prepended (`think_nb.channels`)."""
+        return self.policy.system(system) if self.policy is not None else system
+
+    @property
+    def channel(self) -> channels.ChannelContext | None:
+        """The turn's channel (`Think.active_channel`), None before it is resolved or without one."""
+        return self.policy.context if self.policy is not None else None
 
     def _apply(self, config: TurnConfig, system: str, messages: list[dict],
                tools: dict) -> tuple[str, list[dict], dict, TurnConfig]:
@@ -334,7 +347,8 @@ class Turn:
         options = config.litellm_options()
         if self.trigger == "regenerate" and self.model is not None:
             options = regenerate_options(self.model, options, self.request_id)
-        max_steps = max(1, int(config.max_steps if config.max_steps is not None else self.host.max_steps))
+        limit = self.policy.max_turns if self.policy is not None else None  # a channel's, unless before_turn's
+        max_steps = max(1, int(config.max_steps if config.max_steps is not None else (limit or self.host.max_steps)))
         reasoning = config.send_reasoning if config.send_reasoning is not None else self.host.send_reasoning
         self.send_reasoning = bool(reasoning)
         stop_when = steps.stop_conditions(config.stop_when)  # with max_steps, as Think's stepCountIs(maxSteps)
@@ -457,7 +471,10 @@ class Turn:
     async def _tools_again(self, config: TurnConfig) -> dict:
         """The turn's tools merged again (after the model loaded an extension), with the
         `before_turn` config's extra tools and `active_tools` filter applied as at the start."""
-        tools = _configured(await assemble.tools(self.host), resolve_tools(config.tools), config)
+        tools = await assemble.tools(self.host)
+        if self.policy is not None:
+            tools = self.policy.tools(tools)
+        tools = _configured(tools, resolve_tools(config.tools), config)
         self.engine.resolved_tools = tools
         return tools
 

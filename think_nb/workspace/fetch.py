@@ -17,6 +17,13 @@
   content types are refused (`unsupported_content`).
 - A body longer than `inline_chars` is written to the workspace (`/fetched/<host>/<name>.md`)
   when a `workspace` is given, and the result carries its `path` and a `preview`.
+- Request headers (Think's header allowlist): exactly `User-Agent: think-nb-fetch`, `Host`, the
+  fixed `headers=` of `fetch_tool` (server-side: never set by the model, never echoed), the
+  model's `headers` whose names are on `model_header_allowlist` (Think's default: `accept`,
+  `accept-language`, `range`; any other, `authorization`, `cookie`, ..., is dropped), fixed ones
+  winning a name, and `Accept: default_accept` (markdown first, Think's) unless one of those set
+  it (`default_accept=""`: none). Nothing else (httpx's own defaults are not sent). A redirect to
+  another origin carries only `User-Agent` and the default `Accept`, as in Think.
 
 Success: `{ok: true, url, status, contentType, content | (path, preview), bytes, truncated?}`.
 Failure: `{ok: false, code, message}` with code in `not_allowed`, `invalid_url`, `blocked_address`,
@@ -41,7 +48,11 @@ from think_nb.tools.tool import Tool, from_function
 if TYPE_CHECKING:
     import httpx
 
-ACCEPT = "text/markdown, text/html;q=0.9, text/plain;q=0.8, application/json;q=0.8, */*;q=0.1"
+ACCEPT = "text/markdown, text/plain;q=0.9, application/json;q=0.8, text/html;q=0.5, */*;q=0.1"
+"""The default `Accept` (Think's `DEFAULT_ACCEPT`: markdown first, anything accepted)."""
+MODEL_HEADERS = ("accept", "accept-language", "range")
+"""Header names the model may set by default (Think's `DEFAULT_MODEL_HEADER_ALLOWLIST`)."""
+USER_AGENT = "think-nb-fetch"
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/ld+json")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -57,7 +68,8 @@ class _Refused(Exception):
 
 def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str] = (), max_bytes: int = 1_000_000,
                timeout: float = 15.0, max_redirects: int = 5, workspace: Any = None, inline_chars: int = 20_000,
-               name: str = "fetch") -> Tool:
+               name: str = "fetch", headers: dict[str, str] | None = None,
+               model_header_allowlist: Iterable[str] = MODEL_HEADERS, default_accept: str = ACCEPT) -> Tool:
     """Make the `fetch` tool (see the module docstring).
 
     Args:
@@ -68,9 +80,15 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
         workspace: fsspec file system where long bodies are written (e.g. `agent.workspace`); None keeps
             them inline (cut at `inline_chars`, `truncated: true`).
         inline_chars: characters of content returned inline.
+        headers: fixed request headers sent with every fetch (e.g. an API key for an allowed
+            host), never settable by the model and never in its result; they win over the model's.
+        model_header_allowlist: header names (any case) the model's `headers` may set; others
+            are dropped (Think's `modelHeaderAllowlist`).
+        default_accept: the `Accept` sent when no header sets one; "" sends none.
 
     Raises:
-        UserError: a malformed host pattern or network, or a limit that is not positive.
+        UserError: a malformed host pattern or network, a limit that is not positive, or headers
+            that are not a dict of header names to strings.
     """
     hosts = [h.strip().lower() for h in allowed_hosts]
     for h in hosts:
@@ -85,16 +103,17 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
         if not isinstance(value, (int, float)) or value <= 0:
             raise UserError(f"fetch_tool({label}={value!r}): pass a positive number.")
     fetcher = _Fetcher(hosts, private, int(max_bytes), float(timeout), int(max_redirects), workspace,
-                       int(inline_chars))
+                       int(inline_chars), _Headers(headers, model_header_allowlist, default_accept))
 
-    async def fetch(url: str) -> dict:
+    async def fetch(url: str, headers: dict[str, str] | None = None) -> dict:
         """Fetch a web page or document with GET and return it as markdown or text. Only allowed hosts work.
 
         Args:
             url: the http(s) URL to read
+            headers: optional request headers; only safe read headers (accept, accept-language, range) are sent
         """
         try:
-            result = await fetcher.get(url)
+            result = await fetcher.get(url, headers)
         except _Refused as refused:
             result = refused.result()
         _fetched(name, url, result)
@@ -111,13 +130,50 @@ def _fetched(tool: str, url: str, result: dict) -> None:
     if not result["ok"]:
         fields["code"] = result["code"]
     events.emit("tool:fetch", fields)
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+
+
+class _Headers:
+    """The request headers of a fetch (see the module docstring)."""
+
+    def __init__(self, fixed: Any, allowlist: Iterable[str], default_accept: str) -> None:
+        if fixed is not None and (not isinstance(fixed, dict) or not all(
+                isinstance(k, str) and _HEADER_NAME.fullmatch(k) and isinstance(v, str) for k, v in fixed.items())):
+            raise UserError(f"fetch_tool(headers={fixed!r:.60}): pass a dict of header names to string values, "
+                            "e.g. {'X-Api-Key': os.environ['KEY']}.")
+        if isinstance(allowlist, str) or not all(isinstance(n, str) for n in allowlist):
+            raise UserError("fetch_tool(model_header_allowlist=...): pass a list of header names, e.g. ['accept'].")
+        if not isinstance(default_accept, str):
+            raise UserError(f"fetch_tool(default_accept={default_accept!r}): pass the Accept value as text, or \"\" "
+                            "for none.")
+        self.fixed = {k.lower(): v for k, v in (fixed or {}).items()}
+        self.allowlist = {n.lower() for n in allowlist}
+        self.default_accept = default_accept
+
+    def first(self, model: Any) -> dict[str, str]:
+        """The headers of the first request: the model's allowlisted ones, the fixed ones over
+        them, then the default `Accept` if none is set; names lowercased (one of each)."""
+        out = {k.lower(): v for k, v in (model or {}).items()
+               if isinstance(k, str) and k.lower() in self.allowlist and isinstance(v, str)
+               and _HEADER_NAME.fullmatch(k) and "\n" not in v and "\r" not in v}
+        return self._base({**out, **self.fixed})
+
+    def cross_origin(self) -> dict[str, str]:
+        """The headers after a redirect to another origin: the default `Accept` only."""
+        return self._base({})
+
+    def _base(self, headers: dict[str, str]) -> dict[str, str]:
+        if self.default_accept and "accept" not in headers:
+            headers["accept"] = self.default_accept
+        return {"user-agent": USER_AGENT, **headers}
 
 
 class _Fetcher:
     def __init__(self, hosts: list[str], private: list[Network], max_bytes: int, timeout: float,
-                 max_redirects: int, workspace: Any, inline_chars: int) -> None:
+                 max_redirects: int, workspace: Any, inline_chars: int, headers: _Headers) -> None:
         self.hosts, self.private, self.max_bytes, self.timeout = hosts, private, max_bytes, timeout
         self.max_redirects, self.workspace, self.inline_chars = max_redirects, workspace, inline_chars
+        self.headers = headers
 
     def _allowed_host(self, host: str) -> bool:
         return any(host == h or (h.startswith("*.") and host.endswith(h[1:])) for h in self.hosts)
@@ -152,24 +208,25 @@ class _Fetcher:
                                                   "it is refused unless allowed with allow_private")
         return url, host, addresses[0]
 
-    async def get(self, url: str) -> dict:
+    async def get(self, url: str, headers: Any = None) -> dict:
         """The whole fetch — lookups, redirects, headers and body — within one deadline of
         `timeout` seconds: httpx's timeouts are per read, and a server sending a byte every half
         second would keep a fetch (and the turn) alive for days."""
         host = urlsplit(url).hostname or url
         try:
             async with asyncio.timeout(self.timeout):
-                return await self._get(url)
+                return await self._get(url, self.headers.first(headers))
         except TimeoutError:
             raise _Refused("timeout", f"no complete answer from {host!r} within {self.timeout:g} s") from None
 
-    async def _get(self, url: str) -> dict:
+    async def _get(self, url: str, headers: dict[str, str]) -> dict:
         httpx = await _import_httpx()
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
+            client.headers.clear()  # httpx's defaults (Accept, Accept-Encoding, Connection, User-Agent) are not sent
             for _ in range(self.max_redirects + 1):
                 url, host, address = await self._check(url)
                 try:
-                    response = await self._send(client, url, host, address)
+                    response = await self._send(client, url, host, address, headers)
                 except httpx.TimeoutException:
                     raise _Refused("timeout", f"no answer from {host!r} within {self.timeout:g} s") from None
                 except httpx.HTTPError as exc:
@@ -177,19 +234,21 @@ class _Fetcher:
                 if response is None:
                     continue
                 if isinstance(response, str):
+                    if _origin(response) != _origin(url):  # Think: no headers but the default Accept cross origin
+                        headers = self.headers.cross_origin()
                     url = response
                     continue
                 return response
         raise _Refused("too_many_redirects", f"more than {self.max_redirects} redirects")
 
-    async def _send(self, client: httpx.AsyncClient, url: str, host: str, address: str) -> Any:
+    async def _send(self, client: httpx.AsyncClient, url: str, host: str, address: str, sent: dict[str, str]) -> Any:
         parts = urlsplit(url)
-        target, headers = url, {"Accept": ACCEPT, "User-Agent": "think-nb-fetch"}
+        target, headers = url, dict(sent)
         if parts.scheme == "http":  # connect to the address that was checked, not to a second lookup
             shown = f"[{address}]" if ":" in address else address
             netloc = shown + (f":{parts.port}" if parts.port else "")
             target = urlunsplit(("http", netloc, parts.path or "/", parts.query, ""))
-            headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
+            headers["host"] = parts.netloc.rsplit("@", 1)[-1]
         async with client.stream("GET", target, headers=headers) as response:
             if response.is_redirect:
                 location = response.headers.get("location", "")
@@ -231,6 +290,15 @@ class _Fetcher:
         fs.pipe_file(path, text.encode("utf-8"))
         return {**out, "path": path, "preview": text[:2000],
                 "note": f"The whole content ({len(text)} characters) was written to {path}; read or grep it there."}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme, (parts.hostname or "").lower(), port or (443 if parts.scheme == "https" else 80)
 
 
 def _special(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
