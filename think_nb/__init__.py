@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from think_nb._version import __version__
+from think_nb.actions import ActionAuthorizationContext, ActionContext, action
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import HookError, InternalError, ModelError, UserError
@@ -24,6 +25,8 @@ __all__ = [
     "LOCAL_MODEL",
     "AbortController",
     "AbortSignal",
+    "ActionAuthorizationContext",
+    "ActionContext",
     "ChatPanel",
     "ChatRecoveryContext",
     "HookError",
@@ -47,6 +50,7 @@ __all__ = [
     "UIMessagePart",
     "UserError",
     "__version__",
+    "action",
     "client_tool",
     "load_ipython_extension",
     "runtime_of",
