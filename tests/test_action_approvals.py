@@ -293,6 +293,18 @@ async def test_a_parked_call_survives_a_restart_and_is_approved_by_a_new_agent_o
     assert restarted.messages[-1]["parts"][-1]["text"] == "answer 0"
 
 
+async def test_a_parked_call_is_rejected_by_a_new_agent_object_after_a_restart() -> None:
+    runs: list = []
+    agent = acting(pause_script(), [pause_action(runs)])
+    execution_id = await parked(agent)
+    restarted = type(agent)("act")
+    rejected = await restarted.reject_execution(execution_id)
+    assert rejected == {"status": "rejected", "executionId": execution_id, "action": "pauseAction",
+                        "reason": "Rejected by user"}
+    assert part(restarted, "dp1")["output"] == rejected and runs == [] and restarted.pending_executions() == []
+    assert await restarted.wait_until_stable(timeout=60)
+
+
 async def test_approval_when_false_runs_it_inline_and_true_parks_it() -> None:
     """Think: "runs inline (no park) when the approval predicate returns false", "parks when ... true"."""
     runs: list = []

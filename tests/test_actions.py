@@ -477,3 +477,26 @@ async def test_before_tool_call_still_decides_before_an_action_runs() -> None:
     await agent.send("go")
     assert runs == [] and ledger(agent) == []
     assert [tool_part(agent, c)["output"] for c in ("tc1", "tc2")] == ["no", "instead"]
+
+
+async def test_expired_rows_are_swept_when_the_agent_is_created_and_fresh_ones_kept() -> None:
+    """Think: "sweeps expired action ledger rows without deleting fresh rows" (settled 30 days, pending
+    90 days) and actions-durable-pause's "TTL sweep" (parked calls 30 days)."""
+    agent = acting(calls({"message": "x"}), [echo_action([])])
+    rows = runtime_of(agent).store.actions
+    day = 24 * 3600
+    for key, status in (("old-settled", "settled"), ("old-pending", "pending"), ("fresh-settled", "settled"),
+                        ("aging-pending", "pending")):
+        rows.claim(key, "echo", "r", "c", "h", reclaim_after=None)
+        if status == "settled":
+            rows.settle(key, '{"valuePresent":true,"value":1}')
+    rows.park("actpause_old", "echo", "c1", "r", {"message": "x"}, {"kind": "durable-pause"})
+    rows.park("actpause_fresh", "echo", "c2", "r", {"message": "x"}, {"kind": "durable-pause"})
+    with sqlite3.connect(agent.db_path) as db:
+        for key, age in (("old-settled", 31), ("old-pending", 91), ("aging-pending", 60)):
+            db.execute("UPDATE think_action_ledger SET updated_at = updated_at - ? WHERE key = ?", (age * day, key))
+        db.execute("UPDATE think_action_pending_approvals SET created_at = created_at - ? WHERE execution_id = ?",
+                   (31 * day, "actpause_old"))
+    restarted = type(agent)("act")
+    assert sorted(r["key"] for r in ledger(restarted)) == ["aging-pending", "fresh-settled"]
+    assert [r["execution_id"] for r in restarted.pending_executions()] == ["actpause_fresh"]
