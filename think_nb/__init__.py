@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from think_nb._version import __version__
+from think_nb.actions import ActionAuthorizationContext, ActionContext, action
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import HookError, InternalError, ModelError, UserError
@@ -26,6 +27,8 @@ __all__ = [
     "LOCAL_MODEL",
     "AbortController",
     "AbortSignal",
+    "ActionAuthorizationContext",
+    "ActionContext",
     "ChatPanel",
     "ChatRecoveryContext",
     "HookError",
@@ -52,6 +55,7 @@ __all__ = [
     "UIMessagePart",
     "UserError",
     "__version__",
+    "action",
     "client_tool",
     "has_tool_call",
     "load_ipython_extension",

@@ -19,6 +19,8 @@ Overridable (Think's names in snake_case; each may be sync or async):
     get_model()            litellm model string or ModelConfig; default: the embedded SmolLM2 model
     get_system_prompt()    the system prompt
     get_tools()            list of functions / Tools, or dict name -> tool
+    get_actions()          list of @action functions (think_nb.actions)
+    authorize_turn(ctx)    / authorize_action(ctx): the actions' permissions (default: all granted)
     max_steps              class attribute, default 10 (model calls per turn)
 Hooks (no-ops by default):
     before_turn(ctx)       once per turn; may return a `TurnConfig`
@@ -47,6 +49,8 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from think_nb import names
+from think_nb.actions.authorize import default_decision
+from think_nb.actions.context import ActionAuthorizationContext
 from think_nb.aio import script_loop
 from think_nb.binding import bind
 from think_nb.errors import UserError
@@ -81,6 +85,13 @@ _PARENT: contextvars.ContextVar[AgentRuntime | None] = contextvars.ContextVar("t
 
 log = logging.getLogger("think_nb")
 
+
+
+def _execution_id(execution_id: Any) -> str:
+    if not isinstance(execution_id, str) or not execution_id:
+        raise UserError(f"execution_id={execution_id!r:.40}: pass the id of a parked call, a string from "
+                        "agent.pending_executions() (its 'execution_id').")
+    return execution_id
 
 
 def callable_as(cls: type, name: str, **kwargs: Any) -> None:
@@ -173,6 +184,10 @@ class Think:
     always/never. (Think merges them unconditionally; the opt-out is ours.)"""
     workspace_approval: bool = False
     """True: the workspace's `delete`, and `write` over an existing file, need the user's approval."""
+    action_ledger_pending_retry_lease: float | bool = 300.0
+    """Seconds after which an action call's ledger row still `pending` (its process died while it
+    ran) may be run again, for actions with an explicit `idempotency_key` (Think's
+    `actionLedgerPendingRetryLeaseMs`, 5 minutes); False: never (it stays refused)."""
     include_kernel_tools: bool | str = False
     """Give the model the live kernel (`think_nb.kernel.kernel_tools`), merged before `get_tools()`:
     False (default) none; True or "ask": `list_variables`, `notebook_history`, `describe_variable`,
@@ -265,6 +280,14 @@ class Think:
         """Tools offered to the model: functions or `@tool` objects, as a list or a dict name -> tool."""
         return []
 
+    def get_actions(self) -> list[Any] | dict[str, Any]:
+        """Actions offered to the model (Think's `getActions`): `@action` functions, as a list (or a
+        dict name -> action), merged after `get_tools()` and before extension tools; called every
+        turn. An action is a tool with a durable idempotency ledger, approval (`approval-gated`,
+        `durable-pause`), permissions, a timeout and bounded outputs: see `think_nb.actions`.
+        An entry that is not an `@action` fails the turn in one line."""
+        return []
+
     def get_extensions(self) -> list[dict[str, Any]]:
         """Extensions loaded each time the agent is created (Think's `getExtensions`), in hook
         order: `[{"manifest": {"name", "version", "description"?, "permissions"?: {"workspace":
@@ -297,6 +320,24 @@ class Think:
         """Called after each tool call (run, blocked or substituted) with its input, output or
         error, success and `duration_ms`, before the call's result is streamed. Raising fails this
         call only: its result is replaced by an `output-error` naming this hook; the turn goes on."""
+
+    def authorize_turn(self, ctx: TurnContext) -> Any:
+        """Grant this turn's action calls their permissions (Think's `authorizeTurn`), once per turn
+        after `before_turn`, with the turn's final `TurnContext`. Return True (every permission:
+        the default), False (no action call runs; each one's output says it is not authorized) or
+        `{"allowed": bool, "reason": str, "granted_permissions": [str, ...]}` (only those). A raise
+        or another value fails the turn."""
+        return True
+
+    def authorize_action(self, ctx: ActionAuthorizationContext) -> Any:
+        """Allow one action call (Think's `authorizeAction`), after its input and required
+        permissions are known (`ctx.required_permissions`), before it runs or asks for approval
+        (and again when an approved call runs). Return True, False or `{"allowed": bool, "reason":
+        str}`; a refused call never runs: its output is `{"error": {"name":
+        "ActionAuthorizationError", "message": reason, "permissions": [...]}}`, which the model
+        reads. Default: the turn's grant (`authorize_turn`): refused when the turn was, or when a
+        required permission was not granted ("Missing required permission: a, b")."""
+        return default_decision(ctx)
 
     def on_chunk(self, chunk: UIMessageChunk) -> Any:
         """Called with every UIMessageChunk of every turn. Observation only."""
@@ -747,6 +788,28 @@ class Think:
         Raises `UserError` when no call with that id waits for a result.
         """
         return self.__runtime.engine.add_tool_output(tool_call_id, output, error_text, state, auto_continue)
+
+    # -- durable pauses (Think's pendingApprovals / approveExecution / rejectExecution) -----------
+    def pending_executions(self) -> list[dict[str, Any]]:
+        """The `durable-pause` action calls parked for a decision, oldest first (Think's
+        `pendingApprovals`: `{execution_id, source: "action", action, tool_call_id, request_id,
+        input, descriptor, created_at (epoch s)}`; `descriptor` is Think's approval descriptor).
+        Stored in the agent's SQLite file: they survive a restart."""
+        return self.__runtime.actions.pending()
+
+    async def approve_execution(self, execution_id: str) -> Any:
+        """Run a parked call once (Think's `approveExecution`) and return its output; the output
+        replaces the paused one in the transcript, then a continuation turn lets the model read it
+        (`await agent.wait_until_stable()` waits for it). Only the first of several approvals (or
+        a rejection) of one id wins: a later one returns `{"status": "error", "executionId",
+        "error": "... no longer pending ..."}`, never runs the action. Works after a restart."""
+        return await self.__runtime.actions.approve(_execution_id(execution_id))
+
+    async def reject_execution(self, execution_id: str, reason: str | None = None) -> Any:
+        """Drop a parked call without running it (Think's `rejectExecution`): its output becomes
+        `{"status": "rejected", "executionId", "action", "reason"}` (default reason "Rejected by
+        user") in the transcript and a continuation turn lets the model adapt; returned too."""
+        return await self.__runtime.actions.reject(_execution_id(execution_id), reason)
 
     def undo(self, tool_call_id: str) -> Any:
         """Undo what a `run_code` call changed in the kernel's namespace: names it rebound or deleted

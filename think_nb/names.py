@@ -24,7 +24,7 @@ OVERRIDABLE = frozenset({
     "get_model", "get_system_prompt", "get_tools", "get_extensions", "get_skills", "get_scheduled_tasks",
     "configure_session", "before_turn", "before_step", "before_tool_call", "after_tool_call", "on_chunk",
     "on_step_finish", "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
-    "configure_channels", "on_submission_status",
+    "configure_channels", "on_submission_status", "get_actions", "authorize_turn", "authorize_action",
 })
 """Methods and hooks a subclass overrides (Think's, in snake_case)."""
 
@@ -33,7 +33,7 @@ SETTINGS = frozenset({
     "chat_recovery_max_attempts", "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
-    "include_kernel_tools", "send_reasoning",
+    "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 
@@ -53,7 +53,8 @@ RESERVED: dict[str, str] = {
     "continue_last_turn": "a method", "regenerate": "a method", "step": "a method", "abort_request": "a method",
     "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
     "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",
-    "undo": "a method",
+    "undo": "a method", "pending_executions": "a method", "approve_execution": "a method",
+    "reject_execution": "a method",
     # channels and notices
     "active_channel": "the running turn's channel", "active_turn_metadata": "the latest turn's metadata",
     "deliver_notice": "a method",
@@ -142,6 +143,8 @@ _SETTING_RULES: dict[str, tuple[Callable[[object], bool], str]] = {
     "wait_for_mcp_connections": (_mcp_wait,
                                  ("True (10 s), False, seconds up to 600, or {'timeout': seconds up to 600}; "
                                   "Think's {'timeout': 5000} is milliseconds: write {'timeout': 5} or 5")),
+    "action_ledger_pending_retry_lease": (lambda v: v is False or (_number(v) and v >= 0),  # type: ignore[operator]
+                                          "seconds (a number >= 0), or False to never run a pending call again"),
     "schedule_clock": (lambda v: v is None or callable(getattr(v, "now", None)),
                        "None, or a clock with a now() method (e.g. a datetime-like class)"),
 }

@@ -11,7 +11,7 @@ per agent, bound to it by `think_nb.binding` (`runtime_of(agent)`):
   the settings (`max_steps`, `message_concurrency`, ...) are read from it at each use;
 - the subsystems, each given this runtime through the narrow protocol its own module declares:
   memory (`session`), the workspace, MCP servers, extensions, scheduled tasks, durable
-  submissions and recovery of a dead kernel's turns;
+  submissions, actions (`actions`) and recovery of a dead kernel's turns;
 - what the panel hub asks (`think_nb.panel.hub.PanelSource`): what streams, the replay of a stream,
   pending turns, the last terminal state.
 
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from think_nb.actions.runner import ActionRunner
 from think_nb.conversation import Conversation
 from think_nb.extensions.manager import ExtensionManager
 from think_nb.mcp.servers import McpServers
@@ -77,6 +78,7 @@ class AgentRuntime:
     store: AgentStore
     conversation: Conversation
     engine: TurnEngine
+    actions: ActionRunner
     submissions: Submissions
     mcp: McpServers
     extensions: ExtensionManager
@@ -131,6 +133,8 @@ class AgentRuntime:
         self.conversation = Conversation(self.store, self.hydration_limit)
         left = recovery.recover(self)  # turns a dead kernel left: partial replies stored, hook asked
         self.engine = TurnEngine(self)
+        self.actions = ActionRunner(self)  # get_actions(): ledger, durable pauses (think_nb.actions)
+        self.actions.sweep()
         self.recovery_task = recovery.schedule(self, self.engine, left)
         self.submissions = Submissions(self, self.engine)
         self.submissions.recover()  # a dead kernel's accepted submissions run again

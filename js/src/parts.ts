@@ -204,11 +204,27 @@ export function toolLabel(
  * rebuilds the card, and must not drop what the user typed. */
 const typedReasons = new Map<string, string>();
 
+const RISKS = ["low", "medium", "high"];
+
+/** An action's approval descriptor (Think's `{summary, risk?, ...}`, kind approval-gated): its risk as a
+ * badge beside the question, its summary on a line of its own. */
+function actionDescriptor(box: HTMLElement, descriptor: unknown): void {
+  const d = descriptor as { kind?: unknown; summary?: unknown; risk?: unknown } | undefined;
+  if (d?.kind !== "approval-gated" && d?.kind !== "durable-pause") return;
+  if (typeof d.risk === "string" && RISKS.includes(d.risk)) {
+    const badge = h("span", "think-approval-risk", `${d.risk} risk`);
+    badge.dataset.risk = d.risk;
+    box.append(badge);
+  }
+  if (typeof d.summary === "string" && d.summary) box.append(h("div", "think-approval-summary", d.summary));
+}
+
 function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const box = h("div", "think-approval");
   const name = toolName(part);
   box.append(h("span", "think-approval-label", `Run ${name}?`));
   const descriptor = part.approval?.descriptor as { kind?: unknown; call?: { tool?: unknown; input?: unknown }; stdout?: unknown } | undefined;
+  actionDescriptor(box, part.approval?.descriptor);
   if (descriptor?.kind === "execute" && descriptor.call) {
     // a gated tool called from execute's code: the code is paused at this call
     const call = h("div", "think-approval-call", `The code is paused at ${String(descriptor.call.tool)}(${JSON.stringify(descriptor.call.input ?? {})})`);

@@ -99,6 +99,10 @@ export const CSS = `
 .think-approval { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 6px 0 2px; padding: 6px; border: 1px dashed var(--think-warn); border-radius: 4px; }
 .think-approval-label { font-weight: 600; }
 .think-approval-call { flex-basis: 100%; font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; }
+.think-approval-summary { flex-basis: 100%; }
+.think-approval-risk { font-size: 0.8em; padding: 0 6px; border-radius: 8px; border: 1px solid var(--think-border); color: var(--think-muted); }
+.think-approval-risk[data-risk="medium"] { border-color: var(--think-warn); color: var(--think-warn); }
+.think-approval-risk[data-risk="high"] { border-color: var(--think-error); color: var(--think-error); font-weight: 600; }
 .think-code .hljs-keyword, .think-code .hljs-meta { color: var(--jp-mirror-editor-keyword-color, #008000); font-weight: 600; }
 .think-code .hljs-string { color: var(--jp-mirror-editor-string-color, #ba2121); }
 .think-code .hljs-number, .think-code .hljs-literal { color: var(--jp-mirror-editor-number-color, #080); }

@@ -10,6 +10,7 @@
     store.sessions        SessionStore: session rows
     store.blocks          BlockRows: context blocks without a provider, cached prompts
     store.approvals       Approvals: the ledger of approve()/deny() decisions
+    store.actions         ActionRows: the actions' idempotency ledger and parked approvals
     store.schedules       ScheduleRows: scheduled tasks (declared and runtime)
     store.mcp_servers     McpServerRows: MCP servers to reconnect
     store.extensions      ExtensionRows: extensions loaded at run time, to load again
@@ -27,6 +28,7 @@ from __future__ import annotations
 import time
 from contextlib import AbstractContextManager
 
+from think_nb.store.actions import ActionRows
 from think_nb.store.approvals import Approvals
 from think_nb.store.blocks import BlockRows, SearchRows
 from think_nb.store.compactions import CompactionRows
@@ -66,6 +68,7 @@ class AgentStore:
         self.blocks = BlockRows(db, agent_key)
         self.messages = MessageStore(db, agent_key)
         self.approvals = Approvals(db, agent_key)
+        self.actions = ActionRows(db, agent_key)
         self.schedules = ScheduleRows(db, agent_key)
         self.mcp_servers = McpServerRows(db, agent_key)
         self.extensions = ExtensionRows(db, agent_key)

@@ -447,3 +447,20 @@ def m018_schedule_retries(db: sqlite3.Connection, p: str) -> None:
     # occurrence (its scheduled_for) being retried, so a pending retry survives a restart.
     for column in ("retry TEXT", "attempt INTEGER NOT NULL DEFAULT 0", "retry_at REAL", "retry_for REAL"):
         db.execute(f"ALTER TABLE {PREFIX}schedules ADD COLUMN {column}")
+
+
+@migration
+def m019_actions(db: sqlite3.Connection, p: str) -> None:
+    # Actions (issue 30, `think_nb.actions`; `think_nb.store.actions`): Think's idempotency ledger
+    # (`cf_think_action_ledger`: a settled result is replayed, never re-run) and the calls of
+    # `durable-pause` actions parked for approval (`cf_think_action_pending_approvals`).
+    db.execute(f"CREATE TABLE {PREFIX}action_ledger (agent_key TEXT NOT NULL, key TEXT NOT NULL, "
+               "action_name TEXT NOT NULL, request_id TEXT, tool_call_id TEXT, input_hash TEXT NOT NULL, "
+               "status TEXT NOT NULL, result TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL, "
+               "PRIMARY KEY (agent_key, key))")
+    db.execute(f"CREATE INDEX {PREFIX}action_ledger_sweep ON {PREFIX}action_ledger (agent_key, status, updated_at)")
+    db.execute(f"CREATE TABLE {PREFIX}action_pending_approvals (agent_key TEXT NOT NULL, execution_id TEXT NOT NULL, "
+               "action_name TEXT NOT NULL, tool_call_id TEXT NOT NULL, request_id TEXT, input TEXT NOT NULL, "
+               "descriptor TEXT, created_at REAL NOT NULL, PRIMARY KEY (agent_key, execution_id))")
+    db.execute(f"CREATE INDEX {PREFIX}action_pending_created ON {PREFIX}action_pending_approvals "
+               "(agent_key, created_at)")

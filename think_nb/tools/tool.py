@@ -321,12 +321,24 @@ def _type_name(annotation: Any) -> str:
     return annotation.__qualname__ if isinstance(annotation, type) else _one_line(repr(annotation))
 
 
+class Bounded:
+    """A tool's output it already made strict JSON and bounded (an action's: `think_nb.actions.output`);
+    `dump_output` keeps `value` as it is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def dump_output(output: Any) -> Any:
     """A tool's return value as strict JSON (`think_nb.jsonsafe.to_json_value`: NaN/±Inf → null,
     datetimes → ISO text, sets → sorted lists, bytes → `{"type": "bytes", "base64": ...}`, pydantic
     models and dataclasses → objects, anything else → a bounded repr). What the stream, the store and
     the model see is this value. DataFrames, Series and large numpy arrays become bounded `table`
     objects and overlong values a `truncated` preview (`think_nb.data_context.tool_output`)."""
+    if isinstance(output, Bounded):
+        return output.value
     from think_nb.data_context import tool_output
 
     return tool_output(output)

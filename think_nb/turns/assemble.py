@@ -1,6 +1,6 @@
 """Assembling a turn's inputs from the agent (Think's order): the system prompt (session context
 blocks, else `get_system_prompt()`), the merged tools (the built-in families of slot "first" →
-`get_tools()` → loaded extensions' tools → the built-in families of slot "memory" → MCP tools →
+`get_tools()` → `get_actions()` → loaded extensions' tools → the built-in families of slot "memory" → MCP tools →
 client tools; later sources win, but a call by a name needs approval if any tool that gave the
 name needs it, and no extension or MCP tool takes a built-in's name: `think_nb.tools.collisions`;
 the families are `think_nb.tools.builtin.BUILTINS`) and the
@@ -41,7 +41,8 @@ async def system_prompt(host: AgentHost) -> str:
 
 async def tools(host: AgentHost) -> dict[str, Any]:
     """The merged tools of a turn, `{name: Tool}`: built-in slot "first" (workspace tools, the
-    model's `load_extension`/`list_extensions`) → `get_tools()` → loaded extensions' tools →
+    model's `load_extension`/`list_extensions`) → `get_tools()` → `get_actions()` (`think_nb.actions`) →
+    loaded extensions' tools →
     built-in slot "memory" (context, skill, `session_search` tools) → MCP tools (when
     `include_mcp_tools`; after `wait_for_mcp_connections`) → client tools."""
     ctx = builtin.BuiltinContext(host)
@@ -49,6 +50,7 @@ async def tools(host: AgentHost) -> dict[str, Any]:
     first = await builtin.offered(ctx, "first")
     loaded = {n: t for n, t in extension.items() if n not in first}
     local = {**first, **resolve_tools(await call_hook(host.agent, "get_tools"))}
+    local = {**local, **keep_gates(local, await host.actions.tools(), "action")}  # Think: after getTools()
     for name in local.keys() & loaded.keys():
         log.warning("tool %r: the extension tool replaces the local tool of the same name (later sources win)", name)
     merged = {**local, **keep_gates(local, loaded, "extension"), **await builtin.offered(ctx, "memory")}

@@ -246,6 +246,7 @@ class TurnEngine:
         for call_id in calls:  # no call of the cleared transcript can resume
             self.store.state.delete(PAUSE_PREFIX + str(call_id))
         self.store.approvals.forget([str(c) for c in calls])  # nor decide a new call with a reused id
+        self.store.actions.forget_calls([str(c) for c in calls])  # nor replay an action call's result for it
         self.set_client_tools(None)  # Think: clear forgets the client tool schemas of the last request
         self.client_tool_names = set()
         self.recorder.clear()
@@ -478,8 +479,9 @@ class TurnEngine:
             if not approved:
                 raise UserError("An edited input is for approve(), not deny(); nothing was changed.")
             if isinstance((part.get("approval") or {}).get("descriptor"), dict):
-                raise UserError(f"Tool call {tool_call_id!r} paused inside its run (an `execute` at a gated inner "
-                                "call), so its input cannot be edited now; approve or deny it. Nothing was changed.")
+                raise UserError(f"Tool call {tool_call_id!r} is an action's, or an `execute` paused inside its run "
+                                "at a gated inner call, so its input cannot be edited now; approve or deny it. "
+                                "Nothing was changed.")
             edited_input = self._checked_edit(part, edited_input)
             if edited_input == part.get("input"):
                 edited_input = None  # unchanged: an approval as proposed

@@ -39,6 +39,13 @@ class TurnResult:
     reason: str | None = None
     output: Any = None
 
+    @property
+    def attachments(self) -> list[dict]:
+        """The reply attachments the turn's actions added (`ActionContext.attach_reply`; Think's
+        `ChatResponseResult.attachments`): the reply message's `metadata.attachments`, else []."""
+        found = ((self.message or {}).get("metadata") or {}).get("attachments")
+        return list(found) if isinstance(found, list) else []
+
     def _waiting_parts(self) -> list[dict]:
         parts = (self.message or {}).get("parts") or []
         return [p for p in parts if isinstance(p, dict) and p.get("toolCallId")

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb import channels, events
+from think_nb.actions.authorize import turn_grant
+from think_nb.actions.pause import parked
 from think_nb.errors import InternalError, ModelError
 from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
@@ -120,6 +122,8 @@ class Turn:
         self.stalled: float | None = None  # the stall timeout (s) that ended the turn
         self._watchdog: asyncio.Task | None = None
         self.waiting: tuple[str, float] | None = None  # (what, trace ms) while the model path waits
+        self.action_grant: Any = None  # authorize_turn's grant of this turn's actions (None: everything)
+        self.reply_attachments: list[dict] = []  # what its actions attach (`ctx.attach_reply`): metadata
         self.wait_ended = 0.0  # time.monotonic() when the last wait ended (the stall watchdog skips waits)
         self.steps: list[StepContext] = []  # the finished steps, as on_step_finish saw them (before_step's ctx.steps)
         self.send_reasoning = True  # False: reasoning chunks reach neither the views nor the stored message
@@ -261,6 +265,9 @@ class Turn:
         final, messages, tools, config = self._apply(config, ctx.system, ctx.messages, edited)
         if final == system and system != base:  # the block's, not a hook's: name the tools offered in the end
             final = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
+        self.action_grant = await turn_grant(host, TurnContext(final, messages, tools, self.model.model,
+                                                               self.continuation, self.body, self.request_id,
+                                                               self.trigger))
         return final, messages, tools, config
 
     def _channel_system(self, system: str) -> str:
@@ -373,7 +380,7 @@ class Turn:
             finish = self.finish_reason = FINISH_REASONS.get(outcome.finish_reason or "stop", "other")
             self._persist()
             await self._step_finished(step, finish, outcome, results)
-            if not outcome.tool_calls or paused or self.output is not None:
+            if not outcome.tool_calls or paused or parked(results) or self.output is not None:  # parked: durable pause
                 break
             if await steps.should_stop(stop_when, self.steps):  # Think's stopWhen, after a step with calls
                 break
@@ -512,6 +519,8 @@ class Turn:
         cost = _cost_usd(metadata["model"], usage)
         if cost is not None:
             metadata["cost_usd"] = cost
+        if self.reply_attachments:  # Think's reply attachments (`ActionContext.attach_reply`)
+            metadata["attachments"] = list(self.reply_attachments)
         return metadata
 
     # -- endings ----------------------------------------------------------------------------

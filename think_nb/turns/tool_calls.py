@@ -48,6 +48,17 @@ async def needs_approval(tool: Tool, arguments: dict) -> bool:
     return bool(await maybe_await(flag(arguments)) if callable(flag) else flag)
 
 
+async def approval_gate(tool: Tool, call_id: str, arguments: dict, messages: list[dict]) -> tuple[bool, dict | None]:
+    """`(ask, descriptor)` for a gated tool's call: a tool with its own `approval_gate` (an action,
+    `think_nb.actions.compile.ActionTool`) decides both, the descriptor (Think's approval descriptor)
+    riding on the `tool-approval-request`; any other tool's `needs_approval` decides, no descriptor."""
+    gate = getattr(tool, "approval_gate", None)
+    if gate is not None:
+        decided: tuple[bool, dict | None] = await gate(call_id, arguments, messages)
+        return decided
+    return await needs_approval(tool, arguments), None
+
+
 @dataclass
 class StepTools:
     """Runs one step's tool calls for an agent: `await StepTools(...).run(calls)`."""
@@ -79,7 +90,7 @@ class StepTools:
             except ToolInputError:
                 return await self.execute(call.id, call.name, arguments, tool)  # an output-error; nothing runs
             try:
-                gated = await needs_approval(tool, validated)
+                gated, descriptor = await approval_gate(tool, call.id, validated, self.messages)
             except (asyncio.CancelledError, KeyboardInterrupt):
                 raise
             except BaseException as exc:  # noqa: BLE001 - a failing predicate fails the call, never opens it
@@ -88,7 +99,11 @@ class StepTools:
                 return {**base, "errorText": error}
             if gated:
                 approval_id = new_id("approval")
-                await self.emit({"type": "tool-approval-request", "approvalId": approval_id, "toolCallId": call.id})
+                request: dict[str, Any] = {"type": "tool-approval-request", "approvalId": approval_id,
+                                           "toolCallId": call.id}
+                if descriptor is not None:
+                    request["approvalDescriptor"] = descriptor
+                await self.emit(request)
                 _approval_requested(call.id, call.name, approval_id)
                 return None
         return await self.execute(call.id, call.name, arguments, tool)
