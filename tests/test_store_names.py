@@ -158,6 +158,8 @@ def as_old_file(src: Path, path: Path) -> sqlite3.Connection:
     for table in tables:  # the columns the old file has (later migrations add some: m015's edited_input)
         old = table.removeprefix(PREFIX)
         columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({old})"))
+        if not columns:  # a table of a later migration (m018's child runs): such a file had none
+            continue
         conn.execute(f"INSERT INTO main.{old} SELECT {columns} FROM src.{table}")
     conn.execute("DETACH src")
     return conn
