@@ -735,18 +735,31 @@ class Think:
         return child
 
     async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
-                   signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
+                   signal: AbortSignal | None = None, tools: Any = None,
+                   client_tools: list[dict[str, Any]] | None = None,
+                   on_client_tool_call: Any = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
         `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()`,
         `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
         one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
         continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
-        are its own). Raises `UserError` from inside this agent's own running turn (see
-        `save_messages`; another agent's `chat`, a sub-agent's, is fine: `delegate`)."""
+        are its own).
+
+        `client_tools` (`[{name, description?, parameters?}]`, JSON schemas) with
+        `on_client_tool_call(call)` (sync or async; `call` is `{"tool_name", "input",
+        "tool_call_id"}`; it returns the output): tools for this turn only, never stored, whose
+        calls the function answers inside this `chat()`; a raise is that call's `output-error`;
+        no approval gate (Think's RPC client tools, `think_nb.tools.rpc_client`). Without the
+        function a call is left waiting (`input-available`) when the turn ends.
+
+        Raises `UserError` from inside this agent's own running turn (see `save_messages`;
+        another agent's `chat`, a sub-agent's, is fine: `delegate`), and for bad `client_tools`
+        or one named as a tool of the agent that needs approval (nothing is stored then)."""
         from think_nb import subagents
 
         self.__runtime.engine.refuse_nested("chat")
-        return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)
+        return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools,
+                                    client_tools=client_tools, on_client_tool_call=on_client_tool_call)
 
     def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
         """Cancel a `chat()` turn by its request id (Think's `cancelChat`)."""

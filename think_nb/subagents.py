@@ -11,6 +11,9 @@
   that nothing continues ends with `on_error`, as does a missing `on_interrupted` (Think's
   `StreamCallback`, #1644). Callback methods may be sync or async, and any may be missing;
   `on_interrupted` may take no argument (Think's `onInterrupted()`) or one (the stall's message).
+  `client_tools=[{name, description?, parameters?}]` with `on_client_tool_call=fn` are tools for
+  that turn only whose calls `fn` answers inside the one `chat()` (Think's RPC client tools,
+  `think_nb.tools.rpc_client`).
 - `child.cancel_chat(request_id, reason=None)` cancels it from anywhere (no-op when unknown/ended).
 - `await parent.delegate(child, message)`, called from one of the parent's tools, runs
   `child.chat` and streams the child's progress into the parent's running turn as a
@@ -64,15 +67,20 @@ async def _interrupted(callback: Any, message: str) -> None:
 
 
 async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: Any, *,
-               signal: AbortSignal | None = None, tools: Any = None) -> TurnResult:
-    """Run one full turn on `engine` and stream it to `callback` (see the module docstring)."""
+               signal: AbortSignal | None = None, tools: Any = None, client_tools: Any = None,
+               on_client_tool_call: Any = None) -> TurnResult:
+    """Run one full turn on `engine` and stream it to `callback` (see the module docstring).
+    Raises `UserError` for bad `client_tools` (before anything is stored)."""
     if tools is not None:
         warnings.warn("chat(tools=...) is ignored: the agent's tools come from its get_tools().", stacklevel=3)
+    rpc = await _client_tools(engine, client_tools, on_client_tool_call)
     messages: Any = [user_message(message)] if isinstance(message, str) else (
         [message] if isinstance(message, dict) else message if callable(message) else list(message))
     request_id = new_id("req")
     listener = RequestStream(request_id)
     unsubscribe = engine.subscribe(listener)
+    if rpc:
+        engine.rpc_tools[request_id] = rpc
     try:
         await _call(callback, "on_start", {"request_id": request_id})
         task = engine.start(messages, request_id, trigger="chat", signal=signal)
@@ -81,6 +89,7 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
         result = await task
     finally:
         unsubscribe()
+        engine.rpc_tools.pop(request_id, None)
     continues = result.interrupted and await engine.continuation_scheduled(result.request_id)  # asked once, always
     if result.status == "completed":
         await _call(callback, "on_done")
@@ -89,6 +98,28 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
     else:
         await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
     return result
+
+
+async def _client_tools(engine: TurnEngine, schemas: Any, executor: Any) -> dict[str, Any]:
+    """`chat()`'s per-turn client tools, checked: `UserError` for bad schemas, an executor without
+    tools, or a name a gated tool of the agent has (against the tools a turn would merge now; a
+    `get_tools()` that fails here is left for the turn to report)."""
+    from think_nb.errors import UserError
+    from think_nb.tools import rpc_client
+    from think_nb.turns import assemble
+
+    if schemas is None:
+        if executor is not None:
+            raise UserError("chat(on_client_tool_call=...) needs client_tools=[{'name': ..., ...}]: the tools the "
+                            "function answers.")
+        return {}
+    rpc = rpc_client.build(schemas, executor)
+    try:
+        merged = await assemble.tools(engine.host)
+    except Exception:  # noqa: BLE001 - user code; the turn reports it
+        return rpc
+    rpc_client.refuse_gated(merged, rpc)
+    return rpc
 
 
 async def delegate(engine: TurnEngine, child: Any, message: str, *, signal: AbortSignal | None = None) -> str:
