@@ -235,8 +235,9 @@ class Think:
 
     @property
     def recovery_task(self) -> asyncio.Task[TurnResult] | None:
-        """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
-        `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
+        """Continues/retries the interrupted turns `on_chat_recovery` asked to, after the sub-agents
+        resumed for this agent's cut tool calls have answered (None: nothing to do); `await
+        agent.recovery_task` waits for them (`think_nb.turns.recovery`, `think_nb.agent_tools`)."""
         return self.__runtime.recovery_task
 
     # -- overridable -----------------------------------------------------------
@@ -772,6 +773,67 @@ class Think:
         from think_nb import subagents
 
         return await subagents.delegate(self.__runtime.engine, child, message, signal=signal)
+
+    def has_sub_agent(self, cls_or_name: type | str, name: str | None = None) -> bool:
+        """True when this agent's file holds the sub-agent `cls_or_name` (a Think subclass or its
+        class name) named `name`, made by `sub_agent` and not deleted; with `name=None`, any
+        sub-agent of that class (Think's `hasSubAgent`, read from the file: a new parent object
+        after a restart sees the children of the old one). Raises `UserError` for another type."""
+        from think_nb import children
+
+        return children.has(self.__runtime, cls_or_name, name)
+
+    def list_sub_agents(self, cls: type | str | None = None) -> list[dict[str, Any]]:
+        """This agent's sub-agents, oldest first, optionally of one class (a Think subclass or its
+        name): `{class, name, key, created_at (epoch s), messages (stored, every session)}` (Think's
+        `listSubAgents`; read from the file, so it works on a new parent object after a restart)."""
+        from think_nb import children
+
+        return children.listed(self.__runtime, cls)
+
+    def abort_sub_agent(self, cls: type | str, name: str, reason: str | None = None) -> bool:
+        """Abort the running and queued turns of sub-agent `cls` (a Think subclass or its name)
+        named `name` and of its own sub-agents, keeping their storage (Think's `abortSubAgent`);
+        the child stays usable. A tool of this agent that `delegate`s to it gets an `output-error`
+        naming `reason`, and this agent's turn goes on. Returns True when a turn was aborted
+        (nothing runs in this process for a child made elsewhere)."""
+        from think_nb import children
+
+        return children.abort(self.__runtime, cls, name, reason)
+
+    async def delete_sub_agent(self, cls: type | str, name: str) -> bool:
+        """Delete sub-agent `cls` (a Think subclass or its name) named `name` (Think's
+        `deleteSubAgent`): its running turns are aborted first (and its sub-agents'), its MCP
+        connections and scheduled tasks stopped, then every row stored for it is removed from this
+        agent's file (messages of every session, sessions, turn log, stream, state, workspace,
+        submissions, schedules, its own sub-agents) with this agent's agent-tool runs of it.
+        Idempotent: False when there was nothing to delete. A child object made before must not
+        be used afterwards (`sub_agent` makes a new, empty one)."""
+        from think_nb import children
+
+        return await children.delete(self.__runtime, cls, name)
+
+    def parent_agent(self, cls: type | None = None) -> Think:
+        """The agent that made this one with `sub_agent` (Think's `parentAgent(Cls)`); with `cls`,
+        checked to be one. Raises `UserError` for a top-level agent or another class."""
+        parent = self.parent
+        if parent is None:
+            raise UserError(f"{type(self).__name__}({self.name!r}) is not a sub-agent (it was not made with "
+                            "parent.sub_agent(...)), so it has no parent agent.")
+        if cls is not None and not isinstance(parent, cls):
+            raise UserError(f"parent_agent({getattr(cls, '__name__', cls)!r}): the parent of {self.name!r} is a "
+                            f"{type(parent).__name__}; pass that class, or leave it out.")
+        return parent
+
+    def agent_tool_runs(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The sub-agent runs this agent's tools started with `delegate`, oldest first (Think's
+        agent-tool run registry, `cf_agent_tool_child_runs`): `{run_id, child_key, child_class,
+        child_name, parent_request_id, parent_tool_call_id, request_id (the child's turn), status
+        (running | completed | error | aborted | interrupted), summary, output, error, started_at,
+        finished_at (epoch s)}`. Stored; re-attached after a restart (`think_nb.agent_tools`)."""
+        from think_nb import children
+
+        return children.runs(self.__runtime, status)
 
     # -- session (memory) -------------------------------------------------------------
     # Thin delegation to think_nb.session (blocks, tools, compaction, search, skills, sessions)

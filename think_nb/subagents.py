@@ -17,7 +17,8 @@
 - `child.cancel_chat(request_id, reason=None)` cancels it from anywhere (no-op when unknown/ended).
 - `await parent.delegate(child, message)`, called from one of the parent's tools, runs
   `child.chat` and streams the child's progress into the parent's running turn as a
-  `data-subagent` part (updated in place), then returns the child's final text.
+  `data-subagent` part (updated in place), then returns the child's final text. The run is
+  recorded in the parent's agent-tool runs and re-attached after a restart (`think_nb.agent_tools`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from think_nb import jsonsafe
+from think_nb import agent_tools, jsonsafe
 from think_nb.aio import maybe_await
 from think_nb.binding import runtime_of
+from think_nb.errors import describe
 from think_nb.messages import new_id, text_of, user_message
+from think_nb.tools.tool import CURRENT_TOOL_CALL
 from think_nb.turns.broadcast import RequestStream
 from think_nb.turns.result import TurnResult
 from think_nb.turns.signal import AbortSignal
@@ -122,26 +125,48 @@ async def _client_tools(engine: TurnEngine, schemas: Any, executor: Any) -> dict
     return rpc
 
 
-async def delegate(engine: TurnEngine, child: Any, message: str, *, signal: AbortSignal | None = None) -> str:
-    """`child.chat(message)` from inside a tool of `engine`'s agent, mirrored into its running turn."""
-    forward = _Forwarder(engine, child)
+async def delegate(engine: TurnEngine, child: Any, message: str | dict, *, signal: AbortSignal | None = None) -> str:
+    """`child.chat(message)` from inside a tool of `engine`'s agent, mirrored into its running turn
+    and recorded as an agent-tool run (`think_nb.agent_tools`)."""
+    runs = engine.store.child_runs
+    tool_call_id = CURRENT_TOOL_CALL.get()
+    rid = agent_tools.run_id(tool_call_id)
+    done = runs.get(rid)
+    if done is not None and done["status"] in ("completed", "error", "aborted"):  # Think: not run again
+        if done["status"] == "completed":
+            return str(done["output"] or "")
+        raise RuntimeError(agent_tools.failure(done))
+    msg = user_message(message) if isinstance(message, str) else {**message, "id": message.get("id") or new_id("msg")}
+    turn = engine.current_turn
+    runs.begin({"run_id": rid, "child_key": runtime_of(child).key, "child_class": type(child).__name__,
+                "child_name": child.name, "class_ref": agent_tools.class_ref(type(child)),
+                "parent_request_id": turn.request_id if turn is not None else None,
+                "parent_tool_call_id": tool_call_id, "input_message_id": msg["id"]})
+    forward = _Forwarder(engine, child, bind=lambda request_id: runs.bind(rid, request_id))
     try:
-        result = await child.chat(message, forward, signal=signal)
+        result = await child.chat(msg, forward, signal=signal)
     except asyncio.CancelledError:
         if forward.request_id:
             child.cancel_chat(forward.request_id, "parent cancelled")
+        runs.settle(rid, "aborted", error="the parent's turn was cancelled")
         raise
+    except BaseException as exc:
+        runs.settle(rid, "error", error=describe(exc))
+        raise
+    text = text_of(result.message or {})
+    row = agent_tools.finish(runs, rid, result, text)
     await forward.publish(result.status, force=True)
-    if result.status != "completed":
-        raise RuntimeError(f"Sub-agent {runtime_of(child).key!r} ended {result.status}: {result.error}")
-    return text_of(result.message or {})
+    if row["status"] != "completed":
+        raise RuntimeError(agent_tools.failure(row))
+    return text
 
 
 class _Forwarder:
     """A `chat()` callback that mirrors a child's stream into the parent's current turn."""
 
-    def __init__(self, engine: TurnEngine, child: Any) -> None:
+    def __init__(self, engine: TurnEngine, child: Any, bind: Any = None) -> None:
         self.engine, self.child = engine, child
+        self.bind = bind  # told the child's request id before its turn starts
         self.request_id = ""
         self.text = ""
         self.tools: list[str] = []
@@ -149,6 +174,8 @@ class _Forwarder:
 
     def on_start(self, info: dict) -> None:
         self.request_id = info["request_id"]
+        if self.bind is not None:
+            self.bind(self.request_id)
 
     async def on_event(self, raw: str) -> None:
         chunk = json.loads(raw)
