@@ -231,6 +231,37 @@ async def test_abort_sub_agent_fails_the_delegating_tool_and_the_parent_turn_goe
     assert lead.abort_sub_agent(Watched, "r") is False  # nothing runs now
 
 
+async def test_deleting_a_sub_agent_a_tool_delegates_to_fails_that_call_and_leaves_no_run(tmp_path: Path) -> None:
+    """Think: `deleteSubAgent` aborts a running instance; the delegating call is told the child was
+    deleted and the parent's turn goes on; the run row goes with the child."""
+    chunks: list[str] = []
+    lead_script = S([[S.tool_call("research", {"q": "long"})], [S.text("It is gone.")]])
+
+    class Watched(Slow):
+        def on_chunk(self, chunk: dict) -> None:
+            chunks.append(chunk["type"])
+
+    class Lead(Think):
+        def get_model(self):
+            return lead_script.model
+
+        def get_tools(self):
+            return [self.research]
+
+        async def research(self, q: str) -> str:
+            """Ask the researcher."""
+            return await self.delegate(self.sub_agent(Watched, "r"), q)
+
+    lead = Lead("lead", db=tmp_path / "a.sqlite")
+    task = lead.submit("go")
+    await eventually(lambda: "text-delta" in chunks, what="the child streams")
+    assert await lead.delete_sub_agent(Watched, "r") is True
+    assert (await task).status == "completed" and texts(lead)[-1] == ("assistant", "It is gone.")
+    call = next(p for p in lead.messages[-1]["parts"] if p["type"] == "tool-research")
+    assert call["errorText"] == "RuntimeError: Sub-agent 'Lead:lead/Watched:r' ended aborted: the sub-agent was deleted"
+    assert lead.agent_tool_runs() == [] and lead.list_sub_agents() == []
+
+
 def test_parent_agent_is_the_maker_and_says_when_there_is_none_or_another_class(tmp_path: Path) -> None:
     """Think's `parentAgent()`: `resolves the parent stub from within a facet`, `throws a clear
     error when called on a non-facet (top-level agent)`, `throws when the passed class doesn't

@@ -57,6 +57,8 @@ RUN_PREFIX = "agent-tool:"
 INTERRUPTED_TEXT = ("The sub-agent {child!r} was interrupted before it finished (the process running it ended) and "
                     "did not resume; call the tool again to retry.")
 """The `output-error` of a run sealed `interrupted` (Think's retryable `AgentToolFailure`)."""
+DELETED_TEXT = "the sub-agent was deleted"
+"""The error of a run whose child was deleted while it ran (`delete_sub_agent` erases the run too)."""
 SUMMARY_CHARS = 200
 
 
@@ -96,11 +98,13 @@ def finish(runs: ChildRunRows, rid: str, result: TurnResult, text: str) -> dict:
         error = "the sub-agent's turn was skipped before it could finish (its conversation was cleared)"
     elif status == "aborted" and not error:
         error = "the sub-agent's turn was cancelled"
-    if status == "completed":
-        runs.settle(rid, status, summary=summary(text), output=text)
-    else:
-        runs.settle(rid, status, error=error)
-    return runs.get(rid) or begun
+    done = status == "completed"
+    outcome = {"status": status, "summary": summary(text) if done else None, "output": text if done else None,
+               "error": None if done else error}
+    runs.settle(rid, status, summary=outcome["summary"], output=outcome["output"], error=outcome["error"])
+    if (row := runs.get(rid)) is not None:
+        return row
+    return {**begun, **outcome, **({} if done else {"error": DELETED_TEXT})}  # erased by `delete_sub_agent`
 
 
 def deliver(runs: ChildRunRows, message: dict) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from think_nb.agent_tools import DELETED_TEXT
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.store import sub_agents
@@ -19,7 +20,7 @@ from think_nb.store import sub_agents
 if TYPE_CHECKING:
     from think_nb.runtime import AgentRuntime
 
-DELETED = "the sub-agent was deleted"
+DELETED = DELETED_TEXT
 """The abort reason of a child's turns when it is deleted."""
 
 
