@@ -71,7 +71,7 @@ async def delete(runtime: AgentRuntime, cls: Any, name: str) -> bool:
     for pair in [p for p, child in runtime.children.items() if runtime_of(child).key == key]:
         del runtime.children[pair]
     known = bool(runtime.store.db.read("SELECT 1 FROM think_agents WHERE key = ?", (key,)))
-    spills = sub_agents.erase(runtime.store.db, key)
+    spills = await asyncio.to_thread(sub_agents.erase, runtime.store.db, key)  # seconds for a long transcript
     files = runtime.db_path.parent / f"{runtime.db_path.stem}.files"  # the workspace's spill folder
     for spill in spills:
         (files / spill).unlink(missing_ok=True)

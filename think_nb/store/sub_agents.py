@@ -7,8 +7,11 @@ is first created, so its parent's children are known from the file alone, in a n
 
 `erase(db, key)` deletes every row of agent `key` and of its own sub-agents: each think_nb table's
 rows whose `agent_key` (or `conversation_key`) is the key, one of its sessions (`<key>#<session>`) or
-a descendant (`<key>/...`), its `think_agents` rows, and the agent-tool runs that name it as their
-child. Tables are found from the schema, so a table added later is erased too.
+a descendant (`<key>/...`), the agent-tool runs that name it as their child, and last its
+`think_agents` rows. Tables are found from the schema, so a table added later is erased too. Rows
+go in batches of `BATCH` (a transaction each: 10,000 messages take ~1.5 s with their full-text
+triggers, and the file's one connection is not held that long at once), in a worker thread; a
+process killed midway leaves the child registered, and erasing it again finishes.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from think_nb.store.db import Database
 
 KEY_COLUMNS = ("agent_key", "conversation_key")
 """Columns that hold an agent's key (or a conversation key derived from it)."""
+BATCH = 200
+"""Rows deleted per transaction by `erase` (measured on 10,000 messages: 1.6 s in all, the longest
+transaction 99 ms; 100 rows: 2.4 s, 75 ms)."""
 
 
 def child_key(parent_key: str, class_name: str, name: str) -> str:
@@ -39,18 +45,23 @@ def children(db: Database, parent_key: str, class_name: str | None = None) -> li
 
 
 def erase(db: Database, key: str) -> list[str]:
-    """Delete every stored row of agent `key` and its descendants (see the module docstring), in
-    one transaction; returns the workspace spill file names their rows held (to delete from disk)."""
+    """Delete every stored row of agent `key` and its descendants (see the module docstring);
+    returns the workspace spill file names their rows held (to delete from disk). Blocking: call it
+    in a worker thread."""
     match = "({col} = ? OR substr({col}, 1, length(?) + 1) IN (? || '#', ? || '/'))"
     args = (key, key, key, key)
-    with db.write() as c:
-        spills = [s for (s,) in c.execute("SELECT spill FROM think_workspace_files WHERE spill IS NOT NULL AND "
-                                          + match.format(col="agent_key"), args)]
-        for table, columns in _tables(c):
-            for column in columns:
-                c.execute(f"DELETE FROM {table} WHERE " + match.format(col=column), args)
-        c.execute("DELETE FROM think_child_runs WHERE " + match.format(col="child_key"), args)
-        c.execute("DELETE FROM think_agents WHERE " + match.format(col="key"), args)
+    spills = [s for (s,) in db.read("SELECT spill FROM think_workspace_files WHERE spill IS NOT NULL AND "
+                                    + match.format(col="agent_key"), args)]
+    with db.locked() as c:
+        tables = _tables(c)
+    for table, column in [*((t, col) for t, cols in tables for col in cols), ("think_child_runs", "child_key"),
+                          ("think_agents", "key")]:
+        while True:
+            with db.write() as c:
+                gone = c.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE "
+                                 f"{match.format(col=column)} LIMIT {BATCH})", args).rowcount
+            if gone < BATCH:
+                break
     return spills
 
 
