@@ -119,6 +119,15 @@ SQLite file:"""),
     new_code_cell('''researcher = lead.sub_agent(Researcher, "r1")
 print(researcher.name, "of", researcher.parent.name)
 researcher.messages_df()[["role", "text"]]'''),
+    new_markdown_cell("""The parent keeps a record of its children in the same file, so a new `Lead` object (after a
+kernel restart, say) knows them too: `list_sub_agents()` lists them, `has_sub_agent(Researcher,
+"r1")` asks about one, `delete_sub_agent(Researcher, "r1")` removes one and everything stored for it,
+and `abort_sub_agent(Researcher, "r1")` stops its running turn (the delegating tool then reports an
+error to the parent's model, and the parent's turn goes on). Each `delegate` is also recorded as an
+*agent-tool run* (`lead.agent_tool_runs()`): if the kernel dies while the researcher works, creating
+the `Lead` again hands the researcher's finished answer to the tool call instead of asking it again."""),
+    new_code_cell('''again = Lead("lead")  # a new object for the same parent: its children come from the file
+again.list_sub_agents(Researcher), again.has_sub_agent(Researcher, "r1")'''),
     new_markdown_cell("""## 3. Cancelling a turn
 
 A turn can be stopped from outside. Whatever was streamed so far is **kept** (the partial

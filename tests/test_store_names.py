@@ -158,7 +158,7 @@ def as_old_file(src: Path, path: Path) -> sqlite3.Connection:
     for table in tables:  # the columns the old file has (later migrations add some: m015's edited_input)
         old = table.removeprefix(PREFIX)
         columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({old})"))
-        if not columns:  # a table a later migration makes (m018's action tables): the old file has none
+        if not columns:  # a table a later migration makes (m018-m020's tables): the old file has none
             continue
         conn.execute(f"INSERT INTO main.{old} SELECT {columns} FROM src.{table}")
     conn.execute("DETACH src")

@@ -257,8 +257,9 @@ class Think:
 
     @property
     def recovery_task(self) -> asyncio.Task[TurnResult] | None:
-        """Continues/retries the interrupted turns `on_chat_recovery` asked to (None: nothing to do);
-        `await agent.recovery_task` waits for them (`think_nb.turns.recovery`)."""
+        """Continues/retries the interrupted turns `on_chat_recovery` asked to, after the sub-agents
+        resumed for this agent's cut tool calls have answered (None: nothing to do); `await
+        agent.recovery_task` waits for them (`think_nb.turns.recovery`, `think_nb.agent_tools`)."""
         return self.__runtime.recovery_task
 
     # -- overridable -----------------------------------------------------------
@@ -903,16 +904,27 @@ class Think:
 
     async def chat(self, message: str | dict[str, Any] | list[dict[str, Any]], callback: Any, *,
                    signal: AbortSignal | None = None, tools: Any = None, channel: str | None = None,
-                   metadata: dict[str, Any] | None = None) -> TurnResult:
+                   metadata: dict[str, Any] | None = None, client_tools: list[dict[str, Any]] | None = None,
+                   on_client_tool_call: Any = None) -> TurnResult:
         """Run one full turn and stream it to `callback` (Think's `chat`; see `think_nb.subagents`):
         `on_start({"request_id"})`, `on_event(json_chunk)` per chunk, then `on_done()`,
         `on_error(message)`, or `on_interrupted()` (with no argument, or the message if it takes
         one) when the stall watchdog ended the turn and `on_chat_recovery` scheduled a
         continuation, which owns the answer. `tools` is ignored with a warning (a child's tools
         are its own). `channel` / `metadata`: the turn's channel and metadata (Think's
-        `ChatOptions.channel` / `.metadata`; see `submit`). Raises `UserError` from inside this
-        agent's own running turn (see `save_messages`; another agent's `chat`, a sub-agent's, is
-        fine: `delegate`), or for an unknown channel."""
+        `ChatOptions.channel` / `.metadata`; see `submit`).
+
+        `client_tools` (`[{name, description?, parameters?}]`, JSON schemas) with
+        `on_client_tool_call(call)` (sync or async; `call` is `{"tool_name", "input",
+        "tool_call_id"}`; it returns the output): tools for this turn only, never stored, whose
+        calls the function answers inside this `chat()`; a raise is that call's `output-error`;
+        no approval gate (Think's RPC client tools, `think_nb.tools.rpc_client`). Without the
+        function a call is left waiting (`input-available`) when the turn ends.
+
+        Raises `UserError` from inside this agent's own running turn (see `save_messages`;
+        another agent's `chat`, a sub-agent's, is fine: `delegate`), for an unknown channel, and
+        for bad `client_tools` or one named as a tool of the agent that needs approval (nothing is
+        stored then)."""
         from think_nb import channels, subagents
 
         self.__runtime.engine.refuse_nested("chat")
@@ -920,7 +932,8 @@ class Think:
             batch = [user_message(message)] if isinstance(message, str) else [message] if isinstance(message, dict) \
                 else message
             message = channels.for_turn(self, batch, channel, metadata, "chat")
-        return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools)
+        return await subagents.chat(self.__runtime.engine, message, callback, signal=signal, tools=tools,
+                                    client_tools=client_tools, on_client_tool_call=on_client_tool_call)
 
     def cancel_chat(self, request_id: str, reason: str | None = None) -> None:
         """Cancel a `chat()` turn by its request id (Think's `cancelChat`)."""
@@ -933,6 +946,67 @@ class Think:
         from think_nb import subagents
 
         return await subagents.delegate(self.__runtime.engine, child, message, signal=signal)
+
+    def has_sub_agent(self, cls_or_name: type | str, name: str | None = None) -> bool:
+        """True when this agent's file holds the sub-agent `cls_or_name` (a Think subclass or its
+        class name) named `name`, made by `sub_agent` and not deleted; with `name=None`, any
+        sub-agent of that class (Think's `hasSubAgent`, read from the file: a new parent object
+        after a restart sees the children of the old one). Raises `UserError` for another type."""
+        from think_nb import children
+
+        return children.has(self.__runtime, cls_or_name, name)
+
+    def list_sub_agents(self, cls: type | str | None = None) -> list[dict[str, Any]]:
+        """This agent's sub-agents, oldest first, optionally of one class (a Think subclass or its
+        name): `{class, name, key, created_at (epoch s), messages (stored, every session)}` (Think's
+        `listSubAgents`; read from the file, so it works on a new parent object after a restart)."""
+        from think_nb import children
+
+        return children.listed(self.__runtime, cls)
+
+    def abort_sub_agent(self, cls: type | str, name: str, reason: str | None = None) -> bool:
+        """Abort the running and queued turns of sub-agent `cls` (a Think subclass or its name)
+        named `name` and of its own sub-agents, keeping their storage (Think's `abortSubAgent`);
+        the child stays usable. A tool of this agent that `delegate`s to it gets an `output-error`
+        naming `reason`, and this agent's turn goes on. Returns True when a turn was aborted
+        (nothing runs in this process for a child made elsewhere)."""
+        from think_nb import children
+
+        return children.abort(self.__runtime, cls, name, reason)
+
+    async def delete_sub_agent(self, cls: type | str, name: str) -> bool:
+        """Delete sub-agent `cls` (a Think subclass or its name) named `name` (Think's
+        `deleteSubAgent`): its running turns are aborted first (and its sub-agents'), its MCP
+        connections and scheduled tasks stopped, then every row stored for it is removed from this
+        agent's file (messages of every session, sessions, turn log, stream, state, workspace,
+        submissions, schedules, its own sub-agents) with this agent's agent-tool runs of it.
+        Idempotent: False when there was nothing to delete. A child object made before must not
+        be used afterwards (`sub_agent` makes a new, empty one)."""
+        from think_nb import children
+
+        return await children.delete(self.__runtime, cls, name)
+
+    def parent_agent(self, cls: type | None = None) -> Think:
+        """The agent that made this one with `sub_agent` (Think's `parentAgent(Cls)`); with `cls`,
+        checked to be one. Raises `UserError` for a top-level agent or another class."""
+        parent = self.parent
+        if parent is None:
+            raise UserError(f"{type(self).__name__}({self.name!r}) is not a sub-agent (it was not made with "
+                            "parent.sub_agent(...)), so it has no parent agent.")
+        if cls is not None and not isinstance(parent, cls):
+            raise UserError(f"parent_agent({getattr(cls, '__name__', cls)!r}): the parent of {self.name!r} is a "
+                            f"{type(parent).__name__}; pass that class, or leave it out.")
+        return parent
+
+    def agent_tool_runs(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The sub-agent runs this agent's tools started with `delegate`, oldest first (Think's
+        agent-tool run registry, `cf_agent_tool_child_runs`): `{run_id, child_key, child_class,
+        child_name, parent_request_id, parent_tool_call_id, request_id (the child's turn), status
+        (running | completed | error | aborted | interrupted), summary, output, error, started_at,
+        finished_at (epoch s)}`. Stored; re-attached after a restart (`think_nb.agent_tools`)."""
+        from think_nb import children
+
+        return children.runs(self.__runtime, status)
 
     # -- session (memory) -------------------------------------------------------------
     # Thin delegation to think_nb.session (blocks, tools, compaction, search, skills, sessions)

@@ -62,6 +62,8 @@ RESERVED: dict[str, str] = {
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
     # sub-agents
     "sub_agent": "a method", "chat": "a method", "cancel_chat": "a method", "delegate": "a method",
+    "has_sub_agent": "a method", "list_sub_agents": "a method", "abort_sub_agent": "a method",
+    "delete_sub_agent": "a method", "parent_agent": "a method", "agent_tool_runs": "a method",
     # memory
     "context_blocks": "a method", "messages_df": "a method", "tool_calls_df": "a method", "usage_df": "a method",
     "search": "a method", "compact": "a method", "sessions": "a method", "create_session": "a method",

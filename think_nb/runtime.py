@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from think_nb.actions.runner import ActionRunner
+from think_nb.agent_tools import Reattach
 from think_nb.conversation import Conversation
 from think_nb.extensions.manager import ExtensionManager
 from think_nb.mcp.servers import McpServers
@@ -131,11 +132,12 @@ class AgentRuntime:
         cls = type(agent)
         self.store = AgentStore(open_database(self.db_path), self.key, cls.__name__, self.name)
         self.conversation = Conversation(self.store, self.hydration_limit)
-        left = recovery.recover(self)  # turns a dead kernel left: partial replies stored, hook asked
+        reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
+        left = recovery.recover(self, reattach.prepare)  # turns a dead kernel left: partial replies stored, hook asked
         self.engine = TurnEngine(self)
         self.actions = ActionRunner(self)  # get_actions(): ledger, durable pauses (think_nb.actions)
         self.actions.sweep()
-        self.recovery_task = recovery.schedule(self, self.engine, left)
+        self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
         self.submissions = Submissions(self, self.engine)
         self.submissions.recover()  # a dead kernel's accepted submissions run again
         self.mcp = McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))

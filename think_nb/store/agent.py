@@ -15,6 +15,7 @@
     store.mcp_servers     McpServerRows: MCP servers to reconnect
     store.extensions      ExtensionRows: extensions loaded at run time, to load again
     store.workspace       WorkspaceRows: the agent's virtual files (think_nb.workspace)
+    store.child_runs      ChildRunRows: the agent-tool runs its tools started (think_nb.agent_tools)
     store.search_rows(label), store.compactions(), store.session_messages(id)
 
 `store.transaction()` groups writes of several repositories into one transaction.
@@ -31,6 +32,7 @@ from contextlib import AbstractContextManager
 from think_nb.store.actions import ActionRows
 from think_nb.store.approvals import Approvals
 from think_nb.store.blocks import BlockRows, SearchRows
+from think_nb.store.child_runs import ChildRunRows
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.db import Database
 from think_nb.store.extensions import ExtensionRows
@@ -73,6 +75,7 @@ class AgentStore:
         self.mcp_servers = McpServerRows(db, agent_key)
         self.extensions = ExtensionRows(db, agent_key)
         self.workspace = WorkspaceRows(db, agent_key)
+        self.child_runs = ChildRunRows(db, agent_key)
 
     def transaction(self) -> AbstractContextManager:
         """Group calls to several repositories into one transaction (all or nothing):

@@ -464,3 +464,20 @@ def m019_actions(db: sqlite3.Connection, p: str) -> None:
                "descriptor TEXT, created_at REAL NOT NULL, PRIMARY KEY (agent_key, execution_id))")
     db.execute(f"CREATE INDEX {PREFIX}action_pending_created ON {PREFIX}action_pending_approvals "
                "(agent_key, created_at)")
+
+
+@migration
+def m020_child_runs(db: sqlite3.Connection, p: str) -> None:
+    # Agent-tool runs (Think's `cf_agent_tool_child_runs`, with the parent's `cf_agent_tool_runs`
+    # registry: parent and child share this file, so one table): one row per sub-agent turn a
+    # parent's tool started (`delegate`), keyed by the parent and the run id (`agent-tool:<tool
+    # call id>`). `request_id` is the child's turn, bound before it starts; `input_message_id` the
+    # child's user message; `status` running | completed | error | aborted | interrupted; `output`
+    # JSON; `owner` the process running it (a dead owner's `running` row is re-attached when the
+    # parent is created again: think_nb.agent_tools).
+    db.execute(f"CREATE TABLE {PREFIX}child_runs (agent_key TEXT NOT NULL, run_id TEXT NOT NULL, "
+               "child_key TEXT NOT NULL, child_class TEXT NOT NULL, child_name TEXT NOT NULL, class_ref TEXT, "
+               "parent_request_id TEXT, parent_tool_call_id TEXT, request_id TEXT, input_message_id TEXT, "
+               "status TEXT NOT NULL, summary TEXT, output TEXT, error TEXT, owner TEXT, started_at REAL NOT NULL, "
+               "finished_at REAL, PRIMARY KEY (agent_key, run_id))")
+    db.execute(f"CREATE INDEX {PREFIX}child_runs_child ON {PREFIX}child_runs (agent_key, child_key)")

@@ -72,6 +72,7 @@ class TurnEngine:
         self.current_turn: Any = None
         self.continue_after: set[str] = set()  # messages whose client results arrived mid-turn
         self.client_tool_names: set[str] = set()
+        self.rpc_tools: dict[str, dict[str, Any]] = {}  # request id -> the client tools chat() gave that turn only
         self.responding: dict[str, asyncio.Task] = {}  # request id -> its task, while on_chat_response runs
         self.stall_outcomes: dict[str, Any] = {}  # chat() turns the watchdog ended: future[continuation will run]
         self.resolved_model: str | None = None  # the last turn's model, for sync readers

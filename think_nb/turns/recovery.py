@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -179,11 +179,15 @@ class RecoveryEngine(Protocol):
     def messages_changed(self) -> None: ...
 
 
-def recover(host: RecoveryHost) -> list[tuple[Incident, Any]]:
+def recover(host: RecoveryHost, prepare: Callable[[list[Incident]], None] | None = None) -> list[tuple[Incident, Any]]:
     """Steps 1-3 for every incident (see the module docstring); returns what is left for the
-    recovery task: `(incident, decision or awaitable)` pairs."""
+    recovery task: `(incident, decision or awaitable)` pairs. `prepare(incidents)` runs after the
+    partials are rebuilt, before the hook sees them (agent-tool runs deliver their outcomes to the
+    tool calls that started them: `think_nb.agent_tools.Reattach`)."""
     store = host.store
     incidents = collect(store)
+    if prepare is not None:
+        prepare(incidents)
     left: list[tuple[Incident, Any]] = []
     for incident in incidents:
         if not host.chat_recovery:
@@ -254,15 +258,22 @@ class _Ask:
         return self.hook(self.ctx)
 
 
-def schedule(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]]) -> asyncio.Task | None:
-    """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop."""
-    if not left:
+def schedule(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]],
+             first: Callable[[], Awaitable[None]] | None = None) -> asyncio.Task | None:
+    """Run step 4 (and async hooks) as a task: on the running loop, else on the script loop.
+    `first()` is awaited before anything continues (sub-agents resumed for the agent's tool calls)."""
+    if not left and first is None:
         return None
     loop = task_loop()
-    return loop.create_task(_finish(host, engine, left), name=f"think-recovery-{host.key}")
+    return loop.create_task(_finish(host, engine, left, first), name=f"think-recovery-{host.key}")
 
 
-async def _finish(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]]) -> list[Any]:
+async def _finish(host: RecoveryHost, engine: RecoveryEngine, left: list[tuple[Incident, Any]],
+                  first: Callable[[], Awaitable[None]] | None = None) -> list[Any]:
+    if first is not None:
+        await first()
+    if not left:
+        return []
     root = left[0][0].request_id
     engine.notify("on_recovering", True, root)
     try:

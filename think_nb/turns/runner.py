@@ -32,6 +32,7 @@ from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig, regenerat
 from think_nb.models.sent import sent
 from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import env_secrets, scrub, secrets_of
+from think_nb.tools import rpc_client
 from think_nb.tools.collisions import keep_gates
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble, blame, capabilities, steps, structured
@@ -62,6 +63,7 @@ class TurnEngine(Protocol):
     resolved_model: str | None
     resolved_tools: dict[str, Any] | None
     client_tool_names: set[str]
+    rpc_tools: dict[str, dict[str, Any]]
 
     def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None: ...
     def notify(self, event: Event, *args: Any) -> None: ...
@@ -243,13 +245,14 @@ class Turn:
         preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble
         base = await assemble.system_prompt(host)
         tools = await assemble.tools(host)  # extensions are loaded from here on
+        engine.client_tool_names = {name for name, t in tools.items() if t.client}  # the panel's and declared ones
+        tools = rpc_client.merge(tools, engine.rpc_tools.get(self.request_id))  # chat()'s: this turn's only
         self.policy = await channels.turn_policy(host.agent, engine.conversation.messages)  # before before_turn
         if self.policy is not None:
             tools = self.policy.tools(tools)
         system = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
         self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
-        engine.client_tool_names = {name for name, t in tools.items() if t.client}
         messages = to_model_messages(await assemble.history(host), stored=True)
         if self.continuation and messages and messages[-1]["role"] == "assistant":
             messages.append({"role": "user", "content": CONTINUE_TEXT})
@@ -478,7 +481,7 @@ class Turn:
     async def _tools_again(self, config: TurnConfig) -> dict:
         """The turn's tools merged again (after the model loaded an extension), with the
         `before_turn` config's extra tools and `active_tools` filter applied as at the start."""
-        tools = await assemble.tools(self.host)
+        tools = rpc_client.merge(await assemble.tools(self.host), self.engine.rpc_tools.get(self.request_id))
         if self.policy is not None:
             tools = self.policy.tools(tools)
         tools = _configured(tools, resolve_tools(config.tools), config)
