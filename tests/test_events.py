@@ -477,3 +477,29 @@ async def test_a_sub_agent_has_its_own_key_and_the_parent_filter_leaves_it_out()
     assert [e.agent for e in every] == [runtime_of(child).key, runtime_of(parent).key]
     assert runtime_of(child).key.startswith(runtime_of(parent).key + "/")
     assert [e.agent for e in mine] == [runtime_of(parent).key]
+
+
+# -- actions and notices (wired after their branches landed) -------------------------------------
+async def test_an_actions_ledger_and_a_notice_emit_their_events() -> None:
+    """Think's `action:ledger:settled` / `action:ledger:replayed` (a settled result replayed, never
+    re-run) and `notice:delivered`, with the agent they belong to."""
+    from think_nb import action
+
+    @action(description="Echo a message.", idempotency_key="message")
+    def echo(message: str) -> str:
+        return f"echo: {message}"
+
+    script = S([[S.tool_call("echo", {"message": "hi"}, id="tc1")], [S.text("ok")],
+                [S.tool_call("echo", {"message": "hi"}, id="tc2")], [S.text("ok")]])
+    agent = scripted_agent(script, tools=[], get_actions=lambda self: [echo])
+    key = runtime_of(agent).key
+    seen: list[events.Event] = []
+    with events.subscribe(seen.append, agent=agent, names=["action:*", "notice:*"]):
+        await agent.send("one")
+        await agent.send("two")
+        await agent.deliver_notice("The build finished.")
+    ledger = {"action": "echo", "key": "action:echo:hi", "input_hash": IsStr()}
+    assert [(e.name, e.payload) for e in seen] == [
+        ("action:ledger:settled", ledger), ("action:ledger:replayed", ledger),
+        ("notice:delivered", {"channel": "web", "kind": "notice", "inform_model": False})]
+    assert {e.agent for e in seen} == {key}

@@ -75,13 +75,15 @@ Durable work
 - `tool:fetch` — tool, ok, requested_url, final_url, status, bytes, truncated, code (failures),
   on every `fetch_tool` call, refused ones included.
 
-Declared for work not built yet (emitted by the branches that add it): `action:ledger:replayed`
-/ `pending` / `conflict` / `settled` (action, key, input_hash), `action:ledger:reclaimed` (+
-age_ms), `action:ledger:swept` (settled, pending), `action:pause:created` (action,
-execution_id, tool_call_id), `action:pause:approved` / `rejected` (action, execution_id),
-`action:pause:swept` (swept), `action:reply-attached` (action, attachment_type),
+- `action:ledger:replayed` / `pending` / `conflict` / `settled` / `reclaimed` — action, key,
+  input_hash (`think_nb.actions.ledger`); `action:pause:created` — action, execution_id,
+  tool_call_id; `action:pause:approved` / `rejected` — action, execution_id
+  (`think_nb.actions.pause`); `action:reply-attached` — action, attachment_type.
+- `notice:delivered` — channel, kind, inform_model (`Think.deliver_notice`).
+
+Declared, not emitted yet: `action:ledger:swept` (settled, pending), `action:pause:swept` (swept),
 `channel:resolved` (channel, kind, request_id), `channel:delivered` (channel, kind, turn_ended),
-`notice:delivered` (channel, kind, inform_model), `notice:failed` (channel, error),
+`notice:failed` (channel, error),
 `chat:hydration:windowed` (total_content_bytes, budget_bytes, hydrated_messages),
 `chat:media:evicted` (messages, parts, bytes, externalized_bytes), `chat:onstart:degraded`
 (step, error). Such code emits with one line where the thing happens:

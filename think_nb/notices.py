@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from think_nb import channels
+from think_nb import channels, events
 from think_nb.errors import UserError
 from think_nb.messages import new_id
 from think_nb.messages.accumulator import is_tool_part, tool_name_of
@@ -72,6 +72,8 @@ async def deliver(agent: Any, engine: Any, text: Any, *, channel: str | None, in
                         "after it would keep its answer from continuing the turn. Answer it first "
                         "(agent.approve(id) / agent.deny(id), or the client tool's result); nothing was delivered.")
     (stored,) = await engine.add_messages([notice_message(text, kind, channel, inform_model)])
+    events.emit("notice:delivered", {"channel": channel, "kind": kind, "inform_model": inform_model},
+                agent=engine.host.key)
     return dict(stored)
 
 

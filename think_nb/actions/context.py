@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from think_nb import jsonsafe
+from think_nb import events, jsonsafe
 from think_nb.turns.signal import AbortController, AbortSignal
 
 log = logging.getLogger("think_nb.actions")
@@ -103,4 +103,4 @@ def record_attachment(attachments: list[dict], attachment: Any, action: str) -> 
     if not isinstance(normalized, dict) or not isinstance(normalized.get("type"), str):
         return
     attachments.append(normalized)
-    log.debug("action:reply-attached %s", {"action": action, "attachmentType": normalized["type"]})
+    events.emit("action:reply-attached", {"action": action, "attachment_type": normalized["type"]})

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from think_nb import jsonsafe
+from think_nb import events, jsonsafe
 from think_nb.actions import output
 from think_nb.actions.authorize import call_policy
 from think_nb.actions.context import ActionContext
@@ -86,24 +86,24 @@ class Ledger:
         active = self.inflight.get(key)
         if active is not None:  # the same key running now, in this process: share its outcome
             if active[1] != digest:
-                log.debug("action:ledger:conflict %s", {"action": action.name, "key": key, "inputHash": digest})
+                events.emit("action:ledger:conflict", {"action": action.name, "key": key, "input_hash": digest})
                 return output.conflict(action.name, key)
             return await asyncio.shield(active[0])
         explicit = action.idempotency_key is not None
         outcome, row = self.rows.claim(key, action.name, ctx.request_id, ctx.tool_call_id, digest,
                                        reclaim_after=self.lease() if explicit else None)
-        event = {"action": action.name, "key": key, "inputHash": digest}
+        event = {"action": action.name, "key": key, "input_hash": digest}
         if outcome == "replay":
-            log.debug("action:ledger:replayed %s", event)
+            events.emit("action:ledger:replayed", event)
             return output.decode(row["result"] if row else None)
         if outcome == "pending":
-            log.debug("action:ledger:pending %s", event)
+            events.emit("action:ledger:pending", event)
             return output.pending()
         if outcome == "conflict":
-            log.debug("action:ledger:conflict %s", event)
+            events.emit("action:ledger:conflict", event)
             return output.conflict(action.name, key)
         if outcome == "reclaimed":
-            log.debug("action:ledger:reclaimed %s", event)
+            events.emit("action:ledger:reclaimed", event)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self.inflight[key] = (future, digest)
         try:
@@ -134,7 +134,7 @@ class Ledger:
             log.debug("action:ledger:serialize_failed %s", event)
             return result
         self.rows.settle(key, stored)
-        log.debug("action:ledger:settled %s", event)
+        events.emit("action:ledger:settled", event)
         return result
 
 

@@ -20,7 +20,7 @@ import logging
 import uuid
 from typing import Any
 
-from think_nb import jsonsafe
+from think_nb import events, jsonsafe
 from think_nb.actions.context import ActionContext
 from think_nb.messages.accumulator import is_tool_part
 from think_nb.messages.ids import new_id
@@ -47,8 +47,8 @@ def park(rows: Any, action: Any, value: Any, ctx: ActionContext, permissions: li
     execution_id = PREFIX + uuid.uuid4().hex
     rows.park(execution_id, action.name, ctx.tool_call_id, ctx.request_id, value,
               descriptor(ctx.request_id, ctx.tool_call_id, action, value, permissions, "durable-pause"))
-    log.debug("action:pause:created %s", {"action": action.name, "executionId": execution_id,
-                                          "toolCallId": ctx.tool_call_id})
+    events.emit("action:pause:created", {"action": action.name, "execution_id": execution_id,
+                                         "tool_call_id": ctx.tool_call_id})
     return {"status": "paused", "executionId": execution_id, "action": action.name, "message": PAUSED_TEXT}
 
 
@@ -87,7 +87,8 @@ async def approve(runner: Any, execution_id: str) -> Any:
                                 "run. The approval was consumed."}
     else:
         output = await runner.run_approved(action, row)
-        log.debug("action:pause:approved %s", {"action": row["action_name"], "executionId": execution_id})
+        events.emit("action:pause:approved", {"action": row["action_name"], "execution_id": execution_id},
+                    agent=runner.host.key)
     settle(runner.host, row, execution_id, output)
     return output
 
@@ -99,7 +100,8 @@ async def reject(runner: Any, execution_id: str, reason: str | None) -> Any:
         return _gone(execution_id)
     output = {"status": "rejected", "executionId": execution_id, "action": row["action_name"],
               "reason": reason or "Rejected by user"}
-    log.debug("action:pause:rejected %s", {"action": row["action_name"], "executionId": execution_id})
+    events.emit("action:pause:rejected", {"action": row["action_name"], "execution_id": execution_id},
+                agent=runner.host.key)
     settle(runner.host, row, execution_id, output)
     return output
 
