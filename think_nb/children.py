@@ -26,12 +26,10 @@ DELETED = DELETED_TEXT
 
 def class_name(cls: Any, method: str) -> str:
     """The class name a sub-agent method was given (a Think subclass or its name), else `UserError`."""
-    from think_nb.agent import Think
-
     if isinstance(cls, str) and cls:
         return cls
-    if isinstance(cls, type) and issubclass(cls, Think):
-        return cls.__name__
+    if isinstance(cls, type) and any(f"{c.__module__}.{c.__qualname__}" == "think_nb.agent.Think" for c in cls.__mro__):
+        return cls.__name__  # (checked by name: think_nb.agent imports this module)
     raise UserError(f"{method}({cls!r}): pass the sub-agent's class (a Think subclass) or its class name.")
 
 
@@ -70,7 +68,7 @@ async def delete(runtime: AgentRuntime, cls: Any, name: str) -> bool:
         await _stop_tree(child)
     for pair in [p for p, child in runtime.children.items() if runtime_of(child).key == key]:
         del runtime.children[pair]
-    known = bool(runtime.store.db.read("SELECT 1 FROM think_agents WHERE key = ?", (key,)))
+    known = sub_agents.exists(runtime.store.db, key)
     spills = await asyncio.to_thread(sub_agents.erase, runtime.store.db, key)  # seconds for a long transcript
     files = runtime.db_path.parent / f"{runtime.db_path.stem}.files"  # the workspace's spill folder
     for spill in spills:

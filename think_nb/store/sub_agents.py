@@ -44,6 +44,11 @@ def children(db: Database, parent_key: str, class_name: str | None = None) -> li
             for c, n, k, t, count in rows if class_name is None or c == class_name]
 
 
+def exists(db: Database, key: str) -> bool:
+    """Whether an agent with storage key `key` was ever created in this file."""
+    return bool(db.read("SELECT 1 FROM think_agents WHERE key = ?", (key,)))
+
+
 def erase(db: Database, key: str) -> list[str]:
     """Delete every stored row of agent `key` and its descendants (see the module docstring);
     returns the workspace spill file names their rows held (to delete from disk). Blocking: call it
