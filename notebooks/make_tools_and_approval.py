@@ -223,35 +223,7 @@ waiting[["tool_call_id", "tool_name", "state"]]'''),
 await task
 print(clock.messages[-1]["parts"][-1]["text"])
 clock.tool_calls_df()[["tool_name", "state", "output"]]'''),
-    new_markdown_cell("""## 4. Telling the user something without a turn
-
-A background job finishes, a scheduled check finds something: `deliver_notice(text)` puts an
-assistant message in the transcript, and in every panel, **without running the model** (Think's
-`deliverNotice`). It is safe from inside a tool of a running turn too. With `inform_model=True`
-the stored text says it was delivered out of band, which is what the model reads on later turns;
-`kind=` (`notice`, `interim`, `final`, `command`) is kept in the message's metadata."""),
-    new_code_cell('''export_script = ScriptedModel([
-    [ScriptedModel.text("I started the export of the orders table; I will let you know.")],
-    [ScriptedModel.text("Yes: the export finished with 1,204 rows.")],
-])
-
-
-class Reporter(Think):
-    def get_model(self):
-        return export_script.model
-
-
-reporter = Reporter("notices")
-reporter.clear_messages()  # Run All again starts this demo afresh
-display(reporter.panel())
-await reporter.send("Export the orders table.")
-# later, when the job is done (a callback, a scheduled task, this cell): no model call, no turn
-await reporter.deliver_notice("The orders export finished: 1,204 rows.", inform_model=True)
-print("model calls so far:", len(export_script.requests))
-await reporter.send("Is the export done?")
-for message in export_script.requests[-1]["messages"]:   # what the model read on its second call
-    print(f"{message['role']:>9}: {message['content'].splitlines()[0][:90]}")'''),
-    new_markdown_cell("""## 5. The same tools on a real model
+    new_markdown_cell("""## 4. The same tools on a real model
 
 Without `get_model()` an agent runs on the small model embedded in think_nb (SmolLM2-135M,
 offline, a few seconds per call). It is not clever, but it calls tools for real, so its
