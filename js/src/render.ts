@@ -284,6 +284,9 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     askClear(false);
     actions.clear();
   });
+  input.addEventListener("beforeinput", (e) => {
+    if (offline) e.preventDefault(); // the kernel is gone: nothing typed or pasted lands in the box
+  });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -374,14 +377,19 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         fitDbPath(); // reads the path's width (a layout): only when it changes, else on resize
       }
       dbPath.title = meta.dbPath;
-      input.placeholder = `Message ${meta.agentClass || meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       offline = Boolean(state.kernelGone);
       root.dataset.kernel = offline ? "gone" : "live";
       gone.textContent = state.kernelGone;
       gone.hidden = !offline;
       banner.textContent = state.error;
       banner.hidden = !state.error || offline;
-      input.disabled = offline;
+      // Neither disabled nor read-only: a disabled box takes no focus, and Notebook 7 treats a click on a
+      // read-only one as a click outside any editor; either way the keyboard went to the notebook and the
+      // typed keys ran as command-mode shortcuts (inserting cells). The box keeps focus, and with it the
+      // panel's key guard (`keepKeysInside`); what is typed is refused (`beforeinput`) and Enter sends nothing.
+      input.setAttribute("aria-disabled", String(offline));
+      input.placeholder = offline ? "The kernel restarted — run the cell again"
+        : `Message ${meta.agentClass || meta.agentName || "the agent"} (Enter to send, Shift+Enter for a new line)`;
       send.disabled = busy || offline;
       clear.disabled = offline;
       stop.hidden = !busy;

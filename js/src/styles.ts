@@ -93,6 +93,7 @@ export const CSS = `
 .think-panel button { font: inherit; padding: 2px 10px; border-radius: 4px; border: 1px solid var(--think-border); background: var(--think-bg2); color: var(--think-fg); cursor: pointer; }
 .think-panel button.think-send { background: var(--think-brand); color: var(--jp-ui-inverse-font-color1, #fff); border-color: var(--think-brand); }
 .think-panel button:disabled { opacity: 0.5; cursor: default; }
+.think-panel textarea.think-input[aria-disabled="true"] { opacity: 0.5; cursor: not-allowed; }
 .think-panel [hidden] { display: none !important; }
 .think-totals { font-size: 0.8em; color: var(--think-muted); }
 .think-panel[data-status^="awaiting"] .think-status { color: var(--think-warn); font-weight: 600; }

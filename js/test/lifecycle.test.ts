@@ -41,14 +41,18 @@ describe("a panel whose kernel is gone", () => {
     expect(root.dataset.kernel).toBe("gone");
     expect($(".think-disconnected")?.hidden).toBe(false);
     expect($(".think-disconnected")?.textContent).toContain("The kernel restarted — run the cell again");
-    expect(input.disabled).toBe(true);
+    expect(input.getAttribute("aria-disabled")).toBe("true"); // focusable, so the panel still holds the keys
+    const typed = new InputEvent("beforeinput", { data: "x", inputType: "insertText", cancelable: true });
+    input.dispatchEvent(typed);
+    expect(typed.defaultPrevented).toBe(true); // what is typed there is refused
+    expect(input.placeholder).toBe("The kernel restarted — run the cell again");
     expect($<HTMLButtonElement>("button.think-send")?.disabled).toBe(true);
     expect($("button.think-stop")?.hidden).toBe(true);
     const users = $$(".think-message[data-role=user]");
     expect(users.map((m) => m.dataset.unsent ?? "")).toEqual(["", "true"]); // the stored one is not marked
     expect(users[1].textContent).toContain("not sent");
 
-    input.disabled = false; // even if something re-enabled the box, nothing is sent
+    input.setAttribute("aria-disabled", "false"); // even if something re-enabled the box, nothing is sent
     input.value = "another";
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     $<HTMLButtonElement>("button.think-stop")!.click();
@@ -69,13 +73,13 @@ describe("a panel whose kernel is gone", () => {
     const users = $$(".think-message[data-role=user]");
     expect(users).toHaveLength(1);
     expect(users[0].dataset.unsent).toBe("true");
-    expect(input.disabled).toBe(true);
+    expect(input.getAttribute("aria-disabled")).toBe("true");
   });
 
   it("a live kernel's panel shows no notice", async () => {
     const { $ } = await mount();
     expect($(".think-disconnected")?.hidden).toBe(true);
     expect($(".think-panel")?.dataset.kernel).toBe("live");
-    expect($<HTMLTextAreaElement>("textarea.think-input")?.disabled).toBe(false);
+    expect($<HTMLTextAreaElement>("textarea.think-input")?.getAttribute("aria-disabled")).toBe("false");
   });
 });

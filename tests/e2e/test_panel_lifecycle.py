@@ -7,7 +7,9 @@ and a message sent there is never left looking sent: a message the kernel never 
 "not sent", the status is never `submitted` for it.
 
 §3: redefining the class and re-running `%think Demo` makes the older panel follow the newest
-class: a message typed in the older panel runs on the new class, and both panels show the turn.
+class: a message typed in the older panel runs on the new class, and both panels show the turn;
+also when the older panel shows an agent made in a cell (`agent = Demo("q")`, `%think agent`, as
+the quickstart does) and the new one is `%think Demo q`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ def expect_disconnected(panel: Any) -> None:
     notice = panel.locator(".think-disconnected")
     expect(notice).to_be_visible()
     expect(notice).to_contain_text("run the cell again")
-    expect(panel.locator("textarea.think-input")).to_be_disabled()
+    box = panel.locator("textarea.think-input")
+    expect(box).to_have_attribute("aria-disabled", "true")  # still focusable: keys typed there stay in the panel
+    expect(box).to_have_attribute("placeholder", "The kernel restarted — run the cell again")
     expect(panel.locator("button.think-send")).to_be_disabled()
     expect(panel.locator("button.think-stop")).to_be_hidden()
 
@@ -64,12 +68,16 @@ def test_kernel_restart_from_the_menu_disconnects_the_panel(notebook, app: str) 
     expect_disconnected(panel)
     expect(panel.locator(".think-disconnected")).to_contain_text("The kernel restarted — run the cell again")
     wait_kernel_idle(page)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    before = cells.count()
     box = panel.locator("textarea.think-input")
-    box.click(force=True)  # a person clicks the greyed box and types: nothing goes anywhere
+    box.click(force=True)  # a person clicks the greyed box (aria-disabled: Playwright would wait) and types:
+    # nothing goes anywhere, not to the notebook either
     page.keyboard.type("are you there?")
     page.keyboard.press("Enter")
     expect(box).to_have_value("")
     expect(panel.locator(".think-message[data-role=user]")).to_have_count(1)
+    expect(cells).to_have_count(before)  # command-mode `a`/`r`/Enter did not insert or edit cells
     expect_nothing_looks_sent(panel)
 
 
@@ -126,4 +134,23 @@ def test_an_older_panel_follows_the_redefined_class(notebook, app: str) -> None:
     expect(last_text(new)).to_have_text("from the second Demo", timeout=TURN_MS)  # one agent, both views
     expect_status(old, "ready")
     expect(old.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])
+    expect(new.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])
+
+
+def test_a_panel_of_an_agent_made_in_a_cell_follows_the_redefined_class(notebook, app: str) -> None:
+    """The quickstart's set-up: `agent = Demo("q")` shown with `%think agent`, then the class is
+    redefined and `%think Demo q` run (a stranger's run found the older panel kept the old class)."""
+    page = notebook(["%load_ext think_nb", V1, 'agent = Demo("q")', "%think agent", V2, "%think Demo q"])
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    panels = page.locator(".think-panel")
+    expect(panels).to_have_count(2, timeout=60_000)
+    old, new = panels.nth(0), panels.nth(1)
+    for p in (old, new):
+        expect(p).to_have_attribute("data-status", "ready", timeout=60_000)
+    wait_kernel_idle(page)
+    old.locator("textarea.think-input").click()
+    page.keyboard.type("which Demo are you?")
+    page.keyboard.press("Enter")
+    expect(last_text(old)).to_have_text("from the second Demo", timeout=TURN_MS)
+    expect(last_text(new)).to_have_text("from the second Demo", timeout=TURN_MS)
     expect(new.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])

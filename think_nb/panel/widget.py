@@ -64,6 +64,24 @@ def follow_newest(old: Any, new: Any) -> int:
     return len(panels)
 
 
+def follow_redefined(new: Any) -> int:
+    """Make every open panel of an agent of an older object of `new`'s class (same module and
+    qualified name: the class was redefined in a cell) with `new`'s name and SQLite file follow
+    `new`, however that agent was made and shown (`agent = Calc("q")` then `%think agent`, as the
+    quickstart does, or `agent.panel()`); returns how many. Called by `%think Calc q`."""
+    cls = type(new)
+
+    def older(agent: Any) -> bool:
+        kind = type(agent)
+        return (kind is not cls and (kind.__module__, kind.__qualname__) == (cls.__module__, cls.__qualname__)
+                and agent.name == new.name and agent.db_path == new.db_path)
+
+    panels = [p for p in list(_PANELS) if older(p._agent) and p._unsubscribe is not None]
+    for panel in panels:
+        panel.follow(new)
+    return len(panels)
+
+
 class _Listener:
     """What the panel hands to its agent's ViewHub (the agent's listener events plus the
     hub's own ``on_status`` and ``on_runner``)."""

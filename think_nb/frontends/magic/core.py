@@ -186,6 +186,8 @@ def _supersede(key: tuple[type, str, str | None], agent: Think) -> None:
         old = SHOWN.pop(k)
         if widget is not None:
             widget.follow_newest(old, agent)
+    if widget is not None:  # and the panels of agents made in cells (`agent = Calc("q")`, `%think agent`)
+        widget.follow_redefined(agent)
 
 
 def _assigned() -> bool:
