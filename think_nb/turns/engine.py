@@ -36,7 +36,7 @@ from think_nb.turns.broadcast import Event, Listeners
 from think_nb.turns.hooks import user_code
 from think_nb.turns.host import AgentHost
 from think_nb.turns.recorder import StreamRecorder
-from think_nb.turns.repair import repaired
+from think_nb.turns.repair import checked_repair, repaired
 from think_nb.turns.result import SKIPPED, TurnResult
 from think_nb.turns.signal import AbortSignal
 from think_nb.turns.structured import check_output_type
@@ -448,7 +448,8 @@ class TurnEngine:
         def repair(part: dict) -> dict:
             settled.append(str(part.get("toolCallId")))
             with user_code("repair_interrupted_tool_part", self.host.agent):
-                return self.host.repair_interrupted_tool_part(part)
+                value = self.host.repair_interrupted_tool_part(part)
+            return checked_repair(part, value)
 
         if self.conversation.rewrite(lambda m: repaired(m, repair, self.store.approvals.used)):
             for call_id in settled:  # superseded or interrupted: it never resumes
