@@ -312,6 +312,26 @@ async def test_an_input_streaming_orphan_is_repaired_before_the_next_turn(
         script.requests[0]["messages"]
 
 
+async def test_a_recovery_continuation_superseded_by_a_new_message_is_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """think-session.test.ts, onChatRecovery: "superseded/user-superseded continuations skip" — a
+    message the user sends before the recovered turn resumes is answered, and the continuation of
+    the old partial does not run after it (it appended a second reply to the new answer)."""
+    from test_durable import partial_chunks
+    from think_nb.turns.result import SKIPPED
+
+    script = S([[S.text("About the new question.")], [S.text("never")]])
+    cls = agent_class(script, on_chat_recovery=lambda self, ctx: {"continue": True})
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    newer = agent.submit("something else")
+    assert agent.recovery_task is not None
+    (resumed,) = await agent.recovery_task
+    assert ((await newer).status, resumed.status, resumed.reason) == ("completed", "skipped", SKIPPED["superseded"])
+    assert texts(agent)[-2:] == [("user", "something else"), ("assistant", "About the new question.")]
+    assert len(script.requests) == 1
+
+
 async def test_a_completed_turn_is_not_recovered(tmp_path: Path) -> None:
     """think-session.test.ts, onChatRecovery: "completed streams not continued or duplicated"."""
     seen: list = []
