@@ -123,6 +123,23 @@ async def test_a_failing_repair_interrupted_tool_part_names_it() -> None:
     assert script.calls == 0
 
 
+@pytest.mark.parametrize("value", ["repaired", {"type": "tool-add", "toolCallId": "c1", "state": "input-available"},
+                                   {"type": "tool-add", "toolCallId": "other", "state": "output-error"}])
+async def test_a_repair_interrupted_tool_part_returning_no_settled_part_names_it(value: object) -> None:
+    """Stored as returned, such a part failed every later turn as think_nb's internal error; the
+    turn that meets it now fails naming the method, and the part is left to repair again."""
+    script = S([[S.text("fine")]])
+    agent = calc(script, repair_interrupted_tool_part=lambda self, part: value)
+    runtime_of(agent).conversation.append({"id": "m-user", "role": "user", "parts": [{"type": "text", "text": "add"}]})
+    runtime_of(agent).conversation.append({"id": "m-left", "role": "assistant", "parts": [
+        {"type": "tool-add", "toolCallId": "c1", "state": "input-available", "input": {"a": 1, "b": 2}}]})
+    result = await asyncio.wait_for(agent.send("go"), SAFETY)
+    assert result.status == "error" and script.calls == 0
+    assert re.fullmatch(r"Calc\.repair_interrupted_tool_part\(\) returned .* for tool call 'c1'; return the part "
+                        r"settled .*, or None for the default", result.error or "")
+    assert agent.messages[1]["parts"][0]["state"] == "input-available"
+
+
 async def test_a_failing_save_messages_function_names_it() -> None:
     script = S([[S.text("fine")]])
     agent = calc(script)

@@ -488,7 +488,9 @@ class Think:
     def repair_interrupted_tool_part(self, part: dict[str, Any]) -> dict[str, Any]:
         """How a tool part left without a result is repaired before the next model call (Think's
         `repairInterruptedToolPart`): default `output-error` "The tool call was interrupted before a
-        result was recorded."."""
+        result was recorded.". An override returns the part settled (same `type` and `toolCallId`,
+        state `output-available` / `output-error` / `output-denied`) or None for the default;
+        anything else fails the turn with a `HookError` naming it."""
         return default_repair(part)
 
     # -- turns (Think's entry points; the TurnEngine runs them) ---------------------------

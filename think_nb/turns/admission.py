@@ -50,6 +50,9 @@ class Submission:
     data attached with `context=`); carried with the messages when a newer submission supersedes it."""
     output_type: Any = None
     """a pydantic model class: the turn is structured (`think_nb.turns.structured`), else None."""
+    expect_last: str | None = None
+    """the id of the message the branch must end with when the turn starts, else it is skipped
+    (a recovery turn whose conversation moved on: Think's superseded continuations skip)."""
     parent: Submission | None = None
     """the submission whose `on_chat_response` started this one (it runs under the parent's queue slot)."""
     responding: bool = False

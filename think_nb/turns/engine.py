@@ -36,7 +36,7 @@ from think_nb.turns.broadcast import Event, Listeners
 from think_nb.turns.hooks import user_code
 from think_nb.turns.host import AgentHost
 from think_nb.turns.recorder import StreamRecorder
-from think_nb.turns.repair import repaired
+from think_nb.turns.repair import checked_repair, repaired
 from think_nb.turns.result import SKIPPED, TurnResult
 from think_nb.turns.signal import AbortSignal
 from think_nb.turns.structured import check_output_type
@@ -107,13 +107,15 @@ class TurnEngine:
     def start(self, messages: Messages, request_id: str, *, trigger: str, user_submit: bool = False,
               continuation: bool = False, regenerate: bool = False, body: dict | None = None,
               signal: AbortSignal | None = None,
-              extra_parts: dict[str, Awaitable[list[dict]]] | None = None, output_type: Any = None) -> asyncio.Future:
+              extra_parts: dict[str, Awaitable[list[dict]]] | None = None, output_type: Any = None,
+              expect_last: str | None = None) -> asyncio.Future:
         """Admit a turn and run it as a task on the running loop; returns the task (or a finished
         future with a `skipped` result when admission drops it). Raises `UserError` without a loop.
         `extra_parts` (`{message id: awaitable of parts}`): parts prepared off the loop, awaited when
         the turn starts (in queue order) and appended to that message before it is stored.
         `output_type`: a pydantic model class for a structured turn (`UserError` otherwise, before
-        anything is stored; `think_nb.turns.structured`)."""
+        anything is stored; `think_nb.turns.structured`). `expect_last`: the message id the branch
+        must still end with when the turn starts, else it is `skipped` (recovery turns)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -123,7 +125,8 @@ class TurnEngine:
         if not callable(messages):
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
-                         extra_parts=dict(extra_parts or {}), output_type=output_type, parent=self._responding())
+                         extra_parts=dict(extra_parts or {}), output_type=output_type, parent=self._responding(),
+                         expect_last=expect_last)
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
@@ -346,6 +349,8 @@ class TurnEngine:
             return TurnResult(sub.request_id, "skipped", reason=SKIPPED["stale"])
         if signal is not None and signal.aborted:  # aborted while queued
             return TurnResult(sub.request_id, "aborted")
+        if sub.expect_last is not None and (conversation.last or {}).get("id") != sub.expect_last:
+            return TurnResult(sub.request_id, "skipped", continuation=continuation, reason=SKIPPED["superseded"])
         if continuation and (conversation.last is None or conversation.last["role"] != "assistant"):
             return TurnResult("", "skipped", continuation=True,  # Think: {requestId: "", status: "skipped"}
                               reason=SKIPPED["nothing-to-continue"])
@@ -448,7 +453,8 @@ class TurnEngine:
         def repair(part: dict) -> dict:
             settled.append(str(part.get("toolCallId")))
             with user_code("repair_interrupted_tool_part", self.host.agent):
-                return self.host.repair_interrupted_tool_part(part)
+                value = self.host.repair_interrupted_tool_part(part)
+            return checked_repair(part, value)
 
         if self.conversation.rewrite(lambda m: repaired(m, repair, self.store.approvals.used)):
             for call_id in settled:  # superseded or interrupted: it never resumes

@@ -20,7 +20,9 @@ and, for each interrupted turn (an *incident*), oldest first:
 4. when `continue_` is set, and while the turn's chain has attempts left
    (`Think.chat_recovery_max_attempts`), starts a turn: `continue_last_turn` when the branch ends
    with the (partial) assistant reply (`trigger="recovery-continue"`), else a retry that answers
-   the unanswered user message without appending it again (`trigger="recovery-retry"`).
+   the unanswered user message without appending it again (`trigger="recovery-retry"`); either is
+   `skipped` when, by the time it starts, the branch ends with another message (one the user sent
+   meanwhile: Think's superseded continuations skip).
 
 A turn the stall watchdog ends in a live process takes the same route (`route_stall`, Think's
 `_routeStallToBoundedRecovery`): its partial is already persisted; the hook is asked with
@@ -313,10 +315,11 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
         return None
     kind = "continue" if role == "assistant" else "retry"
     _tell(host, "attempt", ctx, kind=kind)
+    expect = last["id"] if last is not None else None  # a message sent meanwhile supersedes the resume
     if kind == "continue":
-        result = await engine.start([], request_id, trigger="recovery-continue", continuation=True)
+        result = await engine.start([], request_id, trigger="recovery-continue", continuation=True, expect_last=expect)
     else:
-        result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True)
+        result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True, expect_last=expect)
     status = getattr(result, "status", None)
     if status == "completed":
         _tell(host, "completed", ctx, kind=kind)

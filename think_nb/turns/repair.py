@@ -42,6 +42,24 @@ def default_repair(part: dict) -> dict:
     return {**part, "state": "output-error", "errorText": text}
 
 
+def checked_repair(part: dict, value: object) -> dict:
+    """What an overridden `repair_interrupted_tool_part(part)` returned, as the part to store: None
+    is the default repair (`default_repair`); a dict must be the same call (`type`, `toolCallId`)
+    settled (`output-available`, `output-error` or `output-denied`). Raises `HookError` naming the
+    method for anything else (it was stored as is, and every later turn failed as think_nb's error)."""
+    from think_nb.errors import HookError
+
+    if value is None:
+        return default_repair(part)
+    if isinstance(value, dict) and value.get("type") == part.get("type") and \
+            value.get("toolCallId") == part.get("toolCallId") and value.get("state") in SETTLED_TOOL_STATES:
+        return value
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise HookError("repair_interrupted_tool_part",
+                    f"returned {shown} for tool call {part.get('toolCallId')!r}; return the part settled (state "
+                    "'output-available' with 'output', or 'output-error' with 'errorText'), or None for the default")
+
+
 def needs_repair(part: dict, used: Callable[[str], bool] = lambda call_id: False) -> bool:
     """True for a tool part without a result that no continuation will run: any state but the
     settled ones, and `approval-responded` only when `used(toolCallId)` (its approval was used)."""

@@ -82,6 +82,7 @@ SKIPPED = {
     "nothing-to-continue": "nothing to continue: the last message is not the assistant's",
     "nothing-to-regenerate": "nothing to regenerate: there is no user message",
     "no-new-messages": "no new messages: none were given, or every message id given is already stored",
+    "superseded": "superseded: the conversation moved on before this recovery turn started",
 }
 """Why a turn was `skipped` (`TurnResult.reason`)."""
 
