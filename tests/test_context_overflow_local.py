@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from think_nb import LOCAL_MODEL, Think, TurnConfig, default_context_overflow_classifier, events
+from think_nb import LOCAL_MODEL, ContextOverflow, Think, TurnConfig, default_context_overflow_classifier, events
 from think_nb.errors import ModelError
 
 pytestmark = pytest.mark.localmodel
@@ -31,7 +31,7 @@ async def test_the_embedded_model_recovers_a_history_longer_than_its_window(tmp_
     seen: list[ModelError] = []
 
     class Local(Think):
-        context_overflow = {"reactive": True}
+        context_overflow = ContextOverflow(reactive=True)
 
         def get_tools(self) -> list:
             return []
