@@ -17,6 +17,7 @@ from think_nb.schedules import ScheduledTask, ScheduledTaskContext
 from think_nb.tools.client import client_tool
 from think_nb.tools.tool import Tool, tool
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.overflow import ChatErrorContext, ContextOverflow, Proactive, default_context_overflow_classifier
 from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortController, AbortSignal
@@ -29,13 +30,16 @@ __all__ = [
     "AbortSignal",
     "ActionAuthorizationContext",
     "ActionContext",
+    "ChatErrorContext",
     "ChatPanel",
     "ChatRecoveryContext",
+    "ContextOverflow",
     "HookError",
     "InternalError",
     "ModelConfig",
     "ModelError",
     "PrepareStepContext",
+    "Proactive",
     "RecoveryDecision",
     "ScheduledTask",
     "ScheduledTaskContext",
@@ -57,6 +61,7 @@ __all__ = [
     "__version__",
     "action",
     "client_tool",
+    "default_context_overflow_classifier",
     "has_tool_call",
     "load_ipython_extension",
     "runtime_of",

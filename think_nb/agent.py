@@ -29,6 +29,7 @@ Hooks (no-ops by default):
     on_step_finish(ctx)    after each step (`StepContext`)
     on_chat_response(res)  after the turn's message is persisted; the next queued turn waits for it (`TurnResult`)
     on_chat_error(error)   may return a replacement error (its text is shown to the user)
+    classify_chat_error(error, ctx)  "context_overflow" or None (with `context_overflow` set)
 Everything else on the instance is yours: `self.store`, `self.key`, `self.db`, a method named
 `workspace_tools`... Think's own names (`think_nb.names.RESERVED`: `messages`, `session`, `send`,
 ...) may not be redefined or assigned; the class statement or the assignment says so in one line.
@@ -62,6 +63,7 @@ from think_nb.turns import recovery
 from think_nb.turns.capabilities import DEFAULT_SYSTEM_PROMPT
 from think_nb.turns.engine import Messages
 from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.overflow import ChatErrorContext, ContextOverflow, default_context_overflow_classifier
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
@@ -142,6 +144,14 @@ class Think:
     """Seconds without a chunk (model or tool time) after which a turn is aborted as stalled, its
     partial kept and marked interrupted (Think's `chatStreamStallTimeoutMs`); None: never.
     `TurnConfig.chat_stream_stall_timeout` overrides it per turn (`turns/watchdog.py`)."""
+    context_overflow: ContextOverflow | dict[str, Any] | bool | None = None
+    """Recover a turn that outgrows the model's context window (Think's `contextOverflow`; off by
+    default): `{"reactive": True, "max_retries": 1}` compacts the session and runs the turn again
+    when its model call fails with an overflow (`classify_chat_error`); `{"proactive":
+    {"max_input_tokens": N, "headroom": 0.9, "max_compactions": 1}}` compacts before a step whose
+    previous step read at least N × headroom input tokens. Both may be given; True is
+    `{"reactive": True}`. A `ContextOverflow` or a dict of its fields; bad values raise
+    `UserError`. See `think_nb.turns.overflow`."""
     chat_recovery: bool = True
     """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
     False: their partial replies are still stored, nothing is continued."""
@@ -355,7 +365,19 @@ class Think:
 
     def on_chat_error(self, error: Exception) -> Any:
         """Called when a turn fails (the partial message is already persisted). Return an
-        exception or string to replace what the user sees, or None to keep it."""
+        exception or string to replace what the user sees, or None to keep it. A context
+        overflow that `context_overflow` could not recover is a `ModelError` with
+        `error.classification == "context_overflow"` (Think's `ChatErrorContext.classification`)."""
+
+    def classify_chat_error(self, error: Exception, ctx: ChatErrorContext) -> str | None:
+        """What a failed model call's `error` means (Think's `classifyChatError`): `"context_overflow"`
+        (the prompt exceeded the model's context window) or None; `"rate_limit"`, `"transient"`,
+        `"fatal"`, `"unknown"` are Think's other values, not acted on. Asked only when
+        `context_overflow` is reactive, with `ctx.stage == "stream"` and `ctx.request_id`; may be
+        async; what it raises is logged and counts as None. `error` is the turn's `ModelError`,
+        the provider's exception its `__cause__`. Default: `default_context_overflow_classifier`
+        (Think's default classifies nothing; its classifier must be assigned)."""
+        return default_context_overflow_classifier(error, ctx)
 
     def configure_channels(self) -> dict[str, Any]:
         """The channels this agent talks through (Think's `configureChannels`), read at each use:

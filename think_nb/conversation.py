@@ -176,6 +176,18 @@ class Conversation:
                 return True
         return False
 
+    def discard(self, message_id: str) -> bool:
+        """Delete the branch's last message when it is `message_id` (a reply its own turn
+        discards); True when it did. Nothing else changes."""
+        if not self._messages or self._messages[-1]["id"] != message_id:
+            return False
+        if not self.store.messages.delete_leaf(message_id):
+            return False
+        self._messages.pop()
+        self._position.pop(message_id, None)
+        self._final = min(self._final, len(self._messages))
+        return True
+
     def set_leaf(self, message_id: str | None) -> None:
         """Make `message_id` (None: nothing) the leaf of the stored branch and show that branch (a
         recovered turn's reply that is not kept leaves the branch; it stays in the tree)."""

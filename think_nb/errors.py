@@ -33,7 +33,15 @@ class UserError(ThinkError):
 class ModelError(ThinkError):
     """The model could not be reached or rejected the call (litellm or provider failure). A turn's
     model call that raised is reported as `Model '<model>' failed: ...` with the model's exception
-    as `__cause__`."""
+    as `__cause__`.
+
+    Attributes:
+        classification: `"context_overflow"` when the turn's context-overflow recovery classified
+            it so and could not save the turn (Think's `ChatErrorContext.classification`;
+            `think_nb.turns.overflow`), else None.
+    """
+
+    classification: str | None = None
 
 
 class HookError(ThinkError):

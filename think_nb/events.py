@@ -54,7 +54,8 @@ Turns
 - `chat:transcript:repaired` — request_id, removed_tool_calls, normalized_inputs, tool_call_ids:
   calls left without a result were settled before a turn (`repair_interrupted_tool_part`).
 - `chat:context:compacted` — reason (`proactive`: `compact_after`'s threshold was passed before
-  a turn), shortened, request_id.
+  a turn, or `context_overflow`'s proactive layer before a step; `reactive`: a model call
+  overflowed, `think_nb.turns.overflow`), shortened, request_id, attempt (reactive ones: 1, 2, ...).
 
 Recovery (`think_nb.turns.recovery`): incident_id (the interrupted chain's first request id),
 request_id, attempt, max_attempts, recovery_kind (`continue` | `retry`), reason (skipped,
@@ -130,7 +131,7 @@ NAMES: dict[str, str] = {
     "message:error": "error",
     "chat:stream:stalled": "request_id, timeout_ms",
     "chat:transcript:repaired": "request_id, removed_tool_calls, normalized_inputs, tool_call_ids",
-    "chat:context:compacted": "reason, shortened, request_id",
+    "chat:context:compacted": "reason, shortened, request_id, attempt?",
     **{f"chat:recovery:{kind}": _RECOVERY
        for kind in ("detected", "scheduled", "attempt", "completed", "skipped", "failed", "exhausted")},
     "submission:create": "submission_id, request_id, idempotency_key",

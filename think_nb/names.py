@@ -25,6 +25,7 @@ OVERRIDABLE = frozenset({
     "configure_session", "before_turn", "before_step", "before_tool_call", "after_tool_call", "on_chunk",
     "on_step_finish", "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
     "configure_channels", "on_submission_status", "get_actions", "authorize_turn", "authorize_action",
+    "classify_chat_error",
 })
 """Methods and hooks a subclass overrides (Think's, in snake_case)."""
 
@@ -33,7 +34,7 @@ SETTINGS = frozenset({
     "chat_recovery_max_attempts", "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
-    "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease",
+    "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease", "context_overflow",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 
@@ -157,6 +158,10 @@ they are read)."""
 def setting_problem(attr: str, value: object, where: str) -> str | None:
     """The one-line refusal for setting `attr` to `value` (at `where`, e.g. "class Calc"), or None
     when the value is one the setting takes. A descriptor (a property computing it) is not checked."""
+    if attr == "context_overflow" and not hasattr(type(value), "__get__"):
+        from think_nb.turns.overflow import problem  # its own one line names the field that is wrong
+
+        return problem(value, where)
     rule = _SETTING_RULES.get(attr)
     if rule is None or hasattr(type(value), "__get__"):
         return None

@@ -59,7 +59,8 @@ class Reply:
         usage: `(input_tokens, output_tokens)` reported by the provider, or None (no usage sent).
         usage_mode: `"normal"`; `"final_only"`: usage only in the last event (OpenAI: a choice-less
             chunk; Anthropic: `message_delta`, `message_start` carries none); `"none"`: never.
-        status, error, headers: an HTTP error answer instead of a stream (the provider's body).
+        status, error, headers: an HTTP error answer instead of a stream (the provider's body, or
+            `body` as given).
         fault: see the module docstring.
     """
 
@@ -73,6 +74,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     fault: Fault = None
     piece: int = 4
+    body: dict | None = None
+    """The error answer's JSON body exactly (a provider's real one), instead of `error`'s."""
 
     @classmethod
     def fail(cls, status: int, message: str = "", headers: dict[str, str] | None = None) -> Reply:
@@ -145,7 +148,7 @@ class FakeProvider:
             return web.json_response(fmt.error_body(400, problem), status=400)
         reply = self.replies.pop(0) if self.replies else Reply.fail(500, "FakeProvider has no reply left")
         if reply.status != 200:
-            return web.json_response(fmt.error_body(reply.status, reply.error), status=reply.status,
+            return web.json_response(reply.body or fmt.error_body(reply.status, reply.error), status=reply.status,
                                      headers=reply.headers)
         prefix = "call" if self.format == "openai" else "toolu"
         for n, call in enumerate(reply.tool_calls):  # unique ids, as providers make them

@@ -200,12 +200,13 @@ def _explain(exc: BaseException, name: str, detail: str, provider: str, model: s
 
 
 _PREFIX = re.compile(r"^(litellm\.)?\w+(Error|Exception|Timeout)?:\s*")
-_WRAPPER = re.compile(r"^\w+Exception - ")
+_WRAPPER = re.compile(r"^\w+(?:Exception|Error) - ")  # `OpenAIException - `, `AnthropicError - `
 
 
 def provider_detail(text: str, name: str = "") -> str:
     """The provider's own words from a litellm message: prefixes (`litellm.RateLimitError:`,
-    `OpenAIException - `) and litellm's advice stripped, a JSON error body reduced to its message."""
+    `OpenAIException - `, `AnthropicError - `) and litellm's advice stripped, a JSON error body
+    (also as bytes, `b'{...}'`) reduced to its message."""
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     for _ in range(3):
         line = _PREFIX.sub("", line, count=1) if line.startswith(("litellm.", f"{name}:")) else line

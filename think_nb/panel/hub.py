@@ -15,7 +15,8 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
 - keeps the status detail, what the newest running turn waits for (`detail`): "queued behind N
   turn(s)" (`message_concurrency` queue), or what its model path reported
   (`think_nb.models.progress`: "loading litellm…", "loading the local model…", "thinking —
-  choosing a tool…"); a turn is `streaming` only once it sent something a person sees (text,
+  choosing a tool…"), else what it noted (`on_note`: "compacted to fit"); a turn is
+  `streaming` only once it sent something a person sees (text,
   reasoning, a tool call: not the `start`/`start-step` markers, `SILENT_CHUNKS`) and is not
   waiting for its model again; before that it is `submitted`, with the wait as the detail;
 - answers the resume handshake's questions: turns streaming (`active`), accepted but not
@@ -115,6 +116,7 @@ class ViewHub:
         self.status = "ready"
         self.detail = ""  # what the newest running turn waits for ("" when nothing is said)
         self._waits: dict[str, str] = {}  # request id -> what its model path waits for (on_waiting)
+        self._notes: dict[str, str] = {}  # request id -> what its detail keeps saying until it ends (on_note)
         self.paused_at = ""  # the hook a step-mode turn waits at ("" when not paused)
         self._refresh_pending = False
         self._running: list[str] = []  # request ids started by any entry point, not ended yet
@@ -248,8 +250,14 @@ class ViewHub:
             self._waits.pop(request_id, None)
         self._refresh_now()
 
+    def on_note(self, request_id: str, note: str) -> None:
+        """Turn `request_id` did something its status detail says until it ends ("compacted to fit")."""
+        self._notes[request_id] = note
+        self._refresh_now()
+
     def _ended(self, request_id: str) -> None:
         self._waits.pop(request_id, None)
+        self._notes.pop(request_id, None)
         if request_id in self._running:
             self._running.remove(request_id)
             self.refresh_status()
@@ -402,6 +410,7 @@ class ViewHub:
         running = agent.is_running
         return StatusFacts(
             paused_at=self.paused_at, streaming=frozenset(self._shown), waiting=dict(self._waits),
+            notes=dict(self._notes),
             recovering=agent.recovering, submitted=frozenset(self._submitted), running=tuple(self.running()),
             agent_running=running, debouncing=bool(running and agent.debouncing_turns()),
             queue=(*agent.streaming_turns(), *agent.pending_turns()), error=self.error)

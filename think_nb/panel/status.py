@@ -18,7 +18,8 @@ order (the first that holds wins):
 
 The detail says what the newest running turn (the one Stop cancels) waits for, while the status
 is `submitted`, `streaming` or `pending`: "queued behind N turn(s)", else what its model path
-reported ("loading litellm…"), else (when `submitted`) what any turn waits for.
+reported ("loading litellm…"), else what it noted ("compacted to fit", `on_note`), else (when
+`submitted`) what any turn waits for.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class StatusFacts:
     """Turns that sent a chunk a person sees (`think_nb.panel.hub.SILENT_CHUNKS` do not count)."""
     waiting: Mapping[str, str] = field(default_factory=dict)
     """Turn -> what its model path waits for (litellm's import, the model's load)."""
+    notes: Mapping[str, str] = field(default_factory=dict)
+    """Turn -> what it did that its detail keeps saying while it runs ("compacted to fit")."""
     recovering: bool = False
     submitted: frozenset[str] = frozenset()
     """Turns a panel sent that have not streamed yet."""
@@ -85,4 +88,6 @@ def _detail(facts: StatusFacts, status: str) -> str:
         return f"queued behind {ahead} turn{'s' if ahead > 1 else ''}"
     if newest in facts.waiting:
         return facts.waiting[newest]
+    if newest in facts.notes:
+        return facts.notes[newest]
     return next(reversed(list(facts.waiting.values())), "") if status == "submitted" else ""

@@ -383,8 +383,11 @@ class Session:
                 return sum(self._counter(message_text(m)) + 4 for m in history) + self._counter(system or "")
         return count_history_tokens(history, self.model_name(), system)
 
-    async def compact(self, leaf_id: str | None = None, *, tokens_before: int | None = None) -> dict | None:
+    async def compact(self, leaf_id: str | None = None, *, tokens_before: int | None = None,
+                      tail_token_budget: int | None = None) -> dict | None:
         """Summarise the middle of the current branch into an overlay (Think's `session.compact()`).
+        `tail_token_budget`: the verbatim tail (tokens) the built-in summariser keeps, when no
+        `on_compaction` function is set (default: 20,000, or half the `compact_after` threshold).
 
         Returns `{"overlay_id", "summary", "from_message_id", "to_message_id", "tokens_before",
         "tokens_after"}`, or None when the function found nothing to compact. The messages
@@ -404,8 +407,9 @@ class Session:
         self.emit_status()
         try:
             tokens_before = tokens_before if tokens_before is not None else self.token_estimate(history)
+            budget = min(20_000, self._threshold // 2) if self._threshold else 20_000
             fn = self._compact_fn or compaction.create_compact_function(
-                tail_token_budget=min(20_000, self._threshold // 2) if self._threshold else 20_000)
+                tail_token_budget=min(budget, tail_token_budget) if tail_token_budget else budget)
             result = await _call(fn, history, ctx)
             if not result:
                 return None

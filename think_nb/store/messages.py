@@ -222,6 +222,29 @@ class MessageStore:
     def set_leaf(self, message_id: str | None) -> None:
         self._state.set(self._leaf_key, message_id)
 
+    def delete_leaf(self, message_id: str) -> bool:
+        """Delete `message_id` when it is the leaf (no children), making its parent the leaf, in
+        one transaction (its search entry goes with it); False, and nothing changed, otherwise. For
+        a reply the turn itself discards (context-overflow recovery, `think_nb.turns.overflow`)."""
+        with self.db.write() as conn:
+            row = conn.execute("SELECT value FROM think_agent_state WHERE agent_key = ? AND key = ?",
+                               (self.agent_key, self._leaf_key)).fetchone()
+            if row is None or jsonsafe.loads_stored(row[0]) != message_id:
+                return False
+            found = conn.execute("SELECT parent_id FROM think_messages WHERE agent_key = ? AND id = ?",
+                                 (self.key, message_id)).fetchone()
+            if found is None or conn.execute("SELECT 1 FROM think_messages WHERE agent_key = ? AND parent_id = ? "
+                                             "LIMIT 1", (self.key, message_id)).fetchone():
+                return False
+            conn.execute("DELETE FROM think_messages WHERE agent_key = ? AND id = ?", (self.key, message_id))
+            if found[0] is None:
+                conn.execute("DELETE FROM think_agent_state WHERE agent_key = ? AND key = ?",
+                             (self.agent_key, self._leaf_key))
+            else:
+                conn.execute("INSERT OR REPLACE INTO think_agent_state VALUES (?, ?, ?)",
+                             (self.agent_key, self._leaf_key, jsonsafe.dumps_stored(found[0])))
+        return True
+
     def clear(self) -> None:
         """Delete every message of this session, and its compaction overlays (Think's `clearMessages`)."""
         with self.db.write() as conn:

@@ -18,6 +18,8 @@ is the complete list, `Event` its type, and `Listeners.notify` / `wants` refuse 
     on_recovering(recovering, request_id)       recovery of a dead process's turns started / ended
     on_waiting(request_id, what | None)         a turn waits before its model answers ("loading litellm…",
                                                 `think_nb.models.progress`); None: it stopped waiting
+    on_note(request_id, note)                   something a turn did that its status detail keeps saying
+                                                until it ends ("compacted to fit", `think_nb.turns.overflow`)
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Literal, Protocol, get_args
 log = logging.getLogger("think_nb")
 
 Event = Literal["on_submitted", "on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused",
-                "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers"]
+                "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers", "on_note"]
 """An agent's listener events (see the module docstring)."""
 
 EVENTS: frozenset[str] = frozenset(get_args(Event))
@@ -50,6 +52,7 @@ class Listener(Protocol):
     def on_clear(self) -> None: ...
     def on_recovering(self, recovering: bool, request_id: str) -> None: ...
     def on_waiting(self, request_id: str, what: str | None) -> None: ...
+    def on_note(self, request_id: str, note: str) -> None: ...
 
 
 class Listeners:

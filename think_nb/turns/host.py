@@ -32,6 +32,8 @@ class AgentHost(Protocol):
     max_steps: int
     send_reasoning: bool
     chat_stream_stall_timeout: float | None
+    context_overflow: Any
+    """`Think.context_overflow` (`think_nb.turns.overflow.ContextOverflow.coerce` reads it)."""
     message_concurrency: Any
     include_mcp_tools: bool
     store: AgentStore

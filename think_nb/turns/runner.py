@@ -35,7 +35,7 @@ from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools import rpc_client
 from think_nb.tools.collisions import keep_gates
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns import assemble, blame, capabilities, steps, structured
+from think_nb.turns import assemble, blame, capabilities, overflow, steps, structured
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.repair import USED_TEXT
@@ -68,6 +68,7 @@ class TurnEngine(Protocol):
     def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None: ...
     def notify(self, event: Event, *args: Any) -> None: ...
     def replace_message(self, message: dict) -> None: ...
+    def messages_changed(self) -> None: ...
     def save_assistant(self, message: dict, generation: int | None) -> None: ...
 
 log = logging.getLogger("think_nb")
@@ -134,6 +135,7 @@ class Turn:
         self.final_error: str | None = None  # why its last call was refused
         self.output: Any = None  # the validated answer of a structured turn (`TurnResult.output`)
         self.policy: channels.TurnPolicy | None = None  # the turn's channel policy (`_prepare`)
+        self.overflow = overflow.Recovery(self)  # context-overflow recovery (`turns/overflow.py`)
 
     def scrubbed(self, chunk: dict) -> dict:
         """`chunk` with the turn's credential values scrubbed from its error text (a tool may echo
@@ -186,7 +188,7 @@ class Turn:
         error: str | None = None
         try:
             with progress.reporting(self._waiting):
-                await self._run_steps()
+                await self._attempts()
             status = "aborted" if self.aborted else "completed"  # an abort the awaited code swallowed
         except (asyncio.CancelledError, KeyboardInterrupt):
             _uncancel()
@@ -227,6 +229,34 @@ class Turn:
                           interrupted=self.stalled is not None and status == "aborted",
                           output=self.output if status == "completed" else None)
 
+    async def _attempts(self) -> None:
+        """`_run_steps`, and again from the start (`continuation` unchanged, `before_turn` again)
+        each time the reactive context-overflow recovery discarded the partial and compacted the
+        history after a failed model call (`think_nb.turns.overflow`)."""
+        while True:
+            try:
+                await self._run_steps()
+                return
+            except ModelError as exc:
+                if not await self.overflow.retry_after(exc):
+                    raise
+            self._start_over()
+
+    def discard_partial(self) -> None:
+        """Take this turn's stored partial reply out of the branch (an overflow's: Think does not
+        keep it beside the retried answer) and tell the views. The message stays in memory: the
+        turn stores it again if it ends without a retry."""
+        if self.engine.conversation.discard(self.acc.message["id"]):
+            self.engine.messages_changed()
+
+    def _start_over(self) -> None:
+        """Forget what the failed attempt produced: a new message, no steps, no usage."""
+        self.acc = MessageAccumulator(new_id("msg"))
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        self.steps, self.step, self.finish_reason = [], 0, "stop"
+        self.final, self.final_error, self.output = None, None, None
+        self.reply_attachments = []
+
     def _waiting(self, what: str | None) -> None:
         """The model path waits for `what` (None: it stopped waiting; `think_nb.models.progress`):
         the ended wait becomes a `wait` trace row, and the views hear `on_waiting(request_id, what)`."""
@@ -253,9 +283,7 @@ class Turn:
         system = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
         self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
-        messages = to_model_messages(await assemble.history(host), stored=True)
-        if self.continuation and messages and messages[-1]["role"] == "assistant":
-            messages.append({"role": "user", "content": CONTINUE_TEXT})
+        messages = await self._history_messages()
         ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
                           self.request_id, self.trigger)
         config = TurnConfig.coerce(await self.hooks.fire("before_turn", ctx)) or TurnConfig()
@@ -272,6 +300,17 @@ class Turn:
                                                                self.continuation, self.body, self.request_id,
                                                                self.trigger))
         return final, messages, tools, config
+
+    async def _history_messages(self) -> list[dict]:
+        """The model messages of the history (this turn's own stored message left out: its steps
+        are sent from `self.acc`), with Think's continue checkpoint for a continuation."""
+        history = await assemble.history(self.host)
+        if history and history[-1].get("id") == self.acc.message["id"]:  # stored at a step boundary
+            history = history[:-1]
+        messages = to_model_messages(history, stored=True)
+        if self.continuation and messages and messages[-1]["role"] == "assistant":
+            messages.append({"role": "user", "content": CONTINUE_TEXT})
+        return messages
 
     def _channel_system(self, system: str) -> str:
         """`system` with the turn's channel instructions prepended (`think_nb.channels`)."""
@@ -370,6 +409,8 @@ class Turn:
         finish = "stop"
         for step in range(max_steps):
             self.step = step
+            if step and config.messages is None and await self.overflow.before_step(self.steps):
+                base_messages = await self._history_messages()  # compacted; this turn's steps go on top
             plan = await self._plan_step(step, system, base_messages, tools, options, last=step == max_steps - 1)
             await self.emit({"type": "start-step"})
             schemas = [t.schema() for t in plan.offered.values()]
@@ -495,7 +536,7 @@ class Turn:
         timeout = config.chat_stream_stall_timeout
         if timeout is None:
             timeout = getattr(self.host, "chat_stream_stall_timeout", None)
-        if timeout and timeout > 0 and self.hooks.stepper is None:
+        if timeout and timeout > 0 and self.hooks.stepper is None and self._watchdog is None:
             self._watchdog = watchdog.watch(self, timeout)
 
     async def _step_finished(self, step: int, finish: str, outcome: StepOutcome, results: list[dict]) -> None:

@@ -3,8 +3,9 @@
 Every turn records (1) one row per hook call, per model call (what it is sent: `3 of 9 messages,
 tools: add (1 of 4)`, `think_nb.models.sent`), per group of consecutive same-type chunks and per
 wait before the model could answer ("loading litellm…", "loading the local model…",
-"thinking — choosing a tool…", `think_nb.models.progress`), `{t_ms, kind: "hook" | "model" |
-"chunks" | "wait", hook, step, tool, summary, duration_ms}` (a hook row's summary names the
+"thinking — choosing a tool…", `think_nb.models.progress`), and per
+context-overflow compaction (`think_nb.turns.overflow`), `{t_ms, kind: "hook" | "model" |
+"chunks" | "wait" | "compaction", hook, step, tool, summary, duration_ms}` (a hook row's summary names the
 context's tools, never their schemas), and (2) every
 UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
 stored with the turn in SQLite (table `think_turn_traces`) and bounded: at most `MAX_ROWS` rows and
@@ -68,6 +69,12 @@ class Tracer:
         """A wait the model path reported (`think_nb.models.progress`) ended: one `wait` row."""
         self._add({"t_ms": started_ms, "kind": "wait", "hook": what, "step": step, "tool": None,
                    "summary": what, "duration_ms": round(self.now_ms() - started_ms, 3)})
+
+    def compaction(self, reason: str, step: int | None, summary: str, started_ms: float) -> None:
+        """A context-overflow compaction ended (`think_nb.turns.overflow`): one `compaction` row,
+        `hook` its reason ("reactive" | "proactive")."""
+        self._add({"t_ms": started_ms, "kind": "compaction", "hook": reason, "step": step, "tool": None,
+                   "summary": summary, "duration_ms": round(self.now_ms() - started_ms, 3)})
 
     def model_call(self, model: str, step: int | None, summary: str) -> None:
         """A model call starts: one `model` row saying what it is sent (`think_nb.models.sent`:
