@@ -208,7 +208,7 @@ INTERNAL = {
     "the accumulator": ("think_nb.turns.runner.Turn.emit", lambda mp: mp.setattr(
         MessageAccumulator, "apply", raise_on_text_delta(MessageAccumulator.apply))),
     # the history conversion, before the model is called
-    "the history conversion": ("think_nb.turns.runner.Turn._prepare",
+    "the history conversion": ("think_nb.turns.runner.Turn._history_messages",
                                lambda mp: mp.setattr(runner, "to_model_messages", boom)),
 }
 
