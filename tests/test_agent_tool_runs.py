@@ -75,6 +75,23 @@ async def test_a_failed_child_turn_is_an_error_run_and_the_calls_output_error(tm
         f"RuntimeError: Sub-agent 'Lead:lead/Scout:s1' ended error: {run['error']}")
 
 
+async def test_after_clear_messages_a_reused_tool_call_id_asks_the_child_again(tmp_path: Path) -> None:
+    """A settled run is replayed only for the tool call that started it: `clear_messages` forgets the
+    cleared transcript's runs, so a new call with the same id (a scripted model run again, the
+    sub_agents notebook after Run All) runs the child instead of returning its old answer."""
+    lead = Lead("lead", db=tmp_path / "a.sqlite")
+    answers = []
+    for answer in ("Paris.", "Lyon."):
+        Lead.script = S([[S.tool_call("research", {"question": "capital?"})], [S.text("Done.")]])
+        Scout.script = S([[S.text(answer)]])
+        lead.clear_messages()
+        await lead.send("What is the capital?")
+        answers.append(research_call(lead)["output"])
+    assert answers == ["Paris.", "Lyon."]
+    assert [text for _, text in texts(lead.sub_agent(Scout, "s1"))] == ["capital?", "Paris.", "capital?", "Lyon."]
+    assert [r["output"] for r in lead.agent_tool_runs()] == ["Lyon."]
+
+
 async def test_cancelling_the_parent_settles_the_run_aborted(tmp_path: Path) -> None:
     """Think: `cancellation → aborted` (the parent's abort reaches the child and its run)."""
     Lead.script = S([[S.tool_call("research", {"question": "long"})]])

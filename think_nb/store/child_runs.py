@@ -56,6 +56,15 @@ class ChildRunRows:
                              time.time(), self.agent_key, run_id))
             return cur.rowcount == 1
 
+    def forget(self, tool_call_ids: list[str]) -> None:
+        """Delete the settled runs these parent tool calls started (a cleared transcript's: a new
+        call reusing one of their ids runs its child again instead of replaying the old answer).
+        A `running` run stays: its child's turn is still owned by someone."""
+        if tool_call_ids:
+            marks = ", ".join("?" for _ in tool_call_ids)
+            self.db.execute(f"DELETE FROM think_child_runs WHERE agent_key = ? AND status != 'running' "
+                            f"AND parent_tool_call_id IN ({marks})", (self.agent_key, *tool_call_ids))
+
     def get(self, run_id: str) -> dict | None:
         rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_child_runs WHERE agent_key = ? AND run_id = ?",
                             (self.agent_key, run_id))

@@ -251,6 +251,7 @@ class TurnEngine:
             self.store.state.delete(PAUSE_PREFIX + str(call_id))
         self.store.approvals.forget([str(c) for c in calls])  # nor decide a new call with a reused id
         self.store.actions.forget_calls([str(c) for c in calls])  # nor replay an action call's result for it
+        self.store.child_runs.forget([str(c) for c in calls])  # nor a sub-agent's answer (think_nb.agent_tools)
         self.set_client_tools(None)  # Think: clear forgets the client tool schemas of the last request
         self.client_tool_names = set()
         self.recorder.clear()
