@@ -75,5 +75,13 @@ def last_text(panel: Any) -> Any:
     return panel.locator(".think-message[data-role=assistant]").last.locator(".think-text").last
 
 
+def open_card(panel: Any, card: Any) -> None:
+    """Click a settled (collapsed) card's summary, as a person does, once the turn has ended (its end
+    renders the message afresh and may move the card under the pointer), and see it open."""
+    expect_status(panel, "ready")
+    card.locator("summary").click()
+    expect(card).to_have_attribute("open", "")
+
+
 def expect_status(panel: Any, status: str, timeout: float = TURN_MS) -> None:
     expect(panel).to_have_attribute("data-status", re.compile(f"^{status}$"), timeout=timeout)

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from jlab import run_all
-from panel_flows import TURN_MS, expect_status, last_text, send
+from panel_flows import TURN_MS, expect_status, last_text, open_card, send
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def test_into_a_cell_inserts_the_code_below_the_panels_cell(notebook, app: str) 
     expect_status(panel, "ready")
     card = panel.locator(".think-tool[data-tool-name=run_code]")
     expect(card).to_have_attribute("data-state", "output-available")
-    card.locator("summary").click()  # a settled card is collapsed: open it, as a person does
+    open_card(panel, card)  # a settled card is collapsed: open it, as a person does
     expect(card.locator(".think-tool-output")).to_contain_text("π ≈ 3.142")  # it ran in the kernel
     button = card.locator("button.think-into-cell")
     expect(button).to_have_text("Into a cell")
@@ -89,7 +89,7 @@ def test_where_no_notebook_cell_holds_the_panel_the_code_is_copied(notebook, app
     view = page.locator(".jp-LinkedOutputView .think-panel")
     card = view.locator(".think-tool[data-tool-name=run_code]")
     expect(card).to_have_attribute("data-state", "output-available", timeout=30_000)
-    card.locator("summary").click()
+    open_card(view, card)
     card.locator("button.think-into-cell").click()
     expect(card).to_have_attribute("data-into-cell", "copied")
     expect(card.locator(".think-into-cell-note")).to_have_text("copied — paste it into a cell")
