@@ -5,6 +5,7 @@ CPU burnt in a test's own code is not, and a sleep (no CPU) is not a stall at al
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -56,6 +57,32 @@ async def test_cpu_in_one_callback_is_a_stall_owned_by_the_code_that_scheduled_i
     assert stalls[0].where[0].startswith(str(HERE.parent / "think_nb" / "redact.py"))
     assert "burn_here" in stalls[1].where[0]
     assert stalls[2].where[0].startswith(str(HERE.parent / "think_nb" / "redact.py"))  # but the test's call
+
+
+def work_and_collect() -> None:
+    burn_here(0.05)
+    gc.collect()  # holds the GIL: no sample is taken while it runs
+    burn_here(0.05)
+
+
+async def test_time_in_the_garbage_collector_is_counted_apart_from_the_callbacks_cpu() -> None:
+    """A full collection walks the whole heap, whichever callback's allocation set it off: its CPU
+    goes in `gc_s`, not `cpu_s` (a long suite's heap takes 150-300 ms to collect)."""
+    heap = [[[]] for _ in range(2_000_000)]  # a heap that takes a full collection tens of ms
+    for cell in heap:
+        cell[0].append(cell)  # cyclic: the collector must walk each one
+    monitor = StallMonitor(threshold=10.0, interval=0.005)
+    try:
+        await asyncio.to_thread(monitor.reset_longest)
+        asyncio.get_running_loop().call_soon(work_and_collect)  # the sampler sees it before and after
+        await asyncio.sleep(0.05)
+        longest = await asyncio.to_thread(monitor.reset_longest)
+    finally:
+        monitor.stop()
+        del heap
+    assert longest is not None and longest.gc_s > 0.02, longest
+    assert longest.cpu_s < 0.1 + 0.03, longest  # the callback's own work only
+    assert "collecting garbage" in str(longest)
 
 
 GUARDED = '''

@@ -18,7 +18,12 @@ synchronously by a caller in `roots` (a test, like a notebook cell calling `agen
 the caller's time. Time spent importing (a sample inside `importlib`) is counted apart, in
 `import_s`, not in `cpu_s`: what a first import costs depends on what ran before in the process
 and on whether bytecode was cached, so it is measured in fresh processes (`bench/bench_stalls.py`,
-which prints it), not by a test in the middle of a suite. Each stall says whose code it was in:
+which prints it), not by a test in the middle of a suite. Time in Python's cyclic garbage
+collector on the watched thread (`gc.callbacks`) is counted apart too, in `gc_s`: a full
+collection walks the whole heap (150-300 ms at the end of this suite), whichever callback's
+allocation happened to trigger it. Native code that holds the GIL (a tokenizer built from JSON)
+stops the sampler too: such a callback is seen at its last sample before and its first after, and
+its CPU is counted whole. Each stall says whose code it was in:
 the innermost frame on the stack that is in `think_nb` or in one of `roots` (e.g. the test files)
 decides `owner`.
 
@@ -30,6 +35,7 @@ scenario). Sampling costs ~20 µs every `interval`; a stall shorter than `interv
 from __future__ import annotations
 
 import asyncio.events
+import gc
 import sys
 import threading
 import time
@@ -53,9 +59,12 @@ class Stall:
     where: list[str] = field(default_factory=list)
     import_s: float = 0.0
     """CPU seconds the callback spent importing modules (not in `cpu_s`)."""
+    gc_s: float = 0.0
+    """CPU seconds the callback spent in the cyclic garbage collector (not in `cpu_s`)."""
 
     def __str__(self) -> str:
         imports = f", +{self.import_s * 1000:.0f} ms importing" if self.import_s >= 0.001 else ""
+        imports += f", +{self.gc_s * 1000:.0f} ms collecting garbage" if self.gc_s >= 0.001 else ""
         return f"{self.cpu_s * 1000:.0f} ms CPU ({self.wall_s * 1000:.0f} ms wall{imports}) in {self.owner}: " + \
             " <- ".join(self.where[:4])
 
@@ -78,6 +87,9 @@ class StallMonitor:
         self._count = 0  # samples taken
         self._samples = threading.Condition()
         self._stop = threading.Event()
+        self._gc_total = 0.0  # CPU seconds the watched thread spent in finished collections
+        self._gc_started: float | None = None  # its CPU clock when a collection under way began
+        gc.callbacks.append(self._on_gc)
         self._thread = threading.Thread(target=self._sample, name="think-nb-stall-monitor", daemon=True)
         self._thread.start()
 
@@ -107,11 +119,30 @@ class StallMonitor:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+        if self._on_gc in gc.callbacks:
+            gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        """`gc.callbacks`: time the watched thread's collections (runs on the collecting thread)."""
+        if threading.get_ident() != self.thread_id:
+            return
+        now = time.clock_gettime(self._clock)
+        if phase == "start":
+            self._gc_started = now
+        elif self._gc_started is not None:
+            self._gc_total += now - self._gc_started
+            self._gc_started = None
+
+    def _collected(self, now: float) -> float:
+        """CPU seconds the watched thread has spent collecting garbage, one under way included."""
+        started = self._gc_started
+        return self._gc_total + (now - started if started is not None else 0.0)
 
     def _sample(self) -> None:
         current: FrameType | None = None  # the Handle._run frame under way (held: its id is not reused)
         start = previous = (0.0, 0.0)
         importing = 0.0  # CPU seconds of the current callback spent in imports (sampled)
+        collected = 0.0  # the watched thread's garbage-collection CPU when the callback began
         last: Stall | None = None
         while not self._stop.wait(self.interval):
             frame = sys._current_frames().get(self.thread_id)
@@ -122,10 +153,12 @@ class StallMonitor:
             if handle is not current:
                 self._finish(last)
                 current, start, importing, last = handle, now, 0.0, None
+                collected = self._collected(now[1])
             elif handle is not None:
                 owner, where, in_import = self._owner(frame)
                 importing += (now[1] - previous[1]) if in_import else 0.0
-                last = Stall(now[1] - start[1] - importing, now[0] - start[0], owner, where, importing)
+                gc_s = self._collected(now[1]) - collected
+                last = Stall(now[1] - start[1] - importing - gc_s, now[0] - start[0], owner, where, importing, gc_s)
             previous = now
             del frame, handle
             with self._samples:

@@ -95,6 +95,33 @@ def preload_for(model: Any, *, embedded: bool = True) -> None:
         if provider in IN_PROCESS_PROVIDERS:
             return
     preload()
+    if isinstance(name, str):
+        _warm_tokenizer(name)
+
+
+_warmed: set[str] = set()
+
+
+def _warm_tokenizer(model: str) -> None:
+    """Load litellm's tokenizer for `model` on a daemon thread, once per model name. litellm counts
+    tokens itself when a stream fails part-way (the usage of the partial reply) and loads the
+    tokenizer then, on the event loop: Anthropic's is a HuggingFace tokenizer built from JSON in
+    native code that holds the GIL for 120-230 ms. Loaded here, the pause (the GIL is held all the
+    same) moves from a failing turn to the agent's creation, while litellm is still importing and
+    no turn runs; the failure itself then costs the loop nothing (the cache is litellm's,
+    process-wide; a cached lookup is 0.1 ms)."""
+    with _preload_lock:
+        if model in _warmed:
+            return
+        _warmed.add(model)
+
+    def load() -> None:
+        with contextlib.suppress(BaseException):  # best effort: a failure only leaves the cost where it was
+            litellm = preload().result()
+            for name in {model, model.split("/", 1)[-1]}:  # litellm asks with and without the provider
+                litellm.utils.select_tokenizer(name)
+
+    threading.Thread(target=load, name="think-nb-warm-tokenizer", daemon=True).start()
 
 
 def _finish_import(future: concurrent.futures.Future[ModuleType]) -> None:
