@@ -38,6 +38,8 @@ export interface LiveTurn {
   crossTool: Record<string, Partial<ToolPart> & { state: ToolState }>;
   /** Set by an `error` chunk; shown inline under the message. */
   errorText?: string;
+  /** Set by an `abort` chunk: the turn was stopped (Stop, a cancel, a stall). */
+  aborted?: boolean;
   done: boolean;
 }
 
@@ -323,8 +325,11 @@ function applyChunk(d: Draft, c: UIMessageChunk): void {
     case "error":
       d.errorText = str(c.errorText) || "The turn failed.";
       return;
+    case "abort":
+      d.aborted = true;
+      return;
   }
   if (c.type.startsWith("tool-")) applyToolChunk(d, c);
   else if (c.type.startsWith("data-")) applyDataChunk(d, c);
-  // abort and unknown chunk types add nothing
+  // unknown chunk types add nothing
 }

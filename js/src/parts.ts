@@ -513,7 +513,7 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   const stored = message.metadata?.error;
   const errorText = view.errorText ?? (typeof stored === "string" ? stored : undefined);
   if (errorText) children.push(h("div", "think-message-error", errorText));
-  const ending = view.live ? null : endingNote(message, ctx);
+  const ending = view.live ? null : view.stopped ? h("div", "think-stopped", "stopped before the model answered") : endingNote(message, ctx);
   if (ending) children.push(ending);
   const usage = view.live ? null : usageFooter(message.metadata);
   if (usage) children.push(usage);

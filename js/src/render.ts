@@ -344,7 +344,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
       const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
-      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : markQueued(markUnsent(messageElement(view, ctx, old?.el), view), view);
       next.set(view.message.id, { view, sig, el });

@@ -60,6 +60,9 @@ export interface PanelState {
   queued: UIMessage[];
   /** The request each of this view's sent messages went with (message id → request id). */
   requestOf: Record<string, string>;
+  /** The user message whose turn was stopped before its model sent anything (Think stores no empty
+   * reply): a "stopped" note shows under it while it is the last message, or null. */
+  stoppedAfter: string | null;
 }
 
 /** What the status line shows: a kernel status, or `disconnected` (this view's kernel is gone). */
@@ -75,6 +78,8 @@ export interface ViewMessage {
   unsent?: boolean;
   /** Accepted by the kernel, waiting for the turn ahead of it: stored when its own turn starts. */
   queued?: boolean;
+  /** The last message, and the turn it asked for was stopped before anything streamed (`stoppedAfter`). */
+  stopped?: boolean;
 }
 
 export function initialState(init: Partial<PanelState> = {}): PanelState {
@@ -99,6 +104,7 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     unsent: [],
     queued: [],
     requestOf: {},
+    stoppedAfter: null,
     ...init,
   };
 }
@@ -147,6 +153,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
         undoing: {},
         pendingTurn: null,
         queued: [],
+        stoppedAfter: null,
       };
     default:
       return state;
@@ -164,15 +171,23 @@ function applyResponse(state: PanelState, frame: UseChatResponse): PanelState {
   const keep = turn && !(turn.done && (empty || ids(state.transcript).has(turn.message.id)));
   const live = keep && turn ? replaceTurn(state.live, others, turn) : others;
   const errorText = turn?.errorText;
+  const stoppedEmpty = turn !== undefined && turn.done && empty && turn.aborted === true;
   return {
     ...state,
     live,
+    stoppedAfter: stoppedEmpty ? lastUserMessageId(state) : state.stoppedAfter,
     error: errorText ?? state.error,
     pendingRequestId: frame.done && state.pendingRequestId === frame.id ? null : state.pendingRequestId,
     localSubmitted: state.pendingRequestId === frame.id ? false : state.localSubmitted,
     awaitingReplay: frame.replay ? state.awaitingReplay.filter((id) => id !== frame.id) : state.awaitingReplay,
     pendingTurn: state.pendingTurn === frame.id ? null : state.pendingTurn,
   };
+}
+
+/** The id of the newest user message this view shows (stored, queued or just sent), or null. */
+function lastUserMessageId(state: PanelState): string | null {
+  const users = visibleMessages(state).filter((v) => v.message.role === "user");
+  return users.at(-1)?.message.id ?? null;
 }
 
 /** `turn` in place of the old turn with its id, or appended (keeps display order stable). */
@@ -227,7 +242,7 @@ export function setError(state: PanelState, error: string): PanelState {
 export function submitted(state: PanelState, requestId: string, message?: UIMessage): PanelState {
   const optimistic = message ? [...state.optimistic, message] : state.optimistic;
   const requestOf = message ? { ...state.requestOf, [message.id]: requestId } : state.requestOf;
-  return { ...state, optimistic, requestOf, error: "", pendingRequestId: requestId, localSubmitted: true };
+  return { ...state, optimistic, requestOf, error: "", pendingRequestId: requestId, localSubmitted: true, stoppedAfter: null };
 }
 
 /** `responded` without the calls whose part in `messages` no longer waits for approval (the kernel
@@ -377,6 +392,8 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
     shown.add(message.id);
   }
   unechoed(false);
+  const last = out.at(-1);
+  if (state.stoppedAfter !== null && last && last.message.id === state.stoppedAfter) out[out.length - 1] = { ...last, stopped: true };
   return out;
 }
 

@@ -259,6 +259,22 @@ describe("reduce", () => {
     expect(visibleMessages(s).at(-1)?.errorText).toBe(s.error);
   });
 
+  it("a turn stopped before anything streamed says so under its message, until another message follows", () => {
+    // Think stores no empty reply, so the note lives in the view: stored message, sent message, reload-free
+    let s = submitted(initialState(), "r1", user);
+    s = deepFreeze(reduce(s, response("r1", [{ type: "start" }, { type: "abort", reason: "cancelled" }], { done: true })));
+    expect(visibleMessages(s).map((v) => [v.message.id, v.stopped ?? false])).toEqual([["u1", true]]);
+    s = setTranscript(s, [user]);
+    expect(visibleMessages(s)).toEqual([{ message: user, live: false, stopped: true }]);
+    const next: UIMessage = { id: "u2", role: "user", parts: [{ type: "text", text: "again" }] };
+    s = submitted(s, "r2", next);
+    expect(visibleMessages(s).map((v) => v.stopped ?? false)).toEqual([false, false]);
+    // a stopped turn that had streamed keeps its own message and its stored "aborted" note instead
+    s = reduce(s, response("r2", [{ type: "start", messageId: "a2" }, { type: "start-step" }, { type: "abort" }], { done: true }));
+    expect(s.stoppedAfter).toBeNull();
+    expect(visibleMessages(s).map((v) => v.message.id)).toEqual(["u1", "u2", "a2"]);
+  });
+
   it("chat_clear drops transcript, live turns and pending user messages", () => {
     let s = reduce(submitted(initialState({ transcript: [user] }), "r", user), response("r", [{ type: "start" }]));
     s = reduce(s, { type: FRAME.CHAT_CLEAR });
