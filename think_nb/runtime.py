@@ -25,6 +25,7 @@ import copy
 import inspect
 import os
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,6 +38,8 @@ from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL
 from think_nb.schedules.scheduler import Scheduler
 from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.store.db import resolve_path
+from think_nb.store.presence import presence
 from think_nb.submissions import Submissions
 from think_nb.turns import recovery
 from think_nb.turns.engine import TurnEngine
@@ -78,12 +81,6 @@ class AgentRuntime:
 
     store: AgentStore
     conversation: Conversation
-    engine: TurnEngine
-    actions: ActionRunner
-    submissions: Submissions
-    mcp: McpServers
-    extensions: ExtensionManager
-    scheduler: Scheduler
 
     max_steps = _Setting()
     send_reasoning = _Setting()
@@ -113,7 +110,7 @@ class AgentRuntime:
         if parent is not None:  # a sub-agent made as `cls(name)`: its parent's file, a key under the parent's
             db = db or parent.db_path
             key = key or f"{parent.key}/{type(agent).__name__}:{name}"
-        self.db_path: Path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
+        self.db_path: Path = resolve_path(db if db else default_db_path())
         self.key: str = key or f"{type(agent).__name__}:{name}"
         self.recovery_task: asyncio.Task[Any] | None = None
         self._session: Session | None = None
@@ -125,33 +122,68 @@ class AgentRuntime:
         self.children: dict[tuple[type, str], Any] = {}
 
     def open(self) -> None:
-        """Open storage, recover a dead kernel's turns and start every subsystem (`Think.__init__`,
-        once the agent is bound to this runtime, so user code called from here may use the agent)."""
+        """Open storage, recover a dead kernel's turns and start every subsystem that has stored rows
+        (`Think.__init__`, once the agent is bound to this runtime, so user code called from here may
+        use the agent). One query says which subsystems have rows (`think_nb.store.presence`); the
+        others are made, and read, when first used, so creating an agent writes nothing and reads
+        one row (issue 29 §4)."""
         agent = self.agent
         # first: a hosted model's litellm import / the embedded model's load overlaps the set-up and typing
         preload_for(self._model_hint())
-        cls = type(agent)
-        self.store = AgentStore(open_database(self.db_path), self.key, cls.__name__, self.name)
-        self.conversation = Conversation(self.store, self.hydration_limit)
-        reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
-        left = recovery.recover(self, reattach.prepare)  # turns a dead kernel left: partial replies stored, hook asked
-        self.engine = TurnEngine(self)
-        self.actions = ActionRunner(self)  # get_actions(): ledger, durable pauses (think_nb.actions)
-        self.actions.sweep()
-        self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
-        self.submissions = Submissions(self, self.engine)
-        self.submissions.recover()  # a dead kernel's accepted submissions run again
-        self.mcp = McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
-        self.mcp.restore()  # servers added before reconnect in the background
-        self.extensions = ExtensionManager(self)
-        with user_code("get_extensions", agent):
-            static = agent.get_extensions()
-        self.extensions.restore(static)  # static, then stored extensions load in the background
-        self.scheduler = Scheduler(self, agent.schedule_clock)
-        with user_code("get_scheduled_tasks", agent):
-            declared = agent.get_scheduled_tasks()
-        self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
-        self.scheduler.kick()
+        db = open_database(self.db_path)
+        found = presence(db, self.key)
+        self.store = AgentStore(db, self.key, type(agent).__name__, self.name, registered=found.registered,
+                                session_id=None if found.state else "")
+        self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state)
+        if found.interrupted or found.child_runs:
+            reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
+            left = recovery.recover(self, reattach.prepare)  # a dead kernel's turns: partial replies stored, hook asked
+            self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
+        if found.expired_actions:
+            self.actions.sweep()  # get_actions(): ledger, durable pauses (think_nb.actions)
+        if found.submissions:
+            self.submissions.recover()  # a dead kernel's accepted submissions run again
+        if found.mcp_servers:
+            self.mcp.restore()  # servers added before reconnect in the background
+        static = None
+        if self.overrides("get_extensions"):
+            with user_code("get_extensions", agent):
+                static = agent.get_extensions()
+        if static is not None or found.extensions:
+            self.extensions.restore(static if static is not None else [])  # static, then stored ones load later
+        declared = None
+        if self.overrides("get_scheduled_tasks"):
+            with user_code("get_scheduled_tasks", agent):
+                declared = agent.get_scheduled_tasks()
+        if declared is not None or found.schedules:
+            self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
+            self.scheduler.kick()
+
+    # -- the subsystems, each made on first use (or at creation, when it has stored rows) --------------
+    @cached_property
+    def engine(self) -> TurnEngine:
+        return TurnEngine(self)
+
+    @cached_property
+    def actions(self) -> ActionRunner:
+        """`get_actions()`'s runner: ledger, durable pauses (think_nb.actions)."""
+        return ActionRunner(self)
+
+    @cached_property
+    def submissions(self) -> Submissions:
+        return Submissions(self, self.engine)
+
+    @cached_property
+    def mcp(self) -> McpServers:
+        return McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
+
+    @cached_property
+    def extensions(self) -> ExtensionManager:
+        return ExtensionManager(self)
+
+    @cached_property
+    def scheduler(self) -> Scheduler:
+        return Scheduler(self, self.agent.schedule_clock)
 
     def _model_hint(self) -> Any:
         """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when

@@ -38,8 +38,10 @@ class AgentHost(Protocol):
     include_mcp_tools: bool
     store: AgentStore
     conversation: Conversation
-    actions: Any
-    """The agent's `think_nb.actions.runner.ActionRunner` (`actions.tools()`: what `get_actions()` offers)."""
+
+    @property
+    def actions(self) -> Any:
+        """The agent's `think_nb.actions.runner.ActionRunner` (`actions.tools()`: what `get_actions()` offers)."""
 
     def get_model(self) -> Any: ...
     def get_system_prompt(self) -> Any: ...
