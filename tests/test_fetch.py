@@ -4,6 +4,7 @@ to markdown, long bodies written to the workspace, structured errors."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +45,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"z")
                 self.wfile.flush()
             except OSError:  # the client gave up
+                requests.append("/trickle dropped by the client")
                 return
             trickled.wait(0.2)
 
@@ -237,3 +239,30 @@ def test_bad_fixed_headers_are_refused_in_one_line() -> None:
         fetch_tool(headers={"Bad Name": "x"})
     with pytest.raises(Exception, match="pass a list of header names"):
         fetch_tool(model_header_allowlist="accept")
+
+
+async def test_stop_ends_a_fetch_in_flight_and_the_turn_settles_aborted(server: str) -> None:
+    """Think (fetch-tools.test.ts, `abort`): a fetch the turn's abort reaches stops at once. The
+    server trickles its answer for 8 s under a 30 s deadline; Stop (`abort_request`) once the request
+    has arrived ends the turn `aborted`, the fetch's connection is dropped (the server's next write
+    fails). As in Think the partial is stored as it was (the call `input-available`), and the next
+    turn repairs the interrupted call before the model sees it."""
+    from think_nb.testing import ScriptedModel as S
+    from tests.agents import scripted_agent
+
+    agent = scripted_agent(S([[S.tool_call("fetch", {"url": f"{server}/trickle"})], [S.text("next")]]),
+                           tools=[local(timeout=30)])
+    turn = agent.submit("read it", request_id="r-fetch")
+    while not any(r.startswith("/trickle") for r in requests):
+        await asyncio.sleep(0.01)
+    agent.abort_request("r-fetch")
+    result = await turn
+    assert result.status == "aborted"
+    def fetch_part() -> dict:
+        return next(p for m in agent.messages for p in m["parts"] if p["type"] == "tool-fetch")
+    assert fetch_part()["state"] == "input-available"
+    while "/trickle dropped by the client" not in requests:  # the server notices at its next write
+        await asyncio.sleep(0.05)
+    assert (await agent.send("again")).status == "completed"
+    assert fetch_part()["state"] == "output-error", fetch_part()
+    assert requests.count(f"/trickle Host={server.removeprefix('http://')}") == 1
