@@ -4,7 +4,6 @@ to markdown, long bodies written to the workspace, structured errors."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -247,22 +246,21 @@ async def test_stop_ends_a_fetch_in_flight_and_the_turn_settles_aborted(server: 
     has arrived ends the turn `aborted`, the fetch's connection is dropped (the server's next write
     fails). As in Think the partial is stored as it was (the call `input-available`), and the next
     turn repairs the interrupted call before the model sees it."""
+    from tests.agents import eventually, scripted_agent
     from think_nb.testing import ScriptedModel as S
-    from tests.agents import scripted_agent
 
     agent = scripted_agent(S([[S.tool_call("fetch", {"url": f"{server}/trickle"})], [S.text("next")]]),
                            tools=[local(timeout=30)])
     turn = agent.submit("read it", request_id="r-fetch")
-    while not any(r.startswith("/trickle") for r in requests):
-        await asyncio.sleep(0.01)
+    await eventually(lambda: any(r.startswith("/trickle") for r in requests), what="the fetch reached the server")
     agent.abort_request("r-fetch")
     result = await turn
     assert result.status == "aborted"
     def fetch_part() -> dict:
         return next(p for m in agent.messages for p in m["parts"] if p["type"] == "tool-fetch")
     assert fetch_part()["state"] == "input-available"
-    while "/trickle dropped by the client" not in requests:  # the server notices at its next write
-        await asyncio.sleep(0.05)
+    # the server notices at its next write
+    await eventually(lambda: "/trickle dropped by the client" in requests, what="the fetch's connection dropped")
     assert (await agent.send("again")).status == "completed"
     assert fetch_part()["state"] == "output-error", fetch_part()
     assert requests.count(f"/trickle Host={server.removeprefix('http://')}") == 1
