@@ -326,3 +326,22 @@ def _same(a: Any, b: Any) -> bool:
         return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     except (TypeError, ValueError):
         return a == b
+
+
+def history(runtime: Any) -> Any:
+    """`%think history AGENT`: the turn log as a DataFrame with each turn's fork points: columns
+    `turn` (its index in `agent.turns()`), `request_id`, `trigger`, `status`, `sites` (the hook
+    sites `agent.fork` takes), `forkable` (True, or the one-line reason it is not)."""
+    import pandas as pd
+
+    rows = []
+    for n, turn in enumerate(runtime.store.turn_log.read()):
+        found = runtime.store.records.load(turn["request_id"])
+        try:
+            plan(runtime, turn["request_id"], "before_turn")
+            why: Any = True
+        except UserError as exc:
+            why = str(exc).split(": ", 1)[-1]
+        rows.append({"turn": n, "request_id": turn["request_id"], "trigger": turn["trigger"],
+                     "status": turn["status"], "sites": sites(found.record) if found else [], "forkable": why})
+    return pd.DataFrame(rows, columns=["turn", "request_id", "trigger", "status", "sites", "forkable"])
