@@ -26,7 +26,8 @@ forks really answer differently. On a hosted model, `get_model` returns e.g.
     new_code_cell('''%load_ext think_nb
 from think_nb import Think, tool
 from think_nb.errors import UserError
-from think_nb.testing import FunctionModel, ScriptedModel as S
+from think_nb.testing import FunctionModel
+from think_nb.testing import ScriptedModel as S
 
 
 @tool
@@ -93,9 +94,10 @@ zero.message["parts"][-1]["text"], zero.message["metadata"]["fork"]["label"]''')
 comparison.frame            # also a DataFrame'''),
     new_markdown_cell("""## 4. Three versions of one reply
 
-Each fork is a sibling of the original reply, as a regenerate is (the panel's ‹ 1 / 3 › switcher
-shows them); the original is unchanged."""),
-    new_code_cell('''[(m["id"] == original.message["id"], m["parts"][-1]["text"]) for m in agent.get_branches(original.message["id"])]'''),
+Each fork is a sibling of the original reply, as a regenerate is (the panel's versions switcher,
+`< 1 / 3 >`, shows them); the original is unchanged."""),
+    new_code_cell('''versions = agent.get_branches(original.message["id"])
+[(m["id"] == original.message["id"], m["parts"][-1]["text"]) for m in versions]'''),
     new_markdown_cell("""## 5. Reusing recorded tool results
 
 With `tools="recorded"` a call after the fork point whose tool name and arguments match a
