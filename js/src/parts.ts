@@ -379,7 +379,7 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   return note;
 }
 
-/** "‹ 2 / 3 ›": the versions of a regenerated reply. */
+/** "‹ 2 / 3 ›": the versions of a regenerated (or forked: its label follows) reply. */
 function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
   const v = ctx.versions;
   if (!v || v.count < 2) return null;
@@ -396,7 +396,15 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
   where.title = `version ${v.index + 1} of ${v.count} of this reply (Regenerate adds one)`;
   bar.dataset.messageId = message.id;
   bar.append(prev, where, next);
+  const fork = forkLabel(message);
+  if (fork) bar.append(h("span", "think-version-fork", fork));
   return bar;
+}
+
+/** A forked reply's label (`agent.fork`: "forked at after_tool_call(add) — result edited"), else null. */
+function forkLabel(message: ViewMessage["message"]): string | null {
+  const fork = (message.metadata as { fork?: { label?: unknown } } | undefined)?.fork;
+  return fork && typeof fork.label === "string" ? fork.label : null;
 }
 
 /**

@@ -38,6 +38,7 @@ export const CSS = `
 .think-panel button.think-continue { font-size: 0.9em; }
 .think-versions { display: inline-flex; gap: 4px; align-items: center; margin-top: 4px; font-size: 0.8em; color: var(--think-muted); }
 .think-panel .think-versions button { padding: 0 6px; }
+.think-version-fork { margin-left: 4px; font-style: italic; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
 .think-header > .think-agent-name { flex: none; max-width: 45%; } /* the name keeps its width; the path gives way */

@@ -126,6 +126,22 @@ describe("versions of a regenerated reply", () => {
     model.set("status", "streaming");
     expect($<HTMLButtonElement>("button.think-version-prev")?.disabled).toBe(true);
   });
+
+  it("a forked version says where it was forked and what was edited", async () => {
+    const fork = { of: "a1", at: "after_tool_call:c1", label: "forked at after_tool_call(add) — result edited" };
+    const { $ } = await mount({
+      messages: [user, { id: "a2", role: "assistant", parts: [{ type: "text", text: "The sum is 0." }],
+                         metadata: { fork } }],
+      annotations: { branches: { a2: { index: 1, count: 2, ids: ["a1", "a2"] } } },
+    });
+    expect($(".think-version-label")?.textContent).toBe("2 / 2");
+    expect($(".think-version-fork")?.textContent).toBe("forked at after_tool_call(add) — result edited");
+    const plain = await mount({
+      messages: [user, { id: "a1", role: "assistant", parts: [{ type: "text", text: "The sum is 42." }] }],
+      annotations: { branches: { a1: { index: 0, count: 2, ids: ["a1", "a2"] } } },
+    });
+    expect(plain.$(".think-version-fork")).toBeNull();
+  });
 });
 
 describe("names and numbers", () => {
