@@ -169,7 +169,8 @@ def test_a_forked_version_shows_its_label_in_the_switcher(notebook, app: str) ->
     with where it was forked and what was edited."""
     _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")]])\n'
                                     'await agent.send("Answer me")\n'
-                                    'stepper = agent.fork(-1, at="before_turn", model=S([[S.text("Forked answer.")]]))\n'
+                                    'other = S([[S.text("Forked answer.")]])\n'
+                                    'stepper = agent.fork(-1, at="before_turn", model=other)\n'
                                     'stepper.paused.ctx.system = "Be different."\n'
                                     'stepper.run()\n'
                                     'agent.panel()')
