@@ -261,7 +261,9 @@ class ForkStepper(Stepper):
 
 
 def start(runtime: Any, turn: Any, at: str, model: Any = None, tools: str = "live") -> ForkStepper:
-    """`agent.fork`: plan the fork, start its turn and run it to the fork point."""
+    """`agent.fork`: plan the fork, start its turn and run it to the fork point. Raises `UserError`
+    from inside this agent's running turn (it would wait for that turn)."""
+    runtime.engine.refuse_nested("fork")
     stepper = ForkStepper(runtime.engine, plan(runtime, turn, at, model, tools))
     stepper.next()
     return stepper

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from think_nb import channels, events
+from think_nb import channels, events, jsonsafe
 from think_nb.actions.authorize import turn_grant
 from think_nb.actions.pause import parked
 from think_nb.errors import InternalError, ModelError
@@ -682,6 +682,10 @@ class Turn:
         record = self.capture.finish(reply)
         if self.fork is not None:
             record["fork"] = self.fork.metadata()
+        if self.secrets:  # the turn's credential values, wherever user code put them (a hook's options)
+            text = jsonsafe.dumps_plain(record, jsonsafe.STORED_DEPTH)
+            if any(secret in text for secret in self.secrets):
+                record = jsonsafe.loads_stored(scrub(text, self.secrets))
         self.engine.store.records.save(RecordRow(self.request_id, self.conversation_key, self.parent_id,
                                                  reply["id"] if reply else None,
                                                  class_version(type(self.host.agent)), record))

@@ -82,9 +82,10 @@ class Capture:
         """What the turn was set up with (after `before_turn`; the system prompt `before_turn` saw
         is set before it fires)."""
         from think_nb import jsonsafe
+        from think_nb.redact import redact
 
-        try:
-            options = jsonsafe.stored_value(config.litellm_options())
+        try:  # credentials (api_key, *_token, ...) never reach a record
+            options = jsonsafe.stored_value(redact(config.litellm_options()))
         except (TypeError, ValueError):
             options = {}
         self.data.update(model=model, tools=sorted(tools), options=options, max_steps=max_steps,
