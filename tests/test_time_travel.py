@@ -396,3 +396,25 @@ def test_compare_a_fork_with_its_original() -> None:
     assert agent.compare(original.message["id"], result.request_id).rows == comparison.rows
     with pytest.raises(UserError, match=r"compare\(\): 'nope' is no reply of this conversation"):
         agent.compare("nope", result)
+
+
+def test_the_panel_annotates_a_forked_version_with_its_comparison() -> None:
+    from think_nb.panel.hub import ViewHub
+
+    script = S([[S.text("Let me add."), S.tool_call("add", {"a": 2, "b": 40})], [S.text("The sum is 42.")]])
+    agent = scripted_agent(script, name="annotated")
+    original = agent.run("2 + 40?")
+    call = runtime_of(agent).store.records.load(original.request_id).record["steps"][0]["calls"][0]
+    other = S([[S.text("The sum is 0.")]])
+    fork = agent.fork(original.request_id, at=f"after_tool_call:{call}", model=other)
+    fork.paused.ctx.output = 0
+    result = fork.run()
+    branches = ViewHub.for_agent(runtime_of(agent)).annotations()["branches"]
+    assert branches[result.message["id"]] == {
+        "index": 1, "count": 2, "ids": [original.message["id"], result.message["id"]],
+        "compare": {"of": original.message["id"], "label": "forked at after_tool_call(add) — result edited",
+                    "diff": [["=", "Let me add.The sum is "], ["-", "42."], ["+", "0."]],
+                    "rows": [{"aspect": "model", "a": script.model, "b": other.model},
+                             {"aspect": "call 1 result", "a": "42.0", "b": "0"}]}}
+    agent.switch_branch(original.message["id"])
+    assert "compare" not in ViewHub.for_agent(runtime_of(agent)).annotations()["branches"][original.message["id"]]

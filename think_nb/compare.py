@@ -73,7 +73,7 @@ class Comparison:
     def _repr_html_(self) -> str:
         table = "".join(
             f"<tr class='{'same' if r['same'] else 'differs'}'><th>{html.escape(str(r['aspect']))}</th>"
-            f"<td>{html.escape(_cell(r['a']))}</td><td>{html.escape(_cell(r['b']))}</td>"
+            f"<td>{html.escape(display(r['a']))}</td><td>{html.escape(display(r['b']))}</td>"
             f"<td>{'=' if r['same'] else '≠'}</td></tr>" for r in self.rows)
         return ("<div class='think-nb-compare'><style>.think-nb-compare del{background:#fdd;}"
                 ".think-nb-compare ins{background:#dfd;text-decoration:underline;}"
@@ -167,7 +167,8 @@ def _key(value: Any) -> str:
         return repr(value)
 
 
-def _cell(value: Any) -> str:
+def display(value: Any) -> str:
+    """A comparison cell as text (`""` for None, JSON for a non-string)."""
     if value is None:
         return ""
     return value if isinstance(value, str) else _key(value)

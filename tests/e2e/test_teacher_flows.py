@@ -166,7 +166,7 @@ def test_a_narrow_page_keeps_the_agents_name_whole(notebook, app: str) -> None:
 
 def test_a_forked_version_shows_its_label_in_the_switcher(notebook, app: str) -> None:
     """Issue 32: a fork (`agent.fork`) is a sibling of the original reply; the switcher shows it,
-    with where it was forked and what was edited."""
+    with where it was forked and what was edited, and "compare" shows it beside the original."""
     _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")]])\n'
                                     'await agent.send("Answer me")\n'
                                     'other = S([[S.text("Forked answer.")]])\n'
@@ -178,6 +178,12 @@ def test_a_forked_version_shows_its_label_in_the_switcher(notebook, app: str) ->
     label, fork = panel.locator(".think-version-label"), panel.locator(".think-version-fork")
     expect(label).to_have_text("2 / 2")
     expect(fork).to_have_text("forked at before_turn — system prompt edited")
+    compare = panel.locator(".think-compare")
+    expect(compare).to_be_hidden()
+    panel.locator("button.think-version-compare").click()  # beside the original: the word diff
+    expect(compare.locator("del")).to_have_text("First ")
+    expect(compare.locator("ins")).to_have_text("Forked ")
+    expect(compare.locator(".think-compare-diff")).to_have_text("First Forked answer.")
     panel.locator("button.think-version-prev").click()
     expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)
     expect(label).to_have_text("1 / 2")
