@@ -418,3 +418,65 @@ def test_the_panel_annotates_a_forked_version_with_its_comparison() -> None:
                              {"aspect": "call 1 result", "a": "42.0", "b": "0"}]}}
     agent.switch_branch(original.message["id"])
     assert "compare" not in ViewHub.for_agent(runtime_of(agent)).annotations()["branches"][original.message["id"]]
+
+
+KILLED_CHILD = '''
+import asyncio, os, sys
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+
+script = S([[S.text("Half an answer"), S.stall()]])
+
+class Killed(Think):
+    include_workspace_tools = False
+    def get_model(self):
+        return script.model
+    def on_chunk(self, chunk):
+        if chunk["type"] == "text-delta":
+            open(sys.argv[2], "w").close()
+
+async def main():
+    await Killed("k", db=sys.argv[1]).send("Tell me")
+
+asyncio.run(main())
+'''
+
+
+async def test_a_turn_killed_with_its_kernel_and_its_recovery_are_refused(tmp_path: Any) -> None:
+    """A real SIGKILL mid-turn: the turn never stored a record; recovery continues or retries it in
+    the next process (`recovery-continue` / `recovery-retry`). Neither can be forked, each refused
+    in one line saying why."""
+    import sys
+    import time
+
+    db, streaming = tmp_path / "k.sqlite", tmp_path / "streaming"
+    child = await asyncio.create_subprocess_exec(sys.executable, "-c", KILLED_CHILD, str(db), str(streaming))
+    try:
+        deadline = time.monotonic() + 120
+        while not streaming.exists():  # the condition, not a timer: the child has streamed
+            assert child.returncode is None and time.monotonic() < deadline, "the child never streamed"
+            await asyncio.sleep(0.01)
+    finally:
+        child.kill()  # SIGKILL
+        await child.wait()
+    script = S([[S.text(" and the rest.")]])
+
+    class Killed(Think):
+        include_workspace_tools = False
+
+        def get_model(self) -> str:
+            return script.model
+
+        def on_chat_recovery(self, ctx: Any) -> dict:
+            return {"continue": True}
+
+    agent = Killed("k", db=str(db))
+    assert agent.recovery_task is not None
+    await agent.recovery_task
+    log = agent.turns()
+    assert log[0]["trigger"] == "send" and log[1]["trigger"] in ("recovery-continue", "recovery-retry")
+    assert log[0]["status"] == "interrupted" and log[1]["status"] == "completed"
+    for turn in log:
+        with pytest.raises(UserError, match=r"it was recovered after its kernel was killed, so no record holds"):
+            agent.fork(turn["request_id"])
