@@ -480,3 +480,26 @@ async def test_a_turn_killed_with_its_kernel_and_its_recovery_are_refused(tmp_pa
     for turn in log:
         with pytest.raises(UserError, match=r"it was recovered after its kernel was killed, so no record holds"):
             agent.fork(turn["request_id"])
+
+
+def test_a_fork_can_be_forked_again() -> None:
+    script = S([[S.text("One.")]])
+    agent = scripted_agent(script, name="again")
+    original = agent.run("a")
+    first = agent.fork(original.request_id, model=S([[S.text("Two.")]]))
+    first.paused.ctx.system = "Say two."
+    two = first.run()
+    second = agent.fork(two.request_id, at="on_chat_response")  # everything from the fork's own record
+    three = second.run()
+    assert [m["parts"][-1]["text"] for m in agent.get_branches(original.message["id"])] == ["One.", "Two.", "Two."]
+    assert three.message["metadata"]["fork"]["of"] == two.message["id"]
+    assert normal([three.message["parts"]]) == normal([two.message["parts"]])
+    seen: list[str] = []
+    fourth = agent.fork(two.request_id, at="on_step_finish:0", model=FunctionModel(lambda m, i: seen.append(
+        m[0]["content"]) or "Four."))
+    fourth.run()  # nothing runs live after on_step_finish:0 of a one-step turn
+    assert seen == []
+    fifth = agent.fork(two.request_id, at="before_step:0", model=FunctionModel(lambda m, i: seen.append(
+        m[0]["content"]) or "Five."))
+    fifth.run()  # the step runs live, sent the system prompt the fork's before_turn ended with
+    assert seen == ["Say two."]

@@ -317,10 +317,22 @@ class Turn:
         final, messages, tools, config = self._apply(config, ctx.system, ctx.messages, edited)
         if final == system and system != base:  # the block's, not a hook's: name the tools offered in the end
             final = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
+        final = self._system_sent(final)
         self.action_grant = await turn_grant(host, TurnContext(final, messages, tools, self.model.model,
                                                                self.continuation, self.body, self.request_id,
                                                                self.trigger))
         return final, messages, tools, config
+
+    def _system_sent(self, final: str) -> str:
+        """The turn's system prompt after `before_turn`, kept in the record when it differs from what
+        `before_turn` saw (a hook's config, an edit in step mode); a fork past `before_turn` takes
+        the recorded one (it is before the fork point)."""
+        record = self.fork.record if self.fork is not None else None
+        if record is not None and self.fork.site != "before_turn" and isinstance(record.get("system_sent"), str):
+            final = record["system_sent"]
+        if final != self.capture.data.get("system"):
+            self.capture.data["system_sent"] = final
+        return final
 
     async def _history_messages(self) -> list[dict]:
         """The model messages of the history (this turn's own stored message left out: its steps

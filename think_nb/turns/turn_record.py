@@ -6,7 +6,8 @@ is kept as the lengths of its streamed deltas into the reply's own text and reas
 reply is stored anyway), with raw strings only where the reply does not hold them; a tool call's
 input is its raw argument pieces and its result is read from the reply's tool part. The record:
 
-    {"v": 1, "trigger", "continuation", "model", "system" (what before_turn saw), "tools" (names
+    {"v": 1, "trigger", "continuation", "model", "system" (what before_turn saw), "system_sent"?
+     (the system prompt after it, when it differs: a hook's config, an edit in step mode), "tools" (names
      offered), "options" (the TurnConfig's litellm options and max_steps), "compactions" (overlays
      of the conversation when it started), "sites" (the hook sites it fired, in order),
      "steps": [{"out": [item...], "usage": {...} | None, "finish": "tool_calls", "calls": [id...]}],
