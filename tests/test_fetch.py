@@ -246,7 +246,7 @@ async def test_stop_ends_a_fetch_in_flight_and_the_turn_settles_aborted(server: 
     has arrived ends the turn `aborted`, the fetch's connection is dropped (the server's next write
     fails). As in Think the partial is stored as it was (the call `input-available`), and the next
     turn repairs the interrupted call before the model sees it."""
-    from tests.agents import eventually, scripted_agent
+    from agents import eventually, scripted_agent
     from think_nb.testing import ScriptedModel as S
 
     agent = scripted_agent(S([[S.tool_call("fetch", {"url": f"{server}/trickle"})], [S.text("next")]]),
