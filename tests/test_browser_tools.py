@@ -17,8 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-pytest.importorskip("playwright", reason="the browser extra: pip install 'think-nb[browser]'")
-
+from test_processes_kernel import wait_until
 from think_nb.browser import browser_tools, close_browser
 from think_nb.browser.host import HOST
 from think_nb.browser.page import BrowserError
@@ -224,6 +223,11 @@ async def test_no_request_of_the_page_reaches_a_host_that_is_not_allowed(site: S
     assert "request(s) of the page were refused" in md
     assert forbidden.requests == []  # script, stylesheet, image, frame, fetch, beacon, WebSocket, popup
     assert site.requests == ["/sneaky"]
+    # the control: with that port allowed too, the same page does reach it (through the guard)
+    both = browser_tools(allow_hosts=[f"127.0.0.1:{site.port}", f"127.0.0.1:{forbidden.port}"],
+                         allow_private=["127.0.0.1"], actions=["markdown"])[0]
+    await both.invoke({"url": f"{site.url}/sneaky"})
+    assert {"/css", "/script.js", "/img.png", "/frame"} <= set(forbidden.requests), forbidden.requests
 
 
 async def test_every_request_of_browser_execute_is_checked_too(site: Server, forbidden: Server) -> None:
@@ -339,3 +343,78 @@ async def test_close_browser_then_the_next_call_starts_it_again(site: Server) ->
     assert await tools(site)["browser_links"].invoke({"html": "<a href='https://b.example/'>b</a>"}) == [
         "https://b.example/"]
     assert HOST.launches == launches + 1
+
+
+def browser_pids() -> set[int]:
+    """Every process of this process's browser (marked THINK_NB_BROWSER_OWNER=<our pid>)."""
+    import contextlib
+    import os
+
+    import psutil
+
+    found = set()
+    for proc in psutil.process_iter(["pid"]):
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get("THINK_NB_BROWSER_OWNER") == str(os.getpid()):
+                found.add(proc.pid)
+    return found
+
+
+async def test_a_turn_uses_the_tools_browser_execute_asks_approval_and_shutdown_closes_the_browser(
+        site: Server) -> None:
+    import asyncio
+
+    from think_nb import Think
+    from think_nb.testing import ScriptedModel as S
+
+    code = f"goto({site.url + '/page'!r})\ntext('h1')"
+    script = S([[S.tool_call("browser_links", {"url": f"{site.url}/page"}),
+                 S.tool_call("browser_execute", {"code": code})], [S.text("Fruit it is.")]])
+
+    class Surfer(Think):
+        include_workspace_tools = False
+
+        def get_model(self):  # type: ignore[no-untyped-def]
+            return script.model
+
+        def get_tools(self):  # type: ignore[no-untyped-def]
+            return browser_tools(allow_hosts=[f"127.0.0.1:{site.port}"], allow_private=["127.0.0.1"],
+                                 execute_approval=True)
+
+    agent = Surfer("surfer")
+    first = await agent.send("what is sold?")
+    assert first.status == "completed" and site.requests == ["/page"]  # the links; the code waits for approval
+    parts = agent.messages[-1]["parts"]
+    assert parts[1] == {"type": "tool-browser_links", "toolCallId": "call_1_0", "state": "output-available",
+                        "input": {"url": f"{site.url}/page"}, "output": [f"{site.url}/about", "https://example.com/x"]}
+    assert parts[2]["type"] == "tool-browser_execute" and parts[2]["state"] == "approval-requested"
+    done = await agent.approve("call_1_1")
+    assert done.status == "completed" and site.requests == ["/page", "/page"]
+    executed = next(p for m in agent.messages for p in m["parts"] if p["type"] == "tool-browser_execute")
+    assert executed["state"] == "output-available"
+    assert executed["output"] == {"result": ["Fruit"], "stdout": "", "calls": 2}
+    assert agent.messages[-1]["parts"][-1] == {"type": "text", "text": "Fruit it is.", "state": "done"}
+    assert browser_pids()  # the browser runs ...
+    await agent.shutdown()
+    await asyncio.to_thread(wait_until, lambda: not browser_pids(), "the agent's shutdown closed the browser")
+
+
+async def test_a_request_interception_did_not_see_goes_nowhere(site: Server) -> None:
+    """The browser's own network path leads to a proxy that does not exist: a context without the
+    guard's routes (as a request Playwright would not route) reaches no server."""
+    from playwright.async_api import Error
+
+    from think_nb.browser.host import Settings
+
+    async def unguarded(browser: object) -> str:
+        context = await browser.new_context()  # type: ignore[attr-defined]
+        try:
+            page = await context.new_page()
+            with pytest.raises(Error) as failed:
+                await page.goto(f"{site.url}/page", timeout=15_000)
+            return str(failed.value).splitlines()[0]
+        finally:
+            await context.close()
+
+    assert "net::ERR_PROXY_CONNECTION_FAILED" in await HOST.run(Settings(), unguarded)
+    assert site.requests == []

@@ -139,8 +139,8 @@ def test_every_declared_dependency_is_used_by_think_nb() -> None:
 
 
 def test_tests_benchmarks_and_notebook_sources_import_only_declared_packages() -> None:
-    declared = (DEPENDENCIES | LOCAL | MARIMO | BROWSER | requirement_names(EXTRAS["test"]) | requirement_names(EXTRAS["dev"])
-                | requirement_names(EXTRAS["bench"]))
+    declared = (DEPENDENCIES | LOCAL | MARIMO | BROWSER | requirement_names(EXTRAS["test"])
+                | requirement_names(EXTRAS["dev"]) | requirement_names(EXTRAS["bench"]))
     assert undeclared(imports_of(["tests", "bench", "notebooks"]), declared) == []
 
 

@@ -5,7 +5,7 @@ pages in a real Chromium over the Chrome DevTools Protocol, through Playwright.
 
     class Researcher(Think):
         def get_tools(self):
-            return browser_tools(self, allow_hosts=["docs.python.org"])
+            return browser_tools(allow_hosts=["docs.python.org"])
 
 An optional extra: `pip install 'think-nb[browser]'` (Playwright; the system `/usr/bin/chromium` is
 launched, so `playwright install` is not needed). Modules: `tools` (the tools), `page` (one call's

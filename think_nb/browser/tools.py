@@ -29,7 +29,7 @@ _HOST = re.compile(r"(\*\.)?[a-z0-9.-]+(:\d{1,5})?|\[[0-9a-f:.]+\](:\d{1,5})?|[0
 _PAGE: contextvars.ContextVar[_Lazy | None] = contextvars.ContextVar("think_nb_browser_page", default=None)
 
 
-def browser_tools(agent: Any = None, *, allow_hosts: Iterable[str] = (), allow_private: Iterable[str] = (),
+def browser_tools(*, allow_hosts: Iterable[str] = (), allow_private: Iterable[str] = (),
                   executable: str = SYSTEM_CHROMIUM, cdp_endpoint: str | None = None, timeout: float = 15.0,
                   max_bytes: int = 5_000_000, max_chars: int = 50_000, viewport: tuple[int, int] = (1280, 800),
                   max_screenshot_bytes: int = 1_000_000, actions: Iterable[str] = ACTIONS,
@@ -42,7 +42,9 @@ def browser_tools(agent: Any = None, *, allow_hosts: Iterable[str] = (), allow_p
     `[{selector, results: [{text, html, attributes: [{name, value}]}]}]`, `browser_screenshot` -> an
     AI SDK file part `{type: "file", mediaType: "image/png", url: "data:..."}`; and
     `browser_execute(code)`: Python in the `execute` tool's sandbox (pydantic-monty) calling page
-    functions (`goto`, `markdown`, `click`, `evaluate`, `cdp`, ...), with `execute`'s limits.
+    functions (`goto`, `markdown`, `click`, `evaluate`, `cdp`, ...), with `execute`'s limits, its
+    inner calls through `before_tool_call`/`after_tool_call` as `execute`'s are, and the whole call
+    gated when `execute_approval` says so (the approval card shows the code).
 
     Every request the page makes (redirects, scripts, images, frames, XHR, WebSockets, popups) passes
     the `fetch` tool's guard: `allow_hosts`, then private, loopback and link-local addresses refused
@@ -50,7 +52,6 @@ def browser_tools(agent: Any = None, *, allow_hosts: Iterable[str] = (), allow_p
     `timeout` seconds of loading per page. See think_nb/browser/netguard.py.
 
     Args:
-        agent: the Think agent (for `browser_execute`'s approvals and hooks, as `execute_tool(self)`).
         allow_hosts: hosts pages may load: `"example.com"`, `"*.example.com"`, `"127.0.0.1:8000"` (that
             port only); empty: every call is refused.
         allow_private: addresses or networks allowed despite the SSRF guard (`"127.0.0.1"`, `"10.0.0.0/8"`).
@@ -81,7 +82,7 @@ def browser_tools(agent: Any = None, *, allow_hosts: Iterable[str] = (), allow_p
         "links": lambda: from_function(quick.links, name="browser_links"),
         "scrape": lambda: from_function(quick.scrape, name="browser_scrape"),
         "screenshot": lambda: from_function(quick.screenshot, name="browser_screenshot"),
-        "execute": lambda: _execute_tool(agent, settings, options, execute_timeout, execute_approval),
+        "execute": lambda: _execute_tool(settings, options, execute_timeout, execute_approval),
     }
     return [made[a]() for a in ACTIONS if a in wanted]
 
@@ -294,11 +295,13 @@ async def _async(value: Any) -> Any:
     return value
 
 
-def _execute_tool(agent: Any, settings: Settings, options: Options, timeout: float,
+def _execute_tool(settings: Settings, options: Options, timeout: float,
                   approval: bool | Callable[[dict], Any]) -> Tool:
+    """`execute`'s runner over the page functions. No agent is given to it: no page function needs
+    approval, so nothing in the code pauses; `approval` gates the whole call, before it runs."""
     from think_nb.workspace.execute import execute_tool
 
-    inner = execute_tool(agent, tools=_page_functions(), name="browser_execute", timeout=timeout)
+    inner = execute_tool(tools=_page_functions(), name="browser_execute", timeout=timeout)
     assert inner.function is not None
     run = inner.function
 
