@@ -418,3 +418,40 @@ async def test_a_request_interception_did_not_see_goes_nowhere(site: Server) -> 
 
     assert "net::ERR_PROXY_CONNECTION_FAILED" in await HOST.run(Settings(), unguarded)
     assert site.requests == []
+
+
+async def test_another_executable_and_a_running_chrome_over_cdp(site: Server, tmp_path: object) -> None:
+    """`executable=` launches that Chromium (here the binary behind Debian's wrapper script);
+    `cdp_endpoint=` connects to a running one, whose requests the guard still makes, and never closes it."""
+    import asyncio
+    import re
+
+    import psutil
+
+    from think_nb.browser.netguard import DEAD_PROXY
+
+    other = {t.name: t for t in browser_tools(allow_hosts=[f"127.0.0.1:{site.port}"], allow_private=["127.0.0.1"],
+                                              executable="/usr/lib/chromium/chromium")}
+    assert (await other["browser_extract"].invoke({"url": f"{site.url}/page", "selector": "h1"})) == ["Fruit"]
+    chrome = await asyncio.create_subprocess_exec(
+        "/usr/bin/chromium", "--headless=new", "--no-sandbox", "--remote-debugging-port=0",
+        f"--user-data-dir={tmp_path}", f"--proxy-server={DEAD_PROXY}", "--proxy-bypass-list=<-loopback>",
+        "about:blank", stderr=asyncio.subprocess.PIPE)
+    try:
+        assert chrome.stderr is not None
+        line = ""
+        while "DevTools listening on" not in line:
+            line = (await chrome.stderr.readline()).decode()
+            assert line, "chromium exited before it listened"
+        endpoint = re.search(r"ws://\S+", line).group(0)  # type: ignore[union-attr]
+        running = {t.name: t for t in browser_tools(allow_hosts=[f"127.0.0.1:{site.port}"],
+                                                    allow_private=["127.0.0.1"], cdp_endpoint=endpoint)}
+        assert await running["browser_links"].invoke({"url": f"{site.url}/page"}) == [
+            f"{site.url}/about", "https://example.com/x"]
+        await close_browser()
+        assert psutil.Process(chrome.pid).status() != psutil.STATUS_ZOMBIE  # disconnected from, not closed
+        assert await running["browser_markdown"].invoke({"html": "<h1>again</h1>"}) == "# again"
+    finally:
+        chrome.kill()
+        await chrome.wait()
+    assert site.requests == ["/page", "/page"]

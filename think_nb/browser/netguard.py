@@ -102,27 +102,31 @@ class Guard:
         for _ in range(MAX_REDIRECTS + 1):
             checked = await self._checked(url)
             answer = await self._hop(client, method, url, checked, sent, body)
-            if isinstance(answer, str):  # a redirect: the next hop
-                if _origin(answer) != _origin(url):
+            if isinstance(answer[1], str):  # a redirect: (status, location), the next hop
+                status, location = answer
+                if _origin(location) != _origin(url):
                     sent = {k: v for k, v in sent.items() if k.lower() not in _CROSS_ORIGIN_DROPPED}
-                if method not in ("GET", "HEAD"):
+                if status in (301, 302, 303) and method not in ("GET", "HEAD"):  # as browsers do; 307/308 keep it
                     method, body = "GET", None
                     sent = {k: v for k, v in sent.items() if k.lower() != "content-type"}
-                url = answer
+                url = location
                 continue
             self.fetched.append(url)
             return answer
         raise _Refused("too_many_redirects", f"{first} redirected more than {MAX_REDIRECTS} times", url=first)
 
     async def _checked(self, url: str) -> str:
-        refused = await self.refusal(url)
-        if refused is not None:
-            raise _Refused(refused["code"], refused["message"], url=url)
-        _, _, address = await self.urls.check(url)
+        """The address to connect to for `url` (checked), or `_Refused` carrying the URL."""
+        if urlsplit(url).scheme.lower() not in ROUTED_SCHEMES:
+            raise _Refused("invalid_url", f"{urlsplit(url).scheme}: URLs are not loaded", url=url)
+        try:
+            _, _, address = await self.urls.check(url)
+        except _Refused as refused:
+            raise _Refused(refused.code, str(refused), url=url) from None
         return address
 
     async def _hop(self, client: Any, method: str, url: str, address: str, headers: dict[str, str],
-                   body: bytes | None) -> str | tuple[int, dict[str, str], bytes]:
+                   body: bytes | None) -> tuple[int, str] | tuple[int, dict[str, str], bytes]:
         parts = urlsplit(url)
         target, sent = url, dict(headers)
         if parts.scheme == "http":  # connect to the address that was checked, not to a second lookup
@@ -134,7 +138,7 @@ class Guard:
             async with client.stream(method, target, headers=sent, content=body) as response:
                 until_headers.reschedule(None)  # the body has its own deadline (`_read`: cut, not failed)
                 if response.is_redirect and response.headers.get("location"):
-                    return urljoin(url, response.headers["location"])
+                    return response.status_code, urljoin(url, response.headers["location"])
                 out = {k: v for k, v in response.headers.multi_items() if k.lower() not in _HOP_BY_HOP}
                 return response.status_code, _joined(out, response), await self._read(url, response)
 
