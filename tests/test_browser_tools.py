@@ -292,6 +292,14 @@ async def test_a_page_that_never_finishes_gives_what_arrived(site: Server) -> No
     assert md == "# Partial\n\nfirst part\n\n[the page did not finish loading within 2 s; this is what had arrived]"
 
 
+async def test_a_page_whose_script_never_yields_cannot_hold_the_call(site: Server) -> None:
+    busy = "<h1>busy</h1><script>setTimeout(() => { while (true) {} }, 0)</script>"  # loads, then never yields
+    with pytest.raises(BrowserError, match=r"timeout: the page did not answer within 11 s"):
+        await tools(site, timeout=1)["browser_markdown"].invoke({"html": busy})
+    with pytest.raises(BrowserError, match=r"timeout: no answer from the HTML within 1 s"):  # busy before it loads
+        await tools(site, timeout=1)["browser_markdown"].invoke({"html": "<script>while (true) {}</script>"})
+
+
 async def test_downloads_are_refused(site: Server) -> None:
     with pytest.raises(BrowserError, match=r"download: .* downloads are refused"):
         await tools(site)["browser_markdown"].invoke({"url": f"{site.url}/download"})

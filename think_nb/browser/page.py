@@ -57,6 +57,7 @@ class Page:
         self.page: Any = None
         self.timed_out = False
         self.status: int | None = None
+        self._blocked_before = 0
 
     async def open(self, browser: Any) -> Page:
         self.context = await guarded_context(browser, self.guard, self.options.viewport)
@@ -80,6 +81,7 @@ class Page:
 
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.options.timeout
+        self._blocked_before = len(self.guard.blocked)
         self.guard.deadline = loop.time() + self.options.timeout * 0.8  # what is still arriving then is cut
         if url is not None:
             refused = await self.guard.refusal(url)
@@ -109,8 +111,9 @@ class Page:
 
     def _failed(self, target: str, exc: Exception) -> BrowserError:
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if self.guard.blocked:  # the page itself or a redirect hop was refused
-            first = self.guard.blocked[0]
+        refused = self.guard.blocked[self._blocked_before:]
+        if refused:  # the page itself or a redirect hop was refused
+            first = refused[0]
             return BrowserError(first["code"], f"{target} was not loaded: {first['url']} is refused "
                                                f"({first['message']})")
         if "Download is starting" in text:

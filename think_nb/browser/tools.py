@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import ipaddress
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from think_nb.browser.host import HOST, SYSTEM_CHROMIUM, Settings
-from think_nb.browser.page import Options, Page
+from think_nb.browser.page import BrowserError, Options, Page
 from think_nb.errors import UserError
 from think_nb.tools.tool import Tool, ToolInputError, from_function
 from think_nb.workspace.fetch import UrlGuard
 
+GRACE_S = 10.0
+"""Seconds a page action may take past the load `timeout` (reading the page, a screenshot)."""
 ACTIONS = ("markdown", "extract", "links", "scrape", "screenshot", "execute")
 EXECUTE_DESCRIPTION = (
     "Drive a browser page with Python code in a sandbox (a Python subset: no imports, files or network). "
@@ -121,6 +125,18 @@ def _require_playwright() -> None:
                         "chromium; no `playwright install` needed).")
 
 
+@contextlib.asynccontextmanager
+async def _deadline(options: Options) -> AsyncIterator[None]:
+    """One page action (load and read, or one page function) within `timeout` + `GRACE_S` seconds: a
+    page whose script never yields (`while (true) {}`) cannot hold the call (`BrowserError` "timeout")."""
+    limit = options.timeout + GRACE_S
+    try:
+        async with asyncio.timeout(limit):
+            yield
+    except TimeoutError:
+        raise BrowserError("timeout", f"the page did not answer within {limit:g} s") from None
+
+
 def _page_input(url: str | None, html: str | None) -> None:
     if (url is None) == (html is None):
         raise ToolInputError("Provide either 'url' or 'html'")
@@ -138,8 +154,9 @@ class _Quick:
         async def visit(browser: Any) -> Any:
             page = await Page(self.options).open(browser)
             try:
-                await page.load(url, html)
-                return await read(page)
+                async with _deadline(self.options):
+                    await page.load(url, html)
+                    return await read(page)
             finally:
                 await page.close()
 
@@ -214,7 +231,8 @@ class _Lazy:
         async def on_page(browser: Any) -> Any:
             if self.page is None:
                 self.page = await Page(self.options).open(browser)
-            return await fn(self.page)
+            async with _deadline(self.options):
+                return await fn(self.page)
 
         return await HOST.run(self.settings, on_page)
 
