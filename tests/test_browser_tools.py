@@ -134,6 +134,9 @@ class Site(Counting):
             "/to-link-local": lambda: self._send(302, b"", Location="http://169.254.169.254/latest/meta-data/"),
             "/to-page": lambda: self._send(301, b"", Location="/page"),
             "/download": lambda: self._send(200, b"a,b\n1,2\n", "text/csv", Content_Disposition="attachment; x.csv"),
+            "/cookie": lambda: self._send(200, b"<h1>set</h1><script>new WebSocket('ws://' + location.host + '/ws')"
+                                              b"</script>", Set_Cookie="sid=abc; Path=/"),
+            "/echo": lambda: self._send(200, f"<p>{self.headers.get('Cookie', '-')}</p>".encode()),
             "/huge": self._huge,
             "/hang": self._hang,
         }
@@ -328,6 +331,19 @@ shot = screenshot()
     assert out == {"result": {"title": "Shop", "status": 200, "items": ["Apple", "Pear"], "out": ["clicked"],
                               "three": 3, "network": refused, "shot": "image/png", "links": 2},
                    "stdout": "typed pears\n", "calls": 10}
+
+
+async def test_cookies_last_the_call_and_websockets_are_refused(site: Server) -> None:
+    code = f"""
+goto({site.url + '/cookie'!r})
+evaluate("document.cookie = 'js=1'")
+goto({site.url + '/echo'!r})
+[text('p'), [b['code'] + ' ' + b['message'] for b in blocked()]]
+"""
+    out = await tools(site)["browser_execute"].invoke({"code": code})
+    assert out["result"] == [["sid=abc; js=1"], ["not_supported WebSockets are not relayed by the browser tools"]]
+    assert await tools(site)["browser_markdown"].invoke({"url": f"{site.url}/echo"}) == "-"  # a new call: no cookies
+    assert site.requests == ["/cookie", "/echo", "/echo"]  # no /ws
 
 
 def test_bad_settings_are_one_line_errors() -> None:

@@ -16,8 +16,9 @@ context (no cookies, cache or storage shared with another call) set up by `guard
 - Chromium is started with a proxy that does not exist (`--proxy-server=127.0.0.1:9`, loopback
   included), so anything interception would not see (a preconnect, a request of a kind Playwright
   does not route) cannot connect anywhere.
-- WebSockets are checked the same way (`context.route_web_socket`) and closed when refused;
-  service workers are blocked and downloads refused (`accept_downloads=False`).
+- WebSockets are closed (`context.route_web_socket`; the guard does not relay them); service
+  workers are blocked and downloads refused (`accept_downloads=False`). Cookies the responses set
+  stay in the call's context (a later request of the same call sends them).
 - Caps: the bodies of one context add up to at most `max_bytes` (past it, the response being read
   is cut and `Guard.over` set); a response still arriving at the page's deadline is cut there
   (`Guard.cut`), so a page that never finishes shows what arrived.
@@ -171,12 +172,13 @@ class Guard:
             await client.aclose()
 
     async def _websocket(self, ws: Any) -> None:
-        refused = await self.refusal(ws.url)
-        if refused is None:
-            ws.connect_to_server()
-            return
+        """Every WebSocket is closed: the guard does not relay them, and the browser has no network
+        of its own (an allowed one is recorded as `not_supported`)."""
+        refused = await self.refusal(ws.url) or {
+            "url": ws.url[:200], "code": "not_supported", "message": "WebSockets are not relayed by the browser tools"}
         self.blocked.append(refused)
-        await ws.close(code=1008, reason="blocked by think-nb")
+        with contextlib.suppress(Exception):
+            await ws.close(code=1008, reason="blocked by think-nb")
 
 
 def _joined(headers: dict[str, str], response: Any) -> dict[str, str]:

@@ -50,10 +50,11 @@ def browser_tools(*, allow_hosts: Iterable[str] = (), allow_private: Iterable[st
     inner calls through `before_tool_call`/`after_tool_call` as `execute`'s are, and the whole call
     gated when `execute_approval` says so (the approval card shows the code).
 
-    Every request the page makes (redirects, scripts, images, frames, XHR, WebSockets, popups) passes
-    the `fetch` tool's guard: `allow_hosts`, then private, loopback and link-local addresses refused
-    unless in `allow_private`; downloads and service workers refused; at most `max_bytes` received and
-    `timeout` seconds of loading per page. See think_nb/browser/netguard.py.
+    Every request the page makes (redirects, scripts, images, frames, XHR, popups) passes the `fetch`
+    tool's guard: `allow_hosts`, then private, loopback and link-local addresses refused unless in
+    `allow_private`; the guard makes it and hands the answer to the page. WebSockets, downloads and
+    service workers are refused; at most `max_bytes` received and `timeout` seconds of loading per
+    page. See think_nb/browser/netguard.py.
 
     Args:
         allow_hosts: hosts pages may load: `"example.com"`, `"*.example.com"`, `"127.0.0.1:8000"` (that
