@@ -37,7 +37,7 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_local_eval.py", ["embedded-model eval: 7 prompts", "smollm2  chosen", "degenerate"],
      [pytest.mark.localmodel]),
     ("bench_stalls.py", ["longest loop stall per scenario", "first turn", "MCP server: add, one call",
-                         "compaction (N messages)", "grep (N lines)"], []),
+                         "compaction (N messages)", "grep (N lines)", "browser: launch, N pages, shot"], []),
     ("bench_time_travel.py", ["fork + resume from its last hook site (on_chat_response), ms",
                               "record size per turn, 10-step tool turn, bytes", "its trace row"], []),
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),

@@ -1293,8 +1293,9 @@ class Think:
                                                    "hook_errors"]))
 
     async def shutdown(self) -> None:
-        """Close MCP connections, the extensions' sandbox and stop scheduled tasks in this process
-        (the configuration stays stored; creating the agent again restores them)."""
+        """Close MCP connections, the extensions' sandbox, the kernel's browser (the browser tools'; the
+        next browser tool call starts it again) and stop scheduled tasks in this process (the
+        configuration stays stored; creating the agent again restores them)."""
         await self.__runtime.shutdown()
 
     # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------

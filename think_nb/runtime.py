@@ -424,6 +424,9 @@ class AgentRuntime:
         await self.mcp.close()
         await self.extensions.close()
         self.scheduler.stop()
+        browser = sys.modules.get("think_nb.browser.host")  # the browser tools were used: close the kernel's browser
+        if browser is not None:
+            await browser.close_browser()
 
     # -- listeners and client tools ---------------------------------------------------------------
     def subscribe(self, listener: Any) -> Callable[[], None]:
