@@ -300,3 +300,58 @@ def test_budget_and_pacer_rules() -> None:
     now[0] = 61.0
     pacer.spent(150)
     assert pacer.delay() == 60.0  # the minute's tokens are over tpm
+
+
+async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_call_finishes_the_rest() -> None:
+    import asyncio
+
+    from agents import eventually
+
+    gate = asyncio.Event()
+
+    async def slow(messages: list[dict], info: Any) -> Any:
+        if _last_text(messages).endswith(" 3"):  # row 3 hangs until the run is stopped
+            await gate.wait()
+        return doubling(messages, info)
+
+    agent = agent_on(slow)
+    df = pd.DataFrame({"n": range(8)})
+    run = asyncio.ensure_future(agent.map(df, "Double {n}", concurrency=1, run_id="s", progress=False))
+    await eventually(lambda: agent.runs()["completed"].tolist() == [3], what="rows 0-2 settle, row 3 runs")
+    run.cancel()  # Jupyter's Stop (an interrupted cell) cancels the awaiting task
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["completed"], line["aborted"], line["pending"], line["running"]) == (
+        "stopped", 3, 1, 4, 0)
+    assert sorted(RAN) == [0, 1, 2]
+    gate.set()
+    results = await agent.map(df, "Double {n}", concurrency=1, run_id="s", progress=False)
+    assert results["status"].tolist() == ["completed"] * 3 + ["aborted"] + ["completed"] * 4
+    assert sorted(RAN) == [0, 1, 2, 4, 5, 6, 7]  # the aborted row is settled: never run again
+
+
+async def test_cancel_run_stops_a_running_call_and_aborts_its_pending_rows() -> None:
+    import asyncio
+
+    from agents import eventually
+
+    gate = asyncio.Event()
+
+    async def slow(messages: list[dict], info: Any) -> Any:
+        if _last_text(messages).endswith(" 1"):
+            await gate.wait()
+        return doubling(messages, info)
+
+    agent = agent_on(slow)
+    run = asyncio.ensure_future(agent.map(pd.DataFrame({"n": range(5)}), "Double {n}", concurrency=1, run_id="c",
+                                          progress=False))
+    await eventually(lambda: agent.runs()["completed"].tolist() == [1], what="row 0 settles, row 1 runs")
+    assert agent.cancel_run("c") == {"aborted": 3, "stopped": 1}
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["completed"], line["aborted"], line["pending"]) == ("cancelled", 1, 4, 0)
+    again = await agent.map(pd.DataFrame({"n": range(5)}), "Double {n}", run_id="c", progress=False)
+    assert again["status"].tolist() == ["completed"] + ["aborted"] * 4 and sorted(RAN) == [0]
+    assert again["error"].tolist()[2] == "cancelled (cancel_run)"

@@ -97,7 +97,8 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     try:
         await run.go(todo, len(rows) - len(todo))
     except asyncio.CancelledError:
-        store.set_status(run_id, "stopped")
+        if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
+            store.set_status(run_id, "stopped")
         raise
     finally:
         _ACTIVE.pop(key, None)
@@ -131,7 +132,8 @@ def results_frame(agent: Agent, df: Any, rows: list[Row], run_id: str, output_ty
     fields = list(getattr(output_type, "model_fields", {}) or {})
     records = []
     for row in rows:
-        result = stored.get(row.key) or not_run(_why(statuses.get(row.key), stop_reason))
+        status = statuses.get(row.key)
+        result = stored.get(row.key) or not_run(_why(status, stop_reason), aborted=status == "aborted")
         record = {"reply": result["reply"]}
         for name in fields:
             record[name] = (result.get("output") or {}).get(name)

@@ -30,7 +30,7 @@ Agent = Any
 if TYPE_CHECKING:
     from think_nb.turns.result import TurnResult
 
-__all__ = ["DENIED_TEXT", "INTERRUPTED", "LocalRun", "lane_name", "open_conversation"]
+__all__ = ["DENIED_TEXT", "INTERRUPTED", "LocalRun", "lane_name", "open_conversation", "row_turn"]
 
 DENIED_TEXT = "Refused by the batch run's approvals='deny' policy (nothing ran)."
 INTERRUPTED = ("The process running this row ended while it ran; the row is not run again (its tools may have "
@@ -130,30 +130,35 @@ class LocalRun:
         return result
 
     async def _turn(self, lane: Agent, row: Row) -> tuple[str, str | None, Any]:
-        """The row's turn(s): `(status, error, output)`."""
-        metadata = {"batch": {"run_id": self.run_id, "row": row.key}}
-        result: TurnResult = await lane.send(row.text, context=row.context, output_type=self.output_type,
-                                             metadata=metadata)
-        while result.waiting:
-            if self.approvals == "ask":  # the panel answers; the lane waits, the other lanes go on
-                await lane.wait_until_stable()
-                return "completed", None, result.output
-            result = await self._refuse(lane, result)
-        return result.status, result.error or result.reason, result.output
+        return await row_turn(lane, row, self.run_id, self.output_type, self.approvals)
 
-    async def _refuse(self, lane: Agent, result: TurnResult) -> TurnResult:
-        """Deny every approval the turn left waiting (and fail its client tool calls); the
-        continuation turn tells the model."""
-        waiting = {p["toolCallId"]: p["state"] for p in result._waiting_parts()}
-        continuation = None
-        for call_id, state in waiting.items():
-            if state == "approval-requested":
-                continuation = lane.deny(call_id, DENIED_TEXT) or continuation
-            else:
-                continuation = lane.add_tool_output(call_id, error_text=NO_CLIENT) or continuation
-        if continuation is None:  # nothing continued: do not loop on the same waiting calls
-            return _settled(result, "the turn left tool calls waiting that the batch could not settle")
-        return await continuation
+
+async def row_turn(lane: Agent, row: Row, run_id: str, output_type: type | None,
+                   approvals: str) -> tuple[str, str | None, Any]:
+    """The row's turn(s) on `lane` (in its active session): `(status, error, output)`."""
+    metadata = {"batch": {"run_id": run_id, "row": row.key}}
+    result: TurnResult = await lane.send(row.text, context=row.context, output_type=output_type, metadata=metadata)
+    while result.waiting:
+        if approvals == "ask":  # the panel answers; the lane waits, the other lanes go on
+            await lane.wait_until_stable()
+            return "completed", None, result.output
+        result = await _refuse(lane, result)
+    return result.status, result.error or result.reason, result.output
+
+
+async def _refuse(lane: Agent, result: TurnResult) -> TurnResult:
+    """Deny every approval the turn left waiting (and fail its client tool calls); the
+    continuation turn tells the model."""
+    waiting = {p["toolCallId"]: p["state"] for p in result._waiting_parts()}
+    continuation = None
+    for call_id, state in waiting.items():
+        if state == "approval-requested":
+            continuation = lane.deny(call_id, DENIED_TEXT) or continuation
+        else:
+            continuation = lane.add_tool_output(call_id, error_text=NO_CLIENT) or continuation
+    if continuation is None:  # nothing continued: do not loop on the same waiting calls
+        return _settled(result, "the turn left tool calls waiting that the batch could not settle")
+    return await continuation
 
 
 async def _ended(turn: asyncio.Future) -> tuple[str, str | None, Any]:

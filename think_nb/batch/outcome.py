@@ -42,11 +42,13 @@ def of_messages(messages: list[dict], status: str, error: str | None, output: An
             "duration_s": round(duration_s, 4), "conversation_id": conversation_id}
 
 
-def not_run(reason: str, conversation_id: str | None = None) -> dict[str, Any]:
-    """A row the run did not settle (a bound reached, the run stopped or cancelled)."""
-    return {"reply": None, "output": None, "status": "not_run", "error": reason, "tool_calls": [],
+def not_run(reason: str, *, aborted: bool = False) -> dict[str, Any]:
+    """A row that never ran: `not_run` (a bound reached, the run stopped), or `aborted` (cancelled
+    before it started: it never will)."""
+    return {"reply": None, "output": None, "status": "aborted" if aborted else "not_run", "error": reason,
+            "tool_calls": [],
             "input_tokens": None, "output_tokens": None, "cost_usd": None, "duration_s": None,
-            "conversation_id": conversation_id}
+            "conversation_id": None}
 
 
 def _is_tool(part: dict) -> bool:
