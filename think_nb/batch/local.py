@@ -38,7 +38,7 @@ INTERRUPTED = ("The process running this row ended while it ran; the row is not 
 NO_CLIENT = "No client answers tool calls in a batch run."
 
 
-def lane_name(run_id: str, lane: int) -> str:
+def lane_name(run_id: str, lane: int | str) -> str:
     return f"map-{run_id}-{lane}"
 
 

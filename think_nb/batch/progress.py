@@ -29,7 +29,7 @@ class Progress:
         else:
             self.cost += float(result["cost_usd"])
         if self.bar is not None:
-            cost = f"${self.cost:.4f}" + ("+?" if self.unknown else "")
+            cost = "?" if self.unknown and not self.cost else f"${self.cost:.4f}" + ("+?" if self.unknown else "")
             self.bar.set_postfix(errors=self.errors, cost=cost, refresh=False)
             self.bar.update(1)
 
