@@ -271,7 +271,10 @@ async def test_cancel_run_aborts_pending_rows_and_compare_runs_and_evaluate() ->
     assert a.attrs["summary"] == {"even": {"mean": pytest.approx(1 / 3), "count": 3}}
     await agent.map(df, "Please double {n}", run_id="b", progress=False)
     side = agent.compare_runs("a", "b")
-    assert side["reply_a"].tolist() == side["reply_b"].tolist() and side["same_reply"].all()
+    assert list(side.index) == [0, 1, 2]
+    assert list(side.columns) == ["reply_a", "reply_b", "status_a", "status_b", "cost_usd_a", "cost_usd_b", "same"]
+    assert side["reply_a"].tolist() == side["reply_b"].tolist() == ["double is 2", "double is 4", "double is 6"]
+    assert side["same"].tolist() == [True] * 3
     assert agent.cancel_run("a") == {"aborted": 0, "stopped": 0}
     with pytest.raises(UserError, match="No run 'zz'"):
         agent.cancel_run("zz")

@@ -1247,8 +1247,9 @@ class Think:
         return batch.cancel_run(self, run_id)
 
     def compare_runs(self, a: str, b: str) -> pd.DataFrame:
-        """Two batch runs side by side, one line per row: reply, status, cost_usd of each (`_a`,
-        `_b`) and `same_reply`. `UserError` for an unknown run."""
+        """Two batch runs side by side, one line per row (its index label): reply, the
+        `output_type`'s fields, status, cost_usd of each (`_a`, `_b`) and `same` (reply and fields
+        equal). `UserError` for an unknown run."""
         from think_nb import batch
 
         return batch.compare_runs(self, a, b)

@@ -190,8 +190,11 @@ def cancel_run(agent: Agent, run_id: str) -> dict[str, int]:
 
 
 def compare_runs(agent: Agent, a: str, b: str) -> pd.DataFrame:
-    """`Think.compare_runs`: runs `a` and `b` side by side, one line per row key of either:
-    `reply`, `status`, `cost_usd` of each (suffixes `_a`, `_b`) and `same_reply`."""
+    """`Think.compare_runs`: runs `a` and `b` side by side, one line per row of either (indexed by
+    the row's index label): `reply`, the `output_type`'s fields, `status`, `cost_usd` of each
+    (suffixes `_a`, `_b`), and `same` (the reply and the fields equal)."""
+    import json
+
     import pandas as pd
 
     store = _store(agent)
@@ -199,16 +202,26 @@ def compare_runs(agent: Agent, a: str, b: str) -> pd.DataFrame:
         if store.run(run_id) is None:
             raise UserError(f"compare_runs: no run {run_id!r} (see agent.runs()).")
 
-    def side(run_id: str, suffix: str) -> pd.DataFrame:
-        results = store.results(run_id)
-        lines = {k: {f"reply{suffix}": r["reply"], f"status{suffix}": r["status"], f"cost_usd{suffix}": r["cost_usd"]}
-                 for k, r in results.items()}
-        return pd.DataFrame.from_dict(lines, orient="index")
+    def side(run_id: str) -> dict[Any, dict]:
+        return {_label(json.loads(k)): {"reply": r["reply"], **(r.get("output") or {}), "status": r["status"],
+                                        "cost_usd": r["cost_usd"]} for k, r in store.results(run_id).items()}
 
-    frame = side(a, "_a").join(side(b, "_b"), how="outer")
-    frame["same_reply"] = frame["reply_a"] == frame["reply_b"]
-    frame.index.name = "row"
-    return frame
+    left, right = side(a), side(b)
+    lines = {}
+    for label in [*left, *(k for k in right if k not in left)]:
+        one, two = left.get(label, {}), right.get(label, {})
+        line = {f"{k}_a": v for k, v in one.items()} | {f"{k}_b": v for k, v in two.items()}
+        compared = [k for k in {*one, *two} if k not in ("status", "cost_usd")]
+        line["same"] = bool(one) and bool(two) and all(one.get(k) == two.get(k) for k in compared)
+        lines[label] = line
+    frame = pd.DataFrame.from_dict(lines, orient="index")
+    ordered = [c for k in dict.fromkeys(c[:-2] for c in frame.columns if c != "same") for c in (f"{k}_a", f"{k}_b")
+               if c in frame.columns]
+    return frame[[*ordered, "same"]]
+
+
+def _label(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
 
 
 def conversation_agent(agent: Agent, conversation_id: str) -> Agent:
