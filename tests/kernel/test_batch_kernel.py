@@ -126,3 +126,25 @@ def test_a_run_killed_at_row_500_finishes_in_a_new_kernel_and_no_row_runs_twice(
     assert before <= set(ran_before)
     print(f"killed after {len(before)} rows settled; {status['error']} interrupted; "
           f"{len(completed_now - before)} run by the new kernel")
+
+
+def test_in_a_notebook_kernel_the_progress_bar_is_a_widget_that_counts_every_row(tmp_path: Path) -> None:
+    fe = start_frontend(tmp_path / "k")
+    try:
+        fe.execute(SETUP.format(log=str(tmp_path / "ran.log"), db=str(tmp_path / "b.sqlite"), rows=12),
+                   timeout=120).check()
+        start = len(fe.log)
+        out = fe.execute("results = await agent.map(df, 'Double {n}', run_id='bar', concurrency=4)\n"
+                         "print(results['status'].tolist())", timeout=300).check()
+    finally:
+        stop_frontend(fe)
+    assert out.stdout.strip().splitlines()[-1] == str(["completed"] * 12)
+    opens = [m["content"] for m in fe.log[start:] if m["msg_type"] == "comm_open"]
+    models = {o["comm_id"]: o["data"]["state"] for o in opens}
+    bars = [cid for cid, state in models.items() if state.get("_model_name") == "FloatProgressModel"]
+    assert len(bars) == 1, [s.get("_model_name") for s in models.values()]  # tqdm.auto chose the notebook bar
+    values = [d["value"] for d in fe.state_updates(bars[0], start) if "value" in d]
+    assert values and values[-1] == 12 and models[bars[0]]["max"] == 12
+    labels = [d["value"] for cid, state in models.items() if state.get("_model_name") == "HTMLModel"
+              for d in fe.state_updates(cid, start) if "value" in d]
+    assert any("12/12" in label and "errors=0" in label for label in labels), labels[-3:]
