@@ -300,5 +300,10 @@ def _check(concurrency: Any, approvals: Any, max_cost: Any, max_tokens: Any, rpm
             raise UserError(f"map({name}={value!r}): a number > 0, or None for no limit.")
     if output_type is not None and not hasattr(output_type, "model_validate"):
         raise UserError(f"map(output_type={output_type!r}): a pydantic model class, e.g. class Label(BaseModel).")
+    clashes = sorted(set(getattr(output_type, "model_fields", {}) or {}) & set(COLUMNS))
+    if clashes:
+        name = getattr(output_type, "__name__", output_type)
+        raise UserError(f"map(output_type={name}): its field {clashes[0]!r} is a column of the results table; "
+                        "give the field another name.")
     if evaluate is not None and not (isinstance(evaluate, (list, tuple)) and all(callable(f) for f in evaluate)):
         raise UserError("map(evaluate=...): a list of functions fn(row, result) -> score.")
