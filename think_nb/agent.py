@@ -1230,6 +1230,65 @@ class Think:
         """The task draining pending submissions (None when none has run)."""
         return self.__runtime.submissions.task
 
+    # -- batch runs (think_nb.batch; not Think's: Ray Data's batch inference with full turns) ----------
+    async def map(self, df: pd.DataFrame, prompt: Any, *, concurrency: int = 8, run_id: str | None = None,
+                  context: Any = None, output_type: type | None = None, approvals: str = "deny",
+                  max_cost: float | None = None, max_tokens: int | None = None, rpm: float | None = None,
+                  tpm: float | None = None, evaluate: list[Any] | None = None,
+                  progress: bool = True) -> pd.DataFrame:
+        """Run one full turn per row of `df` (`think_nb.batch`) and return the results table on
+        `df`'s index: `reply`, the `output_type`'s fields (the reply validated: a row that does not
+        validate is an `error` row), `status` (completed | error | aborted | not_run), `error`,
+        `tool_calls` (names), `input_tokens`, `output_tokens`, `cost_usd` (US dollars; <NA> when
+        unknown), `duration_s` (seconds), `conversation_id`; `results.attrs["run_id"]`.
+
+        `prompt`: a column name, a template over the columns (`"Classify: {text}"`) or `fn(row) ->
+        str`; `context`: column names, `{name: object}` or `fn(row) -> {name: object}`, attached
+        as data context (`send(context=)`). `concurrency` rows at once (each in a session of one of
+        `concurrency` lane sub-agents). `run_id`: the same id again skips settled rows and runs the
+        rest (a killed kernel's run resumes; no row runs twice). `approvals`: "deny" refuses a gated
+        tool (the model is told), "ask" leaves it for the panel / `approve` while other rows go on.
+        `max_cost` (US dollars) / `max_tokens`: no new row starts once reached (rows not run say
+        why). `rpm` / `tpm`: rows started / tokens used per rolling minute. `evaluate`: `[fn(row,
+        result) -> score]`, a column each and `results.attrs["summary"]`. `progress`: a tqdm bar.
+        Interrupting the cell stops the run: settled rows are kept, rows in flight aborted.
+        Raises `UserError` for bad arguments (nothing runs then)."""
+        from think_nb import batch
+
+        return await batch.map_rows(self, df, prompt, concurrency=concurrency, run_id=run_id, context=context,
+                                    output_type=output_type, approvals=approvals, max_cost=max_cost,
+                                    max_tokens=max_tokens, rpm=rpm, tpm=tpm, evaluate=evaluate, progress=progress)
+
+    def run_map(self, df: pd.DataFrame, prompt: Any, **options: Any) -> pd.DataFrame:
+        """Synchronous `map` for scripts and the terminal (no running event loop); same options."""
+        from think_nb import batch
+
+        return batch.run_map(self, df, prompt, **options)
+
+    def runs(self) -> pd.DataFrame:
+        """This agent's batch runs, oldest first: run_id, status (running | completed | stopped |
+        cancelled), rows, completed, error, aborted, pending, running, cost_usd (<NA> when a row's
+        is unknown), created_at."""
+        from think_nb import batch
+
+        return batch.runs(self)
+
+    def cancel_run(self, run_id: str) -> dict[str, int]:
+        """Cancel batch run `run_id`: its pending rows become `aborted` (never run), a call of `map`
+        running it in this process stops (rows in flight aborted, settled ones kept). Returns
+        `{"aborted": n, "stopped": 0 | 1}`; `UserError` for an unknown run."""
+        from think_nb import batch
+
+        return batch.cancel_run(self, run_id)
+
+    def compare_runs(self, a: str, b: str) -> pd.DataFrame:
+        """Two batch runs side by side, one line per row (its index label): reply, the
+        `output_type`'s fields, status, cost_usd of each (`_a`, `_b`) and `same` (reply and fields
+        equal). `UserError` for an unknown run."""
+        from think_nb import batch
+
+        return batch.compare_runs(self, a, b)
+
     # -- MCP servers (Think's addMcpServer / removeMcpServer) -----------------------------------
     async def add_mcp_server(self, name: str, url_or_command: str, *, args: list[str] | None = None,
                              env: dict[str, str] | None = None, headers: dict[str, str] | None = None,

@@ -76,6 +76,9 @@ RESERVED: dict[str, str] = {
     "cancel_submission": "a method", "delete_submissions": "a method", "delete_submission": "a method",
     "schedule": "a method", "schedule_every": "a method", "cancel_schedule": "a method", "get_schedule": "a method",
     "get_schedules": "a method",
+    # batch runs (think_nb.batch)
+    "map": "a method", "run_map": "a method", "runs": "a method", "cancel_run": "a method",
+    "compare_runs": "a method",
     # MCP, extensions, workspace, views
     "add_mcp_server": "a method", "remove_mcp_server": "a method", "mcp_servers": "a method",
     "load_extension": "a method", "unload_extension": "a method", "extensions": "a method", "shutdown": "a method",

@@ -497,3 +497,19 @@ def m021_turn_records(db: sqlite3.Connection, p: str) -> None:
     db.execute(f"CREATE INDEX {PREFIX}turn_records_conversation ON {PREFIX}turn_records (conversation_key)")
     # Long texts records share (a system prompt is the same turn after turn), stored once by hash.
     db.execute(f"CREATE TABLE {PREFIX}record_texts (sha TEXT PRIMARY KEY, text TEXT NOT NULL)")
+
+
+@migration
+def m022_batch_runs(db: sqlite3.Connection, p: str) -> None:
+    # Batch runs (`agent.map`, issue 33, `think_nb.batch`): one row per run of an agent over a
+    # DataFrame (`spec`: JSON of what the run was asked: total rows, prompt, bounds; `status`:
+    # running | completed | stopped | cancelled) and one per DataFrame row (`row_key`: the index
+    # label as JSON, `position` its place, `conversation_id` the stored conversation the row ran in,
+    # `result` its results-table row as JSON once settled). Which rows are pending, running or
+    # settled is the submissions ledger's (`think_submissions`, keyed `<agent key>/map:<run id>`).
+    db.execute(f"CREATE TABLE {PREFIX}batch_runs (agent_key TEXT NOT NULL, run_id TEXT NOT NULL, "
+               "spec TEXT NOT NULL, status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, "
+               "PRIMARY KEY (agent_key, run_id))")
+    db.execute(f"CREATE TABLE {PREFIX}batch_rows (agent_key TEXT NOT NULL, run_id TEXT NOT NULL, "
+               "row_key TEXT NOT NULL, position INTEGER NOT NULL, conversation_id TEXT, result TEXT, "
+               "PRIMARY KEY (agent_key, run_id, row_key))")

@@ -4,7 +4,7 @@ of its concept, and a row here."""
 
 from __future__ import annotations
 
-from think_nb.frontends.magic import files, kernel, memory, turns
+from think_nb.frontends.magic import batch, files, kernel, memory, turns
 from think_nb.frontends.magic.base import Command
 
 SUBCOMMANDS: dict[str, Command] = {
@@ -20,4 +20,5 @@ SUBCOMMANDS: dict[str, Command] = {
     "schedules": turns.SCHEDULES,
     "export": turns.EXPORT,
     "kernel": kernel.KERNEL,
+    "map": batch.MAP,
 }
