@@ -56,6 +56,7 @@ from think_nb.aio import script_loop
 from think_nb.binding import bind
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
+from think_nb.messages.media import MediaEviction
 from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
@@ -152,6 +153,13 @@ class Think:
     previous step read at least N × headroom input tokens. Both may be given; True is
     `{"reactive": True}`. A `ContextOverflow` or a dict of its fields; bad values raise
     `UserError`. See `think_nb.turns.overflow`."""
+    media_eviction: MediaEviction | dict[str, Any] | bool | None = True
+    """Keep old images and files out of requests (Think's `mediaEviction`, on by default): media
+    older than the last `keep_recent_messages` (8) messages and at least `min_part_bytes` (32 KiB)
+    large, and the oldest past `max_request_bytes` (20 MiB) in one request, reach the model as a
+    one-line placeholder; the stored messages and the panel keep them. True (the defaults), False
+    (off), a `MediaEviction` or a dict of its fields; bad values raise `UserError`. See
+    `think_nb.messages.media`."""
     chat_recovery: bool = True
     """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
     False: their partial replies are still stored, nothing is continued."""
