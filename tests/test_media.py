@@ -267,3 +267,18 @@ def test_tool_content_is_cleaned() -> None:
 def test_too_large_images_are_not_kept() -> None:
     huge = b"\x89PNG\r\n\x1a\n" + bytes(media.MAX_MEDIA_BYTES)
     assert media.tool_content(huge)["value"][0]["text"].startswith("[image/png, 5,242,888 bytes: larger than")
+
+
+async def test_an_oversized_or_broken_attachment_is_refused_whole(tmp_path) -> None:
+    from think_nb import Think
+    from think_nb.errors import UserError
+
+    agent = Think("big", db=tmp_path / "big.sqlite")
+    huge = {"type": "file", "mediaType": "image/png", "filename": "huge.png",
+            "url": "data:image/png;base64," + "A" * (media.MAX_MEDIA_BYTES // 3 * 4 + 8)}
+    with pytest.raises(UserError, match=r"message 0 part 1 \(file\): huge.png is 5.0 MiB; attach at most 5 MiB"):
+        await agent.save_messages([user_with(huge)])
+    broken = {"type": "file", "mediaType": "image/png", "url": "data:image/png,rawtext"}
+    with pytest.raises(UserError, match="a data: URL without base64 data"):
+        await agent.save_messages([user_with(broken)])
+    assert agent.messages == []
