@@ -23,8 +23,8 @@ from PIL import Image
 from think_nb.testing import FunctionModel
 
 def looks(messages, info):
-    content = messages[-1]["content"]
-    images = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"] if isinstance(content, list) else []
+    content = messages[-1]["content"] if isinstance(messages[-1]["content"], list) else []
+    images = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
     if not images:
         return "I see no image."
     data = base64.b64decode(images[0].split(",", 1)[1])
@@ -90,3 +90,48 @@ def test_a_dropped_image_is_sent_and_an_oversized_one_refused(notebook, app: str
     panel.locator("button.think-send").click()  # an image alone, no text
     expect(last_text(panel)).to_have_text("I see a 3x2 image.", timeout=TURN_MS)
     expect(panel.locator(".think-message[data-role=user] img.think-image")).to_have_count(1)
+
+
+TOOL_AGENT = '''
+import base64, io
+from PIL import Image
+from think_nb import tool
+from think_nb.testing import FunctionModel, ScriptedModel as S
+
+@tool
+def chart(color: str) -> object:
+    """Draw a chart."""
+    return ["the chart", Image.new("RGB", (5, 4), color)]
+
+def plots(messages, info):
+    if info.call == 1:
+        return S.tool_call("chart", {"color": "blue"})
+    content = messages[-1]["content"] if isinstance(messages[-1]["content"], list) else []
+    images = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
+    if not images:
+        return "I see no image."
+    w, h = Image.open(io.BytesIO(base64.b64decode(images[0].split(",", 1)[1]))).size
+    return f"The tool drew a {w}x{h} image."
+
+plotter = FunctionModel(plots)
+class Plotter(Think):
+    def get_model(self):
+        return plotter.model
+    def get_tools(self):
+        return [chart]
+agent = Plotter("plotter")
+agent.panel()
+'''
+
+
+def test_a_tools_image_reaches_the_model_and_shows_in_its_card(notebook, app: str) -> None:
+    page, panel = open_panel(notebook, TOOL_AGENT)
+    panel.locator("textarea.think-input").fill("draw it")
+    panel.locator("textarea.think-input").press("Enter")
+    expect(last_text(panel)).to_have_text("The tool drew a 5x4 image.", timeout=TURN_MS)
+    card = panel.locator(".think-tool[data-tool-name=chart]")
+    expect(card).to_have_attribute("open", "")  # open: the image is there to see
+    expect(card.locator(".think-tool-text")).to_have_text("the chart")
+    image = card.locator("img.think-tool-image")
+    expect(image).to_be_visible()
+    assert image.evaluate("img => img.naturalWidth") == 5
