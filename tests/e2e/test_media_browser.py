@@ -125,7 +125,7 @@ agent.panel()
 
 
 def test_a_tools_image_reaches_the_model_and_shows_in_its_card(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, TOOL_AGENT)
+    _page, panel = open_panel(notebook, TOOL_AGENT)
     panel.locator("textarea.think-input").fill("draw it")
     panel.locator("textarea.think-input").press("Enter")
     expect(last_text(panel)).to_have_text("The tool drew a 5x4 image.", timeout=TURN_MS)
