@@ -282,3 +282,51 @@ async def test_an_oversized_or_broken_attachment_is_refused_whole(tmp_path) -> N
     with pytest.raises(UserError, match="a data: URL without base64 data"):
         await agent.save_messages([user_with(broken)])
     assert agent.messages == []
+
+
+async def test_the_embedded_model_answers_an_image_message_told_it_cannot_see(tmp_path, monkeypatch) -> None:
+    """End to end on SmolLM2 (llama-cpp, text only): the turn completes, and the messages its chat
+    template is given carry the note where the image was (recorded on the way through, unchanged)."""
+    from think_nb import Think
+    from think_nb.models import local
+
+    seen: list[list] = []
+    real = local.adapt_messages
+
+    def recording(messages: list, *args, **kwargs) -> list:
+        seen.append(real(messages, *args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(local, "adapt_messages", recording)
+    agent = Think("eyes", db=tmp_path / "eyes.sqlite")
+    result = await agent.save_messages([user_with(image_part())])
+    assert result.status == "completed", result.error
+    assert seen and seen[-1][-1] == {"role": "user", "content": (
+        "What is in this?\n\n[image/png, 0 KB attached: not shown to you, this model cannot see images]")}
+    assert agent.messages[0]["parts"][1] == image_part()
+
+
+async def test_compaction_names_images_and_never_summarises_their_bytes() -> None:
+    from types import SimpleNamespace
+
+    from think_nb.session.compaction import create_compact_function
+
+    prompts: list[str] = []
+
+    async def summarize(prompt: str) -> str:
+        prompts.append(prompt)
+        return "summary"
+
+    tool_part = {"type": "tool-plot", "toolCallId": "c1", "state": "output-available", "input": {},
+                 "output": media.tool_content(["a chart", PNG])}
+    messages = [{"id": f"m{n}", "role": role, "parts": parts} for n, (role, parts) in enumerate([
+        ("user", [{"type": "text", "text": "hi"}]), ("assistant", [{"type": "text", "text": "hello"}]),
+        ("user", [{"type": "text", "text": "look"}, image_part()]), ("assistant", [tool_part]),
+        ("user", [{"type": "text", "text": "thanks"}]), ("assistant", [{"type": "text", "text": "welcome"}])])]
+    compact = create_compact_function(summarize, protect_head=1, tail_token_budget=1, token_counter=len)
+    ctx = SimpleNamespace(token_counter=len, previous_summary=None, summarize=summarize)
+    assert (await compact(messages, ctx))["summary"] == "summary"
+    [prompt] = prompts
+    assert "USER: look\n[attached shot.png (image/png)]" in prompt
+    assert "[tool plot] input: {} output: a chart [image/png]" in prompt
+    assert b64(PNG)[:20] not in prompt
