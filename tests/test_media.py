@@ -330,3 +330,14 @@ async def test_compaction_names_images_and_never_summarises_their_bytes() -> Non
     assert "USER: look\n[attached shot.png (image/png)]" in prompt
     assert "[tool plot] input: {} output: a chart [image/png]" in prompt
     assert b64(PNG)[:20] not in prompt
+
+
+def test_an_image_is_sent_as_what_its_bytes_are() -> None:
+    """The panel trusts the browser's type (a file's extension); the model is sent the bytes' type, and
+    bytes that are no raster image (an SVG named .png) are a note, never a request a provider refuses."""
+    jpeg = b"\xff\xd8\xff\xe0" + bytes(20)
+    assert media.model_parts("image/png", b64(jpeg)) == [
+        {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{b64(jpeg)}"}}]
+    svg = b64(b"<svg xmlns='http://www.w3.org/2000/svg'/>")
+    assert media.model_parts("image/png", svg, "x.png") == [
+        {"type": "text", "text": "[Attached x.png (image/png): not a PNG, JPEG, GIF or WebP image, left out]"}]

@@ -226,10 +226,23 @@ def file_size(url: str) -> int:
     return len(url) * 3 // 4
 
 
+def _head(data: str) -> bytes:
+    try:
+        return base64.b64decode(data[:24], validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def model_parts(media: str, data: str, filename: str | None = None) -> list[dict]:
-    """The model content parts of one image or file (`data`: base64)."""
-    if media in IMAGE_TYPES:
-        return [{"type": "image_url", "image_url": {"url": data_url(media, data)}}]
+    """The model content parts of one image or file (`data`: base64). An image is sent as the type
+    its bytes say (a JPEG named .png is sent as image/jpeg: providers refuse a mismatch), and bytes
+    that are no PNG, JPEG, GIF or WebP are a note, never a request the provider refuses."""
+    if media in IMAGE_TYPES or media.startswith("image/"):
+        actual = sniff(_head(data))
+        if actual not in IMAGE_TYPES:
+            return [{"type": "text", "text": f"[Attached {filename or 'image'} ({media}): not a PNG, JPEG, GIF or "
+                                             "WebP image, left out]"}]
+        return [{"type": "image_url", "image_url": {"url": data_url(actual, data)}}]
     if media == PDF:
         return [{"type": "file", "file": {"file_data": data_url(media, data), "filename": filename or "document.pdf"}}]
     name = filename or "file"
