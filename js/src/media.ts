@@ -20,6 +20,9 @@
  */
 
 export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+/** All the attachments of one message: its frame (base64, 4/3 larger) stays under the 10 MiB a
+ * Jupyter server's websocket takes from the browser in one message (tornado's default). */
+export const MAX_MESSAGE_ATTACHMENT_BYTES = 6 * 1024 * 1024;
 /** Images shown and sent (what OpenAI, Anthropic and Gemini all take). */
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const OTHER_TYPES = /^(application\/pdf|text\/[\w.+-]+|application\/(json|xml|csv|x-yaml|yaml))$/;
@@ -137,16 +140,20 @@ function readDataUrl(file: Blob): Promise<string> {
   });
 }
 
-/** The file parts of `files`, and one note for each file refused. */
-export async function readAttachments(files: Iterable<File>): Promise<{ parts: FilePart[]; notes: string[] }> {
+/** The file parts of `files`, and one note for each file refused; `already`: bytes attached before. */
+export async function readAttachments(files: Iterable<File>, already = 0): Promise<{ parts: FilePart[]; notes: string[]; bytes: number }> {
   const parts: FilePart[] = [];
   const notes: string[] = [];
+  let bytes = already;
   for (const file of files) {
-    const why = refusal(file);
+    const why = refusal(file) ?? (bytes + file.size > MAX_MESSAGE_ATTACHMENT_BYTES
+      ? `${file.name || "the file"} was not attached: one message's attachments may total ${sizeText(MAX_MESSAGE_ATTACHMENT_BYTES)}; send it in another message.`
+      : null);
     if (why) {
       notes.push(why);
       continue;
     }
+    bytes += file.size;
     try {
       const url = await readDataUrl(file);
       const ext = file.type.split("/")[1]?.replace("jpeg", "jpg") ?? "bin";
@@ -155,7 +162,7 @@ export async function readAttachments(files: Iterable<File>): Promise<{ parts: F
       notes.push(`${file.name || "the file"} could not be read: ${(e as Error).message}`);
     }
   }
-  return { parts, notes };
+  return { parts, notes, bytes };
 }
 
 /**
@@ -166,6 +173,7 @@ export function attachmentTray(target: HTMLElement, onNote: (note: string) => vo
   const tray = h("div", "think-attachments");
   tray.hidden = true;
   let pending: FilePart[] = [];
+  let bytes = 0; // of the pending files
   const draw = (): void => {
     tray.replaceChildren(
       ...pending.map((part, i) => {
@@ -183,6 +191,7 @@ export function attachmentTray(target: HTMLElement, onNote: (note: string) => vo
         remove.title = `remove ${part.filename ?? "this attachment"}`;
         remove.addEventListener("click", () => {
           pending = pending.filter((_, k) => k !== i);
+          bytes = pending.reduce((sum, p) => sum + Math.floor(((p.url.length - p.url.indexOf(",") - 1) * 3) / 4), 0);
           draw();
         });
         item.append(remove);
@@ -193,7 +202,9 @@ export function attachmentTray(target: HTMLElement, onNote: (note: string) => vo
   };
   const add = async (files: File[]): Promise<void> => {
     if (!files.length || !enabled()) return;
-    const { parts, notes } = await readAttachments(files);
+    const read = await readAttachments(files, bytes);
+    const { parts, notes } = read;
+    bytes = read.bytes;
     pending = [...pending, ...parts];
     for (const note of notes) onNote(note);
     draw();
@@ -220,6 +231,7 @@ export function attachmentTray(target: HTMLElement, onNote: (note: string) => vo
     take(): FilePart[] {
       const out = pending;
       pending = [];
+      bytes = 0;
       draw();
       return out;
     },

@@ -109,3 +109,18 @@ describe("attaching in the composer", () => {
     view.destroy();
   });
 });
+
+describe("one message's attachments", () => {
+  it("total at most MAX_MESSAGE_ATTACHMENT_BYTES: the one past it is refused with a note", async () => {
+    const { host, view } = panel();
+    const input = host.querySelector(".think-input") as Element;
+    const four = (name: string) => new File([new Uint8Array(4 * 1024 * 1024)], name, { type: "image/png" });
+    pasteFiles(input, [four("one.png")]);
+    await vi.waitFor(() => expect(host.querySelectorAll(".think-attachment").length).toBe(1));
+    pasteFiles(input, [four("two.png")]);
+    await vi.waitFor(() => expect(host.querySelector(".think-attach-note")?.textContent).toBe(
+      "two.png was not attached: one message's attachments may total 6.0 MiB; send it in another message."));
+    expect(host.querySelectorAll(".think-attachment").length).toBe(1);
+    view.destroy();
+  });
+});
