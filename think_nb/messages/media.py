@@ -42,6 +42,7 @@ import io
 import re
 import sys
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from think_nb import jsonsafe
@@ -354,8 +355,8 @@ def has_media(messages: list[dict]) -> bool:
 def for_model(messages: list[dict], config: Any, eviction: MediaEviction | None = None) -> list[dict]:
     """`messages` (OpenAI-shaped, system first) adapted to `config`'s model: see the module docstring.
     Returns new message dicts where it changes something; the input is never changed."""
-    if not any(isinstance(m.get("content"), list) for m in messages):
-        return messages  # no media anywhere (one C-level pass: the request's cost stays flat)
+    if not any(map(isinstance, map(dict.get, messages, repeat("content")), repeat(list))):
+        return messages  # no media anywhere (one C-level pass: a turn's cost stays flat as history grows)
     out = [dict(m) for m in messages]
     if eviction is not None:
         _evict(out, eviction)
