@@ -125,7 +125,6 @@ export const CSS = `
 .think-run-mutated, .think-run-rejected { font-size: 0.85em; color: var(--think-warn); margin: 4px 0; }
 .think-notice { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
 .think-composer { flex-wrap: wrap; }
-.think-composer > .think-input { flex: 1 1 60%; }
 .think-attachments { flex: 1 1 100%; display: flex; gap: 6px; flex-wrap: wrap; }
 .think-attachment { position: relative; display: inline-flex; align-items: center; border: 1px solid var(--think-border); border-radius: 4px; padding: 2px; }
 .think-attachment img { max-height: 56px; max-width: 96px; display: block; }
