@@ -539,7 +539,9 @@ class Think:
         result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
         description of each object as a `data-context` part the model reads after the text
         (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
-        anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
+        anything else; about `data_context.TOKEN_BUDGET` tokens each); a matplotlib figure or PIL
+        image is attached as itself, a `file` part (PNG data URL, at most 5 MiB) a vision model
+        sees (`think_nb.messages.media`). Data frames are described (and figures rendered) in
         a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
         starts, so the event loop never waits for it; bad `context` raises `UserError` here.
         `output_type` (a pydantic model class): a structured turn, see `send`.
