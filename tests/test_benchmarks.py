@@ -38,6 +38,8 @@ QUICK = [  # (benchmark, what its output must say, marks)
      [pytest.mark.localmodel]),
     ("bench_stalls.py", ["longest loop stall per scenario", "first turn", "MCP server: add, one call",
                          "compaction (N messages)", "grep (N lines)"], []),
+    ("bench_time_travel.py", ["fork + resume from its last hook site (on_chat_response), ms",
+                              "record size per turn, 10-step tool turn, bytes", "its trace row"], []),
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),
     ("bench_embedded.py", ["first token after import, s", "litellm imported                False",
                            "think-nb chat (main job), s"], [pytest.mark.localmodel]),

@@ -74,8 +74,10 @@ if TYPE_CHECKING:
     import pandas as pd
     from fsspec.spec import AbstractFileSystem
 
+    from think_nb.compare import Comparison
     from think_nb.panel.widget import ChatPanel
     from think_nb.session.builder import Session
+    from think_nb.turns.fork import ForkStepper
     from think_nb.turns.replay import Recording
     from think_nb.turns.stepper import Stepper
 
@@ -711,6 +713,39 @@ class Think:
         from think_nb.turns.stepper import Stepper
 
         return Stepper(self.__runtime.engine, message)
+
+    def fork(self, turn: int | str, at: str = "before_turn", *, model: Any = None, tools: str = "live") -> ForkStepper:
+        """Fork a stored turn at one of its hook sites (time travel; think_nb's own, not Think's:
+        LangGraph's `update_state` + `invoke(None, checkpoint)` at any hook; `think_nb.turns.fork`).
+
+        Args:
+            turn: a request id, or an index into `agent.turns()` (`-1`: the latest).
+            at: the hook site: `"before_turn"`, `"before_step:<n>"`, `"before_tool_call:<call id>"`,
+                `"after_tool_call:<call id>"`, `"on_step_finish:<n>"`, `"on_chat_response"`
+                (`%think history AGENT` lists a turn's sites).
+            model: what runs after the fork point: None (the agent's model), a model spec or a
+                `ScriptedModel`, or `"recorded"` (the record's own model outputs, step after step).
+            tools: `"live"` (run the calls after the fork point) or `"recorded"` (a call whose name
+                and arguments match a recorded call gets its recorded result; `stepper.reused`).
+
+        Returns a `ForkStepper` paused at `at` (`stepper.paused`, a `HookEvent`: edit its `ctx` as
+        in step mode, then `stepper.run()` or `stepper.next()`). Everything before the fork point is
+        reproduced from the turn's record (no model call, no tool run); the reply is a new sibling
+        branch of the original (`metadata.fork`), which is never changed. Raises `UserError` (one
+        line naming why) for a turn that cannot be reproduced or an unknown site."""
+        from think_nb.turns import fork
+
+        return fork.start(self.__runtime, turn, at, model, tools)
+
+    def compare(self, a: Any, b: Any) -> Comparison:
+        """Compare two replies side by side (think_nb's own, not Think's; `think_nb.compare`): `a`
+        and `b` are message ids, request ids or `TurnResult`s / fork steppers. Returns a `Comparison`:
+        `.frame` is a DataFrame (rows: text, each tool call's name / arguments / result, usage,
+        cost_usd, duration_ms, model, fork; columns `aspect`, `a`, `b`, `same`), and it shows as
+        an HTML view with a word diff in the notebook. Raises `UserError` for an unknown reply."""
+        from think_nb import compare
+
+        return compare.compare(self.__runtime, a, b)
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
         """Cancel one turn by request id; its partial message is kept (status `aborted`). No-op for

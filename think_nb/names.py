@@ -62,6 +62,7 @@ RESERVED: dict[str, str] = {
     "deliver_notice": "a method",
     # observing
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
+    "fork": "a method", "compare": "a method",
     # sub-agents
     "sub_agent": "a method", "chat": "a method", "cancel_chat": "a method", "delegate": "a method",
     "has_sub_agent": "a method", "list_sub_agents": "a method", "abort_sub_agent": "a method",

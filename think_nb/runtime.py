@@ -24,6 +24,7 @@ import asyncio
 import copy
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -153,6 +154,7 @@ class AgentRuntime:
             declared = agent.get_scheduled_tasks()
         self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
         self.scheduler.kick()
+        _panels_follow(agent)
 
     def _model_hint(self) -> Any:
         """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when
@@ -504,3 +506,14 @@ def _build_workspace_tools(fs: Any, approval: bool) -> dict[str, Any]:
     from think_nb.workspace.tools import workspace_tools
 
     return workspace_tools(fs, approval=approval)
+
+
+def _panels_follow(agent: Any) -> None:
+    """Open panels of an agent of an older object of `agent`'s class (the class cell ran again, as
+    the quickstart's does: `class Calc` and `agent = Calc("q")` in one cell) with the same name and
+    file now follow `agent` (`think_nb.panel.widget.follow_redefined`; issue 27 §3): a message typed
+    in a panel drawn above runs the new class, whether or not `%think` runs again. Nothing to do when
+    no panel was ever opened (the widget module is then not imported)."""
+    widget = sys.modules.get("think_nb.panel.widget")
+    if widget is not None:
+        widget.follow_redefined(agent)

@@ -108,6 +108,9 @@ export interface Versions {
   index: number;
   count: number;
   ids: string[];
+  /** A forked reply (`agent.fork`) beside its original `of`: the text's word diff (`=`, `-`, `+`) and
+   * the other aspects that differ, as text (`think_nb.compare`). */
+  compare?: { of: string; label?: string | null; diff: [string, string][]; rows: { aspect: string; a: string; b: string }[] };
 }
 
 /** What a message's controls need from the panel. */
@@ -383,7 +386,7 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   return note;
 }
 
-/** "‹ 2 / 3 ›": the versions of a regenerated reply. */
+/** "‹ 2 / 3 ›": the versions of a regenerated (or forked: its label follows) reply. */
 function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
   const v = ctx.versions;
   if (!v || v.count < 2) return null;
@@ -400,7 +403,43 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
   where.title = `version ${v.index + 1} of ${v.count} of this reply (Regenerate adds one)`;
   bar.dataset.messageId = message.id;
   bar.append(prev, where, next);
+  const fork = forkLabel(message);
+  if (fork) bar.append(h("span", "think-version-fork", fork));
+  if (v.compare) bar.append(compareToggle(v.compare));
   return bar;
+}
+
+/** "compare": shows (or hides) the forked reply beside its original: the word diff, then the aspects that differ. */
+function compareToggle(compare: NonNullable<Versions["compare"]>): HTMLElement {
+  const wrap = h("span", "think-version-compare-wrap");
+  const button = h("button", "think-version-compare", "compare");
+  button.title = "this version beside the original it was forked from";
+  const view = h("div", "think-compare");
+  view.hidden = true;
+  const diff = h("div", "think-compare-diff");
+  for (const [op, words] of compare.diff) diff.append(op === "=" ? document.createTextNode(words) : h(op === "-" ? "del" : "ins", "", words));
+  view.append(diff);
+  if (compare.rows.length) {
+    const table = h("table", "think-compare-rows");
+    const head = h("tr", "");
+    head.append(h("th", "", ""), h("th", "", "original"), h("th", "", "this version"));
+    table.append(head);
+    for (const row of compare.rows) {
+      const tr = h("tr", "");
+      tr.append(h("th", "", row.aspect), h("td", "", row.a), h("td", "", row.b));
+      table.append(tr);
+    }
+    view.append(table);
+  }
+  button.addEventListener("click", () => { view.hidden = !view.hidden; });
+  wrap.append(button, view);
+  return wrap;
+}
+
+/** A forked reply's label (`agent.fork`: "forked at after_tool_call(add) — result edited"), else null. */
+function forkLabel(message: ViewMessage["message"]): string | null {
+  const fork = (message.metadata as { fork?: { label?: unknown } } | undefined)?.fork;
+  return fork && typeof fork.label === "string" ? fork.label : null;
 }
 
 /**

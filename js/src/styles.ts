@@ -36,8 +36,15 @@ export const CSS = `
 .think-cut, .think-stopped { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }
 .think-stopped { color: var(--think-muted); font-style: italic; }
 .think-panel button.think-continue { font-size: 0.9em; }
-.think-versions { display: inline-flex; gap: 4px; align-items: center; margin-top: 4px; font-size: 0.8em; color: var(--think-muted); }
+.think-versions { display: inline-flex; flex-wrap: wrap; gap: 4px; align-items: center; margin-top: 4px; font-size: 0.8em; color: var(--think-muted); }
 .think-panel .think-versions button { padding: 0 6px; }
+.think-version-fork { margin-left: 4px; font-style: italic; }
+.think-version-compare-wrap { display: contents; }
+.think-compare { flex-basis: 100%; margin-top: 4px; padding: 4px 6px; border: 1px solid var(--think-border, #ccc); border-radius: 4px; }
+.think-compare del { background: rgba(255, 0, 0, 0.15); }
+.think-compare ins { background: rgba(0, 160, 0, 0.15); text-decoration: underline; }
+.think-compare-rows { margin-top: 4px; border-collapse: collapse; font-size: 0.9em; }
+.think-compare-rows th, .think-compare-rows td { padding: 0 6px; text-align: left; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
 .think-header > .think-agent-name { flex: none; max-width: 45%; } /* the name keeps its width; the path gives way */

@@ -154,3 +154,20 @@ def test_a_panel_of_an_agent_made_in_a_cell_follows_the_redefined_class(notebook
     expect(last_text(old)).to_have_text("from the second Demo", timeout=TURN_MS)
     expect(last_text(new)).to_have_text("from the second Demo", timeout=TURN_MS)
     expect(new.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])
+
+
+def test_a_panel_follows_when_the_class_cell_that_makes_the_agent_runs_again(notebook, app: str) -> None:
+    """The quickstart's own cells (a stranger's run, issue 27 §3): one cell defines the class and makes
+    `agent = Demo("q")`, the next shows `%think agent`; the class cell is edited and run again, with
+    no `%think` after it. A message typed in the one panel runs on the new class."""
+    make = '\nagent = Demo("q")'
+    page = notebook(["%load_ext think_nb", V1 + make, "%think agent", V2 + make])
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    panel = page.locator(".think-panel")
+    expect(panel).to_have_count(1, timeout=60_000)
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    wait_kernel_idle(page)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("which Demo are you?")
+    page.keyboard.press("Enter")
+    expect(last_text(panel)).to_have_text("from the second Demo", timeout=TURN_MS)

@@ -162,3 +162,31 @@ def test_a_narrow_page_keeps_the_agents_name_whole(notebook, app: str) -> None:
     expect(panel.locator("textarea.think-input")).to_have_attribute(
         "placeholder", "Message Demo (Enter to send, Shift+Enter for a new line)")
     expect(panel.locator(".think-empty")).to_contain_text("runs on a test model")
+
+
+def test_a_forked_version_shows_its_label_in_the_switcher(notebook, app: str) -> None:
+    """Issue 32: a fork (`agent.fork`) is a sibling of the original reply; the switcher shows it,
+    with where it was forked and what was edited, and "compare" shows it beside the original."""
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")]])\n'
+                                    'await agent.send("Answer me")\n'
+                                    'other = S([[S.text("Forked answer.")]])\n'
+                                    'stepper = agent.fork(-1, at="before_turn", model=other)\n'
+                                    'stepper.paused.ctx.system = "Be different."\n'
+                                    'stepper.run()\n'
+                                    'agent.panel()')
+    expect(last_text(panel)).to_have_text("Forked answer.", timeout=TURN_MS)
+    label, fork = panel.locator(".think-version-label"), panel.locator(".think-version-fork")
+    expect(label).to_have_text("2 / 2")
+    expect(fork).to_have_text("forked at before_turn — system prompt edited")
+    compare = panel.locator(".think-compare")
+    expect(compare).to_be_hidden()
+    panel.locator("button.think-version-compare").click()  # beside the original: the word diff
+    expect(compare.locator("del")).to_have_text("First ")
+    expect(compare.locator("ins")).to_have_text("Forked ")
+    expect(compare.locator(".think-compare-diff")).to_have_text("First Forked answer.")
+    panel.locator("button.think-version-prev").click()
+    expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)
+    expect(label).to_have_text("1 / 2")
+    expect(fork).to_have_count(0)
+    panel.locator("button.think-version-next").click()
+    expect(fork).to_have_text("forked at before_turn — system prompt edited", timeout=TURN_MS)

@@ -201,6 +201,9 @@ class ViewHub:
                 continue
             if len(siblings) > 1 and m["id"] in siblings:
                 branches[m["id"]] = {"index": siblings.index(m["id"]), "count": len(siblings), "ids": siblings}
+                compared = self._compare_fork(m, siblings)
+                if compared is not None:
+                    branches[m["id"]]["compare"] = compared
         return {
             "finish": {k: v for k, v in self._finish.items() if k in ids},
             "tools": {k: dict(v) for k, v in decisions.items() if k in calls},
@@ -208,6 +211,27 @@ class ViewHub:
             "active": self.running(),
             "queued": self._queued(),
         }
+
+    def _compare_fork(self, message: dict, siblings: list) -> dict | None:
+        """For a forked reply (`agent.fork`) whose original is a sibling: `{of, label, diff: [[op,
+        words]], rows: [{aspect, a, b}]}` (the text's word diff and the aspects that differ, as
+        text; `think_nb.compare`), which the panel's versions bar shows under "compare"; else None."""
+        fork = (message.get("metadata") or {}).get("fork")
+        if not isinstance(fork, dict):
+            return None
+        of = fork.get("of")
+        if not isinstance(of, str) or of not in siblings:
+            return None
+        try:
+            from think_nb.compare import compare, display
+
+            comparison = compare(self._agent, of, message["id"])  # the agent's runtime holds the store
+        except Exception:  # noqa: BLE001 - what the panels show must not break a turn
+            _log.exception("compare(%r, %r) failed", of, message.get("id"))
+            return None
+        rows = [{"aspect": r["aspect"], "a": display(r["a"]), "b": display(r["b"])}
+                for r in comparison.rows if not r["same"] and r["aspect"] not in ("text", "fork", "duration_ms")]
+        return {"of": of, "label": fork.get("label"), "diff": [list(d) for d in comparison.word_diff], "rows": rows}
 
     def _queued(self) -> list[dict]:
         try:

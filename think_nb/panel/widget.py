@@ -68,7 +68,8 @@ def follow_redefined(new: Any) -> int:
     """Make every open panel of an agent of an older object of `new`'s class (same module and
     qualified name: the class was redefined in a cell) with `new`'s name and SQLite file follow
     `new`, however that agent was made and shown (`agent = Calc("q")` then `%think agent`, as the
-    quickstart does, or `agent.panel()`); returns how many. Called by `%think Calc q`."""
+    quickstart does, or `agent.panel()`); returns how many. Called whenever an agent is created
+    (`AgentRuntime.open`: the class cell that makes `agent = Calc("q")` ran again) and by `%think Calc q`."""
     cls = type(new)
 
     def older(agent: Any) -> bool:

@@ -5,6 +5,7 @@
     store.state           AgentState: small JSON values (config, client tools, leaf pointers)
     store.turn_log        TurnLog: one row per turn
     store.traces          TraceStore: hook traces and recordings
+    store.records         TurnRecords: what each turn's hook sites saw (time travel: think_nb.turns.fork)
     store.streams         StreamStore: the resumable stream (chunks of turns in flight)
     store.submissions     SubmissionRows: the submission ledger (`submit_messages`)
     store.sessions        SessionStore: session rows
@@ -38,6 +39,7 @@ from think_nb.store.db import Database
 from think_nb.store.extensions import ExtensionRows
 from think_nb.store.mcp_servers import McpServerRows
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
+from think_nb.store.records import TurnRecords
 from think_nb.store.schedules import ScheduleRows
 from think_nb.store.sessions import SessionStore
 from think_nb.store.state import AgentState
@@ -64,6 +66,7 @@ class AgentStore:
         self.state = AgentState(db, agent_key)
         self.turn_log = TurnLog(db, agent_key)
         self.traces = TraceStore(db, agent_key)
+        self.records = TurnRecords(db, agent_key)
         self.streams = StreamStore(db, agent_key)
         self.submissions = SubmissionRows(db, agent_key)
         self.sessions = SessionStore(db, agent_key)

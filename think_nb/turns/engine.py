@@ -108,14 +108,16 @@ class TurnEngine:
               continuation: bool = False, regenerate: bool = False, body: dict | None = None,
               signal: AbortSignal | None = None,
               extra_parts: dict[str, Awaitable[list[dict]]] | None = None, output_type: Any = None,
-              expect_last: str | None = None) -> asyncio.Future:
+              expect_last: str | None = None, fork: Any = None) -> asyncio.Future:
         """Admit a turn and run it as a task on the running loop; returns the task (or a finished
         future with a `skipped` result when admission drops it). Raises `UserError` without a loop.
         `extra_parts` (`{message id: awaitable of parts}`): parts prepared off the loop, awaited when
         the turn starts (in queue order) and appended to that message before it is stored.
         `output_type`: a pydantic model class for a structured turn (`UserError` otherwise, before
         anything is stored; `think_nb.turns.structured`). `expect_last`: the message id the branch
-        must still end with when the turn starts, else it is `skipped` (recovery turns)."""
+        must still end with when the turn starts, else it is `skipped` (recovery turns). `fork`: a
+        `think_nb.turns.fork.ForkPlan`: the turn answers the recorded turn's message again (the
+        branch is moved there first, as regenerate does) and reproduces it up to the fork point."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -126,7 +128,7 @@ class TurnEngine:
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
                          extra_parts=dict(extra_parts or {}), output_type=output_type, parent=self._responding(),
-                         expect_last=expect_last)
+                         expect_last=expect_last, fork=fork)
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
@@ -355,6 +357,9 @@ class TurnEngine:
         if continuation and (conversation.last is None or conversation.last["role"] != "assistant"):
             return TurnResult("", "skipped", continuation=True,  # Think: {requestId: "", status: "skipped"}
                               reason=SKIPPED["nothing-to-continue"])
+        if sub.fork is not None:  # a sibling of the recorded reply, under the message it answered
+            conversation.set_leaf(sub.fork.parent_id)
+            self.messages_changed()
         if regenerate:
             if not conversation.rewind_to_last_user():
                 return TurnResult(sub.request_id, "skipped", reason=SKIPPED["nothing-to-regenerate"])
@@ -368,7 +373,7 @@ class TurnEngine:
         for message in new:
             if message.get("id") in sub.extra_parts:  # e.g. attached data, described in a worker thread
                 message["parts"] = [*message["parts"], *await sub.extra_parts[message["id"]]]
-        if not new and not (continuation or regenerate):
+        if not new and not (continuation or regenerate or sub.fork is not None):
             return TurnResult(sub.request_id, "skipped", reason=SKIPPED["no-new-messages"])
         self.repair_interrupted_tools()
         try:
@@ -381,7 +386,7 @@ class TurnEngine:
             raise
         self.messages_changed()
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
-                    generation=sub.generation, output_type=sub.output_type)
+                    generation=sub.generation, output_type=sub.output_type, fork=sub.fork)
         self.turns_run[sub.request_id] = turn
         outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
         fields = _turn_fields(sub, continuation)
@@ -415,6 +420,10 @@ class TurnEngine:
             _RESPONDING.reset(token)
             self.steppers.pop(turn.request_id, None)
             turn.tracer.save(self.store.traces)
+            try:
+                turn.save_record()
+            except Exception:  # a record that cannot be stored costs the turn nothing but its forks
+                log.exception("could not store the record of turn %s", turn.request_id)
         try:
             while sub.children:  # a chained turn the hook did not await still runs before the next queued one
                 await asyncio.wait(list(sub.children))

@@ -5,7 +5,8 @@ new input), block (the reason becomes the output) or substitute an output; a too
 approval does not run, the stream emits `tool-approval-request` and the turn pauses there
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
-sees every outcome with its duration in milliseconds, before the call's result chunk is emitted.
+sees every outcome with its duration in milliseconds, before the call's result chunk is emitted
+(in step mode, what the user leaves in its `output` / `success` / `error` is the call's result).
 A `before_tool_call`, `after_tool_call` or `needs_approval` predicate that raises fails its call
 the same way (the text names the hook), never the turn (Think: a throw becomes the tool's
 error), so a failing hook never leaves its call without a result. Calls a tool makes from inside
@@ -69,6 +70,9 @@ class StepTools:
     emit: Emit
     messages: list[dict]
     step_number: int = 0
+    fork: Any = None
+    """A forked turn's `think_nb.turns.fork.ForkPlan`: a call it has a recorded result for gets that
+    result instead of running (after the approval gate and `before_tool_call`)."""
 
     async def run(self, calls: list[ToolCall]) -> tuple[list[dict], bool]:
         """Returns (results as `{toolCallId, toolName, output | errorText}` in call order,
@@ -193,6 +197,11 @@ class StepTools:
             await self.hooks.fire("after_tool_call", result_ctx, step=self.step_number, tool=name)
         except HookError as exc:
             return False, None, self._hook_failed(exc, "the call's result was discarded")
+        if self.hooks.stepper is not None and parent is None:  # step mode: the result as the user left it
+            edited = (bool(result_ctx.success), result_ctx.output, result_ctx.error)
+            if edited != outcome:
+                return (True, dump_output(edited[1]), None) if edited[0] else \
+                    (False, None, str(edited[2] or "The tool failed."))
         return outcome
 
     def _hook_failed(self, exc: HookError, consequence: str) -> str:
@@ -244,6 +253,12 @@ class StepTools:
             return True, decision.reason or f"Tool {name!r} was blocked by before_tool_call.", None
         if decision.action == "substitute":
             return True, dump_output(decision.output), None
+        if self.fork is not None:
+            recorded = self.fork.recorded_outcome(call_id, name, arguments)
+            if recorded is not None:  # a forked turn: the recorded result, and what the call emitted
+                for chunk in recorded[1]:
+                    await self.emit(chunk)
+                return recorded[0]
         try:
             if tool is None:
                 available = ", ".join(sorted(self.tools)) or "none"
