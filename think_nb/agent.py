@@ -56,6 +56,7 @@ from think_nb.aio import script_loop
 from think_nb.binding import bind
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
+from think_nb.messages.media import MediaEviction
 from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
@@ -154,6 +155,13 @@ class Think:
     previous step read at least N × headroom input tokens. Both may be given; True is
     `{"reactive": True}`. A `ContextOverflow` or a dict of its fields; bad values raise
     `UserError`. See `think_nb.turns.overflow`."""
+    media_eviction: MediaEviction | dict[str, Any] | bool | None = True
+    """Keep old images and files out of requests (Think's `mediaEviction`, on by default): media
+    older than the last `keep_recent_messages` (8) messages and at least `min_part_bytes` (32 KiB)
+    large, and the oldest past `max_request_bytes` (20 MiB) in one request, reach the model as a
+    one-line placeholder; the stored messages and the panel keep them. True (the defaults), False
+    (off), a `MediaEviction` or a dict of its fields; bad values raise `UserError`. See
+    `think_nb.messages.media`."""
     chat_recovery: bool = True
     """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
     False: their partial replies are still stored, nothing is continued."""
@@ -533,7 +541,9 @@ class Think:
         result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
         description of each object as a `data-context` part the model reads after the text
         (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
-        anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
+        anything else; about `data_context.TOKEN_BUDGET` tokens each); a matplotlib figure or PIL
+        image is attached as itself, a `file` part (PNG data URL, at most 5 MiB) a vision model
+        sees (`think_nb.messages.media`). Data frames are described (and figures rendered) in
         a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
         starts, so the event loop never waits for it; bad `context` raises `UserError` here.
         `output_type` (a pydantic model class): a structured turn, see `send`.

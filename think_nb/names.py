@@ -35,6 +35,7 @@ SETTINGS = frozenset({
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
     "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease", "context_overflow",
+    "media_eviction",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 

@@ -92,6 +92,7 @@ class AgentRuntime:
     message_concurrency = _Setting()
     chat_stream_stall_timeout = _Setting()
     context_overflow = _Setting()
+    media_eviction = _Setting()
     chat_recovery = _Setting()
     chat_recovery_max_attempts = _Setting()
     include_mcp_tools = _Setting()

@@ -21,6 +21,7 @@ import { codeBlock } from "./code";
 import { dataContextElement, tableOutputElement } from "./data-part";
 import { type UndoControl, editedInput, isRunCode, kernelRunElement, kernelRunOf, noteApproved, runCodeSection } from "./kernel-run";
 import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
+import { contentOutputElement, filePartElement, hasImages } from "./media";
 import type { ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
 import { formatTurnUsage, turnUsage } from "./usage";
@@ -270,7 +271,9 @@ function toolCard(
   const name = toolName(part);
   const card = h("details", "think-tool");
   const waiting = part.state === "approval-requested" || part.state === "input-streaming";
-  card.open = waiting || part.state === "output-error" || part.state === "output-denied";
+  // open where something needs seeing: a question, a failure, an image the tool returned
+  card.open = waiting || part.state === "output-error" || part.state === "output-denied" ||
+    (part.state === "output-available" && hasImages(part.output));
   card.dataset.toolName = name;
   card.dataset.state = part.state;
   card.dataset.key = `tool:${part.toolCallId}:${part.state}`; // a new state opens or closes it afresh
@@ -319,7 +322,8 @@ function toolCard(
     const run = partial ? null : kernelRunOf(part.output);
     if (run) card.dataset.undone = String(run.undone);
     card.append(
-      (run && kernelRunElement(part, run, ctx)) ?? tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)),
+      (run && kernelRunElement(part, run, ctx)) ?? tableOutputElement(part.output, what) ??
+        contentOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)),
     );
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
@@ -517,7 +521,7 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
     case "source-url":
       return link("think-source", p.url, p.title);
     case "file":
-      return link("think-file", p.url, p.filename ?? p.mediaType);
+      return filePartElement(p);
     case "data-subagent":
       return subAgentCard(p);
     case "data-context":

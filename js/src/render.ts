@@ -14,9 +14,11 @@ import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
 import { createContextTab } from "./context-tab";
+import { type FilePart, attachmentTray } from "./media";
 
 export interface PanelActions {
-  send(text: string): void;
+  /** Send a user message: its text and the attachments pasted or dropped into the composer (media.ts). */
+  send(text: string, files?: FilePart[]): void;
   stop(): void;
   clear(): void;
   regenerate(): void;
@@ -239,17 +241,28 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   input.rows = 2;
   const send = h("button", "think-send", "Send");
   const stop = h("button", "think-stop", "Stop");
-  composer.append(input, send, stop);
+  // a pasted or dropped image (or PDF, text file) waits in the tray above the box until Send (media.ts)
+  const attachNote = h("div", "think-attach-note");
+  attachNote.setAttribute("role", "alert");
+  attachNote.hidden = true;
+  const showAttachNote = (note: string): void => {
+    attachNote.textContent = note;
+    attachNote.hidden = !note;
+  };
+  let offline = false; // the kernel is gone: nothing can be sent
+  const tray = attachmentTray(composer, showAttachNote, () => !offline);
+  composer.append(tray.el, input, send, stop);
   const notice = h("div", "think-notice");
   notice.setAttribute("role", "status");
   notice.hidden = true;
   const context = createContextTab({ switchSession: (id) => actions.switchSession(id) });
-  root.append(style, header, gone, banner, list, composer, notice, context.el);
+  root.append(style, header, gone, banner, list, composer, attachNote, notice, context.el);
   el.append(root);
   function showTab(tab: "chat" | "context"): void {
     root.dataset.tab = tab;
     for (const b of tabButtons) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
     list.hidden = composer.hidden = tab !== "chat";
+    attachNote.hidden = tab !== "chat" || !attachNote.textContent;
     notice.hidden = tab !== "chat" || !notice.textContent;
     context.el.hidden = tab !== "context";
   }
@@ -263,12 +276,14 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}${badge.dataset.suffix ?? ""}`;
     }
   }, 200);
-  let offline = false; // the kernel is gone: nothing can be sent
   const submit = (): void => {
     const text = input.value.trim();
-    if (!text || busy || offline) return;
+    if ((!text && !tray.count) || busy || offline) return;
     input.value = "";
-    actions.send(text);
+    showAttachNote("");
+    const files = tray.take();
+    if (files.length) actions.send(text, files);
+    else actions.send(text);
     atBottom = true;
     list.scrollTop = list.scrollHeight;
   };

@@ -131,6 +131,15 @@ export const CSS = `
 .think-run-changes, .think-run-undo-note { font-size: 0.85em; color: var(--think-muted); margin: 4px 0; }
 .think-run-mutated, .think-run-rejected { font-size: 0.85em; color: var(--think-warn); margin: 4px 0; }
 .think-notice { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
+.think-composer { flex-wrap: wrap; }
+.think-attachments { flex: 1 1 100%; display: flex; gap: 6px; flex-wrap: wrap; }
+.think-attachment { position: relative; display: inline-flex; align-items: center; border: 1px solid var(--think-border); border-radius: 4px; padding: 2px; }
+.think-attachment img { max-height: 56px; max-width: 96px; display: block; }
+.think-attachment-remove { border: none; background: none; cursor: pointer; padding: 0 4px; }
+.think-attach-note { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
+.think-image, .think-tool-image { display: block; max-width: min(100%, 480px); max-height: 360px; margin: 4px 0; border-radius: 4px; }
+.think-file-chip { display: inline-block; font-size: 0.85em; padding: 1px 6px; border: 1px solid var(--think-border); border-radius: 10px; margin: 2px 4px 2px 0; }
+.think-tool-text { white-space: pre-wrap; margin: 2px 0; }
 .think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
 .think-into-cell-bar { display: flex; align-items: center; gap: 8px; margin-top: 4px; }
 .think-into-cell-note { font-size: 0.8em; color: var(--think-muted); }

@@ -183,9 +183,10 @@ const render: Render<Traits> = ({ model, el }) => {
   const store = STORES.get(model.get("uid")) as Store;
   const clientId = store.state.probeId;
   const view = createPanel(el, {
-    send(text) {
+    send(text, files = []) {
       const requestId = newId();
-      const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts: [{ type: "text", text }] };
+      const parts: UIMessage["parts"] = [...(text ? [{ type: "text", text }] : []), ...files];
+      const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts };
       if (store.state.kernelGone) return;
       notice = "";
       store.set(submitted(store.state, requestId, message));

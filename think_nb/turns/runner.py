@@ -22,9 +22,11 @@ from think_nb import channels, events, jsonsafe
 from think_nb.actions.authorize import turn_grant
 from think_nb.actions.pause import parked
 from think_nb.errors import InternalError, ModelError
+from think_nb.messages import media
 from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
+from think_nb.messages.media import MediaEviction
 from think_nb.models import progress
 from think_nb.models import usage as usage_model
 from think_nb.models.litellm_env import get_litellm, preload_for
@@ -522,6 +524,8 @@ class Turn:
                 plan.options["tool_choice"] = self.final.forced
             plan.offered[self.final.name] = self.final.tool
         plan.sent = ([{"role": "system", "content": plan.system}] if plan.system else []) + plan.messages
+        # images and files as this model takes them, old ones evicted (the stored messages never change)
+        plan.sent = media.for_model(plan.sent, plan.model, MediaEviction.coerce(self.host.media_eviction))
         return plan
 
     def _apply_step(self, plan: _Step, config: StepConfig) -> None:

@@ -37,6 +37,7 @@ from think_nb.tools.tool import (
     Tool,
     ToolInputError,
     dump_output,
+    dump_output_later,
 )
 from think_nb.turns.hooks import HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext
 
@@ -265,11 +266,11 @@ class StepTools:
             if tool.streaming:  # each yield is a preliminary output; the last one is the result
                 last = None
                 async for value in tool.stream(arguments):
-                    last = dump_output(value)
+                    last = await dump_output_later(value)
                     await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": last,
                                      "preliminary": True})
                 return True, last, None
-            return True, dump_output(await tool.invoke(arguments)), None
+            return True, await dump_output_later(await tool.invoke(arguments)), None
         except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError, StopTurn):
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute); a
             # turn hook failing while the tool runs (`on_chunk` on a preliminary output) ends the turn
