@@ -213,11 +213,39 @@ async def test_results_are_bounded_like_thinks(site: Server) -> None:
     assert items == ["aaaa"] * 5  # the leading items whose JSON fits in 40 characters
 
 
-async def test_screenshot_is_an_image_file_part(site: Server) -> None:
+async def test_screenshot_is_an_image(site: Server) -> None:
     shot = await tools(site, viewport=(640, 360))["browser_screenshot"].invoke({"url": f"{site.url}/page"})
-    assert set(shot) == {"type", "mediaType", "url"} and shot["type"] == "file" and shot["mediaType"] == "image/png"
-    png = base64.b64decode(shot["url"].removeprefix("data:image/png;base64,"))
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (640, 360)
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", shot[16:24]) == (640, 360)
+
+
+async def test_a_screenshot_in_a_turn_is_stored_as_an_image_and_the_model_receives_it(site: Server) -> None:
+    """The screenshot's PNG is the tool's content output (`think_nb.messages.media`, issue 31 §1): the
+    stored part holds the image, and the model's next request carries it as an image, not as text."""
+    from think_nb import Think
+    from think_nb.testing import ScriptedModel as S
+
+    script = S([[S.tool_call("browser_screenshot", {"url": f"{site.url}/page"})], [S.text("A fruit shop.")]])
+
+    class Looker(Think):
+        include_workspace_tools = False
+
+        def get_model(self):  # type: ignore[no-untyped-def]
+            return script.model
+
+        def get_tools(self):  # type: ignore[no-untyped-def]
+            return browser_tools(allow_hosts=[f"127.0.0.1:{site.port}"], allow_private=["127.0.0.1"],
+                                 actions=["screenshot"], viewport=(320, 200))
+
+    agent = Looker("looker")
+    assert (await agent.send("what does it look like?")).status == "completed"
+    part = next(p for p in agent.messages[-1]["parts"] if p["type"] == "tool-browser_screenshot")
+    (item,) = part["output"]["value"]
+    assert (part["output"]["type"], item["type"], item["mediaType"]) == ("content", "image-data", "image/png")
+    png = base64.b64decode(item["data"])
+    assert struct.unpack(">II", png[16:24]) == (320, 200)
+    sent = str(script.requests[1]["messages"])
+    assert f"data:image/png;base64,{item['data']}" in sent
+    await agent.shutdown()
 
 
 async def test_no_request_of_the_page_reaches_a_host_that_is_not_allowed(site: Server, forbidden: Server) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import contextvars
 import ipaddress
@@ -43,8 +44,9 @@ def browser_tools(*, allow_hosts: Iterable[str] = (), allow_private: Iterable[st
     Quick actions, each on a fresh page (input `url` or raw `html`): `browser_markdown` -> str,
     `browser_extract(selector, attribute=None)` -> [str] (Think's extract asks a model; here a CSS
     selector picks), `browser_links` -> [url], `browser_scrape(selectors)` ->
-    `[{selector, results: [{text, html, attributes: [{name, value}]}]}]`, `browser_screenshot` -> an
-    AI SDK file part `{type: "file", mediaType: "image/png", url: "data:..."}`; and
+    `[{selector, results: [{text, html, attributes: [{name, value}]}]}]`, `browser_screenshot` -> the
+    PNG (JPEG past `max_screenshot_bytes`) bytes, stored as the AI SDK's content output with an
+    `image-data` item that a vision model receives and the panel shows (`think_nb.messages.media`); and
     `browser_execute(code)`: Python in the `execute` tool's sandbox (pydantic-monty) calling page
     functions (`goto`, `markdown`, `click`, `evaluate`, `cdp`, ...), with `execute`'s limits, its
     inner calls through `before_tool_call`/`after_tool_call` as `execute`'s are, and the whole call
@@ -209,7 +211,7 @@ class _Quick:
             raise ToolInputError("Provide at least one selector")
         return await self._visit(url, html, lambda page: page.scrape(selectors))
 
-    async def screenshot(self, url: str | None = None, html: str | None = None, full_page: bool = False) -> dict:
+    async def screenshot(self, url: str | None = None, html: str | None = None, full_page: bool = False) -> bytes:
         """Load a web page (or render raw HTML) and take a screenshot; returns the image.
 
         Args:
@@ -217,7 +219,10 @@ class _Quick:
             html: raw HTML to render instead of loading a URL
             full_page: the whole scrollable page instead of the viewport
         """
-        return await self._visit(url, html, lambda page: page.screenshot(full_page))
+        # PNG (or JPEG) bytes: stored as the AI SDK's content output (`think_nb.messages.media`), so a
+        # vision model receives the image and the panel shows it in the tool's card
+        part = await self._visit(url, html, lambda page: page.screenshot(full_page))
+        return base64.b64decode(part["url"].split(",", 1)[1])
 
 
 # -- browser_execute ---------------------------------------------------------------------------------
