@@ -1,0 +1,115 @@
+"""`TranscriptMirror`: what one chat panel's views were told of the branch, and the patch to the branch now.
+
+The transcript reaches a panel's views in three ways (frames of `think_nb.panel.protocol`):
+
+- on open, the newest `WINDOW` messages of the branch: the `messages` trait, with the `transcript`
+  trait `{rev, more}` (kept current in the kernel without being synced on each change, so a reloaded
+  page reads them as they are now);
+- after every change, one ``transcript_patch`` frame keyed by message id, as big as what changed:
+  ``after`` (the newest message the old and new branch share: the views keep their messages up to it;
+  None: they keep none — a clear, another session, or more new messages than a window), ``messages``
+  (the branch after it, in order), ``updated`` (new versions of messages kept), and ``base`` → ``rev``
+  (the revision it applies to and the one it makes: a view whose revision is not ``base`` missed a frame
+  and asks for the window again);
+- on request (``transcript_request`` from one view, ``probeId``): the newest window again, as a
+  ``transcript_patch`` for that view only, or (``before``: a message id) a ``transcript_page`` of the
+  older messages before it (scrolling up), from the branch in memory, then from SQLite past it.
+
+A message counts as changed when it is not equal to the one heard. What was heard is kept by reference
+for a final message (`think_nb.messages.final`: nothing changes it in place any more, so the usual check
+is one identity test) and as a copy for the few others (the engine moves an open part on in place: an
+approval, a client tool's result), so a turn that appended two messages costs little per message of the
+branch, and nothing is sent twice.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from think_nb.messages.final import is_final
+from think_nb.panel import protocol
+from think_nb.panel.protocol import UIMessage
+
+__all__ = ["PAGE", "WINDOW", "TranscriptMirror"]
+
+WINDOW = 60
+"""Messages a view gets when it opens (the newest; older ones are fetched when the list is scrolled up)."""
+PAGE = 100
+"""Most messages one ``transcript_page`` holds."""
+
+
+class TranscriptMirror:
+    """The branch as a panel's views last heard it: ids in order, the message object heard for each,
+    and the revision (see the module docstring)."""
+
+    def __init__(self, messages: list[UIMessage]) -> None:
+        self.rev = 0
+        self._ids: list[str] = []
+        self._heard: dict[str, UIMessage] = {}
+        self._remember(messages)
+
+    def _remember(self, messages: list[UIMessage]) -> None:
+        heard = self._heard
+        self._ids = [str(m.get("id")) for m in messages]
+        self._heard = {}
+        for key, m in zip(self._ids, messages, strict=True):
+            old = heard.get(key)
+            self._heard[key] = old if old is not None and not _changed(old, m) else _keep(m)
+
+    def patch(self, messages: list[UIMessage], older: bool = False) -> protocol.TranscriptPatch | None:
+        """The ``transcript_patch`` frame from what the views heard to `messages` (the branch now,
+        oldest first), or None when nothing changed; `older`: messages precede `messages[0]` (in SQLite)."""
+        heard = self._heard
+        anchor = len(messages) - 1
+        while anchor >= 0 and str(messages[anchor].get("id")) not in heard:
+            anchor -= 1
+        after = str(messages[anchor]["id"]) if anchor >= 0 else None
+        tail = messages[anchor + 1:]
+        updated = [m for m in messages[:anchor + 1] if _changed(heard[str(m.get("id"))], m)]
+        dropped = bool(self._ids) if after is None else self._ids[-1] != after
+        if not tail and not updated and not dropped:
+            return None
+        self._remember(messages)
+        base, self.rev = self.rev, self.rev + 1
+        if after is not None and len(tail) <= WINDOW:
+            return protocol.transcript_patch(self.rev, base, after, tail, updated)
+        newest = messages[-WINDOW:]  # nothing shared, or more new messages than a window: start again
+        return protocol.transcript_patch(self.rev, base, None, newest, [], more=older or len(messages) > len(newest))
+
+    def window(self, messages: list[UIMessage], probe_id: str, older: bool = False) -> protocol.TranscriptPatch:
+        """The newest `WINDOW` messages as a patch that replaces view `probe_id`'s list (its
+        ``transcript_request`` without ``before``). `messages` must be what the views last heard
+        (the caller sends the pending patch first)."""
+        newest = messages[-WINDOW:]
+        return protocol.transcript_patch(self.rev, self.rev, None, newest, [],
+                                         more=older or len(messages) > len(newest), probe_id=probe_id)
+
+    def page(self, messages: list[UIMessage], before: str, limit: int, probe_id: str,
+             read_older: Callable[[str, int], list[UIMessage]], older: bool = False) -> protocol.TranscriptPage:
+        """Up to `limit` (≤ `PAGE`) messages of the branch just before message `before`, oldest first,
+        for view `probe_id`: from `messages` (the branch in memory), else `read_older(before, n)` (the n
+        messages before `before` on its path in SQLite); ``more``: older ones remain."""
+        limit = max(1, min(int(limit), PAGE))
+        at = self._ids.index(before) if before in self._heard else -1
+        if at > 0:
+            chunk, more = messages[max(0, at - limit):at], at > limit or older
+        else:
+            rows = read_older(before, limit + 1)
+            chunk, more = rows[-limit:], len(rows) > limit
+        return protocol.transcript_page(self.rev, before, chunk, more=more, probe_id=probe_id)
+
+    def trait(self, messages: list[UIMessage], older: bool = False) -> tuple[list[UIMessage], dict[str, Any]]:
+        """`(newest WINDOW messages, {rev, more})`: what the `messages` and `transcript` traits hold."""
+        newest = messages[-WINDOW:]
+        return newest, {"rev": self.rev, "more": older or len(messages) > len(newest)}
+
+
+def _changed(heard: UIMessage, now: UIMessage) -> bool:
+    return heard is not now and heard != now
+
+
+def _keep(message: UIMessage) -> UIMessage:
+    """What to remember of a message sent: itself when final, else a copy (it may change in place)."""
+    return message if is_final(message) else copy.deepcopy(message)
