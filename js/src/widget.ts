@@ -25,6 +25,7 @@ import {
   switchBranch,
   toolApproval,
   toolUndo,
+  transcriptRequest,
   useChatRequest,
 } from "./protocol";
 import { cannotInterrupt, interruptKernel } from "./interrupt";
@@ -35,16 +36,18 @@ import {
   disconnected,
   initialState,
   kernelCodeRunning,
+  loadingOlder,
   reduce,
   responded,
   setError,
   setMemory,
   setQueued,
   setStatus,
-  setTranscript,
+  setWindow,
   submitted,
   undoing,
 } from "./state";
+import { PAGE } from "./transcript";
 import type { UIMessage } from "./ui-message";
 
 /** The ChatPanel's synced traits (names: protocol_spec.json `traits`, checked by test/spec.test.ts). */
@@ -64,6 +67,8 @@ export interface Traits {
   agent_info: { class?: string; model?: string; offline?: boolean };
   /** The Jupyter kernel's id ("" outside one): the panel POSTs /api/kernels/<id>/interrupt to stop run_code. */
   kernel_id: string;
+  /** `{rev, more}` of the `messages` window: its revision, and whether older messages precede it. */
+  transcript: { rev?: number; more?: boolean };
 }
 type Model = AnyModel<Traits>;
 
@@ -81,12 +86,11 @@ class Store {
   /** Send a frame to the kernel; false when it cannot (the kernel is gone). Set by `attach`. */
   post: (frame: unknown) => boolean = () => false;
   constructor(model: Model, probeId: string) {
-    const base = initialState({
-      transcript: model.get("messages") ?? [],
+    const base = setWindow(initialState({
       error: model.get("error") ?? "",
       probeId,
       probePending: true,
-    });
+    }), model.get("messages") ?? [], model.get("transcript"));
     const state = setMemory(setStatus(base, model.get("status") ?? "ready"), model.get("session_state"));
     this.state = setQueued(state, model.get("annotations")?.queued);
   }
@@ -141,13 +145,17 @@ function attach(model: Model): () => void {
   const onFrame = (msg: unknown): void => {
     const frame = parseFrame(msg);
     if (!frame) return;
+    const resyncing = store.state.resyncing;
     store.set(reduce(store.state, frame));
+    if (!resyncing && store.state.resyncing) store.post(transcriptRequest(probeId)); // a patch was missed
+    if (frame.type === FRAME.TRANSCRIPT_PATCH || frame.type === FRAME.TRANSCRIPT_PAGE) runClientTools();
     if (frame.type === FRAME.STREAM_RESUMING && frame.probeId === probeId) store.post(streamResumeAck(frame.id, probeId));
   };
-  const onMessages = (): void => {
-    store.set(setTranscript(store.state, model.get("messages") ?? []));
+  const onMessages = (): void => { // the window as the kernel holds it now (the widget's state was read again)
+    store.set(setWindow(store.state, model.get("messages") ?? [], model.get("transcript")));
     runClientTools();
   };
+
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
   const onError = (): void => store.set(setError(store.state, model.get("error") ?? ""));
   const onAnnotations = (): void => store.set(setQueued(store.state, model.get("annotations")?.queued));
@@ -160,6 +168,7 @@ function attach(model: Model): () => void {
   model.on("comm:close", onCommLive);
   const unsubscribe = [
     onChange(model, "messages", onMessages),
+    onChange(model, "transcript", onMessages),
     onChange(model, "status", onStatus),
     onChange(model, "error", onError),
     onChange(model, "annotations", onAnnotations),
@@ -234,6 +243,11 @@ const render: Render<Traits> = ({ model, el }) => {
     },
     switchSession(id) {
       store.post(sessionSwitch(id));
+    },
+    loadOlder() {
+      const { transcript, more, loadingOlder: asked, resyncing } = store.state;
+      if (!more || asked || resyncing || !transcript.length) return;
+      if (store.post(transcriptRequest(clientId, transcript[0].id, PAGE))) store.set(loadingOlder(store.state));
     },
   });
   let notice = "";
