@@ -223,7 +223,8 @@ async def test_transcript_changes_reach_the_views_as_patches_keyed_by_id(recordi
     await agent.wait_until_stable(timeout=60)
 
     # one patch per change, holding only the new message: never the transcript again, never twice
-    assert [(p["base"], p["rev"], p["after"], [m["id"] for m in p["messages"]], p["updated"]) for p in patches(panel)] == [
+    sent = [(p["base"], p["rev"], p["after"], [m["id"] for m in p["messages"]], p["updated"]) for p in patches(panel)]
+    assert sent == [
         (0, 1, None, ["u1"], []), (1, 2, "u1", [agent.messages[1]["id"]], []),
         (2, 3, agent.messages[1]["id"], ["u2"], []), (3, 4, "u2", [agent.messages[3]["id"]], [])]
     assert not [s for s in state_updates(panel) if "messages" in s or "transcript" in s]  # quiet traits

@@ -416,8 +416,9 @@ class TranscriptPatch(TypedDict):
     """Kernel -> panel: the transcript changed from revision ``base`` to ``rev``
     (``think_nb.panel.transcript``). A view on revision ``base`` keeps its messages up to and
     including ``after`` (none when ``after`` is None, or not among them: it precedes the view's
-    oldest, and older messages then precede the new list), appends ``messages``, and replaces by id the ``updated`` ones it holds.
-    ``more``: older messages precede the new list's first (``after`` None only). With ``probeId`` it
+    oldest, and older messages then precede the new list), appends ``messages``, and replaces by id
+    the ``updated`` ones it holds. ``more``: older messages precede the new list's first (``after``
+    None only). With ``probeId`` it
     answers that view's ``transcript_request`` and only that view applies it, whatever its revision."""
 
     type: Literal["transcript_patch"]

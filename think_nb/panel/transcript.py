@@ -7,7 +7,8 @@ The transcript reaches a panel's views in three ways (frames of `think_nb.panel.
   page reads them as they are now);
 - after every change, one ``transcript_patch`` frame keyed by message id, as big as what changed:
   ``after`` (the newest message the old and new branch share: the views keep their messages up to it;
-  None: they keep none — a clear, another session, or more new messages than a window), ``messages``
+  None: they keep none — a clear, another session, or a change that would leave a view holding only
+  the last window with fewer than a window's messages: they get the newest window), ``messages``
   (the branch after it, in order), ``updated`` (new versions of messages kept), and ``base`` → ``rev``
   (the revision it applies to and the one it makes: a view whose revision is not ``base`` missed a frame
   and asks for the window again);
@@ -71,12 +72,22 @@ class TranscriptMirror:
         dropped = bool(self._ids) if after is None else self._ids[-1] != after
         if not tail and not updated and not dropped:
             return None
+        shown = self._shown_after(after, len(tail))
         self._remember(messages)
         base, self.rev = self.rev, self.rev + 1
-        if after is not None and len(tail) <= WINDOW:
+        if shown >= min(len(messages), WINDOW):
             return protocol.transcript_patch(self.rev, base, after, tail, updated)
-        newest = messages[-WINDOW:]  # nothing shared, or more new messages than a window: start again
+        newest = messages[-WINDOW:]  # a view holding only the last window would show less: start again
         return protocol.transcript_patch(self.rev, base, None, newest, [], more=older or len(messages) > len(newest))
+
+    def _shown_after(self, after: str | None, new: int) -> int:
+        """How many messages a view that holds only the newest `WINDOW` heard holds after a patch that
+        keeps them up to `after` and appends `new` messages."""
+        if after is None:
+            return new
+        ids = self._ids
+        at = len(ids) - 1 if ids[-1] == after else ids.index(after)
+        return max(0, at - max(0, len(ids) - WINDOW) + 1) + new
 
     def window(self, messages: list[UIMessage], probe_id: str, older: bool = False) -> protocol.TranscriptPatch:
         """The newest `WINDOW` messages as a patch that replaces view `probe_id`'s list (its
