@@ -10,6 +10,9 @@ import type { UIMessage } from "./ui-message";
 
 /** Messages a view asks for when it reaches the top of what it holds. */
 export const PAGE = 100;
+/** Messages the kernel puts in the `messages` trait (think_nb/panel/transcript.py WINDOW): the view
+ * keeps as many in its model's copy of the trait, for a notebook saved with its widget state. */
+export const WINDOW = 60;
 
 /** What a view holds after `patch`: its messages up to `after` (none when null, or when `after` is older
  * than all of them: they lie after the fork) with the `updated` ones replaced by id, then the patch's messages. `more`: older

@@ -47,7 +47,7 @@ import {
   submitted,
   undoing,
 } from "./state";
-import { PAGE } from "./transcript";
+import { PAGE, WINDOW } from "./transcript";
 import type { UIMessage } from "./ui-message";
 
 /** The ChatPanel's synced traits (names: protocol_spec.json `traits`, checked by test/spec.test.ts). */
@@ -148,12 +148,30 @@ function attach(model: Model): () => void {
     const resyncing = store.state.resyncing;
     store.set(reduce(store.state, frame));
     if (!resyncing && store.state.resyncing) store.post(transcriptRequest(probeId)); // a patch was missed
-    if (frame.type === FRAME.TRANSCRIPT_PATCH || frame.type === FRAME.TRANSCRIPT_PAGE) runClientTools();
+    if (frame.type === FRAME.TRANSCRIPT_PATCH || frame.type === FRAME.TRANSCRIPT_PAGE) {
+      echoTraits();
+      runClientTools();
+    }
     if (frame.type === FRAME.STREAM_RESUMING && frame.probeId === probeId) store.post(streamResumeAck(frame.id, probeId));
   };
+  let echoing = false;
   const onMessages = (): void => { // the window as the kernel holds it now (the widget's state was read again)
+    if (echoing) return;
     store.set(setWindow(store.state, model.get("messages") ?? [], model.get("transcript")));
     runClientTools();
+  };
+  // The kernel never syncs `messages` after a view opens (patches carry the changes): the model's own copy
+  // follows what the view holds, so a notebook saved with its widget state shows the conversation as it is.
+  const echoTraits = (): void => {
+    const { transcript, rev, more } = store.state;
+    const newest = transcript.slice(-WINDOW);
+    echoing = true;
+    try {
+      model.set("messages", newest);
+      model.set("transcript", { rev, more: more || newest.length < transcript.length });
+    } finally {
+      echoing = false;
+    }
   };
 
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
