@@ -217,6 +217,7 @@ async def test_an_error_turn_sends_an_error_frame_and_sets_the_traits(recording_
 async def test_transcript_changes_reach_the_views_as_patches_keyed_by_id(recording_comm: Any) -> None:
     agent = scripted_agent(S([[S.text("42")], [S.text("43")]]))
     panel = ChatPanel(agent)
+    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "view-1"})  # a view attached
     from_js(panel, chat_request("r1"))
     await agent.wait_until_stable(timeout=60)
     from_js(panel, chat_request("r2", user_msg("And 3 + 40?", id="u2")))
@@ -235,6 +236,16 @@ async def test_transcript_changes_reach_the_views_as_patches_keyed_by_id(recordi
     assert (panel.messages, panel.transcript) == (agent.messages, {"rev": 4, "more": False})
     assert {k: panel.get_state()[k] for k in ("messages", "transcript")} == {
         "messages": agent.messages, "transcript": {"rev": 4, "more": False}}
+
+
+async def test_before_any_view_attached_the_window_is_synced(recording_comm: Any) -> None:
+    """Run headless (nbclient storing the widget state it hears), no view applies patches: the window
+    trait follows the branch, so the saved widget state holds the conversation."""
+    agent = scripted_agent(S([[S.text("42")]]))
+    panel = ChatPanel(agent)
+    from_js(panel, chat_request("r1"))
+    await agent.wait_until_stable(timeout=60)
+    assert [s["messages"] for s in state_updates(panel) if "messages" in s][-1] == agent.messages
 
 
 async def test_use_chat_request_submits_the_last_message(recording_comm: Any) -> None:

@@ -231,6 +231,8 @@ class ChatPanel(anywidget.AnyWidget):
         self._agent = agent
         self._hub = hub
         self._mirror = mirror
+        self._views_attached = False  # a panel view sent its resume probe (it applies transcript patches)
+        self._static_stale = False  # the static transcript output waits for the turn's end
         self._tasks: set[Any] = set()
         self._display_ids: list[str] = []
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
@@ -363,9 +365,13 @@ class ChatPanel(anywidget.AnyWidget):
         self.send(frame)
 
     def _should_send_property(self, key: str, value: Any) -> bool:
-        # ipywidgets asks before syncing a changed trait: the quiet ones are read by a view that opens
-        # (the widget's state is read whole then), never pushed on a change
-        return key not in self._QUIET and super()._should_send_property(key, value)
+        # ipywidgets asks before syncing a changed trait: once a panel view has attached (its resume
+        # probe), the quiet ones are read by a view that opens (the widget's state is read whole then),
+        # never pushed on a change; before that (nbclient running the notebook headless, storing the
+        # widget state it hears) the window is synced, so a saved widget state holds the conversation
+        if key in self._QUIET and self._views_attached:
+            return False
+        return super()._should_send_property(key, value)
 
     def _sync_status(self) -> None:
         if self.paused_at != self._hub.paused_at:
@@ -392,16 +398,22 @@ class ChatPanel(anywidget.AnyWidget):
         self._batcher.end(request_id, error=status == "error")
         self._set_transcript()
         self._sync_status()
+        loop = _running_loop()
+        if self._static_stale and loop is not None:
+            loop.call_soon(self._set_transcript)  # once the engine has let the turn go: not running
         if self._successor is not None:
-            loop = _running_loop()
             if loop is not None:
                 loop.call_soon(self._follow_if_idle)  # once the engine has let the turn go
             else:
                 self._follow_if_idle()
 
     def _set_transcript(self) -> None:
-        """Tell the views what changed in the agent's branch (one `transcript_patch`, if anything did)."""
-        if self._sync_transcript():
+        """Tell the views what changed in the agent's branch (one `transcript_patch`, if anything did);
+        the static transcript output follows once no turn runs (it is the newest 60,000 characters:
+        rewritten once a turn, not at each message the turn stores)."""
+        self._static_stale = self._sync_transcript() or self._static_stale
+        if self._static_stale and not self._agent.is_running:
+            self._static_stale = False
             self.refresh_display()  # the saved notebook's transcript follows the conversation
         self._sync_annotations()
         info = _agent_info(self._agent)
@@ -458,6 +470,7 @@ class ChatPanel(anywidget.AnyWidget):
         elif kind == protocol.TOOL_RESULT:
             self._handle_tool_result(frame)
         elif kind == protocol.STREAM_RESUME_REQUEST:
+            self._views_attached = True
             self._handle_resume_request(frame.get("probeId"))
         elif kind == protocol.STREAM_RESUME_ACK:
             self._handle_resume_ack(frame["id"], frame.get("probeId"))
