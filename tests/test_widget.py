@@ -35,6 +35,7 @@ from panels import (
 )
 from think_nb.binding import runtime_of
 from think_nb.panel import protocol, widget
+from think_nb.panel.transcript import usage_totals
 from think_nb.panel.widget import ChatPanel
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording
@@ -233,9 +234,10 @@ async def test_transcript_changes_reach_the_views_as_patches_keyed_by_id(recordi
     assert [(m["role"], m["parts"][-1]["text"]) for m in view_transcript(panel)] == [
         ("user", "What is 2 + 40?"), ("assistant", "42"), ("user", "And 3 + 40?"), ("assistant", "43")]
     # what a view that opens now reads: the branch as it is, at the revision of the last patch
-    assert (panel.messages, panel.transcript) == (agent.messages, {"rev": 4, "more": False})
-    assert {k: panel.get_state()[k] for k in ("messages", "transcript")} == {
-        "messages": agent.messages, "transcript": {"rev": 4, "more": False}}
+    meta = {"rev": 4, "more": False, "usage": usage_totals(agent.messages)}
+    assert (panel.messages, panel.transcript) == (agent.messages, meta)
+    assert {k: panel.get_state()[k] for k in ("messages", "transcript")} == {"messages": agent.messages,
+                                                                             "transcript": meta}
 
 
 async def test_before_any_view_attached_the_window_is_synced(recording_comm: Any) -> None:

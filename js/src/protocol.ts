@@ -10,6 +10,7 @@
  */
 import { FRAME } from "./spec";
 import type { UIMessage, UIMessageChunk } from "./ui-message";
+import type { UsageTotals } from "./usage";
 
 export { FRAME };
 
@@ -203,6 +204,8 @@ export interface TranscriptPatch {
   updated: UIMessage[];
   more?: boolean;
   probeId?: string;
+  /** The header's totals over the whole branch, when they changed (usage.ts `UsageTotals`). */
+  usage?: UsageTotals;
 }
 /** Kernel → panel: the messages just before `before` (oldest first) at revision `rev`, for view `probeId`. */
 export interface TranscriptPage {
@@ -358,6 +361,7 @@ function checkTranscriptPatch(raw: Obj): string | null {
   if (!isCount(raw.rev) || !isCount(raw.base)) return "'rev' and 'base' must be non-negative integers";
   if (raw.after !== null && !isId(raw.after)) return "'after' must be a message id or null";
   if ("more" in raw && typeof raw.more !== "boolean") return "'more' must be a boolean";
+  if ("usage" in raw && !isObj(raw.usage)) return "'usage' must be an object";
   return messagesError(raw, "messages") ?? messagesError(raw, "updated") ?? probe(raw);
 }
 

@@ -381,7 +381,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       status.textContent = detail ? `${label} · ${detail}` : label;
       status.dataset.detail = detail;
       status.title = detail ? `${detail}: ${STATUS_HINT[shown] ?? ""}` : STATUS_HINT[shown] ?? "";
-      const sum = usageTotals(state.transcript);
+      const sum = state.more && state.usage ? state.usage : usageTotals(state.transcript); // the kernel's, over what is not held
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.unknown} reported by the provider, ${sum.unknown} unknown (not counted)`;
       if (dbFull !== meta.dbPath) {

@@ -18,6 +18,7 @@
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
 import { FRAME, type Frame, type McpServer, type SessionState, type TranscriptPage, type TranscriptPatch, type UseChatResponse } from "./protocol";
 import { applyPatch, prependPage } from "./transcript";
+import type { UsageTotals } from "./usage";
 import { STATUSES, type Status } from "./spec";
 import { RUN_CODE, type ToolPart, type UIMessage, type UIPart, isToolPart, toolName } from "./ui-message";
 
@@ -35,6 +36,8 @@ export interface PanelState {
   resyncing: boolean;
   /** The view asked for the messages before `transcript[0]` and waits for them. */
   loadingOlder: boolean;
+  /** The kernel's usage totals over its whole branch (the header's, while older messages are not held). */
+  usage: UsageTotals | null;
   live: LiveTurn[];
   optimistic: UIMessage[];
   /** The kernel's status (shared by every view). */
@@ -101,6 +104,7 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     more: false,
     resyncing: false,
     loadingOlder: false,
+    usage: null,
     live: [],
     optimistic: [],
     status: "ready",
@@ -248,7 +252,7 @@ function applyTranscriptPatch(state: PanelState, frame: TranscriptPatch): PanelS
   const next = applyPatch(state.transcript, frame, state.more);
   const own = frame.probeId !== undefined;
   const moved = { ...state, rev: frame.rev, more: next.more, resyncing: own ? false : state.resyncing,
-    loadingOlder: frame.after === null ? false : state.loadingOlder };
+    loadingOlder: frame.after === null ? false : state.loadingOlder, usage: frame.usage ?? state.usage };
   return setTranscript(moved, next.messages);
 }
 
@@ -267,8 +271,10 @@ export function loadingOlder(state: PanelState): PanelState {
 
 /** The newest window of the transcript as the `messages` and `transcript` ({rev, more}) traits hold it
  * (a view that opens, or whose page reloaded, reads them as they are in the kernel now). */
-export function setWindow(state: PanelState, messages: UIMessage[], meta: { rev?: number; more?: boolean } | undefined): PanelState {
-  const moved = { ...state, rev: meta?.rev ?? state.rev, more: meta?.more === true, resyncing: false, loadingOlder: false };
+export function setWindow(state: PanelState, messages: UIMessage[],
+  meta: { rev?: number; more?: boolean; usage?: UsageTotals } | undefined): PanelState {
+  const moved = { ...state, rev: meta?.rev ?? state.rev, more: meta?.more === true, resyncing: false, loadingOlder: false,
+    usage: meta?.usage ?? null };
   return setTranscript(moved, messages);
 }
 

@@ -49,6 +49,7 @@ import {
 } from "./state";
 import { PAGE, WINDOW } from "./transcript";
 import type { UIMessage } from "./ui-message";
+import type { UsageTotals } from "./usage";
 
 /** The ChatPanel's synced traits (names: protocol_spec.json `traits`, checked by test/spec.test.ts). */
 export interface Traits {
@@ -68,7 +69,7 @@ export interface Traits {
   /** The Jupyter kernel's id ("" outside one): the panel POSTs /api/kernels/<id>/interrupt to stop run_code. */
   kernel_id: string;
   /** `{rev, more}` of the `messages` window: its revision, and whether older messages precede it. */
-  transcript: { rev?: number; more?: boolean };
+  transcript: { rev?: number; more?: boolean; usage?: UsageTotals };
 }
 type Model = AnyModel<Traits>;
 
@@ -163,12 +164,12 @@ function attach(model: Model): () => void {
   // The kernel never syncs `messages` after a view opens (patches carry the changes): the model's own copy
   // follows what the view holds, so a notebook saved with its widget state shows the conversation as it is.
   const echoTraits = (): void => {
-    const { transcript, rev, more } = store.state;
+    const { transcript, rev, more, usage } = store.state;
     const newest = transcript.slice(-WINDOW);
     echoing = true;
     try {
       model.set("messages", newest);
-      model.set("transcript", { rev, more: more || newest.length < transcript.length });
+      model.set("transcript", { rev, more: more || newest.length < transcript.length, ...(usage ? { usage } : {}) });
     } finally {
       echoing = false;
     }

@@ -7,10 +7,13 @@
  * as think_nb/panel/transcript.py does (tests/kernel/test_transcript_kernel.py checks those frames over a
  * real kernel).
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FRAME, type Frame, type TranscriptPage, type TranscriptPatch } from "../src/protocol";
 import { type PanelState, initialState, loadingOlder, reduce, setWindow } from "../src/state";
 import type { UIMessage } from "../src/ui-message";
+import { type UsageTotals, usageTotals } from "../src/usage";
 
 const WINDOW = 60; // think_nb/panel/transcript.py WINDOW
 
@@ -208,5 +211,26 @@ describe("transcript patches (random sequences)", () => {
     view.hear(kernel.patch()!); // cleared before the page arrived
     view.hear(page);
     expect([view.state.transcript, view.state.more, view.state.loadingOlder]).toEqual([[], false, false]);
+  });
+});
+
+describe("usage totals", () => {
+  // the kernel sends its totals over the whole branch (think_nb/panel/transcript.py usage_totals) while the
+  // view holds only the newest messages: the same rules, on the fixture tests/test_transcript.py checks too
+  const cases = JSON.parse(readFileSync(join(__dirname, "..", "..", "tests", "fixtures", "usage_totals.json"), "utf8")) as
+    { name: string; messages: UIMessage[]; expected: UsageTotals }[];
+  it.each(cases.map((c) => [c.name, c] as const))("%s: as the kernel counts", (_name, c) => {
+    expect(usageTotals(c.messages)).toEqual(c.expected);
+  });
+
+  it("a patch's totals replace the view's; a patch without them keeps them", () => {
+    const totals: UsageTotals = { turns: 3, tokens: 30, unknown: 0, cost: null, priced: 0 };
+    let s = setWindow(initialState(), [], { rev: 0, more: true, usage: totals });
+    expect(s.usage).toEqual(totals);
+    s = reduce(s, { type: FRAME.TRANSCRIPT_PATCH, rev: 1, base: 0, after: null, messages: [], updated: [], more: true });
+    expect(s.usage).toEqual(totals);
+    const next = { ...totals, turns: 4, tokens: 41 };
+    s = reduce(s, { type: FRAME.TRANSCRIPT_PATCH, rev: 2, base: 1, after: null, messages: [], updated: [], usage: next });
+    expect(s.usage).toEqual(next);
   });
 });

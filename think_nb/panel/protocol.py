@@ -429,6 +429,7 @@ class TranscriptPatch(TypedDict):
     updated: list[UIMessage]
     more: NotRequired[bool]
     probeId: NotRequired[str]
+    usage: NotRequired[dict[str, Any]]
 
 
 class TranscriptPage(TypedDict):
@@ -542,7 +543,8 @@ def mcp_servers_frame(servers: Sequence[Mapping[str, Any]]) -> McpServersFrame:
 
 
 def transcript_patch(rev: int, base: int, after: str | None, messages: list[UIMessage], updated: list[UIMessage],
-                     *, more: bool = False, probe_id: str | None = None) -> TranscriptPatch:
+                     *, more: bool = False, probe_id: str | None = None,
+                     usage: Mapping[str, Any] | None = None) -> TranscriptPatch:
     """Build a ``transcript_patch`` frame (messages as strict JSON; a false ``more`` is left out)."""
     frame = TranscriptPatch(type="transcript_patch", rev=rev, base=base, after=after,
                             messages=cast("list[UIMessage]", to_json_value(list(messages))),
@@ -551,6 +553,8 @@ def transcript_patch(rev: int, base: int, after: str | None, messages: list[UIMe
         frame["more"] = True
     if probe_id:
         frame["probeId"] = probe_id
+    if usage is not None:
+        frame["usage"] = cast("dict[str, Any]", to_json_value(dict(usage)))
     return frame
 
 
@@ -750,6 +754,8 @@ def _check_transcript_patch(raw: Mapping[str, Any]) -> str | None:
         return "'after' must be a message id or null"
     if "more" in raw and not isinstance(raw["more"], bool):
         return "'more' must be a boolean"
+    if "usage" in raw and not isinstance(raw["usage"], Mapping):
+        return "'usage' must be an object"
     return _messages_error(raw, "messages") or _messages_error(raw, "updated") or _probe(raw)
 
 

@@ -26,6 +26,7 @@ branch, and nothing is sent twice.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,7 @@ from think_nb.messages.final import is_final
 from think_nb.panel import protocol
 from think_nb.panel.protocol import UIMessage
 
-__all__ = ["PAGE", "WINDOW", "TranscriptMirror"]
+__all__ = ["PAGE", "WINDOW", "TranscriptMirror", "usage_totals"]
 
 WINDOW = 60
 """Messages a view gets when it opens (the newest; older ones are fetched when the list is scrolled up)."""
@@ -50,6 +51,7 @@ class TranscriptMirror:
         self._ids: list[str] = []
         self._heard: dict[str, UIMessage] = {}
         self._remember(messages)
+        self._usage = usage_totals(messages)
 
     def _remember(self, messages: list[UIMessage]) -> None:
         heard = self._heard
@@ -75,10 +77,14 @@ class TranscriptMirror:
         shown = self._shown_after(after, len(tail))
         self._remember(messages)
         base, self.rev = self.rev, self.rev + 1
+        usage = usage_totals(messages)
+        changed_usage, self._usage = usage != self._usage, usage
         if shown >= min(len(messages), WINDOW):
-            return protocol.transcript_patch(self.rev, base, after, tail, updated)
+            return protocol.transcript_patch(self.rev, base, after, tail, updated,
+                                             usage=usage if changed_usage else None)
         newest = messages[-WINDOW:]  # a view holding only the last window would show less: start again
-        return protocol.transcript_patch(self.rev, base, None, newest, [], more=older or len(messages) > len(newest))
+        return protocol.transcript_patch(self.rev, base, None, newest, [], more=older or len(messages) > len(newest),
+                                         usage=usage)
 
     def _shown_after(self, after: str | None, new: int) -> int:
         """How many messages a view that holds only the newest `WINDOW` heard holds after a patch that
@@ -94,8 +100,9 @@ class TranscriptMirror:
         ``transcript_request`` without ``before``). `messages` must be what the views last heard
         (the caller sends the pending patch first)."""
         newest = messages[-WINDOW:]
-        return protocol.transcript_patch(self.rev, self.rev, None, newest, [],
-                                         more=older or len(messages) > len(newest), probe_id=probe_id)
+        more = older or len(messages) > len(newest)
+        return protocol.transcript_patch(self.rev, self.rev, None, newest, [], more=more, probe_id=probe_id,
+                                         usage=self._usage)
 
     def page(self, messages: list[UIMessage], before: str, limit: int, probe_id: str,
              read_older: Callable[[str, int], list[UIMessage]], older: bool = False) -> protocol.TranscriptPage:
@@ -112,9 +119,9 @@ class TranscriptMirror:
         return protocol.transcript_page(self.rev, before, chunk, more=more, probe_id=probe_id)
 
     def trait(self, messages: list[UIMessage], older: bool = False) -> tuple[list[UIMessage], dict[str, Any]]:
-        """`(newest WINDOW messages, {rev, more})`: what the `messages` and `transcript` traits hold."""
+        """`(newest WINDOW messages, {rev, more, usage})`: what the `messages` and `transcript` traits hold."""
         newest = messages[-WINDOW:]
-        return newest, {"rev": self.rev, "more": older or len(messages) > len(newest)}
+        return newest, {"rev": self.rev, "more": older or len(messages) > len(newest), "usage": self._usage}
 
 
 def _changed(heard: UIMessage, now: UIMessage) -> bool:
@@ -124,3 +131,31 @@ def _changed(heard: UIMessage, now: UIMessage) -> bool:
 def _keep(message: UIMessage) -> UIMessage:
     """What to remember of a message sent: itself when final, else a copy (it may change in place)."""
     return message if is_final(message) else copy.deepcopy(message)
+
+
+def usage_totals(messages: list[UIMessage]) -> dict[str, Any]:
+    """`{turns, tokens, unknown, cost, priced}` over the branch: what the panel's header totals when it
+    holds only the newest messages (js/src/usage.ts `usageTotals`, the same rules: a turn is an assistant
+    message with `metadata.usage`; one whose count is unknown is left out of `tokens`; `cost`, US
+    dollars, sums the known costs of counted turns, None when there is none)."""
+    out: dict[str, Any] = {"turns": 0, "tokens": 0, "unknown": 0, "cost": None, "priced": 0}
+    for message in messages:
+        meta = message.get("metadata")
+        if not isinstance(meta, dict) or "usage" not in meta:
+            continue
+        usage = meta["usage"] if isinstance(meta["usage"], dict) else {}
+        out["turns"] += 1
+        total = None if usage.get("source") == "estimated" else _number(usage.get("total_tokens"))
+        if total is None or ("source" in usage and usage["source"] is None):
+            out["unknown"] += 1
+            continue
+        out["tokens"] += total
+        cost = _number(meta.get("cost_usd"))
+        if cost is not None:
+            out["cost"] = (out["cost"] or 0) + cost
+            out["priced"] += 1
+    return out
+
+
+def _number(x: object) -> float | int | None:
+    return x if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) else None
