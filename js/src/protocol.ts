@@ -81,6 +81,8 @@ export interface ChatClear {
 export interface StreamResumeRequest {
   type: typeof FRAME.STREAM_RESUME_REQUEST;
   probeId?: string;
+  /** The transcript revision the view opened on: the kernel sends the newest window first if it moved since. */
+  transcriptRev?: number;
 }
 /** Kernel → panel: a batch of chunks of turn `id`; `replay` = the whole turn so far. */
 export interface UseChatResponse {
@@ -379,7 +381,8 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.CHAT_CLEAR]: none,
   [FRAME.TOOL_APPROVAL]: checkApproval,
   [FRAME.TOOL_RESULT]: checkToolResult,
-  [FRAME.STREAM_RESUME_REQUEST]: probe,
+  [FRAME.STREAM_RESUME_REQUEST]: (raw) => probe(raw) ??
+    (!("transcriptRev" in raw) || isCount(raw.transcriptRev) ? null : "'transcriptRev' must be an integer"),
   [FRAME.STREAM_RESUME_ACK]: idAndProbe,
   [FRAME.USE_CHAT_RESPONSE]: checkResponse,
   [FRAME.MESSAGE_UPDATED]: (raw) => messageError(raw.message),
@@ -457,8 +460,10 @@ export function chatRequestCancel(id: string): ChatRequestCancel {
 export function chatClear(): ChatClear {
   return { type: FRAME.CHAT_CLEAR };
 }
-export function streamResumeRequest(probeId?: string): StreamResumeRequest {
-  return probeId ? { type: FRAME.STREAM_RESUME_REQUEST, probeId } : { type: FRAME.STREAM_RESUME_REQUEST };
+export function streamResumeRequest(probeId?: string, transcriptRev?: number): StreamResumeRequest {
+  const frame: StreamResumeRequest = probeId ? { type: FRAME.STREAM_RESUME_REQUEST, probeId } : { type: FRAME.STREAM_RESUME_REQUEST };
+  if (transcriptRev !== undefined) frame.transcriptRev = transcriptRev;
+  return frame;
 }
 export function sessionSwitch(session: string): SessionSwitch {
   return { type: FRAME.SESSION_SWITCH, session };

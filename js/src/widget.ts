@@ -194,7 +194,8 @@ function attach(model: Model): () => void {
     onChange(model, "client_tool_runner", runClientTools),
     onChange(model, "client_tools", runClientTools),
   ];
-  store.post(streamResumeRequest(probeId));
+  const opened = model.get("transcript");
+  store.post(streamResumeRequest(probeId, typeof opened?.rev === "number" ? opened.rev : undefined));
   return () => {
     for (const off of unsubscribe) off();
     model.off("msg:custom", onFrame);

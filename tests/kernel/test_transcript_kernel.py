@@ -125,6 +125,8 @@ def test_every_view_converges_to_the_stored_branch(frontend: FakeFrontend) -> No
     views = [View(fe, comm_a, "a1", fe.opened_state(comm_a), len(fe.log)),
              View(fe, comm_b, "b1", fe.opened_state(comm_b), len(fe.log))]
     assert [len(v.held) for v in views] == [WINDOW, WINDOW] and all(v.more for v in views)
+    for view in views:  # the views attach (their resume probe), on the revision they opened on
+        fe.send_custom(view.comm, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": view.probe, "transcriptRev": 0})
 
     def converged(label: str) -> None:
         stored = branch(fe)
@@ -150,6 +152,21 @@ def test_every_view_converges_to_the_stored_branch(frontend: FakeFrontend) -> No
     state, since = reload_state(fe, comm_a)
     assert state["transcript"]["rev"] == views[0].rev and state["messages"] == views[0].held[-WINDOW:]
     views.append(View(fe, comm_a, "a2", state, since))
+
+    # a view that opened on the first state and heard none of the patches since (a model created from a
+    # stale state: marimo re-rendering its element, frames passing before the model listened): its resume
+    # probe names the revision it opened on, and the kernel sends it the newest window first
+    stale = View(fe, comm_a, "a3", fe.opened_state(comm_a), len(fe.log))
+    assert stale.rev == 0 != views[0].rev
+    mark = len(fe.log)
+    fe.send_custom(comm_a, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "a3", "transcriptRev": 0})
+    fe.wait_for(fe.is_custom(comm_a, lambda f: f.get("type") == protocol.STREAM_RESUME_NONE), since=mark)
+    views.append(stale)
+    converged("a stale view attached")
+    mark = len(fe.log)
+    fe.send_custom(comm_a, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "a4", "transcriptRev": views[0].rev})
+    fe.wait_for(fe.is_custom(comm_a, lambda f: f.get("type") == protocol.STREAM_RESUME_NONE), since=mark)
+    assert not [f for f in fe.custom_frames(comm_a, mark) if f["type"] == protocol.TRANSCRIPT_PATCH]  # current
 
     versions = [m for m in branch(fe) if m["role"] == "assistant"][-1]["id"]
     first_reply = json.loads(fe.execute(f"print(json.dumps([m['id'] for m in agent.get_branches({versions!r})]))")
@@ -184,6 +201,7 @@ def test_every_view_converges_to_the_stored_branch(frontend: FakeFrontend) -> No
     settle(fe, comm_a, "ready", mark)
     converged("a turn after the clear")
     assert [m["parts"][-1]["text"] for m in views[2].held] == ["hello again", "after the clear"]
+    assert views[3].held == views[2].held
 
 
 def test_a_turn_sends_its_new_messages_once_not_the_transcript(frontend: FakeFrontend) -> None:
@@ -204,6 +222,7 @@ def test_a_turn_sends_its_new_messages_once_not_the_transcript(frontend: FakeFro
         display(long_agent.panel())
     ''')).check()
     [comm] = comm_ids(fe, start)
+    fe.send_custom(comm, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "v1", "transcriptRev": 0})
     mark = len(fe.log)
     send(fe, comm, "r1", "hi")
     settle(fe, comm, "ready", mark)

@@ -265,11 +265,15 @@ class ChatClear(TypedDict):
 class StreamResumeRequest(TypedDict):
     """Panel -> kernel: sent once when a panel model starts (the resume handshake).
 
-    ``probeId`` identifies the asking view (also used as its client id).
+    ``probeId`` identifies the asking view (also used as its client id); ``transcriptRev``: the
+    revision of the transcript it opened on (the ``transcript`` trait it read): when the transcript has
+    moved since, the kernel sends that view the newest window first (a ``transcript_patch`` with its
+    ``probeId``).
     """
 
     type: Literal["stream_resume_request"]
     probeId: NotRequired[str]
+    transcriptRev: NotRequired[int]
 
 
 class UseChatResponse(TypedDict):
@@ -775,7 +779,8 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     CHAT_CLEAR: _no_fields,
     TOOL_APPROVAL: _check_tool_approval,
     TOOL_RESULT: _check_tool_result,
-    STREAM_RESUME_REQUEST: _probe,
+    STREAM_RESUME_REQUEST: lambda raw: _probe(raw) or (
+        None if "transcriptRev" not in raw or _is_int(raw["transcriptRev"]) else "'transcriptRev' must be an integer"),
     STREAM_RESUME_ACK: _id_and_probe,
     USE_CHAT_RESPONSE: _check_use_chat_response,
     MESSAGE_UPDATED: _check_message_updated,

@@ -471,6 +471,7 @@ class ChatPanel(anywidget.AnyWidget):
             self._handle_tool_result(frame)
         elif kind == protocol.STREAM_RESUME_REQUEST:
             self._views_attached = True
+            self._resync_view(frame.get("probeId"), frame.get("transcriptRev"))
             self._handle_resume_request(frame.get("probeId"))
         elif kind == protocol.STREAM_RESUME_ACK:
             self._handle_resume_ack(frame["id"], frame.get("probeId"))
@@ -529,6 +530,15 @@ class ChatPanel(anywidget.AnyWidget):
             _log.warning("ignored switch_branch(%r): %s", message_id, exc)
             return
         self._set_transcript()
+
+    def _resync_view(self, probe_id: str | None, rev: int | None) -> None:
+        """A view attached on transcript revision `rev` (the state it read): when the transcript moved
+        since (a page reloaded from a stale state, patches sent before its model listened), it gets the
+        newest window before anything else."""
+        self._sync_transcript()
+        if probe_id and rev is not None and rev != self._mirror.rev:
+            branch = list(self._agent.messages)
+            self._send_frame(self._mirror.window(branch, probe_id, _older(self._agent, branch)))
 
     def _handle_transcript_request(self, frame: protocol.TranscriptRequest) -> None:
         """View `probeId` asks for the newest window again (it missed a patch), or for the messages
