@@ -3,8 +3,9 @@
 The transcript reaches a panel's views in three ways (frames of `think_nb.panel.protocol`):
 
 - on open, the newest `WINDOW` messages of the branch: the `messages` trait, with the `transcript`
-  trait `{rev, more}` (kept current in the kernel without being synced on each change, so a reloaded
-  page reads them as they are now);
+  trait `{rev, more, usage}` (kept current in the kernel without being synced on each change once a view
+  attached, so a reloaded page reads them as they are now; a view that attaches on an older ``rev`` gets
+  the window first; ``usage``: the header's totals over the whole branch, `usage_totals`);
 - after every change, one ``transcript_patch`` frame keyed by message id, as big as what changed:
   ``after`` (the newest message the old and new branch share: the views keep their messages up to it;
   None: they keep none — a clear, another session, or a change that would leave a view holding only

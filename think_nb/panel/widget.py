@@ -164,9 +164,10 @@ class ChatPanel(anywidget.AnyWidget):
     (what the newest running turn waits for: "loading litellm…", "loading the local model…",
     "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.panel.hub.ViewHub.detail`),
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the newest
-    ``think_nb.panel.transcript.WINDOW`` UIMessage dicts of the branch) and ``transcript`` (``{rev, more}``:
-    its revision, and whether older messages exist) — both kept current in the kernel for a view that
-    opens, never synced on a change (``transcript_patch`` frames carry the changes) —, ``client_tools`` (the
+    ``think_nb.panel.transcript.WINDOW`` UIMessage dicts of the branch) and ``transcript`` (``{rev,
+    more, usage}``: its revision, whether older messages exist, the usage totals of the whole branch) —
+    both kept current in the kernel for a view that opens, not synced on a change once a view attached
+    (``transcript_patch`` frames carry the changes) —, ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
     ``client_tool_runner`` (the id of the one view that runs client tool calls),
     ``session_state`` (the last ``session`` frame: the context tab of a view displayed later),
@@ -193,7 +194,7 @@ class ChatPanel(anywidget.AnyWidget):
     annotations = traitlets.Dict().tag(sync=True)  # finish reasons, tool decisions, branches, running ids
     agent_info = traitlets.Dict().tag(sync=True)  # {class, model, offline}
     kernel_id = traitlets.Unicode("").tag(sync=True)  # the Jupyter kernel's id: Stop POSTs its interrupt
-    transcript = traitlets.Dict().tag(sync=True)  # {rev, more} of `messages` (think_nb.panel.transcript)
+    transcript = traitlets.Dict().tag(sync=True)  # {rev, more, usage} of `messages` (think_nb.panel.transcript)
 
     _QUIET = frozenset({"messages", "transcript"})
     """Traits a view reads when it opens and never hears change: `transcript_patch` frames carry the changes."""
