@@ -45,44 +45,69 @@ PAGE = 100
 
 class TranscriptMirror:
     """The branch as a panel's views last heard it: ids in order, the message object heard for each,
-    and the revision (see the module docstring)."""
+    the usage totals of each prefix, and the revision (see the module docstring)."""
 
     def __init__(self, messages: list[UIMessage]) -> None:
         self.rev = 0
         self._ids: list[str] = []
+        self._objs: list[UIMessage] = []  # what was heard, by position (final messages by reference)
         self._heard: dict[str, UIMessage] = {}
-        self._remember(messages)
-        self._usage = usage_totals(messages)
+        self._sums: list[_Totals] = [_ZERO]  # usage totals of the first i messages heard
+        self._remember(messages, 0)
 
-    def _remember(self, messages: list[UIMessage]) -> None:
-        heard = self._heard
-        self._ids = [str(m.get("id")) for m in messages]
-        self._heard = {}
-        for key, m in zip(self._ids, messages, strict=True):
-            old = heard.get(key)
-            self._heard[key] = old if old is not None and not _changed(old, m) else _keep(m)
+    @property
+    def _usage(self) -> dict[str, Any]:
+        return _as_dict(self._sums[-1])
+
+    def _remember(self, messages: list[UIMessage], same: int) -> None:
+        """`messages` is what the views heard now; its first `same` messages were heard already, unchanged."""
+        for key in self._ids[same:]:
+            self._heard.pop(key, None)
+        suffix = messages[same:]
+        ids = [str(m.get("id")) for m in suffix]
+        kept = [_keep(m) for m in suffix]
+        self._ids[same:], self._objs[same:] = ids, kept
+        self._heard.update(zip(ids, kept, strict=True))
+        sums = self._sums[:same + 1]
+        for m in suffix:
+            sums.append(_add(sums[-1], m))
+        self._sums = sums
+
+    def _same_prefix(self, messages: list[UIMessage]) -> int:
+        """How many leading messages are the ones heard, unchanged. The lists are compared by slices (in
+        C: an identity test per final message), halving the compared prefix from the end until it matches,
+        so a turn's work is the few messages at the end, whatever the branch's length."""
+        objs = self._objs
+        n = min(len(messages), len(objs))
+        k = 4
+        while k < n and messages[:n - k] != objs[:n - k]:
+            k *= 2
+        i = max(0, n - k)
+        while i < n and not _changed(objs[i], messages[i]):
+            i += 1
+        return i
 
     def patch(self, messages: list[UIMessage], older: bool = False) -> protocol.TranscriptPatch | None:
         """The ``transcript_patch`` frame from what the views heard to `messages` (the branch now,
         oldest first), or None when nothing changed; `older`: messages precede `messages[0]` (in SQLite)."""
+        same = self._same_prefix(messages)
+        if same == len(self._ids) == len(messages):
+            return None
         heard = self._heard
         anchor = len(messages) - 1
-        while anchor >= 0 and str(messages[anchor].get("id")) not in heard:
+        while anchor >= same and str(messages[anchor].get("id")) not in heard:
             anchor -= 1
         after = str(messages[anchor]["id"]) if anchor >= 0 else None
         tail = messages[anchor + 1:]
-        updated = [m for m in messages[:anchor + 1] if _changed(heard[str(m.get("id"))], m)]
-        dropped = bool(self._ids) if after is None else self._ids[-1] != after
-        if not tail and not updated and not dropped:
-            return None
+        updated = [m for m in messages[same:anchor + 1] if _changed(heard.get(str(m.get("id"))), m)]
         shown = self._shown_after(after, len(tail))
-        self._remember(messages)
+        old_usage = self._sums[-1]
+        self._remember(messages, same)
         base, self.rev = self.rev, self.rev + 1
-        usage = usage_totals(messages)
-        changed_usage, self._usage = usage != self._usage, usage
+        usage = self._usage
         if shown >= min(len(messages), WINDOW):
             return protocol.transcript_patch(self.rev, base, after, tail, updated,
-                                             usage=usage if changed_usage else None)
+                                             usage=usage if self._sums[-1] != old_usage else None)
         newest = messages[-WINDOW:]  # a view holding only the last window would show less: start again
         return protocol.transcript_patch(self.rev, base, None, newest, [], more=older or len(messages) > len(newest),
                                          usage=usage)
@@ -125,8 +150,9 @@ class TranscriptMirror:
         return newest, {"rev": self.rev, "more": older or len(messages) > len(newest), "usage": self._usage}
 
 
-def _changed(heard: UIMessage, now: UIMessage) -> bool:
-    return heard is not now and heard != now
+def _changed(heard: UIMessage | None, now: UIMessage) -> bool:
+    """`now` is not what was heard (a message never heard counts as unchanged: older than the views hold)."""
+    return heard is not None and heard is not now and heard != now
 
 
 def _keep(message: UIMessage) -> UIMessage:
@@ -134,28 +160,39 @@ def _keep(message: UIMessage) -> UIMessage:
     return message if is_final(message) else copy.deepcopy(message)
 
 
+_Totals = tuple[int, float, int, float | None, int]
+_ZERO: _Totals = (0, 0, 0, None, 0)
+
+
 def usage_totals(messages: list[UIMessage]) -> dict[str, Any]:
     """`{turns, tokens, unknown, cost, priced}` over the branch: what the panel's header totals when it
     holds only the newest messages (js/src/usage.ts `usageTotals`, the same rules: a turn is an assistant
     message with `metadata.usage`; one whose count is unknown is left out of `tokens`; `cost`, US
     dollars, sums the known costs of counted turns, None when there is none)."""
-    out: dict[str, Any] = {"turns": 0, "tokens": 0, "unknown": 0, "cost": None, "priced": 0}
+    totals = _ZERO
     for message in messages:
-        meta = message.get("metadata")
-        if not isinstance(meta, dict) or "usage" not in meta:
-            continue
-        usage = meta["usage"] if isinstance(meta["usage"], dict) else {}
-        out["turns"] += 1
-        total = None if usage.get("source") == "estimated" else _number(usage.get("total_tokens"))
-        if total is None or ("source" in usage and usage["source"] is None):
-            out["unknown"] += 1
-            continue
-        out["tokens"] += total
-        cost = _number(meta.get("cost_usd"))
-        if cost is not None:
-            out["cost"] = (out["cost"] or 0) + cost
-            out["priced"] += 1
-    return out
+        totals = _add(totals, message)
+    return _as_dict(totals)
+
+
+def _add(totals: _Totals, message: UIMessage) -> _Totals:
+    """`totals` with `message` counted (`usage_totals`)."""
+    meta = message.get("metadata")
+    if not isinstance(meta, dict) or "usage" not in meta:
+        return totals
+    turns, tokens, unknown, cost, priced = totals
+    usage = meta["usage"] if isinstance(meta["usage"], dict) else {}
+    total = None if usage.get("source") == "estimated" else _number(usage.get("total_tokens"))
+    if total is None or ("source" in usage and usage["source"] is None):
+        return turns + 1, tokens, unknown + 1, cost, priced
+    price = _number(meta.get("cost_usd"))
+    if price is None:
+        return turns + 1, tokens + total, unknown, cost, priced
+    return turns + 1, tokens + total, unknown, (cost or 0) + price, priced + 1
+
+
+def _as_dict(totals: _Totals) -> dict[str, Any]:
+    return dict(zip(("turns", "tokens", "unknown", "cost", "priced"), totals, strict=True))
 
 
 def _number(x: object) -> float | int | None:
