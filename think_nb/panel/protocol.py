@@ -243,7 +243,8 @@ class StreamResumeAck(TypedDict):
 
 
 class MessageUpdated(TypedDict):
-    """Kernel -> panel: a stored message changed (a tool result or approval was applied)."""
+    """Kernel -> panel: a stored message changed (a tool result or approval was applied). The panel
+    still applies it; the kernel now says so in a ``transcript_patch`` (its ``updated``)."""
 
     type: Literal["message_updated"]
     message: UIMessage
