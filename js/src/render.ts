@@ -29,6 +29,8 @@ export interface PanelActions {
   switchSession(id: string): void;
   continueTurn(): void;
   switchBranch(messageId: string): void;
+  /** Fetch the messages before the oldest one shown (the list was scrolled to its top, or the button). */
+  loadOlder?(): void;
 }
 
 /** What the kernel sends beside the transcript (the `annotations` trait, `ViewHub.annotations()`). */
@@ -236,6 +238,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
   const empty = h("div", "think-empty");
+  const older = h("button", "think-older", "Show older messages");
+  older.addEventListener("click", () => actions.loadOlder?.());
   const composer = h("div", "think-composer");
   const input = h("textarea", "think-input");
   input.rows = 2;
@@ -313,8 +317,10 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   // and the list is pinned once per animation frame, so a frame of a streamed reply forces no layout.
   let atBottom = true;
   let pinning = 0;
+  let hasOlder = false;
   list.addEventListener("scroll", () => {
     atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    if (hasOlder && list.scrollTop < 80) actions.loadOlder?.(); // near the top: fetch the page before it
   }, { passive: true });
   const nextFrame = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (cb: () => void) => setTimeout(cb, 16);
   const pinToBottom = (): void => {
@@ -367,7 +373,13 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     });
     cache = next;
     empty.textContent = emptyHint(meta);
-    reconcile(list, els.length ? els : [empty]); // unchanged messages stay in place (and laid out)
+    hasOlder = state.more;
+    older.disabled = state.loadingOlder;
+    older.textContent = state.loadingOlder ? "Loading older messages…" : "Show older messages";
+    const first = els.length && !atBottom ? list.querySelector<HTMLElement>(":scope > .think-message") : null;
+    const top = first && els[0] !== first ? first.offsetTop : null; // older ones may come in above it
+    reconcile(list, els.length ? (state.more ? [older, ...els] : els) : [empty]); // unchanged messages stay in place (and laid out)
+    if (first && top !== null && first.isConnected) list.scrollTop += first.offsetTop - top; // the reader's place stays put
     refocus(list, focused);
     pinToBottom();
   }
@@ -384,7 +396,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       status.textContent = detail ? `${label} · ${detail}` : label;
       status.dataset.detail = detail;
       status.title = detail ? `${detail}: ${STATUS_HINT[shown] ?? ""}` : STATUS_HINT[shown] ?? "";
-      const sum = usageTotals(state.transcript);
+      const sum = state.more && state.usage ? state.usage : usageTotals(state.transcript); // the kernel's, over what is not held
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.unknown} reported by the provider, ${sum.unknown} unknown (not counted)`;
       if (dbFull !== meta.dbPath) {

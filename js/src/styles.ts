@@ -31,6 +31,7 @@ export const CSS = `
 .think-header > .think-tabs, .think-header > button { flex: none; overflow: visible; }
 .think-header:has(.think-clear-confirm:not([hidden])) > :is(.think-db-path, .think-totals) { display: none; }
 .think-empty { color: var(--think-muted); font-size: 0.9em; padding: 4px 0; }
+.think-older { align-self: center; margin: 2px 0 6px; font-size: 0.85em; }
 .think-clear-confirm { display: inline-flex; gap: 6px; align-items: center; font-size: 0.85em; }
 .think-panel button.think-clear-yes { border-color: var(--think-error); color: var(--think-error); }
 .think-cut, .think-stopped { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }
