@@ -1,10 +1,12 @@
 """Time to the first streamed text and to the end of the answer, for a plain question to the
 quickstart's agents on the embedded model (issue 27 §7: "answers a plain question in seconds").
 
-Agents: `Calc`, the class of notebooks/quickstart.ipynb (its prompt, its `add` tool and the
-workspace tools every agent gets), and `think-nb chat`'s TerminalAgent (the README's main job:
+Agents: `Calc`, the class of notebooks/quickstart.ipynb (its prompt and its `add` tool; on the
+embedded model an agent gets no workspace tools), and `think-nb chat`'s TerminalAgent (the README's main job:
 add, multiply, current_time). Each run is a fresh conversation (a new SQLite file) with the model
-already loaded, as in a notebook where the agent's creation loaded it a cell earlier. Per agent ×
+already loaded, as in a notebook where the agent's creation loaded it a cell earlier, and nothing
+of the prompt already evaluated (llama.cpp keeps the last prompt's tokens and would skip the common
+prefix: a repeated question answers in 0.1 s, which no class's first question does). Per agent ×
 tool policy of the embedded model (`think_nb.models.local.TOOL_POLICY`: `named`, the default, and
 `all`, what every agent got before issue 27) it prints the median, min and max over the runs of
 the seconds to the first `text-delta` and to the end of the turn, the prompt's tokens (llama.cpp's count
@@ -73,6 +75,7 @@ class Clock:
 
 
 def one_run(cls: type[Think], prompt: str, n: int) -> dict[str, Any]:
+    local.get_llama().reset()  # a cold prompt: llama.cpp would reuse the last run's evaluated prefix
     with tempfile.TemporaryDirectory() as folder:
         agent = cls(f"latency-{n}", db=Path(folder) / "q.sqlite")
         clock = Clock()
