@@ -67,6 +67,7 @@ class TurnEngine:
         self.recorder = StreamRecorder(host.store.streams, self._broadcast_chunk)
         self.queue = TurnQueue()
         self.active: dict[str, asyncio.Task] = {}
+        self.unstarted: dict[str, bool] = {}  # request id -> stopped, for a task whose code has not run yet
         self.steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
         self.turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self.current_turn: Any = None
@@ -135,6 +136,7 @@ class TurnEngine:
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
         task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
+        self.unstarted[request_id] = False
         if sub.parent is not None:  # started by an on_chat_response: the parent keeps the queue until it ends
             sub.parent.children.append(task)
         interrupts.watch(self)
@@ -186,7 +188,9 @@ class TurnEngine:
             except Exception:
                 log.exception("could not flush the stream of %s at its abort", request_id)
         task = self.active.get(request_id)
-        if task is not None:
+        if request_id in self.unstarted:  # cancelled now, its task would run none of its code (no cleanup):
+            self.unstarted[request_id] = True  # it ends `aborted` as it starts
+        elif task is not None:
             task.cancel(reason)
 
     def abort_all(self) -> None:
@@ -261,9 +265,11 @@ class TurnEngine:
     # -- running ----------------------------------------------------------------------------
     async def _run_submission(self, sub: Submission, *, continuation: bool, regenerate: bool, body: dict | None,
                               signal: AbortSignal | None) -> TurnResult:
-        if signal is not None and signal.aborted:  # pre-aborted: no inference at all
+        stopped = self.unstarted.pop(sub.request_id, False)  # Stop came before this line first ran
+        if stopped or (signal is not None and signal.aborted):  # pre-aborted: no inference at all
             _discard(self.queue.waiting, sub)
             self.active.pop(sub.request_id, None)
+            interrupts.unwatch(self)
             result = TurnResult(sub.request_id, "aborted")
             self._turn_ended(result)
             return result
