@@ -68,6 +68,7 @@ class TurnEngine:
         self.queue = TurnQueue()
         self.active: dict[str, asyncio.Task] = {}
         self.unstarted: dict[str, bool] = {}  # request id -> stopped, for a task whose code has not run yet
+        self.stop_on_start: set[str] = set()  # turns stopped before their task ran, with nothing ahead of them
         self.steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
         self.turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self.current_turn: Any = None
@@ -266,6 +267,11 @@ class TurnEngine:
     async def _run_submission(self, sub: Submission, *, continuation: bool, regenerate: bool, body: dict | None,
                               signal: AbortSignal | None) -> TurnResult:
         stopped = self.unstarted.pop(sub.request_id, False)  # Stop came before this line first ran
+        if stopped and self.queue.active is None and not self.queue.lock(sub).locked():
+            # nothing ahead of it: it ends as a turn stopped as it starts does (its message stored,
+            # one `abort` chunk: the panels say "stopped before the model answered")
+            self.stop_on_start.add(sub.request_id)
+            stopped = False
         if stopped or (signal is not None and signal.aborted):  # pre-aborted: no inference at all
             _discard(self.queue.waiting, sub)
             self.active.pop(sub.request_id, None)
@@ -389,6 +395,9 @@ class TurnEngine:
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
                     generation=sub.generation, output_type=sub.output_type)
         self.turns_run[sub.request_id] = turn
+        if sub.request_id in self.stop_on_start:
+            self.stop_on_start.discard(sub.request_id)
+            turn.abort()  # it stops at its first hook, before the model is called
         outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
         fields = _turn_fields(sub, continuation)
         events.emit("chat:turn:start", fields)
