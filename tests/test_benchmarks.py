@@ -47,6 +47,8 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),
     ("bench_embedded.py", ["first token after import, s", "litellm imported                False",
                            "think-nb chat (main job), s"], [pytest.mark.localmodel]),
+    ("quickstart_latency.py", ["quickstart latency:", "quickstart Calc  tools named  first text", "whole answer",
+                               "tool calls none"], [pytest.mark.localmodel]),
 ]
 
 

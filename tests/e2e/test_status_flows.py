@@ -226,3 +226,70 @@ def test_stop_before_anything_streamed_never_says_streaming(notebook, app: str) 
     expect(panel.locator(".think-stopped")).to_have_count(1, timeout=TURN_MS)
     seen = page.evaluate("() => window.__statuses")
     assert "streaming" not in seen, seen
+
+
+EMBEDDED = '''
+from think_nb import Think, tool
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+class Calc(Think):  # no get_model(): the embedded SmolLM2-135M, in the kernel
+    include_workspace_tools = False
+    def get_tools(self):
+        return [add]
+
+agent = Calc("status-truth")
+agent.clear_messages()
+agent.panel()
+'''
+
+# Every (status, status text, what of the reply a person sees) the panel goes through, in order.
+SEEN = '''(panel) => {
+  const shown = () => {
+    const reply = panel.querySelectorAll(".think-message[data-role=assistant]");
+    const last = reply.length ? reply[reply.length - 1] : null;
+    const text = last ? [...last.querySelectorAll(".think-text")].map((t) => t.textContent).join("").trim() : "";
+    return text.length + (last ? last.querySelectorAll(".think-tool").length : 0);
+  };
+  const users = () => panel.querySelectorAll(".think-message[data-role=user]").length;
+  window.__seen = [];
+  const note = () => {
+    const s = panel.querySelector(".think-status");
+    const row = [panel.dataset.status, s.dataset.detail || "", shown(), users()];
+    const prev = window.__seen.at(-1);
+    if (!prev || prev.join("|") !== row.join("|")) window.__seen.push(row);
+  };
+  note();
+  new MutationObserver(note).observe(panel, { subtree: true, childList: true, attributes: true, characterData: true });
+}'''
+
+
+def test_the_embedded_models_turn_says_what_it_does(notebook, app: str) -> None:
+    """Issue 27 §4 with the real embedded model: the user's message shows at once, while the
+    non-streamed tool step runs the status is `submitted` saying "thinking — choosing a tool…",
+    and `streaming` is shown only once part of the reply (text or a tool card) is there."""
+    page = notebook(["%load_ext think_nb", EMBEDDED])
+    run_cells(page, range(2))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    panel.evaluate(SEEN)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("What is 2 plus 40? Use the add tool.")
+    page.keyboard.press("Enter")
+    expect(panel.locator(".think-message[data-role=user]")).to_have_text(["What is 2 plus 40? Use the add tool."])
+    expect(panel.locator(".think-status")).to_have_attribute("data-detail", "thinking — choosing a tool…",
+                                                              timeout=TURN_MS)
+    expect_status(panel, "submitted")
+    card = panel.locator(".think-tool[data-tool-name=add]")
+    expect(card).to_have_count(1, timeout=TURN_MS)
+    expect_status(panel, "ready", timeout=TURN_MS)
+    seen = page.evaluate("() => window.__seen")
+    print("statuses seen:", seen)
+    sent = next(i for i, row in enumerate(seen) if row[3] == 1)
+    assert seen[sent][0] in ("ready", "submitted") and seen[sent][2] == 0, seen  # shown before any reply
+    assert ["submitted", "thinking — choosing a tool…", 0, 1] in seen, seen
+    streaming = [row for row in seen if row[0] == "streaming"]
+    assert streaming and all(row[2] > 0 for row in streaming), f"streaming with nothing shown: {seen}"

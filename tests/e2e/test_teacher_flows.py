@@ -190,3 +190,40 @@ def test_a_forked_version_shows_its_label_in_the_switcher(notebook, app: str) ->
     expect(fork).to_have_count(0)
     panel.locator("button.think-version-next").click()
     expect(fork).to_have_text("forked at before_turn — system prompt edited", timeout=TURN_MS)
+
+
+EMBEDDED_SHORT = '''
+from think_nb import Think, TurnConfig
+
+class Short(Think):  # no get_model(): the embedded SmolLM2-135M, greedy
+    include_workspace_tools = False
+    def before_turn(self, ctx):
+        return TurnConfig(max_output_tokens=12)
+
+agent = Short("cut-and-regenerate")
+agent.clear_messages()
+agent.panel()
+'''
+
+
+def test_the_embedded_model_says_where_it_was_cut_and_regenerates_another_reply(notebook, app: str) -> None:
+    """Issue 27 §6c/§6d on the real embedded model, clicked: a reply cut at its token limit offers
+    "cut at 12 tokens — continue?" (it always said `stop`), and Regenerate on this greedy model gives
+    another reply (it repeated the same one)."""
+    page = notebook(["%load_ext think_nb", EMBEDDED_SHORT])
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    panel = page.locator(".think-panel").first
+    expect_status(panel, "ready", timeout=60_000)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("Write a long story about a lighthouse keeper.")
+    page.keyboard.press("Enter")
+    cut = panel.locator(".think-cut")
+    expect(cut).to_contain_text("cut at 12 tokens — continue?", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    first = last_text(panel).inner_text()
+    panel.locator("button.think-regenerate").click()
+    expect(panel.locator(".think-version-label")).to_have_text("2 / 2", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    second = last_text(panel).inner_text()
+    assert first.strip() and second.strip() and second != first, (first, second)
+    expect(panel.locator(".think-cut")).to_contain_text("cut at 12 tokens")

@@ -67,6 +67,8 @@ class TurnEngine:
         self.recorder = StreamRecorder(host.store.streams, self._broadcast_chunk)
         self.queue = TurnQueue()
         self.active: dict[str, asyncio.Task] = {}
+        self.unstarted: dict[str, bool] = {}  # request id -> stopped, for a task whose code has not run yet
+        self.stop_on_start: set[str] = set()  # turns stopped before their task ran, with nothing ahead of them
         self.steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
         self.turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self.current_turn: Any = None
@@ -137,6 +139,7 @@ class TurnEngine:
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
         task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
+        self.unstarted[request_id] = False
         if sub.parent is not None:  # started by an on_chat_response: the parent keeps the queue until it ends
             sub.parent.children.append(task)
         interrupts.watch(self)
@@ -188,7 +191,9 @@ class TurnEngine:
             except Exception:
                 log.exception("could not flush the stream of %s at its abort", request_id)
         task = self.active.get(request_id)
-        if task is not None:
+        if request_id in self.unstarted:  # cancelled now, its task would run none of its code (no cleanup):
+            self.unstarted[request_id] = True  # it ends `aborted` as it starts
+        elif task is not None:
             task.cancel(reason)
 
     def abort_all(self) -> None:
@@ -263,9 +268,16 @@ class TurnEngine:
     # -- running ----------------------------------------------------------------------------
     async def _run_submission(self, sub: Submission, *, continuation: bool, regenerate: bool, body: dict | None,
                               signal: AbortSignal | None) -> TurnResult:
-        if signal is not None and signal.aborted:  # pre-aborted: no inference at all
+        stopped = self.unstarted.pop(sub.request_id, False)  # Stop came before this line first ran
+        if stopped and self.queue.active is None and not self.queue.lock(sub).locked():
+            # nothing ahead of it: it ends as a turn stopped as it starts does (its message stored,
+            # one `abort` chunk: the panels say "stopped before the model answered")
+            self.stop_on_start.add(sub.request_id)
+            stopped = False
+        if stopped or (signal is not None and signal.aborted):  # pre-aborted: no inference at all
             _discard(self.queue.waiting, sub)
             self.active.pop(sub.request_id, None)
+            interrupts.unwatch(self)
             result = TurnResult(sub.request_id, "aborted")
             self._turn_ended(result)
             return result
@@ -388,6 +400,9 @@ class TurnEngine:
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
                     generation=sub.generation, output_type=sub.output_type, fork=sub.fork)
         self.turns_run[sub.request_id] = turn
+        if sub.request_id in self.stop_on_start:
+            self.stop_on_start.discard(sub.request_id)
+            turn.abort()  # it stops at its first hook, before the model is called
         outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
         fields = _turn_fields(sub, continuation)
         events.emit("chat:turn:start", fields)
