@@ -379,6 +379,10 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   return note;
 }
 
+/** Under a reply recovery stored as interrupted (`metadata.interrupted`); the kernel's replayed
+ * error frame says the same (think_nb/panel/widget.py INTERRUPTED_TEXT). */
+export const INTERRUPTED_NOTE = "The turn was interrupted before it finished; its partial reply was kept.";
+
 /** "‹ 2 / 3 ›": the versions of a regenerated reply. */
 function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
   const v = ctx.versions;
@@ -509,9 +513,11 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
     const child = partElement(part, i, view, ctx, waiting, streams, texts);
     if (child) children.push(child);
   });
-  // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too
+  // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too;
+  // so is an interruption (metadata.interrupted, set by recovery), even on a reply with no content
   const stored = message.metadata?.error;
-  const errorText = view.errorText ?? (typeof stored === "string" ? stored : undefined);
+  const interrupted = message.metadata?.interrupted === true ? INTERRUPTED_NOTE : undefined;
+  const errorText = view.errorText ?? (typeof stored === "string" ? stored : interrupted);
   if (errorText) children.push(h("div", "think-message-error", errorText));
   const ending = view.live ? null : view.stopped ? h("div", "think-stopped", "stopped before the model answered") : endingNote(message, ctx);
   if (ending) children.push(ending);
