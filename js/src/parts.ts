@@ -132,6 +132,8 @@ export interface MessageContext extends UndoControl {
   switchBranch?(messageId: string): void;
   /** Tool name → the MCP server it came from (the card names it). */
   toolServers?: Record<string, string>;
+  /** The kernel is gone (`kernelGone`): every control that asks the kernel is disabled. */
+  offline?: boolean;
 }
 
 /** When each running tool call was first drawn (the live "running… 3.2 s"). */
@@ -239,7 +241,7 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const approve = h("button", "think-approve", "Approve");
   const deny = h("button", "think-deny", "Deny");
   const answered = ctx.responded[part.toolCallId] === true;
-  for (const el of [approve, deny, reason]) el.disabled = answered;
+  for (const el of [approve, deny, reason]) el.disabled = answered || ctx.offline === true;
   approve.addEventListener("click", () => {
     const input = isRunCode(part) ? editedInput(part) : undefined;
     if (isRunCode(part)) noteApproved(part, input);
@@ -373,6 +375,7 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   note.title = "The model stopped because it reached its output token limit (finish reason: length).";
   if (ctx.canContinue && ctx.continueTurn) {
     const go = h("button", "think-continue", "Continue");
+    go.disabled = ctx.offline === true;
     go.addEventListener("click", () => ctx.continueTurn?.());
     note.append(" ", go);
   }
@@ -392,8 +395,8 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
   const next = h("button", "think-version-next", "›");
   prev.title = "previous version";
   next.title = "next version";
-  prev.disabled = !ctx.canSwitch || v.index <= 0;
-  next.disabled = !ctx.canSwitch || v.index >= v.count - 1;
+  prev.disabled = !ctx.canSwitch || ctx.offline === true || v.index <= 0;
+  next.disabled = !ctx.canSwitch || ctx.offline === true || v.index >= v.count - 1;
   prev.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index - 1]));
   next.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index + 1]));
   const where = h("span", "think-version-label", `${v.index + 1} / ${v.count}`);
@@ -527,6 +530,7 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   if (versions) children.push(versions);
   if (ctx.canRegenerate) {
     const again = h("button", "think-regenerate", "Regenerate");
+    again.disabled = ctx.offline === true;
     again.addEventListener("click", () => ctx.regenerate());
     children.push(again);
   }

@@ -326,7 +326,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const ctx: MessageContext = {
         approve: actions.approve,
         deny: actions.deny,
-        undo: actions.undo,
+        undo: offline ? undefined : actions.undo, // Undo's button is disabled without it
         undoSent: state.undoing,
         regenerate: actions.regenerate,
         responded: state.responded,
@@ -339,12 +339,13 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         canSwitch: idle,
         switchBranch: actions.switchBranch,
         toolServers: servers,
+        offline,
       };
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
       const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
-      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${offline}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : markQueued(markUnsent(messageElement(view, ctx, old?.el), view), view);
       next.set(view.message.id, { view, sig, el });
