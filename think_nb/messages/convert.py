@@ -193,6 +193,12 @@ def _object(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def tool_result_text(part: dict) -> str:
+    """The `tool` message content the model reads for a settled tool part (what the context's
+    token count counts: a `kernel-run`'s figure is its one-line placeholder, never its base64)."""
+    return _tool_result(part)
+
+
 def _tool_result(part: dict) -> str:
     edited = (part.get("approval") or {}).get("input")
     output = part.get("output")
