@@ -35,6 +35,8 @@ export interface Annotations {
   tools?: Record<string, ToolDecision>;
   branches?: Record<string, Versions>;
   active?: string[];
+  /** The turn the status line describes and Stop cancels (`think_nb.panel.status.current_turn`). */
+  current?: string | null;
   /** User messages of turns accepted and not started yet, in run order (`state.ts` `setQueued`). */
   queued?: { requestId: string; message: unknown }[];
 }
@@ -65,7 +67,7 @@ export interface PanelMeta {
   agentName: string;
   dbPath: string;
   pausedAt?: string;
-  /** What the running turn waits for ("loading litellm…", "queued behind 1 turn"; the `status_detail` trait). */
+  /** What the running turn waits for ("loading litellm…", "1 queued"; the `status_detail` trait). */
   statusDetail?: string;
   /** The agent's class (header "Tutor · default"). */
   agentClass?: string;
