@@ -366,7 +366,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const shown = displayStatus(state);
       root.dataset.status = shown;
       name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
-      name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
+      name.title = [meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "",
+        meta.dbPath].filter(Boolean).join("\n"); // the path's own element is hidden in a narrow panel
       const label = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
       const detail = busy || shown === "pending" ? meta.statusDetail ?? "" : "";
       status.textContent = detail ? `${label} · ${detail}` : label;
