@@ -136,6 +136,8 @@ export interface MessageContext extends UndoControl {
   switchBranch?(messageId: string): void;
   /** Tool name → the MCP server it came from (the card names it). */
   toolServers?: Record<string, string>;
+  /** The kernel is gone (`kernelGone`): every control that asks the kernel is disabled. */
+  offline?: boolean;
 }
 
 /** When each running tool call was first drawn (the live "running… 3.2 s"). */
@@ -243,7 +245,7 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const approve = h("button", "think-approve", "Approve");
   const deny = h("button", "think-deny", "Deny");
   const answered = ctx.responded[part.toolCallId] === true;
-  for (const el of [approve, deny, reason]) el.disabled = answered;
+  for (const el of [approve, deny, reason]) el.disabled = answered || ctx.offline === true;
   approve.addEventListener("click", () => {
     const input = isRunCode(part) ? editedInput(part) : undefined;
     if (isRunCode(part)) noteApproved(part, input);
@@ -380,11 +382,16 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   note.title = "The model stopped because it reached its output token limit (finish reason: length).";
   if (ctx.canContinue && ctx.continueTurn) {
     const go = h("button", "think-continue", "Continue");
+    go.disabled = ctx.offline === true;
     go.addEventListener("click", () => ctx.continueTurn?.());
     note.append(" ", go);
   }
   return note;
 }
+
+/** Under a reply recovery stored as interrupted (`metadata.interrupted`); the kernel's replayed
+ * error frame says the same (think_nb/panel/widget.py INTERRUPTED_TEXT). */
+export const INTERRUPTED_NOTE = "The turn was interrupted before it finished; its partial reply was kept.";
 
 /** "‹ 2 / 3 ›": the versions of a regenerated (or forked: its label follows) reply. */
 function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
@@ -395,8 +402,8 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
   const next = h("button", "think-version-next", "›");
   prev.title = "previous version";
   next.title = "next version";
-  prev.disabled = !ctx.canSwitch || v.index <= 0;
-  next.disabled = !ctx.canSwitch || v.index >= v.count - 1;
+  prev.disabled = !ctx.canSwitch || ctx.offline === true || v.index <= 0;
+  next.disabled = !ctx.canSwitch || ctx.offline === true || v.index >= v.count - 1;
   prev.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index - 1]));
   next.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index + 1]));
   const where = h("span", "think-version-label", `${v.index + 1} / ${v.count}`);
@@ -552,9 +559,11 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
     const child = partElement(part, i, view, ctx, waiting, streams, texts);
     if (child) children.push(child);
   });
-  // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too
+  // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too;
+  // so is an interruption (metadata.interrupted, set by recovery), even on a reply with no content
   const stored = message.metadata?.error;
-  const errorText = view.errorText ?? (typeof stored === "string" ? stored : undefined);
+  const interrupted = message.metadata?.interrupted === true ? INTERRUPTED_NOTE : undefined;
+  const errorText = view.errorText ?? (typeof stored === "string" ? stored : interrupted);
   if (errorText) children.push(h("div", "think-message-error", errorText));
   const ending = view.live ? null : view.stopped ? h("div", "think-stopped", "stopped before the model answered") : endingNote(message, ctx);
   if (ending) children.push(ending);
@@ -564,6 +573,7 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   if (versions) children.push(versions);
   if (ctx.canRegenerate) {
     const again = h("button", "think-regenerate", "Regenerate");
+    again.disabled = ctx.offline === true;
     again.addEventListener("click", () => ctx.regenerate());
     children.push(again);
   }

@@ -39,6 +39,8 @@ export interface Annotations {
   tools?: Record<string, ToolDecision>;
   branches?: Record<string, Versions>;
   active?: string[];
+  /** The turn the status line describes and Stop cancels (`think_nb.panel.status.current_turn`). */
+  current?: string | null;
   /** User messages of turns accepted and not started yet, in run order (`state.ts` `setQueued`). */
   queued?: { requestId: string; message: unknown }[];
 }
@@ -69,7 +71,7 @@ export interface PanelMeta {
   agentName: string;
   dbPath: string;
   pausedAt?: string;
-  /** What the running turn waits for ("loading litellm…", "queued behind 1 turn"; the `status_detail` trait). */
+  /** What the running turn waits for ("loading litellm…", "1 queued"; the `status_detail` trait). */
   statusDetail?: string;
   /** The agent's class (header "Tutor · default"). */
   agentClass?: string;
@@ -347,7 +349,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const ctx: MessageContext = {
         approve: actions.approve,
         deny: actions.deny,
-        undo: actions.undo,
+        undo: offline ? undefined : actions.undo, // Undo's button is disabled without it
         undoSent: state.undoing,
         regenerate: actions.regenerate,
         responded: state.responded,
@@ -360,12 +362,13 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         canSwitch: idle,
         switchBranch: actions.switchBranch,
         toolServers: servers,
+        offline,
       };
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
       const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
-      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${offline}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : markQueued(markUnsent(messageElement(view, ctx, old?.el), view), view);
       next.set(view.message.id, { view, sig, el });
@@ -390,7 +393,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const shown = displayStatus(state);
       root.dataset.status = shown;
       name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
-      name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
+      name.title = [meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "",
+        meta.dbPath].filter(Boolean).join("\n"); // the path's own element is hidden in a narrow panel
       const label = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
       const detail = busy || shown === "pending" ? meta.statusDetail ?? "" : "";
       status.textContent = detail ? `${label} · ${detail}` : label;

@@ -59,6 +59,13 @@ export const CSS = `
   .think-header > .think-totals { display: none; }
   .think-panel .think-header button { padding: 1px 5px; }
 }
+/* narrower (a 760 px page with Lab's file browser open: ~377 px): the path, cut to "/w…ite", says
+   nothing; it goes first (the name's tooltip still gives it), and the header wraps rather than push
+   Clear out of the panel */
+@container (max-width: 400px) {
+  .think-header { flex-wrap: wrap; row-gap: 4px; }
+  .think-header > .think-db-path { display: none; }
+}
 .think-disconnected { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-warn); border-radius: 4px; color: var(--think-warn); font-weight: 600; }
 .think-panel[data-kernel="gone"] .think-messages button, .think-panel[data-kernel="gone"] .think-messages input { pointer-events: none; opacity: 0.5; }
 .think-unsent { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }

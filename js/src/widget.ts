@@ -239,8 +239,10 @@ const render: Render<Traits> = ({ model, el }) => {
       if (store.post(toolApproval(toolCallId, false, reason || undefined))) store.set(responded(store.state, toolCallId));
     },
     stop() {
-      // this view's request, else the newest the kernel runs (a %%think cell, agent.send)
-      const requestId = activeRequestId(store.state) ?? (model.get("annotations")?.active ?? []).at(-1);
+      // the turn the status line names (the one running, not one queued behind it), else this
+      // view's request, else the newest the kernel runs (a %%think cell, agent.send)
+      const annotations = model.get("annotations");
+      const requestId = annotations?.current ?? activeRequestId(store.state) ?? (annotations?.active ?? []).at(-1);
       if (requestId) store.post(chatRequestCancel(requestId)); // read by the kernel once the code ends
       if (!kernelCodeRunning(store.state)) return;
       // the agent's code runs on the kernel's thread: only a kernel interrupt reaches it

@@ -216,9 +216,9 @@ describe("busy from the first moment", () => {
     expect($(".think-status")?.textContent).toBe("submitted · loading litellm…");
     expect($(".think-status")?.getAttribute("data-detail")).toBe("loading litellm…");
     expect($(".think-status")?.title).toMatch(/^loading litellm…: sent;/);
-    model.set("status_detail", "queued behind 1 turn");
+    model.set("status_detail", "1 queued");
     model.set("status", "streaming");
-    expect($(".think-status")?.textContent).toBe("streaming · queued behind 1 turn");
+    expect($(".think-status")?.textContent).toBe("streaming · 1 queued");
     model.set("status", "ready"); // a stale detail is never shown on an idle panel
     expect($(".think-status")?.textContent).toBe("ready");
   });

@@ -118,8 +118,8 @@ def test_messages_sent_from_cells_while_a_turn_runs_show_at_once_queued_in_order
     expect(queued.locator(".think-text")).to_have_text(["Second question", "Third question"])
     expect(queued.locator(".think-queued")).to_have_count(2)
     status = panel.locator(".think-status")
-    expect(status).to_have_text("streaming · queued behind 2 turns", timeout=30_000)
-    expect(status).to_have_attribute("data-detail", "queued behind 2 turns")
+    expect(status).to_have_text("streaming · 2 queued", timeout=30_000)
+    expect(status).to_have_attribute("data-detail", "2 queued")
     expect(panel.locator("button.think-stop")).to_be_visible()
     run_cell(page, 6)
     expect(last_text(panel)).to_have_text("Third reply.", timeout=TURN_MS)
@@ -129,6 +129,32 @@ def test_messages_sent_from_cells_while_a_turn_runs_show_at_once_queued_in_order
         ["First question", "Working on it, done.", "Second question", "Second reply.", "Third question",
          "Third reply."])
     expect(queued).to_have_count(0)
+
+
+def test_with_a_queue_the_status_names_the_running_turn_and_stop_stops_it(notebook, app: str) -> None:
+    """Issue 27: a message typed in the panel runs; a `%%think` cell run meanwhile (Shift+Enter) queues
+    behind it. The status read "queued behind 1 turn" (the queued turn's words) while Stop stopped the
+    running one; it now describes the running turn with "1 queued" beside it, and Stop stops that turn."""
+    page = notebook(["%load_ext think_nb", HELPER, "%think Helper", "%%think Helper\nSecond question"])
+    run_cells(page, range(3))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    box = panel.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("First question")
+    page.keyboard.press("Enter")
+    expect(last_text(panel)).to_have_text("Working on it", timeout=TURN_MS)  # then it waits on the gate
+    expect_status(panel, "streaming")
+    page.locator(".jp-Cell").nth(3).locator(".jp-InputPrompt").click()  # command mode, as a person selects it
+    page.keyboard.press("Shift+Enter")
+    status = panel.locator(".think-status")
+    expect(status).to_have_text("streaming · 1 queued", timeout=30_000)
+    expect(panel.locator(".think-message[data-queued=true] .think-text")).to_have_text(["Second question"])
+    panel.locator("button.think-stop").click()
+    replies = panel.locator(".think-message[data-role=assistant]")
+    expect(replies.first.locator(".think-stopped")).to_be_visible(timeout=TURN_MS)  # the running turn stopped
+    expect(replies.first.locator(".think-text")).to_have_text("Working on it")  # never ", done."
+    expect(status).not_to_contain_text("queued", timeout=TURN_MS)
 
 
 LONG_DB = f"/tmp/think-e2e-narrow-{uuid.uuid4().hex[:8]}/courses/agents-101/week-3/.think/tools_and_approval.sqlite"

@@ -227,3 +227,46 @@ def test_the_embedded_model_says_where_it_was_cut_and_regenerates_another_reply(
     second = last_text(panel).inner_text()
     assert first.strip() and second.strip() and second != first, (first, second)
     expect(panel.locator(".think-cut")).to_contain_text("cut at 12 tokens")
+
+
+HEADER_FITS = '''(panel) => {
+  const header = panel.querySelector(".think-header");
+  const box = panel.getBoundingClientRect();
+  const shown = [...header.querySelectorAll("button")].filter((b) => b.getClientRects().length);
+  return {
+    panelWidth: Math.round(box.width),
+    overflow: header.scrollWidth - header.clientWidth,
+    outside: shown.filter((b) => {
+      const r = b.getBoundingClientRect();
+      return r.left < box.left || r.right > box.right + 0.5;
+    }).map((b) => b.className),
+    buttons: shown.map((b) => b.className),
+  };
+}'''
+
+
+@pytest.mark.parametrize("width", [760, 377])
+def test_a_narrow_header_keeps_every_button_inside_the_panel(notebook, app: str, width: int) -> None:
+    """Issue 27: on a 760 px page with Lab's file browser open (a ~377 px panel) the header needed
+    430 px, Clear sat outside the panel and the path read "/w…ite". The header fits: the cut path
+    goes first and the header wraps; Chat, Context and Clear stay inside and work."""
+    page, panel = open_panel(notebook, NARROW)
+    page.set_viewport_size({"width": 760, "height": 900})
+    if app == "lab":
+        page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")  # the left area open
+        expect(page.locator("#filebrowser")).to_be_visible()
+    if width != 760:
+        panel.evaluate(f"el => {{ el.style.width = '{width}px'; }}")
+    page.wait_for_function("""(w) => { const p = document.querySelector('.think-panel');
+        return p && (w === 760 || Math.round(p.getBoundingClientRect().width) <= w + 2); }""", arg=width)
+    fit = panel.evaluate(HEADER_FITS)
+    assert fit["overflow"] <= 0 and fit["outside"] == [], fit
+    assert {"think-tab", "think-clear"} <= {c for b in fit["buttons"] for c in b.split()}, fit
+    expect(panel.locator(".think-agent-name")).to_have_text("Demo · default")
+    panel.locator("button.think-tab[data-tab=context]").click()
+    expect(panel).to_have_attribute("data-tab", "context")
+    panel.locator("button.think-tab[data-tab=chat]").click()
+    panel.locator("button.think-clear").click()  # a real click: it is on screen and inside the panel
+    expect(panel.locator(".think-clear-confirm")).to_contain_text("Clear the whole conversation?")
+    panel.locator("button.think-clear-no").click()
+    expect(panel.locator("button.think-clear")).to_be_visible()

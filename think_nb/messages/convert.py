@@ -202,6 +202,17 @@ def _object(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def tool_result_text(part: dict) -> str:
+    """The `tool` message content the model reads for a settled tool part, as text (what the context's
+    token count counts): an image or file the model receives beside it is a one-line placeholder here,
+    never its base64 (a provider counts an image by its pixels, not its bytes)."""
+    result = _tool_result(part)
+    if isinstance(result, str):
+        return result
+    return "\n".join(p["text"] if p.get("type") == "text" else f"[{p.get('type', 'media')} attached]"
+                     for p in result)
+
+
 def _tool_result(part: dict) -> str | list[dict]:
     edited = (part.get("approval") or {}).get("input")
     output = part.get("output")

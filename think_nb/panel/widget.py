@@ -162,8 +162,8 @@ class ChatPanel(anywidget.AnyWidget):
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
     ``agent_name``, ``db_path``, ``status`` (one of
     :data:`think_nb.panel.protocol.STATUSES`, shared by every panel of the agent), ``status_detail``
-    (what the newest running turn waits for: "loading litellm…", "loading the local model…",
-    "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.panel.hub.ViewHub.detail`),
+    (what the running turn waits for: "loading litellm…", "loading the local model…",
+    with "1 queued" beside it; "" when nothing is said; :attr:`think_nb.panel.hub.ViewHub.detail`),
     ``error`` (text of the latest turn error, "" if none), ``messages`` (the newest
     ``think_nb.panel.transcript.WINDOW`` UIMessage dicts of the branch) and ``transcript`` (``{rev,
     more, usage}``: its revision, whether older messages exist, the usage totals of the whole branch) —
