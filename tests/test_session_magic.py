@@ -140,3 +140,26 @@ def test_inspecting_magics_find_stored_names_and_refuse_other_agents_clearly(ip,
     assert capsys.readouterr().out == (
         f"think: Crew 'helper' in {db} is a sub-agent (Crew:real one/Crew:helper): show the instance its parent's "
         "sub_agent(Crew, 'helper') returns, e.g. `%think child`.\n")
+
+
+def test_think_map_runs_a_batch_over_a_notebook_dataframe(ip, capsys) -> None:
+    from think_nb.testing import FunctionModel
+
+    fm = FunctionModel(lambda messages, info: f"echo {messages[-1]['content']}")
+
+    class Echo(Think):
+        include_workspace_tools = False
+
+        def get_model(self):
+            return fm.model
+
+    ip.user_ns["Echo"] = Echo
+    ip.user_ns["tickets"] = pd.DataFrame({"text": ["a", "b"]})
+    results = ip.run_line_magic("think", 'map Echo tickets --prompt "Say {text}" --concurrency 2 --run-id m1')
+    assert results["reply"].tolist() == ["echo Say a", "echo Say b"]
+    assert results["status"].tolist() == ["completed"] * 2 and results.attrs["run_id"] == "m1"
+    capsys.readouterr()
+    ip.run_line_magic("think", 'map Echo nope --prompt "x {text}"')
+    assert "no variable 'nope' in this notebook" in capsys.readouterr().out
+    ip.run_line_magic("think", "map Echo tickets")
+    assert "required: --prompt" in capsys.readouterr().out

@@ -35,6 +35,7 @@ SETTINGS = frozenset({
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
     "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease", "context_overflow",
+    "media_eviction",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 
@@ -61,6 +62,7 @@ RESERVED: dict[str, str] = {
     "deliver_notice": "a method",
     # observing
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
+    "fork": "a method", "compare": "a method",
     # sub-agents
     "sub_agent": "a method", "chat": "a method", "cancel_chat": "a method", "delegate": "a method",
     "has_sub_agent": "a method", "list_sub_agents": "a method", "abort_sub_agent": "a method",
@@ -75,6 +77,9 @@ RESERVED: dict[str, str] = {
     "cancel_submission": "a method", "delete_submissions": "a method", "delete_submission": "a method",
     "schedule": "a method", "schedule_every": "a method", "cancel_schedule": "a method", "get_schedule": "a method",
     "get_schedules": "a method",
+    # batch runs (think_nb.batch)
+    "map": "a method", "run_map": "a method", "runs": "a method", "cancel_run": "a method",
+    "compare_runs": "a method",
     # MCP, extensions, workspace, views
     "add_mcp_server": "a method", "remove_mcp_server": "a method", "mcp_servers": "a method",
     "load_extension": "a method", "unload_extension": "a method", "extensions": "a method", "shutdown": "a method",

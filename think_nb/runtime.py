@@ -24,6 +24,7 @@ import asyncio
 import copy
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -88,6 +89,7 @@ class AgentRuntime:
     message_concurrency = _Setting()
     chat_stream_stall_timeout = _Setting()
     context_overflow = _Setting()
+    media_eviction = _Setting()
     chat_recovery = _Setting()
     chat_recovery_max_attempts = _Setting()
     include_mcp_tools = _Setting()
@@ -158,6 +160,7 @@ class AgentRuntime:
         if declared is not None or found.schedules:
             self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
             self.scheduler.kick()
+        _panels_follow(agent)
 
     # -- the subsystems, each made on first use (or at creation, when it has stored rows) --------------
     @cached_property
@@ -454,6 +457,9 @@ class AgentRuntime:
         await self.mcp.close()
         await self.extensions.close()
         self.scheduler.stop()
+        browser = sys.modules.get("think_nb.browser.host")  # the browser tools were used: close the kernel's browser
+        if browser is not None:
+            await browser.close_browser()
 
     # -- listeners and client tools ---------------------------------------------------------------
     def subscribe(self, listener: Any) -> Callable[[], None]:
@@ -535,3 +541,14 @@ def _build_workspace_tools(fs: Any, approval: bool) -> dict[str, Any]:
     from think_nb.workspace.tools import workspace_tools
 
     return workspace_tools(fs, approval=approval)
+
+
+def _panels_follow(agent: Any) -> None:
+    """Open panels of an agent of an older object of `agent`'s class (the class cell ran again, as
+    the quickstart's does: `class Calc` and `agent = Calc("q")` in one cell) with the same name and
+    file now follow `agent` (`think_nb.panel.widget.follow_redefined`; issue 27 §3): a message typed
+    in a panel drawn above runs the new class, whether or not `%think` runs again. Nothing to do when
+    no panel was ever opened (the widget module is then not imported)."""
+    widget = sys.modules.get("think_nb.panel.widget")
+    if widget is not None:
+        widget.follow_redefined(agent)

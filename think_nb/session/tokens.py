@@ -111,8 +111,12 @@ def estimate_tokens(text: str) -> int:
 
 
 def message_text(message: dict) -> str:
-    """The text a UIMessage contributes to the model's context: text parts, tool inputs and outputs."""
+    """The text a UIMessage contributes to the model's context: text parts, tool inputs, and each
+    settled tool result as the model reads it (`convert.tool_result_text`: a kernel run's figure
+    is its placeholder line, a table its markdown; never a panel payload's base64)."""
     from think_nb.jsonsafe import dumps
+    from think_nb.messages.accumulator import SETTLED_TOOL_STATES
+    from think_nb.messages.convert import tool_result_text
 
     pieces = []
     for part in message.get("parts", []):
@@ -121,11 +125,8 @@ def message_text(message: dict) -> str:
             pieces.append(part.get("text", ""))
         elif kind.startswith("tool-") or kind == "dynamic-tool":
             pieces.append(dumps(part.get("input")))
-            if "output" in part:
-                out = part["output"]
-                pieces.append(out if isinstance(out, str) else dumps(out))
-            if part.get("errorText"):
-                pieces.append(part["errorText"])
+            if part.get("state") in SETTLED_TOOL_STATES:
+                pieces.append(tool_result_text(part))
     return "\n".join(p for p in pieces if p)
 
 

@@ -5,6 +5,7 @@
     store.state           AgentState: small JSON values (config, client tools, leaf pointers)
     store.turn_log        TurnLog: one row per turn
     store.traces          TraceStore: hook traces and recordings
+    store.records         TurnRecords: what each turn's hook sites saw (time travel: think_nb.turns.fork)
     store.streams         StreamStore: the resumable stream (chunks of turns in flight)
     store.submissions     SubmissionRows: the submission ledger (`submit_messages`)
     store.sessions        SessionStore: session rows
@@ -39,6 +40,7 @@ from think_nb.store.db import Database
 from think_nb.store.extensions import ExtensionRows
 from think_nb.store.mcp_servers import McpServerRows
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
+from think_nb.store.records import TurnRecords
 from think_nb.store.schedules import ScheduleRows
 from think_nb.store.sessions import SessionStore
 from think_nb.store.state import AgentState
@@ -81,6 +83,10 @@ class AgentStore:
     @cached_property
     def traces(self) -> TraceStore:
         return TraceStore(self.db, self.agent_key)
+
+    @cached_property
+    def records(self) -> TurnRecords:
+        return TurnRecords(self.db, self.agent_key)
 
     @cached_property
     def streams(self) -> StreamStore:

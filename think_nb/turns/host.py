@@ -34,6 +34,8 @@ class AgentHost(Protocol):
     chat_stream_stall_timeout: float | None
     context_overflow: Any
     """`Think.context_overflow` (`think_nb.turns.overflow.ContextOverflow.coerce` reads it)."""
+    media_eviction: Any
+    """`Think.media_eviction` (`think_nb.messages.media.MediaEviction.coerce` reads it)."""
     message_concurrency: Any
     include_mcp_tools: bool
     store: AgentStore

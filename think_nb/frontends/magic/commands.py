@@ -4,7 +4,7 @@ of its concept, and a row here."""
 
 from __future__ import annotations
 
-from think_nb.frontends.magic import files, kernel, memory, turns
+from think_nb.frontends.magic import batch, files, kernel, memory, turns
 from think_nb.frontends.magic.base import Command
 
 SUBCOMMANDS: dict[str, Command] = {
@@ -15,7 +15,10 @@ SUBCOMMANDS: dict[str, Command] = {
     "files": files.FILES,
     "step": turns.STEP,
     "trace": turns.TRACE,
+    "history": turns.HISTORY,
+    "fork": turns.FORK,
     "schedules": turns.SCHEDULES,
     "export": turns.EXPORT,
     "kernel": kernel.KERNEL,
+    "map": batch.MAP,
 }

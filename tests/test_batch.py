@@ -1,0 +1,366 @@
+"""Batch runs (`agent.map`, `think_nb.batch`): one real turn per DataFrame row, each a stored
+conversation; the results table; approvals in a batch; resume by run id; bounds; evaluators."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pandas as pd
+import pytest
+from pydantic import BaseModel
+
+from providers.server import FakeProvider, Reply
+from think_nb import Think, UserError, tool
+from think_nb.batch import DENIED_TEXT, conversation_agent
+from think_nb.batch.local import open_conversation
+from think_nb.batch.pacing import Budget, Pacer
+from think_nb.binding import runtime_of
+from think_nb.testing import FunctionModel
+from think_nb.testing import ScriptedModel as S
+
+RAN: list[int] = []
+
+
+@tool
+def double(x: int) -> int:
+    """Double x."""
+    RAN.append(x)
+    return 2 * x
+
+
+@tool(needs_approval=True)
+def delete_row(x: int) -> str:
+    """Delete row x (gated)."""
+    RAN.append(-x)
+    return "deleted"
+
+
+def _last_text(messages: list[dict]) -> str:
+    content = messages[-1]["content"]
+    return content if isinstance(content, str) else " ".join(c.get("text", "") for c in content)
+
+
+def doubling(messages: list[dict], info: Any) -> Any:
+    """Calls `double` with the number ending the user's text, then answers with the result."""
+    if messages[-1]["role"] == "tool":
+        return [f"double is {messages[-1]['content']}", S.usage(10, 3)]
+    n = int(_last_text(messages).split()[-1])
+    return [S.tool_call("double", {"x": n}), S.usage(10, 2)]
+
+
+def agent_on(fn: Any, tools: list | None = None, name: str = "b", **attrs: Any) -> Think:
+    fm = FunctionModel(fn)
+    cls = type("Batcher", (Think,), {"include_workspace_tools": False, "get_model": lambda self: fm.model,
+                                     "get_tools": lambda self: tools if tools is not None else [double], **attrs})
+    agent = cls(name)
+    agent.fm = fm  # the model, for its calls and requests
+    return agent
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    RAN.clear()
+
+
+async def test_each_row_is_a_real_turn_stored_as_its_own_conversation_and_the_table_is_on_df_index() -> None:
+    responses: list[str] = []
+    agent = agent_on(doubling, on_chat_response=lambda self, r: responses.append(r.status))
+    df = pd.DataFrame({"n": [3, 5, 7]}, index=["a", "b", "c"])
+    results = await agent.map(df, "Double {n}", concurrency=2, run_id="r1", progress=False)
+
+    assert list(results.index) == ["a", "b", "c"]
+    assert list(results.columns) == ["reply", "status", "error", "tool_calls", "input_tokens", "output_tokens",
+                                     "cost_usd", "duration_s", "conversation_id"]
+    assert results["reply"].tolist() == ["double is 6", "double is 10", "double is 14"]
+    assert results["status"].tolist() == ["completed"] * 3
+    assert results["error"].tolist() == [None] * 3
+    assert results["tool_calls"].tolist() == [["double"]] * 3
+    assert results["input_tokens"].tolist() == [20] * 3 and results["output_tokens"].tolist() == [5] * 3
+    assert results["cost_usd"].isna().all()  # the scripted model has no price: unknown, never 0
+    assert sorted(RAN) == [3, 5, 7] and responses == ["completed"] * 3  # tools ran, hooks fired, once per row
+    assert results.attrs["run_id"] == "r1"
+    # each row's conversation is stored: its own session, the user's text, the tool call, the reply
+    db = runtime_of(agent).store.db
+    for label, n in (("a", 3), ("b", 5), ("c", 7)):
+        messages = open_conversation(db, results.loc[label, "conversation_id"])
+        assert [m["role"] for m in messages] == ["user", "assistant"]
+        assert messages[0]["parts"][0]["text"] == f"Double {n}"
+        assert messages[0]["metadata"]["turnMetadata"] == {"batch": {"run_id": "r1", "row": f'"{label}"'}}
+        tool_part = next(p for p in messages[1]["parts"] if p["type"] == "tool-double")
+        assert tool_part["state"] == "output-available" and tool_part["output"] == 2 * n
+    assert len({*results["conversation_id"]}) == 3
+    lane = conversation_agent(agent, results.loc["b", "conversation_id"])  # opens the row: a panel shows this
+    assert [m["role"] for m in lane.messages] == ["user", "assistant"]
+    assert lane.messages[0]["parts"][0]["text"] == "Double 5"
+    assert agent.messages == []  # the agent's own conversation is untouched
+
+
+async def test_prompt_as_column_function_and_bad_prompts_say_the_fix() -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"q": ["Double 1", "Double 2"], "n": [1, 2]})
+    by_column = await agent.map(df, "q", run_id="col", progress=False)
+    assert by_column["reply"].tolist() == ["double is 2", "double is 4"]
+    by_function = await agent.map(df, lambda row: f"Double {row['n'] * 10}", run_id="fn", progress=False)
+    assert by_function["reply"].tolist() == ["double is 20", "double is 40"]
+    for prompt, said in (("Label {text}", "names text, which is not a column"), ("Classify", "neither a column"),
+                         (42, "pass a column name")):
+        with pytest.raises(UserError, match=said):
+            await agent.map(df, prompt, progress=False)
+    with pytest.raises(UserError, match="repeated labels"):
+        await agent.map(pd.DataFrame({"n": [1, 2]}, index=[0, 0]), "Double {n}", progress=False)
+    with pytest.raises(UserError, match="concurrency"):
+        await agent.map(df, "q", concurrency=0, progress=False)
+    assert len(agent.runs()) == 2  # the refused calls recorded nothing
+
+
+async def test_context_columns_reach_the_model_as_data_context() -> None:
+    seen: list[str] = []
+
+    def reading(messages: list[dict], info: Any) -> Any:
+        seen.append(_last_text(messages))
+        return "ok"
+
+    agent = agent_on(reading, tools=[])
+    df = pd.DataFrame({"ticket": ["printer on fire", "lost password"], "id": [1, 2]})
+    await agent.map(df, "Label ticket {id}", context=["ticket"], concurrency=1, progress=False)
+    assert len(seen) == 2
+    assert "Label ticket 1" in seen[0] and "printer on fire" in seen[0] and "lost password" not in seen[0]
+    assert "Label ticket 2" in seen[1] and "lost password" in seen[1]
+
+
+class Label(BaseModel):
+    label: str
+    score: float
+
+
+async def test_output_type_columns_are_validated_and_a_row_that_does_not_validate_is_an_error_row() -> None:
+    def labelling(messages: list[dict], info: Any) -> Any:
+        assert "think_final_answer" in info.tool_names
+        text = _last_text([m for m in messages if m["role"] == "user"])
+        if "bad" in text:  # every attempt: its steps are spent without a valid answer
+            return S.tool_call("think_final_answer", {"label": "x", "score": "not a number"})
+        return S.tool_call("think_final_answer", {"label": text.split()[-1], "score": 0.5})
+
+    agent = agent_on(labelling, tools=[], max_steps=2)
+    df = pd.DataFrame({"t": ["good", "bad", "fine"]})
+    results = await agent.map(df, "Label {t}", output_type=Label, concurrency=3, progress=False)
+    assert list(results.columns[:3]) == ["reply", "label", "score"]
+    assert results["status"].tolist() == ["completed", "error", "completed"]
+    assert results["label"].tolist() == ["good", None, "fine"]
+    assert results["score"].tolist()[0] == 0.5 and results["score"].tolist()[2] == 0.5
+    assert "score" in results.loc[1, "error"]  # the validation problem is the row's error
+
+    class Clash(BaseModel):
+        status: str
+
+    with pytest.raises(UserError, match="field 'status' is a column of the results table"):
+        await agent.map(df, "Label {t}", output_type=Clash, progress=False)
+
+
+def gated(messages: list[dict], info: Any) -> Any:
+    last = messages[-1]
+    if last["role"] == "tool":
+        return f"after: {last['content']}"
+    return S.tool_call("delete_row", {"x": int(_last_text(messages).split()[-1])})
+
+
+async def test_approvals_deny_refuses_every_gated_call_and_the_model_is_told() -> None:
+    agent = agent_on(gated, tools=[delete_row])
+    results = await agent.map(pd.DataFrame({"n": [1, 2, 3]}), "Delete {n}", approvals="deny", progress=False)
+    assert RAN == []  # never run silently
+    assert results["status"].tolist() == ["completed"] * 3
+    assert all(DENIED_TEXT in r for r in results["reply"])
+    for cid in results["conversation_id"]:
+        parts = [p for m in open_conversation(runtime_of(agent).store.db, cid) for p in m["parts"]]
+        assert [p["state"] for p in parts if p["type"] == "tool-delete_row"] == ["output-denied"]
+
+
+async def test_approvals_ask_waits_for_the_user_while_the_other_rows_go_on() -> None:
+    import asyncio
+
+    agent = agent_on(lambda m, i: gated(m, i) if "Delete" in _last_text(m) or m[-1]["role"] == "tool" else "plain",
+                     tools=[delete_row])
+    df = pd.DataFrame({"t": ["Delete 4", "Hello 1", "Hello 2"]})
+    run = asyncio.ensure_future(agent.map(df, "t", approvals="ask", concurrency=2, run_id="ask", progress=False))
+    lanes = [agent.sub_agent(type(agent), f"map-ask-{i}") for i in range(2)]
+
+    def waiting() -> list[dict]:
+        return [a for lane in lanes for a in lane.pending_approvals()]
+
+    from agents import eventually
+
+    await eventually(lambda: waiting() and agent.runs()["completed"].tolist() == [2], what="the other rows settle")
+    assert RAN == [] and not run.done()  # the gated call waits; the run waits for it
+    lane = next(lane for lane in lanes if lane.pending_approvals())
+    lane.approve(waiting()[0]["tool_call_id"])
+    results = await run
+    assert RAN == [-4]
+    assert results["status"].tolist() == ["completed"] * 3
+    assert results["reply"].tolist()[0] == "after: deleted" and results["tool_calls"].tolist()[0] == ["delete_row"]
+
+
+async def test_the_same_run_id_skips_settled_rows_and_another_prompt_under_it_is_refused() -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [1, 2, 3, 4]})
+    first = await agent.map(df.iloc[:2], "Double {n}", run_id="r", progress=False)
+    calls = agent.fm.calls
+    assert calls == 4
+    both = await agent.map(df, "Double {n}", run_id="r", progress=False)  # two more rows: only they run
+    assert agent.fm.calls == calls + 4 and sorted(RAN) == [1, 2, 3, 4]
+    assert both["reply"].tolist() == ["double is 2", "double is 4", "double is 6", "double is 8"]
+    assert both.iloc[:2]["conversation_id"].tolist() == first["conversation_id"].tolist()
+    again = await agent.map(df, "Double {n}", run_id="r", progress=False)
+    assert agent.fm.calls == calls + 4  # nothing ran again
+    pd.testing.assert_frame_equal(again, both)
+    with pytest.raises(UserError, match="other prompts"):
+        await agent.map(df, "Triple {n}", run_id="r", progress=False)
+    line = agent.runs().set_index("run_id").loc["r"]
+    assert (line["status"], line["rows"], line["completed"], line["pending"]) == ("completed", 4, 4, 0)
+
+
+async def test_max_tokens_stops_taking_rows_and_the_rows_not_run_say_why() -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": range(6)})
+    results = await agent.map(df, "Double {n}", concurrency=1, max_tokens=50, run_id="t", progress=False)
+    # 25 tokens a row: two rows reach 50, the third is not started
+    assert results["status"].tolist() == ["completed"] * 2 + ["not_run"] * 4
+    assert results["error"].tolist()[2:] == ["max_tokens reached: 50 tokens used of 50"] * 4
+    assert sorted(RAN) == [0, 1]
+    assert agent.runs()["status"].tolist() == ["stopped"]
+    resumed = await agent.map(df, "Double {n}", concurrency=1, run_id="t", progress=False)  # no bound: the rest
+    assert resumed["status"].tolist() == ["completed"] * 6 and sorted(RAN) == [0, 1, 2, 3, 4, 5]
+
+
+async def test_max_cost_with_an_unknown_cost_stops_and_says_it_cannot_be_kept() -> None:
+    agent = agent_on(doubling)
+    results = await agent.map(pd.DataFrame({"n": range(4)}), "Double {n}", concurrency=1, max_cost=0.01,
+                              progress=False)
+    assert results["status"].tolist() == ["completed"] + ["not_run"] * 3
+    assert "cannot be kept" in results["error"].tolist()[1]
+
+
+@pytest.fixture
+async def priced(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
+    """An OpenAI-format server answering as `gpt-4o-mini` (a model with a price in litellm's table)."""
+    monkeypatch.setenv("THINK_NB_ALLOW_MODEL_REQUESTS", "1")
+    async with FakeProvider("openai", model="gpt-4o-mini") as fake:
+        yield fake
+
+
+@pytest.mark.allow_stall("litellm's first hosted call in a process sets up its OpenAI client on the loop "
+                        "(litellm_client.stream), before any batch code runs")
+async def test_max_cost_stops_a_run_on_a_priced_model(priced: FakeProvider) -> None:
+    priced.replies = [Reply(text=f"reply {n}", usage=(100_000, 10_000)) for n in range(5)]
+    config = priced.model_config()
+    cls = type("Priced", (Think,), {"include_workspace_tools": False, "get_model": lambda self: config})
+    agent = cls("p")
+    results = await agent.map(pd.DataFrame({"q": ["a", "b", "c", "d", "e"]}), "q", concurrency=1, max_cost=0.05,
+                              progress=False)
+    # gpt-4o-mini: $0.15 / M input, $0.60 / M output: $0.021 a row; the third row passes $0.05
+    assert results["status"].tolist() == ["completed"] * 3 + ["not_run"] * 2
+    assert results["cost_usd"].tolist()[:3] == [pytest.approx(0.021)] * 3
+    assert results["error"].tolist()[3].startswith("max_cost reached: $0.063 spent of $0.05")
+    assert len(priced.requests) == 3
+    assert agent.runs()["cost_usd"].tolist() == [pytest.approx(0.063)]
+
+
+async def test_cancel_run_aborts_pending_rows_and_compare_runs_and_evaluate() -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [1, 2, 3]})
+
+    def even(row: dict, result: dict) -> bool:
+        return int(result["reply"].split()[-1]) % 4 == 0
+
+    a = await agent.map(df, "Double {n}", run_id="a", evaluate=[even], progress=False)
+    assert a["even"].tolist() == [False, True, False]
+    assert a.attrs["summary"] == {"even": {"mean": pytest.approx(1 / 3), "count": 3}}
+    await agent.map(df, "Please double {n}", run_id="b", progress=False)
+    side = agent.compare_runs("a", "b")
+    assert list(side.index) == [0, 1, 2]
+    assert list(side.columns) == ["reply_a", "reply_b", "status_a", "status_b", "cost_usd_a", "cost_usd_b", "same"]
+    assert side["reply_a"].tolist() == side["reply_b"].tolist() == ["double is 2", "double is 4", "double is 6"]
+    assert side["same"].tolist() == [True] * 3
+    assert agent.cancel_run("a") == {"aborted": 0, "stopped": 0}
+    with pytest.raises(UserError, match="No run 'zz'"):
+        agent.cancel_run("zz")
+
+
+def test_run_map_is_the_blocking_form_for_scripts() -> None:
+    agent = agent_on(doubling)
+    results = agent.run_map(pd.DataFrame({"n": [5]}), "Double {n}", progress=False)
+    assert results["reply"].tolist() == ["double is 10"]
+
+
+def test_budget_and_pacer_rules() -> None:
+    budget = Budget(max_cost=1.0, max_tokens=None)
+    budget.add({"status": "completed", "cost_usd": 0.6, "input_tokens": 1, "output_tokens": 1})
+    assert budget.reason() is None
+    budget.add({"status": "completed", "cost_usd": 0.5, "input_tokens": 1, "output_tokens": 1})
+    assert budget.reason() == "max_cost reached: $1.1 spent of $1"
+    now = [0.0]
+    pacer = Pacer(rpm=2, tpm=100, clock=lambda: now[0])
+    pacer.starts.extend([0.0, 1.0])
+    assert pacer.delay() == 60.0  # two rows started in this minute: the next waits for the first to age out
+    now[0] = 30.0
+    assert pacer.delay() == 30.0
+    now[0] = 60.5
+    assert pacer.delay() == 0.0  # the first start aged out
+    now[0] = 61.0
+    pacer.spent(150)
+    assert pacer.delay() == 60.0  # the minute's tokens are over tpm
+
+
+async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_call_finishes_the_rest() -> None:
+    import asyncio
+
+    from agents import eventually
+
+    gate = asyncio.Event()
+
+    async def slow(messages: list[dict], info: Any) -> Any:
+        if _last_text(messages).endswith(" 3"):  # row 3 hangs until the run is stopped
+            await gate.wait()
+        return doubling(messages, info)
+
+    agent = agent_on(slow)
+    df = pd.DataFrame({"n": range(8)})
+    run = asyncio.ensure_future(agent.map(df, "Double {n}", concurrency=1, run_id="s", progress=False))
+    await eventually(lambda: agent.runs()["completed"].tolist() == [3], what="rows 0-2 settle, row 3 runs")
+    run.cancel()  # Jupyter's Stop (an interrupted cell) cancels the awaiting task
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["completed"], line["aborted"], line["pending"], line["running"]) == (
+        "stopped", 3, 1, 4, 0)
+    assert sorted(RAN) == [0, 1, 2]
+    gate.set()
+    results = await agent.map(df, "Double {n}", concurrency=1, run_id="s", progress=False)
+    assert results["status"].tolist() == ["completed"] * 3 + ["aborted"] + ["completed"] * 4
+    assert sorted(RAN) == [0, 1, 2, 4, 5, 6, 7]  # the aborted row is settled: never run again
+
+
+async def test_cancel_run_stops_a_running_call_and_aborts_its_pending_rows() -> None:
+    import asyncio
+
+    from agents import eventually
+
+    gate = asyncio.Event()
+
+    async def slow(messages: list[dict], info: Any) -> Any:
+        if _last_text(messages).endswith(" 1"):
+            await gate.wait()
+        return doubling(messages, info)
+
+    agent = agent_on(slow)
+    run = asyncio.ensure_future(agent.map(pd.DataFrame({"n": range(5)}), "Double {n}", concurrency=1, run_id="c",
+                                          progress=False))
+    await eventually(lambda: agent.runs()["completed"].tolist() == [1], what="row 0 settles, row 1 runs")
+    assert agent.cancel_run("c") == {"aborted": 3, "stopped": 1}
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["completed"], line["aborted"], line["pending"]) == ("cancelled", 1, 4, 0)
+    again = await agent.map(pd.DataFrame({"n": range(5)}), "Double {n}", run_id="c", progress=False)
+    assert again["status"].tolist() == ["completed"] + ["aborted"] * 4 and sorted(RAN) == [0]
+    assert again["error"].tolist()[2] == "cancelled (cancel_run)"
