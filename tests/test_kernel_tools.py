@@ -411,7 +411,7 @@ def test_the_context_count_counts_a_figure_as_the_model_reads_it_not_its_base64(
     import struct
 
     from think_nb.messages import to_model_messages, user_message
-    from think_nb.session.tokens import count_history_tokens
+    from think_nb.session.history import count_history_tokens
 
     def plot_reply(png_bytes: int) -> dict:
         header = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 640, 480)

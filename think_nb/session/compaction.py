@@ -29,7 +29,8 @@ from typing import Any
 
 from think_nb import jsonsafe
 from think_nb.messages.media import is_content
-from think_nb.session.tokens import count_tokens, message_text
+from think_nb.session.history import message_text
+from think_nb.session.tokens import count_tokens
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.messages import SYNTHETIC_PREFIX
 
