@@ -89,7 +89,7 @@ approves only if you have not clicked). The figure the code draws shows **in the
 panel above), not under this cell."""),
     new_code_cell('''result = await analyst.send("Plot revenue and cost by month")
 pending = analyst.pending_approvals()
-print(result.status, [p["tool_name"] for p in pending])
+print(result)   # completed, waiting for the approval: the turn paused at the call
 print(pending[0]["input"]["code"])'''),
     new_code_cell('''if analyst.pending_approvals():   # not clicked in the panel yet
     await analyst.approve(pending[0]["tool_call_id"])

@@ -94,7 +94,11 @@ export function contentItems(output: unknown): ContentItem[] | null {
 
 /** Whether a tool output holds an image to show (its card opens to show it). */
 export function hasImages(output: unknown): boolean {
-  return (contentItems(output) ?? []).some((i) => i.type === "image-data");
+  if ((contentItems(output) ?? []).some((i) => i.type === "image-data")) return true;
+  // a `run_code` report (think_nb.kernel, `kernel-run`): its figures are PNG outputs
+  const o = output as { type?: unknown; outputs?: unknown } | null;
+  return !!o && o.type === "kernel-run" && Array.isArray(o.outputs) &&
+    o.outputs.some((x) => !!x && typeof x === "object" && (x as { mime?: unknown }).mime === "image/png");
 }
 
 /** A tool's content output: its text, its images inline, a chip for each other file. */

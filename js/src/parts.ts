@@ -22,7 +22,7 @@ import { dataContextElement, tableOutputElement } from "./data-part";
 import { type UndoControl, editedInput, isRunCode, kernelRunElement, kernelRunOf, noteApproved, runCodeSection } from "./kernel-run";
 import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
 import { contentOutputElement, filePartElement, hasImages } from "./media";
-import type { ViewMessage } from "./state";
+import { INTERRUPTED_NOTE, type ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
 import { formatTurnUsage, turnUsage } from "./usage";
 
@@ -389,9 +389,14 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   return note;
 }
 
-/** Under a reply recovery stored as interrupted (`metadata.interrupted`); the kernel's replayed
- * error frame says the same (think_nb/panel/widget.py INTERRUPTED_TEXT). */
-export const INTERRUPTED_NOTE = "The turn was interrupted before it finished; its partial reply was kept.";
+export { INTERRUPTED_NOTE };
+/** The same, under an interrupted reply that holds nothing (killed before the model sent anything). */
+export const INTERRUPTED_EMPTY_NOTE = "The turn was interrupted before the model answered.";
+
+function hasContent(message: ViewMessage["message"]): boolean {
+  return message.parts.some((p) => p.type !== "step-start" &&
+    !((p.type === "text" || p.type === "reasoning") && !String((p as { text?: unknown }).text ?? "").trim()));
+}
 
 /** "‹ 2 / 3 ›": the versions of a regenerated (or forked: its label follows) reply. */
 function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
@@ -562,8 +567,11 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too;
   // so is an interruption (metadata.interrupted, set by recovery), even on a reply with no content
   const stored = message.metadata?.error;
-  const interrupted = message.metadata?.interrupted === true ? INTERRUPTED_NOTE : undefined;
-  const errorText = view.errorText ?? (typeof stored === "string" ? stored : interrupted);
+  const interrupted = message.metadata?.interrupted !== true ? undefined
+    : hasContent(message) ? INTERRUPTED_NOTE : INTERRUPTED_EMPTY_NOTE;
+  // the replayed interruption (the kernel's error chunk) says the same as the stored flag: say it once, truly
+  const replayed = view.errorText === INTERRUPTED_NOTE && interrupted ? interrupted : view.errorText;
+  const errorText = replayed ?? (typeof stored === "string" ? stored : interrupted);
   if (errorText) children.push(h("div", "think-message-error", errorText));
   const ending = view.live ? null : view.stopped ? h("div", "think-stopped", "stopped before the model answered") : endingNote(message, ctx);
   if (ending) children.push(ending);

@@ -8,7 +8,7 @@
  * reducer replaces only what changed), and keeps the list scrolled to the bottom while
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
-import { type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
+import { INTERRUPTED_NOTE, type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
 import { type PanelState, type Shown, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
@@ -413,7 +413,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       gone.textContent = state.kernelGone;
       gone.hidden = !offline;
       banner.textContent = state.error;
-      banner.hidden = !state.error || offline;
+      // an interruption is said under the interrupted reply itself (metadata.interrupted), not twice
+      banner.hidden = !state.error || offline || state.error === INTERRUPTED_NOTE;
       // Neither disabled nor read-only: a disabled box takes no focus, and Notebook 7 treats a click on a
       // read-only one as a click outside any editor; either way the keyboard went to the notebook and the
       // typed keys ran as command-mode shortcuts (inserting cells). The box keeps focus, and with it the

@@ -97,6 +97,10 @@ export interface ViewMessage {
   stopped?: boolean;
 }
 
+/** Under a reply recovery stored as interrupted (`metadata.interrupted`); the kernel's replayed
+ * error frame says the same (think_nb/panel/widget.py INTERRUPTED_TEXT). */
+export const INTERRUPTED_NOTE = "The turn was interrupted before it finished; its partial reply was kept.";
+
 export function initialState(init: Partial<PanelState> = {}): PanelState {
   return {
     transcript: [],
@@ -193,7 +197,10 @@ function applyResponse(state: PanelState, frame: UseChatResponse): PanelState {
   if (turn && frame.done) turn = { ...turn, done: true };
 
   const empty = turn !== undefined && turn.message.parts.length === 0 && turn.errorText === undefined;
-  const keep = turn && !(turn.done && (empty || ids(state.transcript).has(turn.message.id)));
+  // a replayed interruption with nothing streamed: the stored reply says it (metadata.interrupted)
+  const interruptedReplay = frame.replay === true && turn !== undefined && turn.message.parts.length === 0 &&
+    turn.errorText === INTERRUPTED_NOTE;
+  const keep = turn && !interruptedReplay && !(turn.done && (empty || ids(state.transcript).has(turn.message.id)));
   const live = keep && turn ? replaceTurn(state.live, others, turn) : others;
   const errorText = turn?.errorText;
   const stoppedEmpty = turn !== undefined && turn.done && empty && turn.aborted === true;

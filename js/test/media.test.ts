@@ -5,7 +5,7 @@
  * from inline base64 data: URLs of PNG/JPEG/GIF/WebP.
  */
 import { describe, expect, it, vi } from "vitest";
-import { MAX_ATTACHMENT_BYTES, contentOutputElement, filePartElement, inlineImageUrl } from "../src/media";
+import { MAX_ATTACHMENT_BYTES, contentOutputElement, filePartElement, hasImages, inlineImageUrl } from "../src/media";
 import { createPanel } from "../src/render";
 import { initialState } from "../src/state";
 
@@ -61,6 +61,15 @@ describe("images shown in the transcript", () => {
     expect(el?.querySelector(".think-tool-text")?.textContent).toBe("the chart");
     expect(Array.from(el?.querySelectorAll("img.think-tool-image") ?? []).map((i) => (i as HTMLImageElement).src)).toEqual([PNG_URL]);
     expect(el?.querySelector(".think-file-chip")?.textContent).toBe("📎 image/svg+xml");
+  });
+
+  it("a card opens on an image: a content output's, or a run_code figure (a stranger's run: the approved plot was folded)", () => {
+    expect(hasImages({ type: "content", value: [{ type: "image-data", data: "iVBORw0KGgo=", mediaType: "image/png" }] })).toBe(true);
+    expect(hasImages({ type: "kernel-run", outputs: [{ mime: "text/plain", data: "x" }, { mime: "image/png", data: "iVBORw0KGgo=" }] })).toBe(true);
+    expect(hasImages({ type: "kernel-run", outputs: [{ mime: "table", data: {} }] })).toBe(false);
+    expect(hasImages({ type: "kernel-run" })).toBe(false);
+    expect(hasImages("a string")).toBe(false);
+    expect(hasImages(null)).toBe(false);
   });
 });
 
