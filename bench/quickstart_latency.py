@@ -31,21 +31,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from think_nb import Think, tool
+from think_nb import Think
 from think_nb.binding import runtime_of
 from think_nb.frontends.cli import TerminalAgent
 from think_nb.models import local
-
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers.
-
-    Args:
-        a: the first number.
-        b: the second number.
-    """
-    return a + b
+from think_nb.tools.demo import add  # the quickstart's add, as the notebook writes it
 
 
 class Calc(Think):
