@@ -142,8 +142,7 @@ def measure(emit: list[float], samples: list[list[float]], n: int) -> dict:
     }
 
 
-LONG_REPLY = r"""async ({bundle, sizes, frames, delta}) => {
-  class Model {
+FAKE_MODEL = r"""  class Model {
     constructor(traits) { this.traits = traits; this.handlers = new Map(); }
     get(k) { return this.traits[k]; }
     set(k, v) { this.traits[k] = v; this.emit(`change:${k}`); }
@@ -157,6 +156,13 @@ LONG_REPLY = r"""async ({bundle, sizes, frames, delta}) => {
     emit(e, ...args) { for (const cb of this.handlers.get(e) ?? []) cb(...args); }
   }
   const mod = (await import(URL.createObjectURL(new Blob([bundle], {type: "text/javascript"})))).default;
+"""
+"""The widget model both page scripts drive the panel with (an anywidget model stand-in whose kernel
+answers the resume probe with nothing to resume), and the panel bundle's import."""
+
+
+LONG_REPLY = r"""async ({bundle, sizes, frames, delta}) => {
+""" + FAKE_MODEL + r"""
   const words = "the model streams a long reply with words of varied length and some `code` and **bold**".split(" ");
   function reply(size) {  // Markdown: paragraphs, a list, a code block, repeated
     let out = "", i = 0;
@@ -228,20 +234,7 @@ def long_reply(sizes: list[int], frames: int, bundle: Path, delta: int = 100) ->
 
 
 OPEN_SESSION = r"""async ({bundle, state, runs}) => {
-  class Model {
-    constructor(traits) { this.traits = traits; this.handlers = new Map(); }
-    get(k) { return this.traits[k]; }
-    set(k, v) { this.traits[k] = v; this.emit(`change:${k}`); }
-    on(e, cb) { if (!this.handlers.has(e)) this.handlers.set(e, new Set()); this.handlers.get(e).add(cb); }
-    off(e, cb) { if (e && cb) this.handlers.get(e)?.delete(cb); }
-    send(msg) {
-      if (msg?.type === "stream_resume_request") queueMicrotask(() => this.emit("msg:custom",
-        {type: "stream_resume_none", probeId: msg.probeId}, []));
-    }
-    save_changes() {}
-    emit(e, ...args) { for (const cb of this.handlers.get(e) ?? []) cb(...args); }
-  }
-  const mod = (await import(URL.createObjectURL(new Blob([bundle], {type: "text/javascript"})))).default;
+""" + FAKE_MODEL + r"""
   const frame = () => new Promise((r) => requestAnimationFrame(() => r(performance.now())));
   const out = [];
   for (let run = 0; run <= runs; run++) {
