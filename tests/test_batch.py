@@ -150,6 +150,9 @@ async def test_output_type_columns_are_validated_and_a_row_that_does_not_validat
     assert results["label"].tolist() == ["good", None, "fine"]
     assert results["score"].tolist()[0] == 0.5 and results["score"].tolist()[2] == 0.5
     assert "score" in results.loc[1, "error"]  # the validation problem is the row's error
+    # the reply holds the answer too (the model answered through the final-answer tool, with no text)
+    assert results["reply"].tolist()[0] == '{"label": "good", "score": 0.5}'
+    assert results["reply"].tolist()[2] == '{"label": "fine", "score": 0.5}'
 
     class Clash(BaseModel):
         status: str
@@ -198,6 +201,30 @@ async def test_approvals_ask_waits_for_the_user_while_the_other_rows_go_on() -> 
     assert RAN == [-4]
     assert results["status"].tolist() == ["completed"] * 3
     assert results["reply"].tolist()[0] == "after: deleted" and results["tool_calls"].tolist()[0] == ["delete_row"]
+
+
+async def test_approvals_ask_with_output_type_reads_the_answer_the_approved_continuation_gives() -> None:
+    import asyncio
+
+    from agents import eventually
+
+    def gated_label(messages: list[dict], info: Any) -> Any:
+        if messages[-1]["role"] == "tool":  # after the approved call: the answer, through the final-answer tool
+            assert "think_final_answer" in info.tool_names  # the continuation is a structured turn too
+            return S.tool_call("think_final_answer", {"label": messages[-1]["content"], "score": 1.0})
+        return S.tool_call("delete_row", {"x": 9})
+
+    agent = agent_on(gated_label, tools=[delete_row])
+    run = asyncio.ensure_future(agent.map(pd.DataFrame({"t": ["Delete 9"]}), "t", output_type=Label, approvals="ask",
+                                          concurrency=1, run_id="ask-typed", progress=False))
+    lane = agent.sub_agent(type(agent), "map-ask-typed-0")
+    await eventually(lambda: lane.pending_approvals(), what="the row waits for its approval")
+    lane.approve(lane.pending_approvals()[0]["tool_call_id"])
+    results = await run
+    assert RAN == [-9]
+    assert results[["status", "label", "score", "error"]].to_dict("records") == [
+        {"status": "completed", "label": "deleted", "score": 1.0, "error": None}]
+    assert results["reply"].tolist() == ['{"label": "deleted", "score": 1.0}']
 
 
 async def test_the_same_run_id_skips_settled_rows_and_another_prompt_under_it_is_refused() -> None:

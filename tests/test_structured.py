@@ -199,3 +199,26 @@ async def test_a_hosted_model_is_sent_the_final_tool_and_the_forced_choice(serve
                                                                {"type": "tool", "name": "think_final_answer"})
     assert names == [["add", "think_final_answer"], ["think_final_answer"]]
     assert [p["type"] for p in agent.messages[-1]["parts"]] == ["step-start", "tool-add", "step-start"]
+
+
+async def test_a_structured_turn_paused_for_approval_continues_structured_after_the_approval() -> None:
+    """The continuation an approval starts answers the paused turn's question, so it is a structured
+    turn with the same output type (else the answer would be lost as plain text)."""
+    ran: list[str] = []
+
+    @tool(needs_approval=True)
+    def book(city: str) -> str:
+        """Book a trip (gated)."""
+        ran.append(city)
+        return "booked"
+
+    script = S([[S.tool_call("book", {"city": "Oslo"})], [final({"city": "Oslo", "celsius": 3})]])
+    agent = scripted_agent(script, tools=[book])
+    paused = await agent.send("Book Oslo", output_type=Forecast)
+    assert (paused.status, paused.output, len(paused.waiting)) == ("completed", None, 1)
+    continuation = agent.approve(paused.waiting[0])
+    assert continuation is not None
+    result = await continuation
+    assert ran == ["Oslo"]
+    assert (result.status, result.output) == ("completed", Forecast(city="Oslo", celsius=3.0))
+    assert [tool_names(r) for r in script.requests] == [["book", "think_final_answer"]] * 2

@@ -820,7 +820,8 @@ class Think:
                 auto_continue: bool = True) -> asyncio.Task[TurnResult] | None:
         """Approve a pending call: it runs in a continuation turn (returned; None when other calls of
         that message still wait, or `auto_continue=False`). In a script (no running event loop, as
-        for `run()`), the continuation runs before this returns, and None is returned.
+        for `run()`), the continuation runs before this returns, and None is returned. The
+        continuation of a structured turn (`output_type=`) is structured too: its `output` answers.
 
         The approval is used once: it is marked used in SQLite when the call starts, and a call
         whose approval was used never runs again (a part set back to `approval-responded`, a call

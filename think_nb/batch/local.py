@@ -140,10 +140,33 @@ async def row_turn(lane: Agent, row: Row, run_id: str, output_type: type | None,
     result: TurnResult = await lane.send(row.text, context=row.context, output_type=output_type, metadata=metadata)
     while result.waiting:
         if approvals == "ask":  # the panel answers; the lane waits, the other lanes go on
-            await lane.wait_until_stable()
-            return "completed", None, result.output
+            result = await _answered(lane, result)
+            break
         result = await _refuse(lane, result)
     return result.status, result.error or result.reason, result.output
+
+
+async def _answered(lane: Agent, result: TurnResult) -> TurnResult:
+    """Wait until the user has answered what `result` left waiting and the continuation turns
+    it started have ended; the last one's result (its `output`: a structured turn's continuation
+    is structured, `TurnEngine.structured_waits`), else `result` as it was."""
+    ended: list[asyncio.Future] = []
+
+    class Continuations:
+        def on_submitted(self, request_id: str, future: Any = None) -> None:
+            if future is not None:
+                ended.append(future)
+
+    unsubscribe = runtime_of(lane).engine.listeners.add(Continuations())
+    try:
+        await lane.wait_until_stable()
+    finally:
+        unsubscribe()
+    for future in reversed(ended):
+        if future.done() and not future.cancelled() and future.exception() is None:
+            last: TurnResult = future.result()
+            return last
+    return result
 
 
 async def _refuse(lane: Agent, result: TurnResult) -> TurnResult:

@@ -6,7 +6,8 @@
      "conversation_id": str}
 
 Everything comes from the row's assistant messages (a row may take several turns: an approval's
-continuation is one): the reply is the last one's text, tool calls are every tool part's name,
+continuation is one): the reply is the last one's text (a structured row's answer as JSON when
+the model wrote no text: it answered through the final-answer tool), tool calls are every tool part's name,
 tokens and cost are sums over the turns, and unknown when any turn's are unknown (never 0:
 `think_nb.models.usage`). The results table's rows not run say why in `error` with status
 `not_run`.
@@ -14,6 +15,7 @@ tokens and cost are sums over the turns, and unknown when any turn's are unknown
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 __all__ = ["COLUMNS", "not_run", "of_messages"]
@@ -35,6 +37,8 @@ def of_messages(messages: list[dict], status: str, error: str | None, output: An
     costs = [(m.get("metadata") or {}).get("cost_usd") for m in replies]
     priced = known and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in costs)
     dumped = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
+    if not reply and dumped is not None:  # answered through the final-answer tool only: the answer is the reply
+        reply = json.dumps(dumped, ensure_ascii=False)
     return {"reply": reply, "output": dumped, "status": status, "error": error, "tool_calls": tools,
             "input_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usages) if known else None,
             "output_tokens": sum(int(u.get("completion_tokens") or 0) for u in usages) if known else None,

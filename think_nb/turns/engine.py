@@ -73,6 +73,7 @@ class TurnEngine:
         self.turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self.current_turn: Any = None
         self.continue_after: set[str] = set()  # messages whose client results arrived mid-turn
+        self.structured_waits: dict[str, Any] = {}  # message id -> the output_type of the turn paused on it
         self.client_tool_names: set[str] = set()
         self.rpc_tools: dict[str, dict[str, Any]] = {}  # request id -> the client tools chat() gave that turn only
         self.responding: dict[str, asyncio.Task] = {}  # request id -> its task, while on_chat_response runs
@@ -250,6 +251,7 @@ class TurnEngine:
     def clear(self) -> None:
         """Cancel the running turn, skip queued ones, delete the transcript and its stream rows."""
         self.queue.invalidate()
+        self.structured_waits.clear()
         if self.queue.active is not None:
             self.abort_request(self.queue.active.request_id)
         calls = [p.get("toolCallId") for m in self.conversation for p in m.get("parts", []) if is_tool_part(p)]
@@ -309,6 +311,8 @@ class TurnEngine:
             interrupts.unwatch(self)
             remove()
         try:
+            if sub.output_type is not None and result.waiting and result.message:  # its continuation answers it
+                self.structured_waits[str(result.message.get("id"))] = sub.output_type
             self._turn_ended(result)
             self._after_turn()
             turn = self.turns_run.pop(sub.request_id, None)
@@ -659,17 +663,20 @@ class TurnEngine:
         if any(_waiting(p, ("approval-requested", "input-available")) for p in message.get("parts", [])):
             return None
         self.continue_after.discard(message["id"])
+        output_type = self.structured_waits.pop(str(message["id"]), None)  # a structured turn stays structured
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # a script (`agent.run`): the continuation runs now, on the script loop, as run() does
             from think_nb.aio import script_loop
 
             async def continuation() -> Any:
-                return await self.start([], new_id("req"), trigger="continuation", continuation=True)
+                return await self.start([], new_id("req"), trigger="continuation", continuation=True,
+                                        output_type=output_type)
 
             script_loop().run_until_complete(continuation())
             return None
-        return self.start([], new_id("req"), trigger="continuation", continuation=True)  # type: ignore[return-value]
+        return self.start([], new_id("req"), trigger="continuation", continuation=True,  # type: ignore[return-value]
+                          output_type=output_type)
 
     def _after_turn(self) -> None:
         """A turn ended: results that arrived while it streamed may complete a batch now."""
