@@ -9,10 +9,12 @@ tool call per row), on the same `FunctionModel`. Three ways to run N rows, 8 at 
    turns, stored), gathered;
 3. `agent.map(df, concurrency=8)`: full turns, each row a stored session, through the ledger.
 
-Prints rows per second of each and the ratios, and the memory per in-flight row: the Python heap
-peak (tracemalloc) of a map at concurrency 16 minus at concurrency 1, over 15.
+Prints rows per second of each at two sizes (default 100 and 1,000 rows) and the ratios, map's
+seconds a row at the larger size over the smaller (flat per-row cost: about 1), and the memory
+per in-flight row: the Python heap peak (tracemalloc) of a map at concurrency 16 minus at
+concurrency 1, over 15.
 
-    python bench/bench_batch.py [--rows 1000] [--quick]
+    python bench/bench_batch.py [--rows 100 1000] [--quick]
 """
 
 from __future__ import annotations
@@ -113,17 +115,26 @@ async def heap_peak(rows: int, concurrency: int, tag: str) -> int:
     return peak
 
 
-async def main(rows: int, memory_rows: int) -> None:
+async def sizes(rows: list[int]) -> None:
+    """Rows per second of the floor, the hand loop and map at each size, and map's per-row cost
+    at the largest size over the smallest (1.0: flat; a cost that grows with rows shows here)."""
+    print(f"rows/s at each size (2 model calls + 1 tool call a row, {CONCURRENCY} at a time)")
+    print(f"{'rows':>8} {'floor':>9} {'hand loop':>10} {'agent.map':>10} {'map/floor':>10} {'map/hand':>9}")
+    rates = {}
+    for n in rows:
+        base = await floor(n)
+        hand = await hand_loop(n, f"run{n}")
+        batch = await mapped(n, f"run{n}")
+        rates[n] = batch
+        print(f"{n:>8,} {base:9.1f} {hand:10.1f} {batch:10.1f} {batch / base:10.3f} {hand and batch / hand:9.3f}")
+    small, large = min(rows), max(rows)
+    if large > small:
+        print(f"map seconds a row at {large:,} / at {small:,} rows  {rates[small] / rates[large]:8.3f}")
+
+
+async def main(rows: list[int], memory_rows: int) -> None:
     await mapped(8, "warm")  # first-call set-up (imports, the store) out of the timings
-    base = await floor(rows)
-    hand = await hand_loop(rows, "run")
-    batch = await mapped(rows, "run")
-    print(f"rows                          {rows:,} (2 model calls + 1 tool call each, {CONCURRENCY} at a time)")
-    print(f"floor (model + gather), rows/s {base:10.1f}")
-    print(f"hand loop of send, rows/s      {hand:10.1f}")
-    print(f"agent.map, rows/s              {batch:10.1f}")
-    print(f"ratio map / floor              {batch / base:10.3f}")
-    print(f"ratio map / hand loop          {batch / hand:10.3f}")
+    await sizes(rows)
     one = await heap_peak(memory_rows, 1, "mem1")
     many = await heap_peak(memory_rows, 16, "mem16")
     print(f"heap peak, concurrency 1       {one / 1e6:10.2f} MB")
@@ -133,10 +144,10 @@ async def main(rows: int, memory_rows: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--rows", type=int, nargs="+", default=[100, 1000], help="the sizes to run (rows)")
     parser.add_argument("--quick", action="store_true", help="small sizes (CI)")
     args = parser.parse_args()
-    rows = 48 if args.quick else args.rows
+    sizes_run = [16, 48] if args.quick else args.rows
     with tempfile.TemporaryDirectory() as folder:
         os.environ["THINK_NB_DB"] = str(Path(folder) / "bench.sqlite")
-        asyncio.run(main(rows, 32 if args.quick else 160))
+        asyncio.run(main(sizes_run, 32 if args.quick else 160))

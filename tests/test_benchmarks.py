@@ -43,7 +43,7 @@ QUICK = [  # (benchmark, what its output must say, marks)
                          "compaction (N messages)", "grep (N lines)", "browser: launch, N pages, shot"], []),
     ("bench_time_travel.py", ["fork + resume from its last hook site (on_chat_response), ms",
                               "record size per turn, 10-step tool turn, bytes", "its trace row"], []),
-    ("bench_batch.py", ["floor (model + gather), rows/s", "ratio map / floor", "ratio map / hand loop",
+    ("bench_batch.py", ["rows/s at each size", "map/floor  map/hand", "map seconds a row at 48 / at 16 rows",
                         "memory per in-flight row"], []),
     ("bench_agents.py", ["instructions per agent", "think_nb new", "think_nb again", "agno new"], []),
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),

@@ -34,13 +34,10 @@ def conversation_keys(store: AgentStore) -> dict[str, str]:
 
 def resolve(store: AgentStore, ref: str) -> str:
     """The id of the session whose id or name is `ref`; raises `UserError` when there is none."""
-    sessions = list_sessions(store)
-    for s in sessions:
-        if s["id"] == ref:
-            return s["id"]
-    named = [s["id"] for s in sessions if s["name"] == ref]
-    if len(named) == 1:
-        return named[0]
+    found = store.sessions.ids_of(ref)
+    if len(found) == 1:
+        return found[0]
+    sessions, named = list_sessions(store), found
     known = ", ".join(f"{s['name']} ({s['id'] or 'default'})" for s in sessions)
     raise UserError(f"No session {ref!r}" + (" (several share that name; use the id)" if named else "")
                     + f". Sessions: {known}.")

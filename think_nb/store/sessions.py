@@ -25,6 +25,16 @@ class SessionStore:
         self.db.execute("INSERT OR IGNORE INTO think_sessions VALUES (?, '', ?, NULL, NULL, ?, ?)",
                         (self.agent_key, DEFAULT_NAME, now, now))
 
+    def ids_of(self, ref: str) -> list[str]:
+        """`[ref]` when a session has id `ref`, else the ids of the sessions named `ref` (point
+        lookups: resolving a session costs the same with 10 sessions or 10,000)."""
+        self.ensure_default()
+        by_id = self.db.read("SELECT id FROM think_sessions WHERE agent_key = ? AND id = ?", (self.agent_key, ref))
+        if by_id:
+            return [by_id[0][0]]
+        return [r[0] for r in self.db.read("SELECT id FROM think_sessions WHERE agent_key = ? AND name = ? "
+                                           "ORDER BY created_at, rowid", (self.agent_key, ref))]
+
     def rows(self) -> list[tuple]:
         """`(id, name, parent_session_id, forked_from_message_id, created_at, updated_at, messages)`, oldest first."""
         self.ensure_default()
