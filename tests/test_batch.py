@@ -338,7 +338,8 @@ def test_budget_and_pacer_rules() -> None:
     assert pacer.delay() == 60.0  # the minute's tokens are over tpm
 
 
-async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_call_finishes_the_rest() -> None:
+async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_call_finishes_the_rest(
+        capsys: pytest.CaptureFixture[str]) -> None:
     import asyncio
 
     from agents import eventually
@@ -352,11 +353,15 @@ async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_ca
 
     agent = agent_on(slow)
     df = pd.DataFrame({"n": range(8)})
-    run = asyncio.ensure_future(agent.map(df, "Double {n}", concurrency=1, run_id="s", progress=False))
+    run = asyncio.ensure_future(agent.map(df, "Double {n}", concurrency=1, run_id="s"))
     await eventually(lambda: agent.runs()["completed"].tolist() == [3], what="rows 0-2 settle, row 3 runs")
     run.cancel()  # Jupyter's Stop (an interrupted cell) cancels the awaiting task
     with pytest.raises(asyncio.CancelledError):
         await run
+    said = capsys.readouterr()
+    assert said.out == ("map 's' stopped: 4 of 8 rows settled (3 completed, 0 error, 1 aborted: running at Stop), "
+                        "4 not run; map(..., run_id='s') again runs those.\n")
+    assert "3/8" in said.err and "errors=0, cost=?" in said.err  # the text bar (a terminal's), with its postfix
     line = agent.runs().iloc[0]
     assert (line["status"], line["completed"], line["aborted"], line["pending"], line["running"]) == (
         "stopped", 3, 1, 4, 0)

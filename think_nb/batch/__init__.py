@@ -39,6 +39,7 @@ from think_nb.aio import script_loop
 from think_nb.batch.local import DENIED_TEXT, INTERRUPTED, LocalRun, open_conversation
 from think_nb.batch.outcome import COLUMNS, not_run, of_messages
 from think_nb.batch.pacing import Budget, Pacer
+from think_nb.batch.progress import stopped_text
 from think_nb.batch.rows import Row, prepare
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
@@ -100,6 +101,8 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     except asyncio.CancelledError:
         if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
             store.set_status(run_id, "stopped")
+        if progress:  # Stop (an interrupted cell): the cell says what settled and what did not run
+            print(stopped_text(run_id, store.statuses(run_id)))
         raise
     finally:
         _ACTIVE.pop(key, None)

@@ -1,13 +1,14 @@
 """A run's progress bar: `tqdm.auto`, so a notebook shows tqdm's widget bar and a terminal a text
 one (done/total, rate, ETA, with errors and cost so far in the postfix). Interrupting the cell
 (Jupyter's Stop button, Ctrl-C in a script) stops the run: rows in flight are aborted and kept,
-settled rows stay settled, pending rows stay pending for the same call to finish later."""
+settled rows stay settled, pending rows stay pending for the same call to finish later, and the
+cell prints how many rows settled and how many were not run (`stopped_text`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "stopped_text"]
 
 
 class Progress:
@@ -19,7 +20,13 @@ class Progress:
         if show:
             from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-            self.bar = tqdm(total=total, initial=done, desc=f"map {run_id}", unit="row", dynamic_ncols=True)
+            self.bar = tqdm(total=total, initial=done, desc=f"map {run_id}", unit="row", dynamic_ncols=True,
+                            postfix=self.postfix())  # errors and cost show from the start
+
+    def postfix(self) -> dict[str, Any]:
+        """`{errors, cost}` so far: cost `$0.0123`, `$0.0123+?` when some row's is unknown, `?` when all are."""
+        cost = "?" if self.unknown and not self.cost else f"${self.cost:.4f}" + ("+?" if self.unknown else "")
+        return {"errors": self.errors, "cost": cost}
 
     def settled(self, result: dict[str, Any]) -> None:
         if result.get("status") != "completed":
@@ -29,10 +36,20 @@ class Progress:
         else:
             self.cost += float(result["cost_usd"])
         if self.bar is not None:
-            cost = "?" if self.unknown and not self.cost else f"${self.cost:.4f}" + ("+?" if self.unknown else "")
-            self.bar.set_postfix(errors=self.errors, cost=cost, refresh=False)
+            self.bar.set_postfix(self.postfix(), refresh=False)
             self.bar.update(1)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def stopped_text(run_id: str, statuses: dict[str, str]) -> str:
+    """What a stopped run says in the cell (`statuses`: the ledger's `{row_key: status}`): how many
+    rows settled, how many were stopped while they ran, how many were not run, and how to finish."""
+    counts = {s: list(statuses.values()).count(s) for s in ("completed", "error", "aborted", "pending", "running")}
+    settled = counts["completed"] + counts["error"] + counts["aborted"]
+    return (f"map {run_id!r} stopped: {settled} of {len(statuses)} rows settled ({counts['completed']} completed, "
+            f"{counts['error']} error, {counts['aborted']} aborted: running at Stop), "
+            f"{counts['pending'] + counts['running']} not run; "
+            f"map(..., run_id={run_id!r}) again runs those.")
