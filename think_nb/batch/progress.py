@@ -6,6 +6,7 @@ cell prints how many rows settled and how many were not run (`stopped_text`)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 __all__ = ["Progress", "stopped_text"]
@@ -17,11 +18,12 @@ class Progress:
     def __init__(self, run_id: str, total: int, done: int, show: bool) -> None:
         self.errors, self.cost, self.unknown = 0, 0.0, False
         self.bar: Any = None
+        self.flush: asyncio.TimerHandle | None = None
         if show:
             from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-            self.bar = tqdm(total=total, initial=done, desc=f"map {run_id}", unit="row", dynamic_ncols=True,
-                            postfix=self.postfix())  # errors and cost show from the start
+            self.bar = tqdm(total=total, initial=done, desc=f"map {run_id}", unit="row", dynamic_ncols=True)
+            self.bar.set_postfix(self.postfix())  # errors and cost show from the start
 
     def postfix(self) -> dict[str, Any]:
         """`{errors, cost}` so far: cost `$0.0123`, `$0.0123+?` when some row's is unknown, `?` when all are."""
@@ -38,8 +40,19 @@ class Progress:
         if self.bar is not None:
             self.bar.set_postfix(self.postfix(), refresh=False)
             self.bar.update(1)
+            if self.bar.last_print_n < self.bar.n and self.flush is None:
+                # tqdm drew nothing (an update within `mininterval` of the last): draw it once that has
+                # passed, so a run whose next row is slow does not show a stale count meanwhile
+                self.flush = asyncio.get_running_loop().call_later(self.bar.mininterval, self._flush)
+
+    def _flush(self) -> None:
+        self.flush = None
+        if self.bar is not None and not self.bar.disable:
+            self.bar.refresh()
 
     def close(self) -> None:
+        if self.flush is not None:
+            self.flush.cancel()
         if self.bar is not None:
             self.bar.close()
 
