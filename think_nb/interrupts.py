@@ -12,9 +12,11 @@ as usual.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 _agents: weakref.WeakSet = weakref.WeakSet()
@@ -53,6 +55,37 @@ def unwatch(agent: Any) -> None:
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is _on_interrupt:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         _state["previous"] = None
+
+
+@contextlib.contextmanager
+def loop_wakes_on_interrupt() -> Iterator[None]:
+    """While a cell awaits something long (`agent.map`), make Kernel → Interrupt reach it.
+
+    ipykernel turns an interrupt of an awaiting cell into a cancel of the cell's task, but its
+    SIGINT handler schedules that with `call_soon` from the signal handler (ipython/ipykernel#881):
+    when every task waits (rows waiting on a slow model or on an approval), the loop sleeps in
+    `select` and never runs it. This chains a handler that also wakes the loop
+    (`call_soon_threadsafe`), so the cancel runs at once. Outside an ipykernel, or off the main
+    thread, it does nothing."""
+    if threading.current_thread() is not threading.main_thread() or _kernel() is None:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        try:
+            if callable(previous):
+                previous(signum, frame)
+        finally:
+            loop.call_soon_threadsafe(lambda: None)  # wakes `select`: the scheduled cancel runs
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _kernel() -> Any:

@@ -1,15 +1,13 @@
 """`await agent.map(df, ...)` in a real browser (issue 33), JupyterLab 4 and Notebook 7.
 
-A cell runs a scripted agent over 40 rows, two at a time, each row a tool call and an answer on a
-model slow enough to watch. tqdm's notebook bar (an ipywidgets progress bar) shows in the cell and
-ends at 40/40 with its elapsed/remaining time, rate, errors and cost so far; `agent.runs()` then
-says `completed` with counts that match the conversations stored.
-
-Not here: Stop. Interrupting the kernel while a cell awaits a coroutine whose tasks all wait
-(ipykernel's SIGINT handler only schedules the cancel, ipython/ipykernel#881,
-jupyterlab/jupyterlab#12194) did not cancel the cell here (ipykernel 7.4), so a Stop in the
-browser cannot be tested against a run that stands still; `tests/test_batch.py` stops a run by
-cancelling its task, as the kernel does once it acts on the interrupt.
+A cell runs a scripted agent over 40 rows, two at a time; the model answers rows 0-4 and then
+waits on a gate, so the run stands still with 5 rows settled and 2 running. tqdm's notebook bar
+(an ipywidgets progress bar) shows in the cell and advances to 5/40 with its rate, errors and cost
+so far. The person presses the toolbar's Stop (interrupt the kernel): the cell says what settled
+and what was not run, `agent.runs()` says `stopped` with counts that match the conversations
+stored, and the same call (same run id) run again finishes the 33 rows not run, never re-running
+a row. (Before `think_nb.interrupts.loop_wakes_on_interrupt`, this Stop never reached a run whose
+rows all waited: ipykernel#881.)
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ import pandas as pd
 from think_nb import Think, tool
 from think_nb.testing import FunctionModel, ScriptedModel as S
 
+gate = asyncio.Event()  # rows from 5 on wait here until it is set
 ran = []
 
 @tool
@@ -43,6 +42,8 @@ async def answer(messages, info):
         return f"double is {last['content']}"
     n = int(last["content"].split()[-1] if isinstance(last["content"], str) else last["content"][0]["text"].split()[-1])
     await asyncio.sleep(0.05)  # slow enough to watch
+    if n >= 5:
+        await gate.wait()
     return S.tool_call("double", {"x": n})
 
 model = FunctionModel(answer)
@@ -70,14 +71,26 @@ print("RUN", line["status"], "completed", line["completed"], "error", line["erro
       "pending", line["pending"], "running", line["running"], "stored", stored, "ran", sorted(ran))
 '''
 
+AGAIN = '''
+gate.set()
+results = await agent.map(df, "Double {n}", concurrency=2, run_id="watch")
+print("AGAIN", {k: int(v) for k, v in results["status"].value_counts().items()},
+      "ran", sorted(ran) == [*range(5), *range(7, 40)])  # each row once; the 2 stopped while running: never
+'''
+
+
+def run_by_hand(page, cell: int) -> None:
+    """Click into cell `cell` and press Shift+Enter, as a person runs it."""
+    page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
 
 
 def output(page, cell: int):
     return page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-OutputArea-output")
 
 
-def test_the_progress_bar_shows_done_total_rate_eta_errors_and_cost(notebook, app: str) -> None:
-    page = notebook([SETUP, MAP, CHECK])
+def test_the_progress_bar_advances_and_stop_ends_the_run_settled(notebook, app: str) -> None:
+    page = notebook([SETUP, MAP, CHECK, AGAIN])
     run_cell(page, 0)
     expect(output(page, 0)).to_have_text("ready\n", timeout=RUN_MS)
     wait_kernel_idle(page)
@@ -88,12 +101,23 @@ def test_the_progress_bar_shows_done_total_rate_eta_errors_and_cost(notebook, ap
     # done/total, elapsed<remaining (ETA), rate, then errors and cost so far (unknown here: "?"); tqdm's
     # widget writes its spaces as &nbsp;
     expect(texts.last).to_have_text(
-        _pattern(r"40/40\s\[\d\d:\d\d<\d\d:\d\d,\s+\d+\.\d\drow/s,\serrors=0,\scost=\?\]"), timeout=RUN_MS)
+        _pattern(r"5/40\s\[\d\d:\d\d<\d\d:\d\d,\s+\d+\.\d\drow/s,\serrors=0,\scost=\?\]"), timeout=RUN_MS)
+    page.locator('[data-command="notebook:interrupt-kernel"]').first.click()  # the toolbar's Stop
+    expect(output(page, 1).filter(has_text="stopped")).to_have_text(
+        "map 'watch' stopped: 7 of 40 rows settled (5 completed, 0 error, 2 aborted: running at Stop), 33 not "
+        "run; map(..., run_id='watch') again runs those.\n", timeout=RUN_MS)
+    expect(page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-InputPrompt")).to_have_text(
+        _pattern(r"\[\d+\]"), timeout=RUN_MS)  # the page has the cell's reply: it ended
     wait_kernel_idle(page)
-    run_cell(page, 2)
+    run_by_hand(page, 2)
     expect(output(page, 2)).to_have_text(
-        f"RUN completed completed 40 error 0 aborted 0 pending 0 running 0 stored 40 ran {list(range(40))}\n",
+        "RUN stopped completed 5 error 0 aborted 2 pending 33 running 0 stored 7 ran [0, 1, 2, 3, 4]\n",
         timeout=RUN_MS)
+    wait_kernel_idle(page)
+    run_by_hand(page, 3)
+    expect(output(page, 3).filter(has_text="AGAIN")).to_have_text(
+        "AGAIN {'completed': 38, 'aborted': 2} ran True\n", timeout=RUN_MS)
+    expect(output(page, 3).locator(".widget-html-content").last).to_have_text(_pattern(r"^\s*40/40\s\["))
 
 
 def _pattern(regex: str):

@@ -43,6 +43,7 @@ from think_nb.batch.progress import stopped_text
 from think_nb.batch.rows import Row, prepare
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
+from think_nb.interrupts import loop_wakes_on_interrupt
 from think_nb.messages import new_id
 from think_nb.store.batch import BatchRows, RunChanged
 
@@ -97,7 +98,8 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     if task is not None:
         _ACTIVE[key] = task
     try:
-        await run.go(todo, len(rows) - len(todo))
+        with loop_wakes_on_interrupt():  # Stop (Kernel → Interrupt) reaches a run whose rows all wait
+            await run.go(todo, len(rows) - len(todo))
     except asyncio.CancelledError:
         if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
             store.set_status(run_id, "stopped")
