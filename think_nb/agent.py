@@ -1311,8 +1311,10 @@ class Think:
         stored). `needs_approval`: True, a list of the server's tool names, or
         `fn(server, tool, input) -> bool`; not given (None), a server added again under its name keeps
         the gates it had (a new server has none); pass False to drop them. `timeout`: seconds per call. Waits up to
-        `connect_timeout` s for the connection, then returns `{name, transport, target, state,
-        tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
+        `connect_timeout` s for the connection (no longer than it takes), then returns `{name,
+        transport, target, state, tools, last_error, calls}` (a failed server keeps retrying with
+        backoff; one still connecting goes on in the background, and a warning names
+        `connect_timeout`; the handshake itself may take `THINK_NB_MCP_HANDSHAKE_TIMEOUT` s, default 30). Stored, and
         reconnected when the agent is created again. The same name and configuration again (a
         re-run cell) keeps the live connection, as the Agents SDK's `addMcpServer` is idempotent;
         another configuration under a used name replaces that server (a warning is logged).
