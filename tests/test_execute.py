@@ -531,6 +531,16 @@ async def test_a_gated_execute_approved_by_a_restarted_agent_runs_once(tmp_path:
     assert again.messages[-1]["parts"][-1] == {"type": "text", "text": "Noted.", "state": "done"}
 
 
+async def test_a_gated_execute_approved_with_edited_code_runs_the_edit_once() -> None:
+    script = gated_script()
+    agent = gated_coder(script)
+    await agent.send("go")
+    assert (await agent.approve("call_1_0", input={"code": "note('edited')\n'written'"})).status == "completed"
+    assert ran == ["edited"] and agent.messages[1]["parts"][-1]["output"] == {"result": "written", "stdout": "",
+                                                                              "calls": 1}
+    assert len(script.requests) == 2 and pauses(agent) == []
+
+
 async def test_a_denied_gated_execute_never_runs_its_code() -> None:
     script = S([[S.tool_call("execute", {"code": NOTE})], [S.text("Not then.")]])
     agent = gated_coder(script)
