@@ -23,8 +23,17 @@ new text at every size, so that column is flat when a frame costs its new text a
 block only (js/src/markdown.ts StreamingMarkdown), and grows with the length when a frame costs
 the whole message (issue 16: main before the fix, 10 KB / 100 KB / 1 MB: 2.2 / 2.8 / 34.7 ms; after: ~1.2 ms each).
 
+Opening a long session (issue 29 §2, `--open-session`): the built panel in chromium on a blank page, as
+above, given the widget state the kernel sends when a panel opens on a session of 10,000 stored messages
+(a real `Think` agent and `ChatPanel` in this process: the newest window and `{rev, more}`), against the
+bundle and state of `--baseline` (its `messages` trait: the whole branch in memory, 2,000 messages at the
+default hydration limit; its bundle built with esbuild from `git archive`). Prints the time from
+`initialize` to the end of the first layout, and to the next animation frame (the first screen painted),
+median of 5 runs after one warm-up. Target: <= 150 ms.
+
     .venv/bin/python bench/bench_browser.py [--deltas 10000] [--runs 3]
     .venv/bin/python bench/bench_browser.py --long-reply [--frames 200] [--bundle path/to/widget.js]
+    .venv/bin/python bench/bench_browser.py --open-session [--messages 10000] [--baseline REV]
 """
 
 from __future__ import annotations
@@ -218,6 +227,122 @@ def long_reply(sizes: list[int], frames: int, bundle: Path, delta: int = 100) ->
     return results
 
 
+OPEN_SESSION = r"""async ({bundle, state, runs}) => {
+  class Model {
+    constructor(traits) { this.traits = traits; this.handlers = new Map(); }
+    get(k) { return this.traits[k]; }
+    set(k, v) { this.traits[k] = v; this.emit(`change:${k}`); }
+    on(e, cb) { if (!this.handlers.has(e)) this.handlers.set(e, new Set()); this.handlers.get(e).add(cb); }
+    off(e, cb) { if (e && cb) this.handlers.get(e)?.delete(cb); }
+    send(msg) {
+      if (msg?.type === "stream_resume_request") queueMicrotask(() => this.emit("msg:custom",
+        {type: "stream_resume_none", probeId: msg.probeId}, []));
+    }
+    save_changes() {}
+    emit(e, ...args) { for (const cb of this.handlers.get(e) ?? []) cb(...args); }
+  }
+  const mod = (await import(URL.createObjectURL(new Blob([bundle], {type: "text/javascript"})))).default;
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r(performance.now())));
+  const out = [];
+  for (let run = 0; run <= runs; run++) {
+    const el = document.createElement("div");
+    el.style.height = "800px";
+    document.body.replaceChildren(el);
+    await frame();
+    const model = new Model({...JSON.parse(state), uid: `open-${run}`});  // parsed as the comm's JSON would be
+    const t0 = performance.now();
+    const cleanup = mod.initialize({model});
+    mod.render({model, el});
+    void el.offsetHeight;  // the first layout
+    const laid = performance.now();
+    const painted = await frame();
+    const shown = el.querySelectorAll(".think-message").length;
+    if (run > 0) out.push({layout_ms: laid - t0, frame_ms: painted - t0, shown});  // run 0 warms up
+    if (typeof cleanup === "function") cleanup();
+  }
+  return out;
+}"""
+
+
+def session_states(n: int) -> tuple[dict, dict]:
+    """`(before, after)`: the widget state a panel opening on a session of `n` stored messages gets (the
+    `messages` trait the whole branch in memory before; the newest window and `{rev, more}` after)."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ["THINK_NB_DIR"] = tempfile.mkdtemp(prefix="think-bench-open-")
+    from think_nb import Think
+    from think_nb.binding import runtime_of
+    from think_nb.panel.widget import ChatPanel
+
+    class Long(Think):
+        def get_model(self) -> str:
+            return "think-scripted/bench"
+
+    agent = Long("long")
+    rows = []
+    for i in range(n // 2):
+        rows.append({"id": f"u{i}", "role": "user", "parts": [{"type": "text", "text": f"Question {i}: what does "
+                     "the notebook's dataframe hold in column x?"}]})
+        rows.append({"id": f"a{i}", "role": "assistant", "parts": [
+            {"type": "step-start"},
+            {"type": "text", "state": "done", "text": "Column x holds the sampled values; " * 6}],
+            "metadata": {"usage": {"prompt_tokens": 812, "completion_tokens": 64, "total_tokens": 876,
+                                   "source": "reported"}, "cost_usd": 0.00012, "finishReason": "stop"}})
+    runtime_of(agent).conversation.attach(rows, None)
+    after = {k: v for k, v in ChatPanel(agent).get_state().items() if not k.startswith("_")}
+    before = {k: v for k, v in after.items() if k != "transcript"} | {"messages": agent.messages}
+    return before, after
+
+
+def baseline_bundle(rev: str, into: Path) -> Path:
+    """The panel bundle of commit `rev`, built with this checkout's esbuild and node_modules."""
+    import subprocess
+    import tarfile
+    from io import BytesIO
+
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "js/src", "think_nb/panel/protocol_spec.json"],
+                             capture_output=True, check=True)
+    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    (into / "js" / "node_modules").symlink_to(ROOT / "js" / "node_modules")
+    out = into / "widget-before.js"
+    subprocess.run([str(ROOT / "js" / "node_modules" / ".bin" / "esbuild"), str(into / "js" / "src" / "widget.ts"),
+                    "--bundle", "--format=esm", "--minify", f"--outfile={out}", "--log-level=error"], check=True)
+    return out
+
+
+def open_session(n: int, baseline: str, bundle: Path, runs: int = 5) -> dict[str, dict]:
+    """Median times (ms) to the first layout and the first frame of a panel opening on `n` messages."""
+    from playwright.sync_api import sync_playwright
+
+    before_state, after_state = session_states(n)
+    cases = {"before": (baseline_bundle(baseline, Path(tempfile.mkdtemp(prefix="think-bundle-"))), before_state),
+             "after": (bundle, after_state)}
+    results = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_content("<!DOCTYPE html><html><body></body></html>")
+        for name, (path, state) in cases.items():
+            out = page.evaluate(OPEN_SESSION, {"bundle": path.read_text(encoding="utf-8"), "state": json.dumps(state),
+                                               "runs": runs})
+            results[name] = {"layout_ms": statistics.median(r["layout_ms"] for r in out),
+                             "frame_ms": statistics.median(r["frame_ms"] for r in out),
+                             "shown": out[-1]["shown"], "state_kb": len(json.dumps(state)) / 1000}
+        browser.close()
+    return results
+
+
+def print_open(n: int, results: dict[str, dict]) -> None:
+    print(f"\nopen a {n:,}-message session (the first screen; median of 5 runs):")
+    for name, r in results.items():
+        print(f"  {name:<7} messages drawn {r['shown']:>6}   state {r['state_kb']:>8.1f} KB   first layout "
+              f"{r['layout_ms']:>7.1f} ms   first frame {r['frame_ms']:>7.1f} ms")
+    ratio = results["before"]["frame_ms"] / max(results["after"]["frame_ms"], 0.01)
+    print(f"  ratio before/after (first frame) {ratio:>6.1f}x   (target: after <= 150 ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deltas", type=int, default=10_000)
@@ -227,7 +352,14 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=200, help="--long-reply: frames per reply")
     parser.add_argument("--bundle", type=Path, default=ROOT / "think_nb" / "static" / "widget.js",
                         help="--long-reply: the panel bundle to measure (compare builds)")
+    parser.add_argument("--open-session", action="store_true", help="first screen of a long session, before/after")
+    parser.add_argument("--messages", type=int, default=10_000, help="--open-session: stored messages")
+    parser.add_argument("--baseline", default="2704490", help="--open-session: the commit measured as 'before'")
     args = parser.parse_args()
+    if args.quick or args.open_session:
+        print_open(args.messages, open_session(args.messages, args.baseline, args.bundle))
+        if args.open_session:
+            return
     if args.quick or args.long_reply:
         sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
         frames = 40 if args.quick else args.frames

@@ -308,7 +308,8 @@ def main() -> None:
           f"(installed: {', '.join(available)})")
     for name in models:
         path, chat_format = available[name]
-        llama = Llama(model_path=str(path), n_ctx=4096, chat_format=chat_format, verbose=False)
+        llama = Llama(model_path=str(path), n_ctx=4096, chat_format=chat_format, verbose=False,
+                      n_threads=local.llama_threads(), n_threads_batch=local.llama_threads())
         for setting in settings:
             rows = [run_prompt(llama, prompt, SETTINGS[setting]) for prompt in prompts]
             print(f"{name:8} {setting:10} {summarise(rows)}", flush=True)

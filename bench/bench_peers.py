@@ -1,8 +1,13 @@
-"""The scoreboard: think_nb against pydantic-ai on the same work, side by side (issue 18).
+"""The scoreboard: think_nb against pydantic-ai and agno on the same work, side by side (issues 18, 29).
 
 Four measures, each in fresh processes, frameworks alternated run by run, medians and spreads:
 
-1. `deltas`: one turn of N small text deltas (after one warm-up turn in the same process).
+1. `deltas`: one turn of N small text deltas (after one warm-up turn in the same process), every
+   side with the same consumer: a listener that keeps each text delta as it arrives (think_nb: a
+   subscribed listener's `on_chunk`; pydantic-ai: `stream_text(delta=True, debounce_by=None)`, no
+   debouncing; agno: `arun(stream=True)`'s `RunContent` events). think_nb's panel path is its own
+   row (`think_nb+panel`: a `ChatPanel` on an in-process comm, as `bench_stream.py`, besides the
+   listener).
 2. `tools`: K short tool turns in a row after a warm-up turn (the model calls `add`, then answers),
    history kept as each
    framework keeps it (think_nb: its SQLite transcript; pydantic-ai: `message_history`); per-turn
@@ -10,9 +15,12 @@ Four measures, each in fresh processes, frameworks alternated run by run, median
 3. `first`: from process start to the first token of the first turn (imports included).
 4. `rss`: resident memory after one turn (MiB).
 
-Same work on both sides: think_nb runs a `ScriptedModel` (the code users run, model replaced at
+Same work on every side: think_nb runs a `ScriptedModel` (the code users run, model replaced at
 the litellm provider seam); pydantic-ai a `FunctionModel` streaming the same strings / calling
-the same tool. pydantic-ai comes from the `bench` extra (`pip install -e .[bench]`).
+the same tool; agno an `Agent` whose `Model` subclass yields the same strings (its `tools` and
+`first` rows run agno's own tool loop and run path). pydantic-ai and agno come from the `bench`
+extra (`pip install -e .[bench]`). Every process runs with bytecode: think_nb's sources are
+compiled first (`compileall`), as `uv pip install --compile-bytecode` does for the dependencies.
 
     python bench/bench_peers.py           # N=10,000 deltas, K=100 turns, 5 alternated runs
     python bench/bench_peers.py --quick   # N=500, K=10, 1 run (CI: it must run and print)
@@ -32,7 +40,20 @@ import time
 from think_nb.binding import runtime_of
 
 START = time.time()
-FRAMEWORKS = ("think_nb", "pydantic_ai")
+FRAMEWORKS = ("think_nb", "pydantic_ai", "agno")
+PANEL = "think_nb+panel"
+"""think_nb with its panel attached: a row of the `deltas` measure only."""
+
+
+class Keep:
+    """The consumer every side gets: keeps each text delta as it arrives."""
+
+    def __init__(self) -> None:
+        self.deltas: list[str] = []
+
+    def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:  # think_nb's listener
+        if chunk.get("type") == "text-delta":
+            self.deltas.append(chunk["delta"])
 
 
 def rss_mib() -> float:
@@ -70,13 +91,30 @@ def think_agent(steps: list, folder: str, tools: bool = False):  # type: ignore[
 async def think_worker(measure: str, size: int, folder: str) -> dict:
     from think_nb.testing import ScriptedModel as S
 
-    if measure == "deltas":
+    if measure in ("deltas", "panel"):
         agent = think_agent([[S.deltas(["w"] * 10)], [S.deltas([f"{n % 10}" for n in range(size)])]], folder)
+        keep = Keep()
+        runtime_of(agent).subscribe(keep)
+        panel = None
+        if measure == "panel":
+            import comm
+            from comm.base_comm import BaseComm
+
+            class Quiet(BaseComm):  # an in-process comm: frames are made, then dropped
+                def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):  # type: ignore[no-untyped-def]
+                    pass
+
+            comm.create_comm = Quiet
+            panel = agent.panel()
         await agent.send("warm up")
+        keep.deltas.clear()
         start = time.perf_counter()
         result = await agent.send("go")
-        assert result.status == "completed"
-        return {"ms": (time.perf_counter() - start) * 1000}
+        elapsed = (time.perf_counter() - start) * 1000
+        assert result.status == "completed" and len(keep.deltas) == size, (result.status, len(keep.deltas))
+        if panel is not None:
+            panel.close()
+        return {"ms": elapsed}
     if measure == "tools":
         steps = [s for n in range(size + 1) for s in ([S.tool_call("add", {"a": n, "b": 1})], [S.text(f"= {n + 1}")])]
         agent = think_agent(steps, folder, tools=True)
@@ -117,13 +155,16 @@ async def pydantic_worker(measure: str, size: int) -> dict:
 
         agent = Agent(FunctionModel(stream_function=stream))
         async with agent.run_stream("warm up") as run:
-            async for _ in run.stream_text(delta=True):
+            async for _ in run.stream_text(delta=True, debounce_by=None):
                 pass
+        keep = Keep()
         start = time.perf_counter()
         async with agent.run_stream("go") as run:
-            async for _ in run.stream_text(delta=True):
-                pass
-        return {"ms": (time.perf_counter() - start) * 1000}
+            async for text in run.stream_text(delta=True, debounce_by=None):
+                keep.deltas.append(text)
+        elapsed = (time.perf_counter() - start) * 1000
+        assert len(keep.deltas) == size, len(keep.deltas)
+        return {"ms": elapsed}
     if measure == "tools":
         async def answer(messages, info):  # type: ignore[no-untyped-def]
             last = messages[-1].parts[-1]
@@ -165,6 +206,88 @@ async def pydantic_worker(measure: str, size: int) -> dict:
     return {"first_token_s": first[0] - START, "rss_mib": rss_mib()}
 
 
+# -- agno ------------------------------------------------------------------------------------------
+def agno_agent(answer):  # type: ignore[no-untyped-def]
+    """An agno `Agent` whose model streams what `answer(messages)` yields: strings (text deltas) or
+    `(name, arguments)` (a tool call)."""
+    from agno.agent import Agent
+    from agno.models.base import Model
+    from agno.models.response import ModelResponse
+
+    class Scripted(Model):
+        def invoke(self, *a, **k): ...  # type: ignore[no-untyped-def]
+        async def ainvoke(self, *a, **k): ...  # type: ignore[no-untyped-def]
+        def invoke_stream(self, *a, **k): ...  # type: ignore[no-untyped-def]
+
+        async def ainvoke_stream(self, messages, assistant_message, *a, **k):  # type: ignore[no-untyped-def]
+            for item in answer(messages):
+                yield self._parse_provider_response_delta(item)
+
+        def _parse_provider_response(self, response, **k):  # type: ignore[no-untyped-def]
+            return self._parse_provider_response_delta(response)
+
+        def _parse_provider_response_delta(self, item):  # type: ignore[no-untyped-def]
+            if isinstance(item, str):
+                return ModelResponse(role="assistant", content=item)
+            name, arguments = item
+            return ModelResponse(role="assistant", tool_calls=[{
+                "id": f"call_{len(arguments)}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)}}])
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    return Agent(model=Scripted(id="scripted"), tools=[add])
+
+
+async def agno_turn(agent, message: str, keep: Keep | None = None) -> None:  # type: ignore[no-untyped-def]
+    async for event in agent.arun(message, stream=True):
+        if keep is not None and getattr(event, "event", None) == "RunContent" and event.content:
+            keep.deltas.append(event.content)
+
+
+async def agno_worker(measure: str, size: int) -> dict:
+    if measure == "deltas":
+        sizes = iter([10, size])
+        agent = agno_agent(lambda messages: (f"{n % 10}" for n in range(next(sizes))))
+        await agno_turn(agent, "warm up")
+        keep = Keep()
+        start = time.perf_counter()
+        await agno_turn(agent, "go", keep)
+        elapsed = (time.perf_counter() - start) * 1000
+        assert len(keep.deltas) == size, len(keep.deltas)
+        return {"ms": elapsed}
+    if measure == "tools":
+        def answer(messages):  # type: ignore[no-untyped-def]
+            last = messages[-1]
+            if last.role == "tool":
+                return [f"= {last.content}"]
+            return [("add", {"a": len(messages), "b": 1})]
+
+        from agno.db.in_memory import InMemoryDb
+
+        agent = agno_agent(answer)
+        agent.db, agent.add_history_to_context, agent.num_history_runs = InMemoryDb(), True, None  # all history
+        calls = []
+        agent.tools = [lambda a, b: calls.append(a) or a + b]
+        agent.tools[0].__name__, agent.tools[0].__doc__ = "add", "Add two numbers."  # type: ignore[attr-defined]
+        await agno_turn(agent, "warm up")
+        times = []
+        for n in range(size):
+            start = time.perf_counter()
+            await agno_turn(agent, f"{n} + 1?")
+            times.append((time.perf_counter() - start) * 1000)
+        assert len(calls) == size + 1, len(calls)  # the tool ran once per turn
+        return {"per_turn": times}
+    first: list[float] = []
+    agent = agno_agent(lambda messages: ["hello there"])
+    async for event in agent.arun("hi", stream=True):
+        if getattr(event, "event", None) == "RunContent" and event.content and not first:
+            first.append(time.time())
+    return {"first_token_s": first[0] - START, "rss_mib": rss_mib()}
+
+
 # -- the scoreboard ----------------------------------------------------------------------------------
 def run_worker(framework: str, measure: str, size: int) -> dict:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -179,12 +302,26 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):,.1f} ({min(values):,.1f}-{max(values):,.1f})"
 
 
+def compile_sources() -> None:
+    """Every process runs with bytecode: think_nb's own sources compiled (an editable install is not)."""
+    import compileall
+
+    import think_nb
+
+    compileall.compile_dir(os.path.dirname(think_nb.__file__), quiet=1)
+
+
 def main(deltas: int, turns: int, runs: int) -> None:
-    rows: dict[str, dict[str, list[float]]] = {f: {} for f in FRAMEWORKS}
+    compile_sources()
+    columns = (*FRAMEWORKS, PANEL)
+    rows: dict[str, dict[str, list[float]]] = {f: {} for f in columns}
     for run in range(runs):
-        order = FRAMEWORKS if run % 2 == 0 else FRAMEWORKS[::-1]
+        order = columns if run % 2 == 0 else columns[::-1]
         for framework in order:
             figures = rows[framework]
+            if framework == PANEL:
+                figures.setdefault("deltas_ms", []).append(run_worker("think_nb", "panel", deltas)["ms"])
+                continue
             figures.setdefault("deltas_ms", []).append(run_worker(framework, "deltas", deltas)["ms"])
             per_turn = run_worker(framework, "tools", turns)["per_turn"]
             head, tail = per_turn[: max(1, turns // 10)], per_turn[-max(1, turns // 10):]
@@ -194,18 +331,22 @@ def main(deltas: int, turns: int, runs: int) -> None:
             figures.setdefault("first_s", []).append(first["first_token_s"])
             figures.setdefault("rss_mib", []).append(first["rss_mib"])
     load = os.getloadavg()
-    print(f"runs (alternated, fresh processes)  {runs}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"{os.cpu_count()} cores")
-    print(f"{'measure (median, spread)':44} {'think_nb':>24} {'pydantic-ai':>24} {'ratio':>7}")
+    print(f"runs (alternated, fresh processes, bytecode)  {runs}; load average {load[0]:.2f} {load[1]:.2f} "
+          f"{load[2]:.2f}; {os.cpu_count()} cores")
+    print(f"{'measure (median, spread)':40} {'think_nb':>22} {'pydantic-ai':>22} {'agno':>22} {'vs agno':>8}")
     labels = {"deltas_ms": f"one turn of {deltas:,} deltas, ms", "turn_ms": f"{turns} tool turns, ms per turn",
               "growth": "last 10% of turns / first 10%", "first_s": "first token in a fresh process, s",
               "rss_mib": "RSS after one turn, MiB"}
     for key, label in labels.items():
-        ours, theirs = rows["think_nb"][key], rows["pydantic_ai"][key]
-        ratio = statistics.median(ours) / statistics.median(theirs)
-        print(f"{label:44} {spread(ours):>24} {spread(theirs):>24} {ratio:>6.2f}x")
-    print(f"deltas per second: think_nb {deltas / statistics.median(rows['think_nb']['deltas_ms']) * 1000:,.0f}, "
-          f"pydantic-ai {deltas / statistics.median(rows['pydantic_ai']['deltas_ms']) * 1000:,.0f}")
+        ours, agno = rows["think_nb"][key], rows["agno"][key]
+        print(f"{label:40} {spread(ours):>22} {spread(rows['pydantic_ai'][key]):>22} {spread(agno):>22} "
+              f"{statistics.median(ours) / statistics.median(agno):>7.2f}x")
+        if key == "deltas_ms":
+            panel = rows[PANEL][key]
+            print(f"{'  same, think_nb with its panel, ms':40} {spread(panel):>22} {'':>22} {'':>22} "
+                  f"{statistics.median(panel) / statistics.median(agno):>7.2f}x")
+    rate = {f: deltas / statistics.median(rows[f]["deltas_ms"]) * 1000 for f in columns}
+    print("deltas per second: " + ", ".join(f"{f} {r:,.0f}" for f, r in rate.items()))
 
 
 if __name__ == "__main__":
@@ -214,8 +355,9 @@ if __name__ == "__main__":
 
         framework, measure, size = sys.argv[2], sys.argv[3], int(sys.argv[4])
         with tempfile.TemporaryDirectory() as folder:
-            result = asyncio.run(think_worker(measure, size, folder) if framework == "think_nb"
-                                 else pydantic_worker(measure, size))
+            work = {"think_nb": lambda: think_worker(measure, size, folder),
+                    "pydantic_ai": lambda: pydantic_worker(measure, size), "agno": lambda: agno_worker(measure, size)}
+            result = asyncio.run(work[framework]())
         print(json.dumps(result))
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

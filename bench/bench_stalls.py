@@ -15,7 +15,9 @@ callback (DESIGN: "no step of ours stalls the loop over 50 ms"); the test suite 
 - search: full-text search over a session of N messages (agent.search);
 - compaction: `compact()` of N messages with a scripted summariser (through the model seam);
 - grep: the workspace `grep` tool over a file of N lines;
-- MCP server: `add_mcp_server` of tests/mcp_server.py over stdio (the SDK's first import), one call.
+- MCP server: `add_mcp_server` of tests/mcp_server.py over stdio (the SDK's first import), one call;
+- browser: a turn whose N `browser_markdown` calls and one `browser_screenshot` start the kernel's
+  browser (Playwright's import and Chromium's launch, on the browser thread) and read N pages.
 
 "CPU ms" is the callback's own work; "import" the CPU it spent importing modules, which a first use
 in a fresh process pays (the test suite's guard leaves imports to this benchmark).
@@ -126,6 +128,20 @@ async def grep(db: Path, n: int) -> Run:
     return lambda: agent.send("find the needles")
 
 
+async def browser(db: Path, n: int) -> Run:
+    from think_nb.browser import browser_tools
+
+    page = "<h1>Page</h1>" + "<p>some text to read</p>" * 200
+    calls = [S.tool_call("browser_markdown", {"html": page}) for _ in range(n)]
+    script = S([[*calls, S.tool_call("browser_screenshot", {"html": page})], [S.text("read")]])
+    agent = agent_of(script, db, include_workspace_tools=False, get_tools=lambda self: browser_tools())
+
+    async def run() -> None:
+        await agent.send("read")
+        await agent.shutdown()
+    return run
+
+
 SCENARIOS: list[tuple[str, Callable[[Path, int], Awaitable[Run]], int, int]] = [
     # (name, scenario, full size, quick size)
     ("first turn", first_turn, 1, 1),
@@ -135,6 +151,7 @@ SCENARIOS: list[tuple[str, Callable[[Path, int], Awaitable[Run]], int, int]] = [
     ("compaction (N messages)", compaction, 2_000, 100),
     ("grep (N lines)", grep, 200_000, 2_000),
     ("MCP server: add, one call", mcp_server, 1, 1),
+    ("browser: launch, N pages, shot", browser, 10, 2),
 ]
 
 

@@ -84,15 +84,18 @@ analyst.tool_calls_df()[["tool_name", "input", "state"]]'''),
     new_markdown_cell("""## 3. Approve a `run_code` that plots
 
 The turn stops at the `run_code` call: the panel's card shows the code and **Approve** / **Deny**.
-Click Approve there, or approve from Python as below (the same thing). The figure the code draws
-shows **in the card** (the panel above), not under this cell."""),
+Click Approve there, or approve from Python as below (the same thing; the cell after next
+approves only if you have not clicked). The figure the code draws shows **in the card** (the
+panel above), not under this cell."""),
     new_code_cell('''result = await analyst.send("Plot revenue and cost by month")
 pending = analyst.pending_approvals()
-print(result.status, [p["tool_name"] for p in pending])
+print(result)   # completed, waiting for the approval: the turn paused at the call
 print(pending[0]["input"]["code"])'''),
-    new_code_cell('''done = await analyst.approve(pending[0]["tool_call_id"])
+    new_code_cell('''if analyst.pending_approvals():   # not clicked in the panel yet
+    await analyst.approve(pending[0]["tool_call_id"])
+await analyst.wait_until_stable()   # the run and the model's answer, started here or by the panel
 row = analyst.tool_calls_df().iloc[-1]
-print(done.status, row["state"], row["duration_ms"] is not None)
+print(row["state"], row["duration_ms"] is not None)
 print([o["mime"] for o in row["output"]["outputs"]])   # image/png: the figure in the card'''),
     new_markdown_cell("""## 4. Edit the code before it runs
 

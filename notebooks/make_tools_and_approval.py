@@ -155,21 +155,25 @@ result = await bank.send("Pay Ann 20 and Bob 5000, then delete /tmp/report.txt")
 result   # completed, and waiting: for which calls'''),
     new_markdown_cell("""The turn completed its first step and stopped: two calls wait (`result.waiting` holds their
 ids, `bank.has_pending_interaction()` is True). `pending_approvals()` lists
-them (they are stored, so they survive a kernel restart); the 20 transfer already ran."""),
-    new_code_cell('''pending = pd.DataFrame(bank.pending_approvals())
-pending[["tool_call_id", "tool_name", "input"]]'''),
+them (they are stored, so they survive a kernel restart); the 20 transfer already ran. (Clicked
+**Approve** / **Deny** in the panel already? Then nothing waits and the list is empty; the cells
+below still run: they decide only what still waits.)"""),
+    new_code_cell('''pending = pd.DataFrame(bank.pending_approvals(), columns=["tool_call_id", "tool_name", "input"])
+pending   # no rows (but the same columns) once you decided in the panel'''),
     new_code_cell('bank.tool_calls_df()[["tool_name", "input", "state", "output"]]'),
     new_markdown_cell("""Decide from Python with `approve(tool_call_id)` and `deny(tool_call_id, reason)`; the chat
-panel's **Approve** / **Deny** buttons above call the same methods (click them instead if you
-like, and skip the next cell). While one call still waits nothing
+panel's **Approve** / **Deny** buttons above call the same methods (clicked them? the next cell
+only decides what still waits). While one call still waits nothing
 happens (`None`); the last decision starts a **continuation** turn, which runs the approved calls
-and lets the model answer. Its task is returned, so you can await it."""),
-    new_code_cell('''transfer_id, delete_id = pending["tool_call_id"]
-print("deny  →", bank.deny(transfer_id, "Too much money at once."))
-task = bank.approve(delete_id)
-print("approve →", task)
-continuation = await task
-continuation.status'''),
+and lets the model answer. Its task is returned, so you can await it; `wait_until_stable()`
+waits for it too, whoever started it."""),
+    new_code_cell('''waiting = {p["tool_name"]: p["tool_call_id"] for p in bank.pending_approvals()}  # {}: clicked
+if "transfer" in waiting:
+    print("deny  →", bank.deny(waiting["transfer"], "Too much money at once."))
+if "delete_file" in waiting:
+    print("approve →", bank.approve(waiting["delete_file"]))
+await bank.wait_until_stable()   # the continuation, started here or by the panel, has finished
+print(bank.messages[-1]["parts"][-1]["text"])   # the model's answer after the decisions'''),
     new_code_cell('bank.tool_calls_df()[["tool_name", "input", "state", "output"]]'),
     new_markdown_cell("What the model was told about the denied call, on the continuation's model call:"),
     new_code_cell('''for message in bank_script.requests[-1]["messages"]:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from helpers_comm import custom_msgs
+from helpers_comm import custom_msgs, open_state
 from think_nb import tool
 from think_nb.panel import protocol
 from think_nb.panel.batcher import merge_chunk
@@ -54,6 +54,33 @@ def merged(chunks: list[dict]) -> list[dict]:
     for chunk in chunks:
         merge_chunk(out, chunk)
     return out
+
+
+def apply_patch(view: list[dict], frame: dict) -> list[dict]:
+    """`view` (a suffix of the branch a view holds) after a `transcript_patch` (js/src/transcript.ts, in Python)."""
+    ids = [m["id"] for m in view]
+    after = frame["after"]
+    kept = view[:ids.index(after) + 1] if after is not None and after in ids else []
+    new = {m["id"]: m for m in frame["updated"]}
+    return [new.get(m["id"], m) for m in kept] + list(frame["messages"])
+
+
+def view_transcript(panel: Any) -> list[dict]:
+    """What a view that opened with `panel` holds after every `transcript_patch` sent to all its views:
+    the `messages` trait of its `comm_open`, then each patch in order (each applies to the revision
+    the one before made)."""
+    state = open_state(panel)
+    view, rev = list(state["messages"]), state["transcript"]["rev"]
+    for frame in custom_msgs(panel):
+        if frame["type"] == protocol.TRANSCRIPT_PATCH and not frame.get("probeId"):
+            assert frame["base"] == rev, f"patch {frame['rev']} applies to {frame['base']}, the view is at {rev}"
+            view, rev = apply_patch(view, frame), frame["rev"]
+    return view
+
+
+def patches(panel: Any) -> list[dict]:
+    """The `transcript_patch` frames sent to every view of `panel`."""
+    return [m for m in custom_msgs(panel) if m["type"] == protocol.TRANSCRIPT_PATCH and not m.get("probeId")]
 
 
 def statuses(panel: Any) -> list[str]:

@@ -151,6 +151,12 @@ async def test_output_type_columns_are_validated_and_a_row_that_does_not_validat
     assert results["score"].tolist()[0] == 0.5 and results["score"].tolist()[2] == 0.5
     assert "score" in results.loc[1, "error"]  # the validation problem is the row's error
 
+    class Clash(BaseModel):
+        status: str
+
+    with pytest.raises(UserError, match="field 'status' is a column of the results table"):
+        await agent.map(df, "Label {t}", output_type=Clash, progress=False)
+
 
 def gated(messages: list[dict], info: Any) -> Any:
     last = messages[-1]

@@ -226,3 +226,34 @@ def test_a_result_with_more_values_than_fit_is_cut_without_converting_it_whole()
     assert cut["type"] == "truncated" and cut["preview"] == jsonsafe.dumps(nested)[:MAX_OUTPUT_CHARS]
     small = tool_output([10] * 9_000)  # fewer values than characters: converted and measured whole
     assert small["type"] == "truncated" and small["chars"] == len(jsonsafe.dumps([10] * 9_000))
+
+
+async def test_think_cell_with_attaches_a_figure_and_a_pil_image() -> None:
+    """Issue 31: `--with fig,img` attaches each as an image (a `file` part, PNG data URL), which the
+    model receives as image content after the text."""
+    import base64
+
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    ip = get_ipython() or IPython.get_ipython()
+    ip.run_line_magic("load_ext", "think_nb")
+    script = S([[S.text("Two pictures.")]])
+    agent = scripted_agent(script, tools=[], name="pics")
+    fig = Figure(figsize=(1, 1), dpi=10)
+    fig.add_subplot().plot([1, 2])
+    ip.user_ns.update(pics=agent, fig=fig, img=Image.new("RGB", (3, 2), "red"))
+    runtime_of(agent).subscribe(object())
+    ip.run_cell_magic("think", "pics --with fig,img", "Compare these")
+    await agent.wait_until_stable(60)
+    text, figure, image = agent.messages[0]["parts"]
+    assert text == {"type": "text", "text": "Compare these"}
+    assert (figure["type"], figure["mediaType"], figure["filename"]) == ("file", "image/png", "fig.png")
+    assert (image["type"], image["mediaType"], image["filename"]) == ("file", "image/png", "img.png")
+    png = base64.b64decode(image["url"].removeprefix("data:image/png;base64,"))
+    assert Image.open(__import__("io").BytesIO(png)).size == (3, 2)
+    [request] = script.requests
+    assert request["messages"][-1] == {"role": "user", "content": [
+        {"type": "text", "text": "Compare these"},
+        {"type": "image_url", "image_url": {"url": figure["url"]}},
+        {"type": "image_url", "image_url": {"url": image["url"]}}]}

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from dirty_equals import IsStr
 
@@ -217,6 +218,22 @@ async def test_turn_log_records_trigger_status_and_duration() -> None:
         ("send", "completed", False), ("save_messages", "error", False), ("continuation", "completed", True)]
     assert all(t["duration_ms"] >= 0 and t["finished_at"] >= t["started_at"] for t in agent.turns())
     assert agent.turns()[1]["error"] == f"Model {script.model!r} failed: RuntimeError: x"
+
+
+async def test_a_save_messages_chained_from_on_chat_response_is_logged_as_save_messages() -> None:
+    """Issue 27 §9: the turn log said `programmatic` for a `send` and for the `save_messages` an
+    `on_chat_response` chains after it (Think's follow-up pattern); each now names its entry point."""
+    chained: list[asyncio.Task] = []
+
+    def on_chat_response(self: Any, result: Any) -> None:
+        if not chained:
+            chained.append(asyncio.ensure_future(self.save_messages([msg("and a follow-up")])))
+
+    agent = scripted_agent(S([[S.text("a")], [S.text("b")]]), on_chat_response=on_chat_response)
+    await agent.send("first")
+    assert (await chained[0]).status == "completed"
+    assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("send", "completed"),
+                                                                    ("save_messages", "completed")]
 
 
 async def test_text_streamed_before_a_kernel_kill_is_recovered_from_the_stream_buffer(tmp_path: Path) -> None:

@@ -447,3 +447,45 @@ async def test_a_model_loaded_extensions_tools_are_offered_from_the_next_step(tm
     assert tool_parts(agent)[-1]["state"] == "output-available"
     assert tool_parts(agent)[-1]["output"] == {"result": 42}
     await agent.shutdown()
+
+
+async def test_a_flat_source_is_rejected_and_offers_no_tool(tmp_path: Path) -> None:
+    """Think (extension-manager.test.ts, "flat format rejected"): a source that defines functions but
+    no `tools`/`hooks`/`context` dict loads as an error naming the expected form, and offers nothing."""
+    script = S([[S.text("nothing to call")]])
+    agent = make(script, tmp_path)
+    info = await agent.load_extension({"name": "flat", "version": "1"}, "def add(a, b):\n    return a + b\n")
+    assert (info["state"], info["tools"], info["hooks"]) == ("error", [], [])
+    assert info["error"] == "the source defines no `tools`, `hooks` or `context` dict"
+    assert (await agent.send("hi")).status == "completed"
+    assert not any(t["function"]["name"].startswith("flat_") for t in script.requests[0].get("tools") or [])
+    await agent.shutdown()
+
+
+ONLY_ON_STEP_FINISH = '''
+async def on_step_finish(ctx):
+    seen = await read_file("/steps.txt") or ""
+    await write_file("/steps.txt", seen + str(ctx["step_number"]) + "\\n")
+
+def before_tool_call(ctx):
+    raise RuntimeError("never registered: not in hooks")
+
+tools = {}
+hooks = {"on_step_finish": on_step_finish}
+'''
+
+
+async def test_hooks_an_extension_does_not_declare_are_never_called(tmp_path: Path) -> None:
+    """Think (extension-manager.test.ts, "hook skips"): only the hooks an extension declares in `hooks`
+    run. A tool turn of two steps calls its `on_step_finish` twice; its `before_tool_call`, defined but
+    not declared, never runs (it would raise), and no hook error is counted."""
+    script = S([[S.tool_call("math_add", {"a": 1, "b": 2})], [S.text("3")]])
+    agent = make(script, tmp_path, get_extensions=statics(
+        ({"name": "only", "version": "1", "permissions": {"workspace": "read-write"}}, ONLY_ON_STEP_FINISH),
+        ({"name": "math", "version": "1"}, MATH)))
+    assert (await agent.send("go")).status == "completed"
+    assert tool_parts(agent)[0]["output"] == {"result": 3}
+    assert agent.workspace.cat_file("/steps.txt").decode() == "0\n1\n"
+    frame = agent.extensions().set_index("name")
+    assert (frame.loc["only", "hooks"], frame.loc["only", "hook_errors"]) == (["on_step_finish"], 0)
+    await agent.shutdown()

@@ -44,6 +44,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"z")
                 self.wfile.flush()
             except OSError:  # the client gave up
+                requests.append("/trickle dropped by the client")
                 return
             trickled.wait(0.2)
 
@@ -237,3 +238,29 @@ def test_bad_fixed_headers_are_refused_in_one_line() -> None:
         fetch_tool(headers={"Bad Name": "x"})
     with pytest.raises(Exception, match="pass a list of header names"):
         fetch_tool(model_header_allowlist="accept")
+
+
+async def test_stop_ends_a_fetch_in_flight_and_the_turn_settles_aborted(server: str) -> None:
+    """Think (fetch-tools.test.ts, `abort`): a fetch the turn's abort reaches stops at once. The
+    server trickles its answer for 8 s under a 30 s deadline; Stop (`abort_request`) once the request
+    has arrived ends the turn `aborted`, the fetch's connection is dropped (the server's next write
+    fails). As in Think the partial is stored as it was (the call `input-available`), and the next
+    turn repairs the interrupted call before the model sees it."""
+    from agents import eventually, scripted_agent
+    from think_nb.testing import ScriptedModel as S
+
+    agent = scripted_agent(S([[S.tool_call("fetch", {"url": f"{server}/trickle"})], [S.text("next")]]),
+                           tools=[local(timeout=30)])
+    turn = agent.submit("read it", request_id="r-fetch")
+    await eventually(lambda: any(r.startswith("/trickle") for r in requests), what="the fetch reached the server")
+    agent.abort_request("r-fetch")
+    result = await turn
+    assert result.status == "aborted"
+    def fetch_part() -> dict:
+        return next(p for m in agent.messages for p in m["parts"] if p["type"] == "tool-fetch")
+    assert fetch_part()["state"] == "input-available"
+    # the server notices at its next write
+    await eventually(lambda: "/trickle dropped by the client" in requests, what="the fetch's connection dropped")
+    assert (await agent.send("again")).status == "completed"
+    assert fetch_part()["state"] == "output-error", fetch_part()
+    assert requests.count(f"/trickle Host={server.removeprefix('http://')}") == 1

@@ -401,3 +401,39 @@ async def test_a_thread_the_code_leaves_printing_is_quarantined(ns: dict, capsys
     ns["spam_stop"].set()
     ns["spam_thread"].join()
     assert "spam" not in capsys.readouterr().out
+
+
+def test_the_context_count_counts_a_figure_as_the_model_reads_it_not_its_base64() -> None:
+    """Issue 27: the Context tab said 30,137 tokens after a plot whose PNG the model never reads
+    (it reads "[image/png, 640×480, shown to the user]"): the count follows what is sent."""
+    import base64
+    import os
+    import struct
+
+    from think_nb.messages import to_model_messages, user_message
+    from think_nb.session.history import count_history_tokens
+
+    def plot_reply(png_bytes: int) -> dict:
+        header = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 640, 480)
+        png = header + os.urandom(png_bytes)
+        output = {"type": "kernel-run", "code": "plt.plot(x)", "edited": False, "stdout": "", "stderr": "",
+                  "result": None, "outputs": [{"mime": "image/png", "data": base64.b64encode(png).decode()}],
+                  "changes": {"bound": [], "rebound": [], "deleted": [], "mutated": []}, "undoable": False,
+                  "undone": False, "duration_ms": 40}
+        return {"id": "a", "role": "assistant", "parts": [
+            {"type": "step-start"},
+            {"type": "tool-run_code", "toolCallId": "c1", "state": "output-available",
+             "input": {"code": "plt.plot(x)"}, "output": output},
+            {"type": "step-start"}, {"type": "text", "text": "Here is the plot.", "state": "done"}]}
+
+    small, large = ([user_message("Plot it", id="u"), plot_reply(n)] for n in (100, 40_000))
+    def text_of(content: str | list[dict]) -> str:  # a vision model also gets the figure: one placeholder line
+        return content if isinstance(content, str) else "\n".join(
+            p["text"] if p["type"] == "text" else f"[{p['type']} attached]" for p in content)
+
+    sent = to_model_messages(large)
+    assert "[image/png, 640×480, shown to the user]" in text_of(sent[2]["content"])
+    sent_tokens = sum(count_tokens(text_of(m.get("content") or "")) for m in sent) + sum(
+        count_tokens(c["function"]["arguments"]) for m in sent for c in m.get("tool_calls", []))
+    assert count_history_tokens(large) == count_history_tokens(small)  # the image's bytes count for nothing
+    assert sent_tokens <= count_history_tokens(large) <= sent_tokens + 4 * len(large)  # + 4 per message

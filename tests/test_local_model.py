@@ -127,3 +127,13 @@ async def test_stop_ends_the_embedded_models_tool_choosing_call_so_the_next_ques
     answer = await agent.send("Say hello.")
     assert answer.status == "completed", answer.error
     assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_the_prompt_is_read_on_as_many_threads_as_the_reply_is_written() -> None:
+    """Issue 27 §7 (a plain question answered in seconds on 2 cores): llama-cpp-python read the
+    prompt on every CPU; on a busy 2-core machine the quickstart's cold 34-token prompt then took
+    2-9 s to its first token instead of 0.5 s (bench/quickstart_latency.py, `local.llama_threads`)."""
+    from think_nb.models import local
+
+    llama = local.get_llama()
+    assert llama.n_threads_batch == llama.n_threads == local.llama_threads()

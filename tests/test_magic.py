@@ -98,6 +98,31 @@ class Traced(Think):
     assert [m["parts"][-1]["text"] for m in ip.user_ns["Traced"]("default").messages] == ["What's up?", "traced"]
 
 
+def test_history_and_fork_subcommands(ip, capsys) -> None:
+    script = S([[S.text("first")]])
+    ip.run_cell(f"""
+from think_nb import Think
+class Forked(Think):
+    include_workspace_tools = False
+    def get_model(self): return {script.model!r}
+""")
+    assert ip.run_line_magic("think", "history Forked") is None
+    assert capsys.readouterr().out.strip() == "'default' has run no turn yet."
+    assert ip.user_ns["Forked"]("default").run("hello").status == "completed"
+    frame = ip.run_line_magic("think", "history Forked")
+    assert frame.to_dict("records") == [{"turn": 0, "request_id": frame.request_id[0], "trigger": "send",
+                                         "status": "completed", "sites": ["before_turn", "before_step:0",
+                                                                          "on_step_finish:0", "on_chat_response"],
+                                         "forkable": True}]
+    assert ip.run_line_magic("think", "fork Forked 0") is None
+    assert capsys.readouterr().out.startswith("think: usage: %think fork AGENT TURN --at SITE")
+    stepper = ip.run_line_magic("think", "fork Forked 0 --at on_step_finish:0 --model recorded")
+    assert stepper.paused.hook == "on_step_finish"
+    assert stepper.run().message["parts"][-1]["text"] == "first"
+    assert [m["parts"][-1]["text"] for m in ip.user_ns["Forked"]("default").messages] == ["hello", "first"]
+    assert len(ip.user_ns["Forked"]("default").get_branches(stepper.fork.message_id)) == 2
+
+
 def test_kernel_subcommand_shows_what_the_agent_sees(ip, capsys) -> None:
     ip.run_cell("""
 from think_nb import Think

@@ -78,14 +78,14 @@ async def test_a_bad_notice_fails_fast_and_stores_nothing(kwargs: dict, needle: 
 
 
 async def test_the_panel_shows_a_notice(recording_comm: Any) -> None:
-    from helpers_comm import state_updates
+    from panels import view_transcript
     from think_nb.panel.widget import ChatPanel
 
     agent = agent_on(S([]))
     panel = ChatPanel(agent)
     await agent.deliver_notice("the nightly import finished")
     assert panel.messages == [notice("the nightly import finished")]
-    assert [u["messages"] for u in state_updates(panel) if "messages" in u][-1] == panel.messages
+    assert view_transcript(panel) == panel.messages  # what the views heard (transcript_patch frames)
 
 
 async def test_a_tool_delivers_a_notice_on_its_turns_channel() -> None:

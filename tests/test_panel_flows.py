@@ -22,11 +22,13 @@ from panels import (
     chat_request,
     chunks_of,
     merged,
+    patches,
     responses,
     statuses,
     streamed_text,
     until,
     user_msg,
+    view_transcript,
 )
 from think_nb import client_tool, tool
 from think_nb.binding import runtime_of
@@ -262,14 +264,16 @@ async def test_message_updated_replaces_the_message_and_is_broadcast(recording_c
     from_js(b, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call_1_0", "approved": True})
     updated = copy.deepcopy(agent.messages[1])
     assert updated["parts"][-1]["state"] == "approval-responded"
-    for panel in (a, b):
+    for panel in (a, b):  # a patch holding the one message that changed
         assert panel.messages[1] == updated
-        assert custom_msgs(panel)[-1] == protocol.message_updated(updated)
+        last = patches(panel)[-1]
+        assert (last["after"], last["messages"], last["updated"]) == (updated["id"], [], [updated])
+        assert [m["type"] for m in custom_msgs(panel)].count(protocol.MESSAGE_UPDATED) == 0
     await agent.wait_until_stable(timeout=60)
     for panel in (a, b):  # the tool's result updated the same message again
-        last_update = [m for m in custom_msgs(panel) if m["type"] == protocol.MESSAGE_UPDATED][-1]
-        assert last_update["message"]["parts"][-1]["state"] == "output-available"
-        assert panel.messages == agent.messages
+        last_update = [p for p in patches(panel) if p["updated"]][-1]
+        assert last_update["updated"][-1]["parts"][-1]["state"] == "output-available"
+        assert view_transcript(panel) == panel.messages == agent.messages
 
 
 async def test_regenerate_streams_under_the_panels_request_id(recording_comm: Any) -> None:

@@ -96,6 +96,7 @@ FRAME_TYPEDDICTS = (
     protocol.UseChatResponse, protocol.MessageUpdated, protocol.StreamResuming, protocol.StreamResumeNone,
     protocol.SessionFrame, protocol.ContinueRequest, protocol.SwitchBranch,
     protocol.StreamPending, protocol.ChatRecovering, protocol.McpServersFrame, protocol.ToolUndo,
+    protocol.TranscriptRequest, protocol.TranscriptPatch, protocol.TranscriptPage,
 )
 
 

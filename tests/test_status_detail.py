@@ -3,7 +3,7 @@
 Every entry path shows `submitted` (with the request in `annotations.active`, so Stop works) as
 soon as the turn is started; the status detail then says what the turn waits for: "loading
 litellm…" while the import thread runs (the event loop keeps running), "loading the local model…"
-while the GGUF file loads, "queued behind N turns" behind other turns. The wait is a `wait` row
+while the GGUF file loads, "N queued" beside the running turn's words. The wait is a `wait` row
 of the turn's trace. litellm's import is simulated by a future the test completes (litellm itself
 is imported once per test process); everything else is real (SQLite, hub, panel, turn engine).
 """
@@ -104,16 +104,18 @@ async def test_queued_turns_say_how_many_are_ahead(recording_comm: Any) -> None:
                               [S.text("Third.")]]))
     panel = ChatPanel(agent)
     hub = ViewHub.for_agent(runtime_of(agent))
-    agent.submit("one", trigger="cell")
+    first = agent.submit("one", trigger="cell").get_name().removeprefix("think-turn-")
     await until(lambda: hub.status == "streaming", "the first turn streams, then waits on the gate")
-    agent.submit("two", trigger="cell")
-    assert (hub.status, hub.detail) == ("streaming", "queued behind 1 turn")
+    second = agent.submit("two", trigger="cell").get_name().removeprefix("think-turn-")
+    assert (hub.status, hub.detail) == ("streaming", "1 queued")  # the running turn's status, the queue beside it
+    await until(lambda: panel.annotations["current"] == first and panel.annotations["active"][-1] == second,
+                "Stop's target is the turn the status describes, not the newest")
     from_js(panel, chat_request("req-3", user_msg("three", id="u3")))
-    await until(lambda: hub.detail == "queued behind 2 turns", "the third is behind two")
+    await until(lambda: hub.detail == "2 queued", "the third is behind two")
     gate.set()
     await until(lambda: not agent.is_running and panel.status == "ready", "all three turns end")
     details = [d for i, (_, d) in enumerate(shown(panel)) if i == 0 or shown(panel)[i - 1][1] != d]
-    assert details == ["", "queued behind 1 turn", "queued behind 2 turns", "queued behind 1 turn", ""]
+    assert details == ["", "1 queued", "2 queued", "1 queued", ""]
     assert [m["parts"][-1]["text"] for m in agent.messages if m["role"] == "assistant"] == \
         ["Working done.", "Second.", "Third."]
 
@@ -224,7 +226,7 @@ async def test_a_frame_delivered_on_another_thread_runs_its_turn_on_the_kernel_l
     await until(lambda: agent.is_running and hub.status == "streaming", "the turn streams")
     thread.join()
     agent.submit("two", trigger="cell")
-    assert ViewHub.for_agent(runtime_of(agent)).detail == "queued behind 1 turn"
+    assert ViewHub.for_agent(runtime_of(agent)).detail == "1 queued"
     gate.set()
     await until(lambda: not agent.is_running and panel.status == "ready", "both turns end")
     assert seen == [False]  # the subshell's loop was not the kernel's

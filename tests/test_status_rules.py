@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from think_nb.panel import protocol
-from think_nb.panel.status import StatusFacts, status_of
+from think_nb.panel.status import StatusFacts, current_turn, status_of
 
 ids = st.sampled_from(["r1", "r2", "r3", "r4"])
 facts = st.builds(
@@ -52,12 +52,27 @@ def test_the_status_is_a_function_of_the_facts_and_follows_the_rules_in_order(f:
 
 
 @given(facts)
-def test_the_detail_names_the_queue_ahead_of_the_newest_turn_first(f: StatusFacts) -> None:
+def test_the_detail_describes_the_running_turn_and_counts_the_queue_behind_it(f: StatusFacts) -> None:
+    """Issue 27: the detail is the current turn's (the one running, which Stop cancels), never the
+    newest's; "N queued" says how many wait behind it."""
     status, detail = status_of(f)
-    if status in ("submitted", "streaming", "pending") and f.running and f.running[-1] in f.queue:
-        ahead = f.queue.index(f.running[-1])
-        if ahead:
-            assert detail == f"queued behind {ahead} turn{'s' if ahead > 1 else ''}"
+    current = current_turn(f)
+    if current is not None:
+        assert current in f.running
+        engine_runs = [r for r in f.queue if r in f.running]
+        assert current == (engine_runs[0] if engine_runs else f.running[0])
+    if status in ("submitted", "streaming", "pending") and current in f.queue:
+        behind = len(f.queue) - f.queue.index(current) - 1
+        assert detail.endswith(f"{behind} queued") == (behind > 0)
+        if current in f.waiting:
+            assert detail.startswith(f.waiting[current])
+
+
+def test_a_turn_choosing_a_tool_with_one_queued_behind_it_says_so() -> None:
+    f = StatusFacts(streaming=frozenset({"r1"}), waiting={"r1": "thinking — choosing a tool…"},
+                    submitted=frozenset({"r2"}), running=("r1", "r2"), agent_running=True, queue=("r1", "r2"))
+    assert status_of(f) == ("submitted", "thinking — choosing a tool… · 1 queued")
+    assert current_turn(f) == "r1"
 
 
 def test_a_turn_waiting_for_litellm_is_submitted_with_what_it_waits_for() -> None:

@@ -574,3 +574,41 @@ def test_any_tool_output_completes_and_round_trips_through_a_reopened_agent(
     [(raw,)] = db.read("SELECT content FROM think_messages WHERE id = ?", (reopened.messages[1]["id"],))
     assert _strict(raw)["parts"][1]["output"] == expected  # the row itself is strict JSON
     assert [t["status"] for t in reopened.turns()] == ["completed"]
+
+
+async def test_a_turn_stopped_before_its_task_first_ran_ends_aborted_and_leaves_nothing_queued() -> None:
+    """Stop pressed as a panel's message reaches the kernel (both frames handled before the turn's
+    task first runs: a busy kernel, issue 27 §2/§4): cancelling a task that has not started runs none
+    of its code, so the turn never ended; its message stayed "queued" in every panel, the status
+    `submitted`, and `await` raised CancelledError (seen in a real Lab run of
+    test_stop_before_anything_streamed_never_says_streaming). With nothing ahead of it, it now ends as
+    a turn stopped as it starts: its message stored, an `abort` chunk, `aborted`; behind another turn,
+    as a turn stopped in the queue: nothing stored."""
+    agent = scripted_agent(S([[S.text("Answered.")], [S.text("Second.")]]))
+    runtime = runtime_of(agent)
+    ended: list[tuple[str, str]] = []
+    chunks: list[str] = []
+
+    class View:
+        def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
+            ended.append((request_id, status))
+
+        def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+            chunks.append(chunk["type"])
+
+    runtime.subscribe(View())
+    task = agent.submit("Take your time", trigger="panel")
+    agent.abort_request(task.request_id)  # before the loop first ran the task
+    result = await task
+    assert (result.status, ended) == ("aborted", [(task.request_id, "aborted")])
+    assert "abort" in chunks and "text-delta" not in chunks
+    assert runtime.queued_messages() == [] and runtime.pending_turns() == [] and not agent.is_running
+    assert texts(agent) == [("user", "Take your time")]  # as a turn stopped before the model answered
+    assert (await agent.send("Again")).status == "completed"
+    assert texts(agent)[1:] == [("user", "Again"), ("assistant", "Answered.")]  # the model was not called before
+
+    first = agent.submit("Slow one", trigger="panel")
+    behind = agent.submit("Behind it", trigger="panel")
+    agent.abort_request(behind.request_id)  # stopped in the queue before its task ran
+    assert ((await behind).status, (await first).status) == ("aborted", "completed")
+    assert [t for _, t in texts(agent)][-2:] == ["Slow one", "Second."] and runtime.queued_messages() == []

@@ -25,14 +25,17 @@ from panels import (
     chunk_types,
     chunks_of,
     merged,
+    patches,
     responses,
     statuses,
     streamed_text,
     until,
     user_msg,
+    view_transcript,
 )
 from think_nb.binding import runtime_of
 from think_nb.panel import protocol, widget
+from think_nb.panel.transcript import usage_totals
 from think_nb.panel.widget import ChatPanel
 from think_nb.testing import ScriptedModel as S
 from think_nb.turns.replay import Recording
@@ -212,19 +215,39 @@ async def test_an_error_turn_sends_an_error_frame_and_sets_the_traits(recording_
     assert agent.messages[-1]["metadata"]["error"] == error  # the partial reply is kept
 
 
-async def test_transcript_changes_replace_the_messages_trait(recording_comm: Any) -> None:
+async def test_transcript_changes_reach_the_views_as_patches_keyed_by_id(recording_comm: Any) -> None:
     agent = scripted_agent(S([[S.text("42")], [S.text("43")]]))
     panel = ChatPanel(agent)
+    from_js(panel, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "view-1"})  # a view attached
     from_js(panel, chat_request("r1"))
     await agent.wait_until_stable(timeout=60)
     from_js(panel, chat_request("r2", user_msg("And 3 + 40?", id="u2")))
     await agent.wait_until_stable(timeout=60)
 
-    # the agent mutates its own list in place, and every change still synced a new value
-    synced = [s["messages"] for s in state_updates(panel) if "messages" in s]
-    assert synced == [agent.messages[:1], agent.messages[:2], agent.messages[:3], agent.messages[:4]]
-    assert [(m["role"], m["parts"][-1]["text"]) for m in synced[-1]] == [
+    # one patch per change, holding only the new message: never the transcript again, never twice
+    sent = [(p["base"], p["rev"], p["after"], [m["id"] for m in p["messages"]], p["updated"]) for p in patches(panel)]
+    assert sent == [
+        (0, 1, None, ["u1"], []), (1, 2, "u1", [agent.messages[1]["id"]], []),
+        (2, 3, agent.messages[1]["id"], ["u2"], []), (3, 4, "u2", [agent.messages[3]["id"]], [])]
+    assert not [s for s in state_updates(panel) if "messages" in s or "transcript" in s]  # quiet traits
+    assert view_transcript(panel) == agent.messages
+    assert [(m["role"], m["parts"][-1]["text"]) for m in view_transcript(panel)] == [
         ("user", "What is 2 + 40?"), ("assistant", "42"), ("user", "And 3 + 40?"), ("assistant", "43")]
+    # what a view that opens now reads: the branch as it is, at the revision of the last patch
+    meta = {"rev": 4, "more": False, "usage": usage_totals(agent.messages)}
+    assert (panel.messages, panel.transcript) == (agent.messages, meta)
+    assert {k: panel.get_state()[k] for k in ("messages", "transcript")} == {"messages": agent.messages,
+                                                                             "transcript": meta}
+
+
+async def test_before_any_view_attached_the_window_is_synced(recording_comm: Any) -> None:
+    """Run headless (nbclient storing the widget state it hears), no view applies patches: the window
+    trait follows the branch, so the saved widget state holds the conversation."""
+    agent = scripted_agent(S([[S.text("42")]]))
+    panel = ChatPanel(agent)
+    from_js(panel, chat_request("r1"))
+    await agent.wait_until_stable(timeout=60)
+    assert [s["messages"] for s in state_updates(panel) if "messages" in s][-1] == agent.messages
 
 
 async def test_use_chat_request_submits_the_last_message(recording_comm: Any) -> None:
@@ -270,8 +293,11 @@ async def test_cancel_and_clear_reach_the_agent(recording_comm: Any) -> None:
     assert agent.messages == []
     assert type(agent)(agent.name).messages == []  # cleared in SQLite too
     assert panel.messages == []
-    # the clear, then the context tab's new token estimate
-    assert [m["type"] for m in custom_msgs(panel)[sent:]] == [protocol.CHAT_CLEAR, protocol.SESSION]
+    # the clear, the context tab's new token estimate, then the patch that keeps no message
+    assert [m["type"] for m in custom_msgs(panel)[sent:]] == [protocol.CHAT_CLEAR, protocol.SESSION,
+                                                              protocol.TRANSCRIPT_PATCH]
+    assert (patches(panel)[-1]["after"], patches(panel)[-1]["messages"]) == (None, [])
+    assert view_transcript(panel) == []
 
 
 @pytest.mark.parametrize(

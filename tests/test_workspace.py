@@ -167,7 +167,11 @@ async def test_read_edge_cases_missing_directory_binary_image_huge(fs: Workspace
         "kind": "binary", "path": "/bin.dat", "name": "bin.dat", "mediaType": "application/octet-stream",
         "sizeBytes": 9, "unsupported": True}
     fs.pipe_file("/pic.png", b"\x89PNG\r\n\x1a\n....")
-    assert (await call(tools, "read", path="/pic.png"))["kind"] == "image"  # type: ignore[index]
+    image = await call(tools, "read", path="/pic.png")  # the descriptor, then the image a vision model sees
+    assert image == {"type": "content", "value": [  # issue 31: it was the descriptor only
+        {"type": "text", "text": '{"kind":"image","path":"/pic.png","name":"pic.png","mediaType":"image/png",'
+                                 '"sizeBytes":12}'},
+        {"type": "image-data", "data": "iVBORw0KGgouLi4u", "mediaType": "image/png"}]}
     fs.pipe_file("/huge.txt", b"a" * 3_600_000)
     with pytest.raises(WorkspaceToolError, match=re.escape("more than the 3500000 bytes")):
         await call(tools, "read", path="/huge.txt")

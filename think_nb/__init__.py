@@ -11,6 +11,7 @@ from think_nb.actions import ActionAuthorizationContext, ActionContext, action
 from think_nb.agent import Think
 from think_nb.binding import runtime_of
 from think_nb.errors import HookError, InternalError, ModelError, UserError
+from think_nb.messages.media import MediaEviction
 from think_nb.messages.types import UIMessage, UIMessageChunk, UIMessagePart
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.schedules import ScheduledTask, ScheduledTaskContext
@@ -36,6 +37,7 @@ __all__ = [
     "ContextOverflow",
     "HookError",
     "InternalError",
+    "MediaEviction",
     "ModelConfig",
     "ModelError",
     "PrepareStepContext",

@@ -56,6 +56,7 @@ from think_nb.aio import script_loop
 from think_nb.binding import bind
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
+from think_nb.messages.media import MediaEviction
 from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
@@ -73,8 +74,10 @@ if TYPE_CHECKING:
     import pandas as pd
     from fsspec.spec import AbstractFileSystem
 
+    from think_nb.compare import Comparison
     from think_nb.panel.widget import ChatPanel
     from think_nb.session.builder import Session
+    from think_nb.turns.fork import ForkStepper
     from think_nb.turns.replay import Recording
     from think_nb.turns.stepper import Stepper
 
@@ -152,6 +155,13 @@ class Think:
     previous step read at least N × headroom input tokens. Both may be given; True is
     `{"reactive": True}`. A `ContextOverflow` or a dict of its fields; bad values raise
     `UserError`. See `think_nb.turns.overflow`."""
+    media_eviction: MediaEviction | dict[str, Any] | bool | None = True
+    """Keep old images and files out of requests (Think's `mediaEviction`, on by default): media
+    older than the last `keep_recent_messages` (8) messages and at least `min_part_bytes` (32 KiB)
+    large, and the oldest past `max_request_bytes` (20 MiB) in one request, reach the model as a
+    one-line placeholder; the stored messages and the panel keep them. True (the defaults), False
+    (off), a `MediaEviction` or a dict of its fields; bad values raise `UserError`. See
+    `think_nb.messages.media`."""
     chat_recovery: bool = True
     """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
     False: their partial replies are still stored, nothing is continued."""
@@ -531,7 +541,9 @@ class Think:
         result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
         description of each object as a `data-context` part the model reads after the text
         (`think_nb.data_context`: shape, dtypes, head/tail, describe() of frames; a bounded repr of
-        anything else; about `data_context.TOKEN_BUDGET` tokens each). Data frames are described in
+        anything else; about `data_context.TOKEN_BUDGET` tokens each); a matplotlib figure or PIL
+        image is attached as itself, a `file` part (PNG data URL, at most 5 MiB) a vision model
+        sees (`think_nb.messages.media`). Data frames are described (and figures rendered) in
         a worker thread (a snapshot taken now; ~0.1 s for 1,000,000 rows), awaited when the turn
         starts, so the event loop never waits for it; bad `context` raises `UserError` here.
         `output_type` (a pydantic model class): a structured turn, see `send`.
@@ -701,6 +713,39 @@ class Think:
         from think_nb.turns.stepper import Stepper
 
         return Stepper(self.__runtime.engine, message)
+
+    def fork(self, turn: int | str, at: str = "before_turn", *, model: Any = None, tools: str = "live") -> ForkStepper:
+        """Fork a stored turn at one of its hook sites (time travel; think_nb's own, not Think's:
+        LangGraph's `update_state` + `invoke(None, checkpoint)` at any hook; `think_nb.turns.fork`).
+
+        Args:
+            turn: a request id, or an index into `agent.turns()` (`-1`: the latest).
+            at: the hook site: `"before_turn"`, `"before_step:<n>"`, `"before_tool_call:<call id>"`,
+                `"after_tool_call:<call id>"`, `"on_step_finish:<n>"`, `"on_chat_response"`
+                (`%think history AGENT` lists a turn's sites).
+            model: what runs after the fork point: None (the agent's model), a model spec or a
+                `ScriptedModel`, or `"recorded"` (the record's own model outputs, step after step).
+            tools: `"live"` (run the calls after the fork point) or `"recorded"` (a call whose name
+                and arguments match a recorded call gets its recorded result; `stepper.reused`).
+
+        Returns a `ForkStepper` paused at `at` (`stepper.paused`, a `HookEvent`: edit its `ctx` as
+        in step mode, then `stepper.run()` or `stepper.next()`). Everything before the fork point is
+        reproduced from the turn's record (no model call, no tool run); the reply is a new sibling
+        branch of the original (`metadata.fork`), which is never changed. Raises `UserError` (one
+        line naming why) for a turn that cannot be reproduced or an unknown site."""
+        from think_nb.turns import fork
+
+        return fork.start(self.__runtime, turn, at, model, tools)
+
+    def compare(self, a: Any, b: Any) -> Comparison:
+        """Compare two replies side by side (think_nb's own, not Think's; `think_nb.compare`): `a`
+        and `b` are message ids, request ids or `TurnResult`s / fork steppers. Returns a `Comparison`:
+        `.frame` is a DataFrame (rows: text, each tool call's name / arguments / result, usage,
+        cost_usd, duration_ms, model, fork; columns `aspect`, `a`, `b`, `same`), and it shows as
+        an HTML view with a word diff in the notebook. Raises `UserError` for an unknown reply."""
+        from think_nb import compare
+
+        return compare.compare(self.__runtime, a, b)
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
         """Cancel one turn by request id; its partial message is kept (status `aborted`). No-op for
@@ -1318,8 +1363,9 @@ class Think:
                                                    "hook_errors"]))
 
     async def shutdown(self) -> None:
-        """Close MCP connections, the extensions' sandbox and stop scheduled tasks in this process
-        (the configuration stays stored; creating the agent again restores them)."""
+        """Close MCP connections, the extensions' sandbox, the kernel's browser (the browser tools'; the
+        next browser tool call starts it again) and stop scheduled tasks in this process (the
+        configuration stays stored; creating the agent again restores them)."""
         await self.__runtime.shutdown()
 
     # -- scheduled tasks (Think's getScheduledTasks / schedule / scheduleEvery) ------------------

@@ -36,13 +36,22 @@ class Conversation:
         hydration_limit: messages kept in memory (the newest; at least 4), None for all.
     """
 
-    def __init__(self, store: AgentStore, hydration_limit: int | None) -> None:
+    _messages: list[dict]
+    _position: dict[str, int]  # message id -> index in _messages
+    _final: int  # _messages[:_final] are final (never changed in place: see the module docstring)
+
+    def __init__(self, store: AgentStore, hydration_limit: int | None, *, empty: bool = False) -> None:
         self.store = store
         self.limit = None if hydration_limit is None else max(4, int(hydration_limit))
-        self._messages: list[dict] = []
-        self._position: dict[str, int] = {}  # message id -> index in _messages
-        self._final = 0  # _messages[:_final] are final (never changed in place: see the module docstring)
-        self.reload()
+        if empty:  # the caller knows nothing is stored (`think_nb.store.presence`): nothing to read
+            self._set([])
+
+    def __getattr__(self, attr: str) -> object:
+        """The branch is read from SQLite on first use (an agent made and not used reads nothing)."""
+        if attr in ("_messages", "_position", "_final"):
+            self.reload()
+            return self.__dict__[attr]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     # -- reading ---------------------------------------------------------------------------
     @property

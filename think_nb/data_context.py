@@ -3,7 +3,8 @@
 Two uses, one rendering:
 
 - **Data attached to a user message** (`agent.send(text, context={"df": df})`, `%%think Calc --with
-  df,model_results`): each object becomes a `data-context` part of the user message,
+  df,model_results`): each object becomes a `data-context` part of the user message (a matplotlib
+  figure or a PIL image: a `file` part, the image itself, which a vision model sees),
   `{"type": "data-context", "id": name, "data": {"name", "kind", "summary", "markdown", "tokens",
   "truncated"}}`. The model sees `summary` and `markdown` after the message's text
   (`think_nb.messages.convert`); the panel shows it as a collapsible table.
@@ -176,7 +177,19 @@ def describe(obj: Any, budget: int = TOKEN_BUDGET, *, rows: int = ROWS) -> tuple
 
 
 def context_part(name: str, obj: Any, budget: int = TOKEN_BUDGET) -> dict:
-    """The `data-context` part describing `obj` under `name` (a user message part; see module docstring)."""
+    """The `data-context` part describing `obj` under `name` (a user message part; see module docstring);
+    for a matplotlib figure, a PIL image or an IPython `Image`, a `file` part holding it as a PNG data
+    URL instead, which a vision model sees (`think_nb.messages.media.file_part`; `UserError` when it is
+    larger than `media.MAX_MEDIA_BYTES`)."""
+    from think_nb.messages import media
+
+    if media.is_image_value(obj):
+        try:
+            return media.file_part(obj, name)
+        except ValueError as exc:
+            from think_nb.errors import UserError
+
+            raise UserError(f"cannot attach {name!r}: {exc}.") from None
     markdown, truncated = describe(obj, budget)
     data = {"name": name, "kind": type(obj).__name__, "summary": _summary(obj), "markdown": markdown,
             "tokens": _tokens(markdown), "truncated": truncated}
@@ -220,8 +233,12 @@ def context_parts_later(context: Any, budget: int = TOKEN_BUDGET) -> asyncio.Fut
         raise UserError("Attaching data needs a running event loop: use `await agent.send(..., context=...)` "
                         "in a notebook cell, or `agent.run(..., context=...)` in a script.") from None
     parts: list[asyncio.Future] = []
+    from think_nb.messages.media import is_image_value
+
     for name, obj in items:
-        if _is_frame(obj):
+        if is_image_value(obj):  # a figure renders for tens of milliseconds: not on the loop
+            parts.append(loop.run_in_executor(None, context_part, name, obj, budget))
+        elif _is_frame(obj):
             parts.append(loop.run_in_executor(None, context_part, name, snapshot(obj), budget))
         else:
             done = loop.create_future()

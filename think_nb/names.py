@@ -35,6 +35,7 @@ SETTINGS = frozenset({
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
     "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease", "context_overflow",
+    "media_eviction",
 })
 """Class attributes a subclass or an instance sets (read at each use)."""
 
@@ -61,6 +62,7 @@ RESERVED: dict[str, str] = {
     "deliver_notice": "a method",
     # observing
     "trace": "a method", "recording": "a method", "replay": "a method", "turns": "a method",
+    "fork": "a method", "compare": "a method",
     # sub-agents
     "sub_agent": "a method", "chat": "a method", "cancel_chat": "a method", "delegate": "a method",
     "has_sub_agent": "a method", "list_sub_agents": "a method", "abort_sub_agent": "a method",

@@ -24,7 +24,9 @@ import asyncio
 import copy
 import inspect
 import os
+import sys
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,6 +39,8 @@ from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL
 from think_nb.schedules.scheduler import Scheduler
 from think_nb.store import AgentStore, default_db_path, open_database
+from think_nb.store.db import resolve_path
+from think_nb.store.presence import presence
 from think_nb.submissions import Submissions
 from think_nb.turns import recovery
 from think_nb.turns.engine import TurnEngine
@@ -78,12 +82,6 @@ class AgentRuntime:
 
     store: AgentStore
     conversation: Conversation
-    engine: TurnEngine
-    actions: ActionRunner
-    submissions: Submissions
-    mcp: McpServers
-    extensions: ExtensionManager
-    scheduler: Scheduler
 
     max_steps = _Setting()
     send_reasoning = _Setting()
@@ -91,6 +89,7 @@ class AgentRuntime:
     message_concurrency = _Setting()
     chat_stream_stall_timeout = _Setting()
     context_overflow = _Setting()
+    media_eviction = _Setting()
     chat_recovery = _Setting()
     chat_recovery_max_attempts = _Setting()
     include_mcp_tools = _Setting()
@@ -113,7 +112,7 @@ class AgentRuntime:
         if parent is not None:  # a sub-agent made as `cls(name)`: its parent's file, a key under the parent's
             db = db or parent.db_path
             key = key or f"{parent.key}/{type(agent).__name__}:{name}"
-        self.db_path: Path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
+        self.db_path: Path = resolve_path(db if db else default_db_path())
         self.key: str = key or f"{type(agent).__name__}:{name}"
         self.recovery_task: asyncio.Task[Any] | None = None
         self._session: Session | None = None
@@ -125,33 +124,69 @@ class AgentRuntime:
         self.children: dict[tuple[type, str], Any] = {}
 
     def open(self) -> None:
-        """Open storage, recover a dead kernel's turns and start every subsystem (`Think.__init__`,
-        once the agent is bound to this runtime, so user code called from here may use the agent)."""
+        """Open storage, recover a dead kernel's turns and start every subsystem that has stored rows
+        (`Think.__init__`, once the agent is bound to this runtime, so user code called from here may
+        use the agent). One query says which subsystems have rows (`think_nb.store.presence`); the
+        others are made, and read, when first used, so creating an agent writes nothing and reads
+        one row (issue 29 §4)."""
         agent = self.agent
         # first: a hosted model's litellm import / the embedded model's load overlaps the set-up and typing
         preload_for(self._model_hint())
-        cls = type(agent)
-        self.store = AgentStore(open_database(self.db_path), self.key, cls.__name__, self.name)
-        self.conversation = Conversation(self.store, self.hydration_limit)
-        reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
-        left = recovery.recover(self, reattach.prepare)  # turns a dead kernel left: partial replies stored, hook asked
-        self.engine = TurnEngine(self)
-        self.actions = ActionRunner(self)  # get_actions(): ledger, durable pauses (think_nb.actions)
-        self.actions.sweep()
-        self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
-        self.submissions = Submissions(self, self.engine)
-        self.submissions.recover()  # a dead kernel's accepted submissions run again
-        self.mcp = McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
-        self.mcp.restore()  # servers added before reconnect in the background
-        self.extensions = ExtensionManager(self)
-        with user_code("get_extensions", agent):
-            static = agent.get_extensions()
-        self.extensions.restore(static)  # static, then stored extensions load in the background
-        self.scheduler = Scheduler(self, agent.schedule_clock)
-        with user_code("get_scheduled_tasks", agent):
-            declared = agent.get_scheduled_tasks()
-        self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
-        self.scheduler.kick()
+        db = open_database(self.db_path)
+        found = presence(db, self.key)
+        self.store = AgentStore(db, self.key, type(agent).__name__, self.name, registered=found.registered,
+                                session_id=None if found.state else "")
+        self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state)
+        if found.interrupted or found.child_runs:
+            reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
+            left = recovery.recover(self, reattach.prepare)  # a dead kernel's turns: partial replies stored, hook asked
+            self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
+        if found.expired_actions:
+            self.actions.sweep()  # get_actions(): ledger, durable pauses (think_nb.actions)
+        if found.submissions:
+            self.submissions.recover()  # a dead kernel's accepted submissions run again
+        if found.mcp_servers:
+            self.mcp.restore()  # servers added before reconnect in the background
+        static = None
+        if self.overrides("get_extensions"):
+            with user_code("get_extensions", agent):
+                static = agent.get_extensions()
+        if static is not None or found.extensions:
+            self.extensions.restore(static if static is not None else [])  # static, then stored ones load later
+        declared = None
+        if self.overrides("get_scheduled_tasks"):
+            with user_code("get_scheduled_tasks", agent):
+                declared = agent.get_scheduled_tasks()
+        if declared is not None or found.schedules:
+            self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
+            self.scheduler.kick()
+        _panels_follow(agent)
+
+    # -- the subsystems, each made on first use (or at creation, when it has stored rows) --------------
+    @cached_property
+    def engine(self) -> TurnEngine:
+        return TurnEngine(self)
+
+    @cached_property
+    def actions(self) -> ActionRunner:
+        """`get_actions()`'s runner: ledger, durable pauses (think_nb.actions)."""
+        return ActionRunner(self)
+
+    @cached_property
+    def submissions(self) -> Submissions:
+        return Submissions(self, self.engine)
+
+    @cached_property
+    def mcp(self) -> McpServers:
+        return McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
+
+    @cached_property
+    def extensions(self) -> ExtensionManager:
+        return ExtensionManager(self)
+
+    @cached_property
+    def scheduler(self) -> Scheduler:
+        return Scheduler(self, self.agent.schedule_clock)
 
     def _model_hint(self) -> Any:
         """The model known without calling user code: `default_model` / `THINK_NB_MODEL` when
@@ -422,6 +457,9 @@ class AgentRuntime:
         await self.mcp.close()
         await self.extensions.close()
         self.scheduler.stop()
+        browser = sys.modules.get("think_nb.browser.host")  # the browser tools were used: close the kernel's browser
+        if browser is not None:
+            await browser.close_browser()
 
     # -- listeners and client tools ---------------------------------------------------------------
     def subscribe(self, listener: Any) -> Callable[[], None]:
@@ -503,3 +541,14 @@ def _build_workspace_tools(fs: Any, approval: bool) -> dict[str, Any]:
     from think_nb.workspace.tools import workspace_tools
 
     return workspace_tools(fs, approval=approval)
+
+
+def _panels_follow(agent: Any) -> None:
+    """Open panels of an agent of an older object of `agent`'s class (the class cell ran again, as
+    the quickstart's does: `class Calc` and `agent = Calc("q")` in one cell) with the same name and
+    file now follow `agent` (`think_nb.panel.widget.follow_redefined`; issue 27 §3): a message typed
+    in a panel drawn above runs the new class, whether or not `%think` runs again. Nothing to do when
+    no panel was ever opened (the widget module is then not imported)."""
+    widget = sys.modules.get("think_nb.panel.widget")
+    if widget is not None:
+        widget.follow_redefined(agent)

@@ -54,7 +54,7 @@ _function_ids = itertools.count(1)
 
 @dataclass
 class _Item:
-    kind: str  # text | reasoning | deltas | tool_call | error | usage | silent | stall
+    kind: str  # text | reasoning | reasoning-deltas | deltas | tool_call | error | usage | silent | stall
     value: Any
     chunk_size: int = 3
 
@@ -110,6 +110,12 @@ class ScriptedModel:
         model's `reasoning_content`: `reasoning-*` chunks, a `reasoning` part). Played in-process
         (litellm's custom-provider path drops it)."""
         return _Item("reasoning", text, chunk_size)
+
+    @staticmethod
+    def reasoning_deltas(deltas: list[str]) -> _Item:
+        """Stream exactly these reasoning deltas (used to replay a recorded turn; in-process only,
+        as `reasoning`)."""
+        return _Item("reasoning-deltas", list(deltas))
 
     @staticmethod
     def deltas(deltas: list[str]) -> _Item:
@@ -331,6 +337,8 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception 
                 yield {**_chunk(), "reasoning_content": item.value[start:start + item.chunk_size]}
         elif item.kind == "deltas":
             yield from (_chunk(text=delta) for delta in item.value)
+        elif item.kind == "reasoning-deltas":
+            yield from ({**_chunk(), "reasoning_content": delta} for delta in item.value)
         elif item.kind == "tool_call":
             has_tools = True
             yield from _tool_chunks(item, tool_index, call)

@@ -21,7 +21,8 @@ import { codeBlock } from "./code";
 import { dataContextElement, tableOutputElement } from "./data-part";
 import { type UndoControl, editedInput, isRunCode, kernelRunElement, kernelRunOf, noteApproved, runCodeSection } from "./kernel-run";
 import { StreamingMarkdown, renderMarkdownInto } from "./markdown";
-import type { ViewMessage } from "./state";
+import { contentOutputElement, filePartElement, hasImages } from "./media";
+import { INTERRUPTED_NOTE, type ViewMessage } from "./state";
 import { type ToolPart, type UIPart, isToolPart, toolName } from "./ui-message";
 import { formatTurnUsage, turnUsage } from "./usage";
 
@@ -107,6 +108,9 @@ export interface Versions {
   index: number;
   count: number;
   ids: string[];
+  /** A forked reply (`agent.fork`) beside its original `of`: the text's word diff (`=`, `-`, `+`) and
+   * the other aspects that differ, as text (`think_nb.compare`). */
+  compare?: { of: string; label?: string | null; diff: [string, string][]; rows: { aspect: string; a: string; b: string }[] };
 }
 
 /** What a message's controls need from the panel. */
@@ -132,6 +136,8 @@ export interface MessageContext extends UndoControl {
   switchBranch?(messageId: string): void;
   /** Tool name → the MCP server it came from (the card names it). */
   toolServers?: Record<string, string>;
+  /** The kernel is gone (`kernelGone`): every control that asks the kernel is disabled. */
+  offline?: boolean;
 }
 
 /** When each running tool call was first drawn (the live "running… 3.2 s"). */
@@ -239,7 +245,7 @@ function approvalBox(part: ToolPart, ctx: MessageContext): HTMLElement {
   const approve = h("button", "think-approve", "Approve");
   const deny = h("button", "think-deny", "Deny");
   const answered = ctx.responded[part.toolCallId] === true;
-  for (const el of [approve, deny, reason]) el.disabled = answered;
+  for (const el of [approve, deny, reason]) el.disabled = answered || ctx.offline === true;
   approve.addEventListener("click", () => {
     const input = isRunCode(part) ? editedInput(part) : undefined;
     if (isRunCode(part)) noteApproved(part, input);
@@ -267,7 +273,9 @@ function toolCard(
   const name = toolName(part);
   const card = h("details", "think-tool");
   const waiting = part.state === "approval-requested" || part.state === "input-streaming";
-  card.open = waiting || part.state === "output-error" || part.state === "output-denied";
+  // open where something needs seeing: a question, a failure, an image the tool returned
+  card.open = waiting || part.state === "output-error" || part.state === "output-denied" ||
+    (part.state === "output-available" && hasImages(part.output));
   card.dataset.toolName = name;
   card.dataset.state = part.state;
   card.dataset.key = `tool:${part.toolCallId}:${part.state}`; // a new state opens or closes it afresh
@@ -316,7 +324,8 @@ function toolCard(
     const run = partial ? null : kernelRunOf(part.output);
     if (run) card.dataset.undone = String(run.undone);
     card.append(
-      (run && kernelRunElement(part, run, ctx)) ?? tableOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)),
+      (run && kernelRunElement(part, run, ctx)) ?? tableOutputElement(part.output, what) ??
+        contentOutputElement(part.output, what) ?? section("think-tool-output", what, pretty(part.output)),
     );
   }
   if (part.state === "output-error") card.append(section("think-tool-error", "error", part.errorText ?? "error"));
@@ -373,13 +382,23 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
   note.title = "The model stopped because it reached its output token limit (finish reason: length).";
   if (ctx.canContinue && ctx.continueTurn) {
     const go = h("button", "think-continue", "Continue");
+    go.disabled = ctx.offline === true;
     go.addEventListener("click", () => ctx.continueTurn?.());
     note.append(" ", go);
   }
   return note;
 }
 
-/** "‹ 2 / 3 ›": the versions of a regenerated reply. */
+export { INTERRUPTED_NOTE };
+/** The same, under an interrupted reply that holds nothing (killed before the model sent anything). */
+export const INTERRUPTED_EMPTY_NOTE = "The turn was interrupted before the model answered.";
+
+function hasContent(message: ViewMessage["message"]): boolean {
+  return message.parts.some((p) => p.type !== "step-start" &&
+    !((p.type === "text" || p.type === "reasoning") && !String((p as { text?: unknown }).text ?? "").trim()));
+}
+
+/** "‹ 2 / 3 ›": the versions of a regenerated (or forked: its label follows) reply. */
 function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
   const v = ctx.versions;
   if (!v || v.count < 2) return null;
@@ -388,15 +407,51 @@ function versionsBar(message: ViewMessage["message"], ctx: MessageContext): HTML
   const next = h("button", "think-version-next", "›");
   prev.title = "previous version";
   next.title = "next version";
-  prev.disabled = !ctx.canSwitch || v.index <= 0;
-  next.disabled = !ctx.canSwitch || v.index >= v.count - 1;
+  prev.disabled = !ctx.canSwitch || ctx.offline === true || v.index <= 0;
+  next.disabled = !ctx.canSwitch || ctx.offline === true || v.index >= v.count - 1;
   prev.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index - 1]));
   next.addEventListener("click", () => ctx.switchBranch?.(v.ids[v.index + 1]));
   const where = h("span", "think-version-label", `${v.index + 1} / ${v.count}`);
   where.title = `version ${v.index + 1} of ${v.count} of this reply (Regenerate adds one)`;
   bar.dataset.messageId = message.id;
   bar.append(prev, where, next);
+  const fork = forkLabel(message);
+  if (fork) bar.append(h("span", "think-version-fork", fork));
+  if (v.compare) bar.append(compareToggle(v.compare));
   return bar;
+}
+
+/** "compare": shows (or hides) the forked reply beside its original: the word diff, then the aspects that differ. */
+function compareToggle(compare: NonNullable<Versions["compare"]>): HTMLElement {
+  const wrap = h("span", "think-version-compare-wrap");
+  const button = h("button", "think-version-compare", "compare");
+  button.title = "this version beside the original it was forked from";
+  const view = h("div", "think-compare");
+  view.hidden = true;
+  const diff = h("div", "think-compare-diff");
+  for (const [op, words] of compare.diff) diff.append(op === "=" ? document.createTextNode(words) : h(op === "-" ? "del" : "ins", "", words));
+  view.append(diff);
+  if (compare.rows.length) {
+    const table = h("table", "think-compare-rows");
+    const head = h("tr", "");
+    head.append(h("th", "", ""), h("th", "", "original"), h("th", "", "this version"));
+    table.append(head);
+    for (const row of compare.rows) {
+      const tr = h("tr", "");
+      tr.append(h("th", "", row.aspect), h("td", "", row.a), h("td", "", row.b));
+      table.append(tr);
+    }
+    view.append(table);
+  }
+  button.addEventListener("click", () => { view.hidden = !view.hidden; });
+  wrap.append(button, view);
+  return wrap;
+}
+
+/** A forked reply's label (`agent.fork`: "forked at after_tool_call(add) — result edited"), else null. */
+function forkLabel(message: ViewMessage["message"]): string | null {
+  const fork = (message.metadata as { fork?: { label?: unknown } } | undefined)?.fork;
+  return fork && typeof fork.label === "string" ? fork.label : null;
 }
 
 /**
@@ -478,7 +533,7 @@ function partElement(part: UIPart, index: number, view: ViewMessage, ctx: Messag
     case "source-url":
       return link("think-source", p.url, p.title);
     case "file":
-      return link("think-file", p.url, p.filename ?? p.mediaType);
+      return filePartElement(p);
     case "data-subagent":
       return subAgentCard(p);
     case "data-context":
@@ -509,9 +564,14 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
     const child = partElement(part, i, view, ctx, waiting, streams, texts);
     if (child) children.push(child);
   });
-  // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too
+  // a failed turn's error is stored on its message (metadata.error), so reloaded views show it too;
+  // so is an interruption (metadata.interrupted, set by recovery), even on a reply with no content
   const stored = message.metadata?.error;
-  const errorText = view.errorText ?? (typeof stored === "string" ? stored : undefined);
+  const interrupted = message.metadata?.interrupted !== true ? undefined
+    : hasContent(message) ? INTERRUPTED_NOTE : INTERRUPTED_EMPTY_NOTE;
+  // the replayed interruption (the kernel's error chunk) says the same as the stored flag: say it once, truly
+  const replayed = view.errorText === INTERRUPTED_NOTE && interrupted ? interrupted : view.errorText;
+  const errorText = replayed ?? (typeof stored === "string" ? stored : interrupted);
   if (errorText) children.push(h("div", "think-message-error", errorText));
   const ending = view.live ? null : view.stopped ? h("div", "think-stopped", "stopped before the model answered") : endingNote(message, ctx);
   if (ending) children.push(ending);
@@ -521,6 +581,7 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   if (versions) children.push(versions);
   if (ctx.canRegenerate) {
     const again = h("button", "think-regenerate", "Regenerate");
+    again.disabled = ctx.offline === true;
     again.addEventListener("click", () => ctx.regenerate());
     children.push(again);
   }

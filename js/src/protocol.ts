@@ -4,10 +4,13 @@
  * Mirrors think_nb/panel/protocol.py; both are checked against tests/fixtures/frames/*.json.
  * The frame types themselves are spelled once, in think_nb/panel/protocol_spec.json (see
  * spec.ts); everything in the front end uses `FRAME`.
- * The transcript is not a frame: it is the synced `messages` trait.
+ * The transcript: the `messages` trait holds its newest window when a view opens (`transcript`: its
+ * `{rev, more}`); every change is a `transcript_patch` keyed by message id, and a view asks for older
+ * messages or the window again with `transcript_request` (think_nb/panel/transcript.py; transcript.ts).
  */
 import { FRAME } from "./spec";
 import type { UIMessage, UIMessageChunk } from "./ui-message";
+import type { UsageTotals } from "./usage";
 
 export { FRAME };
 
@@ -78,6 +81,8 @@ export interface ChatClear {
 export interface StreamResumeRequest {
   type: typeof FRAME.STREAM_RESUME_REQUEST;
   probeId?: string;
+  /** The transcript revision the view opened on: the kernel sends the newest window first if it moved since. */
+  transcriptRev?: number;
 }
 /** Kernel → panel: a batch of chunks of turn `id`; `replay` = the whole turn so far. */
 export interface UseChatResponse {
@@ -180,7 +185,42 @@ export interface SwitchBranch {
   messageId: string;
 }
 
+/** Panel → kernel: view `probeId` wants the newest window again (it missed a patch), or, with `before`
+ * (a message id), up to `limit` older messages before it. */
+export interface TranscriptRequest {
+  type: typeof FRAME.TRANSCRIPT_REQUEST;
+  probeId: string;
+  before?: string;
+  limit?: number;
+}
+/** Kernel → panel: the transcript went from revision `base` to `rev`. A view on `base` keeps its
+ * messages up to and including `after` (none when null, or older than its oldest),
+ * appends `messages` and replaces by id the `updated` ones it holds; `more`: older messages precede
+ * (with `after` null). With `probeId` it answers that view's request: only it applies it, whatever its rev. */
+export interface TranscriptPatch {
+  type: typeof FRAME.TRANSCRIPT_PATCH;
+  rev: number;
+  base: number;
+  after: string | null;
+  messages: UIMessage[];
+  updated: UIMessage[];
+  more?: boolean;
+  probeId?: string;
+  /** The header's totals over the whole branch, when they changed (usage.ts `UsageTotals`). */
+  usage?: UsageTotals;
+}
+/** Kernel → panel: the messages just before `before` (oldest first) at revision `rev`, for view `probeId`. */
+export interface TranscriptPage {
+  type: typeof FRAME.TRANSCRIPT_PAGE;
+  rev: number;
+  before: string;
+  messages: UIMessage[];
+  more: boolean;
+  probeId: string;
+}
+
 export type PanelFrame =
+  | TranscriptRequest
   | ContinueRequest
   | SwitchBranch
   | ToolUndo
@@ -201,7 +241,9 @@ export type KernelFrame =
   | ChatRecovering
   | ChatClear
   | SessionFrame
-  | McpServersFrame;
+  | McpServersFrame
+  | TranscriptPatch
+  | TranscriptPage;
 export type Frame = PanelFrame | KernelFrame;
 
 type Obj = Record<string, unknown>;
@@ -307,6 +349,31 @@ function checkMcpServers(raw: Obj): string | null {
   return null;
 }
 
+const isCount = (x: unknown): boolean => typeof x === "number" && Number.isInteger(x) && x >= 0;
+const messagesError = (raw: Obj, key: string): string | null =>
+  Array.isArray(raw[key]) ? (raw[key] as unknown[]).map(messageError).find((e) => e !== null) ?? null : `'${key}' must be a list`;
+
+function checkTranscriptRequest(raw: Obj): string | null {
+  if (!isId(raw.probeId)) return "missing string 'probeId'";
+  if ("limit" in raw && !isCount(raw.limit)) return "'limit' must be a non-negative integer";
+  return !("before" in raw) || isId(raw.before) ? null : "'before' must be a message id";
+}
+
+function checkTranscriptPatch(raw: Obj): string | null {
+  if (!isCount(raw.rev) || !isCount(raw.base)) return "'rev' and 'base' must be non-negative integers";
+  if (raw.after !== null && !isId(raw.after)) return "'after' must be a message id or null";
+  if ("more" in raw && typeof raw.more !== "boolean") return "'more' must be a boolean";
+  if ("usage" in raw && !isObj(raw.usage)) return "'usage' must be an object";
+  return messagesError(raw, "messages") ?? messagesError(raw, "updated") ?? probe(raw);
+}
+
+function checkTranscriptPage(raw: Obj): string | null {
+  if (!isCount(raw.rev)) return "'rev' must be a non-negative integer";
+  if (!isId(raw.before) || !isId(raw.probeId)) return "missing string 'before' or 'probeId'";
+  if (typeof raw.more !== "boolean") return "'more' must be a boolean";
+  return messagesError(raw, "messages");
+}
+
 const none = (): null => null;
 const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.USE_CHAT_REQUEST]: checkRequest,
@@ -314,7 +381,8 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.CHAT_CLEAR]: none,
   [FRAME.TOOL_APPROVAL]: checkApproval,
   [FRAME.TOOL_RESULT]: checkToolResult,
-  [FRAME.STREAM_RESUME_REQUEST]: probe,
+  [FRAME.STREAM_RESUME_REQUEST]: (raw) => probe(raw) ??
+    (!("transcriptRev" in raw) || isCount(raw.transcriptRev) ? null : "'transcriptRev' must be an integer"),
   [FRAME.STREAM_RESUME_ACK]: idAndProbe,
   [FRAME.USE_CHAT_RESPONSE]: checkResponse,
   [FRAME.MESSAGE_UPDATED]: (raw) => messageError(raw.message),
@@ -328,6 +396,9 @@ const CHECKS: Record<string, (raw: Obj) => string | null> = {
   [FRAME.SWITCH_BRANCH]: (raw) => (isId(raw.messageId) ? null : "missing string 'messageId'"),
   [FRAME.MCP_SERVERS]: checkMcpServers,
   [FRAME.TOOL_UNDO]: needCallId,
+  [FRAME.TRANSCRIPT_REQUEST]: checkTranscriptRequest,
+  [FRAME.TRANSCRIPT_PATCH]: checkTranscriptPatch,
+  [FRAME.TRANSCRIPT_PAGE]: checkTranscriptPage,
 };
 
 /** Why `raw` is not a valid frame, or null if it is one. Extra keys are allowed. */
@@ -389,8 +460,10 @@ export function chatRequestCancel(id: string): ChatRequestCancel {
 export function chatClear(): ChatClear {
   return { type: FRAME.CHAT_CLEAR };
 }
-export function streamResumeRequest(probeId?: string): StreamResumeRequest {
-  return probeId ? { type: FRAME.STREAM_RESUME_REQUEST, probeId } : { type: FRAME.STREAM_RESUME_REQUEST };
+export function streamResumeRequest(probeId?: string, transcriptRev?: number): StreamResumeRequest {
+  const frame: StreamResumeRequest = probeId ? { type: FRAME.STREAM_RESUME_REQUEST, probeId } : { type: FRAME.STREAM_RESUME_REQUEST };
+  if (transcriptRev !== undefined) frame.transcriptRev = transcriptRev;
+  return frame;
 }
 export function sessionSwitch(session: string): SessionSwitch {
   return { type: FRAME.SESSION_SWITCH, session };
@@ -400,4 +473,10 @@ export function continueRequest(id: string): ContinueRequest {
 }
 export function switchBranch(messageId: string): SwitchBranch {
   return { type: FRAME.SWITCH_BRANCH, messageId };
+}
+export function transcriptRequest(probeId: string, before?: string, limit?: number): TranscriptRequest {
+  const frame: TranscriptRequest = { type: FRAME.TRANSCRIPT_REQUEST, probeId };
+  if (before) frame.before = before;
+  if (limit) frame.limit = limit;
+  return frame;
 }

@@ -8,15 +8,17 @@
  * reducer replaces only what changed), and keeps the list scrolled to the bottom while
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
-import { type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
+import { INTERRUPTED_NOTE, type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
 import { type PanelState, type Shown, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
 import { createContextTab } from "./context-tab";
+import { type FilePart, attachmentTray } from "./media";
 
 export interface PanelActions {
-  send(text: string): void;
+  /** Send a user message: its text and the attachments pasted or dropped into the composer (media.ts). */
+  send(text: string, files?: FilePart[]): void;
   stop(): void;
   clear(): void;
   regenerate(): void;
@@ -27,6 +29,8 @@ export interface PanelActions {
   switchSession(id: string): void;
   continueTurn(): void;
   switchBranch(messageId: string): void;
+  /** Fetch the messages before the oldest one shown (the list was scrolled to its top, or the button). */
+  loadOlder?(): void;
 }
 
 /** What the kernel sends beside the transcript (the `annotations` trait, `ViewHub.annotations()`). */
@@ -35,6 +39,8 @@ export interface Annotations {
   tools?: Record<string, ToolDecision>;
   branches?: Record<string, Versions>;
   active?: string[];
+  /** The turn the status line describes and Stop cancels (`think_nb.panel.status.current_turn`). */
+  current?: string | null;
   /** User messages of turns accepted and not started yet, in run order (`state.ts` `setQueued`). */
   queued?: { requestId: string; message: unknown }[];
 }
@@ -65,7 +71,7 @@ export interface PanelMeta {
   agentName: string;
   dbPath: string;
   pausedAt?: string;
-  /** What the running turn waits for ("loading litellm…", "queued behind 1 turn"; the `status_detail` trait). */
+  /** What the running turn waits for ("loading litellm…", "1 queued"; the `status_detail` trait). */
   statusDetail?: string;
   /** The agent's class (header "Tutor · default"). */
   agentClass?: string;
@@ -234,22 +240,35 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   banner.setAttribute("role", "alert");
   const list = h("div", "think-messages");
   const empty = h("div", "think-empty");
+  const older = h("button", "think-older", "Show older messages");
+  older.addEventListener("click", () => actions.loadOlder?.());
   const composer = h("div", "think-composer");
   const input = h("textarea", "think-input");
   input.rows = 2;
   const send = h("button", "think-send", "Send");
   const stop = h("button", "think-stop", "Stop");
-  composer.append(input, send, stop);
+  // a pasted or dropped image (or PDF, text file) waits in the tray above the box until Send (media.ts)
+  const attachNote = h("div", "think-attach-note");
+  attachNote.setAttribute("role", "alert");
+  attachNote.hidden = true;
+  const showAttachNote = (note: string): void => {
+    attachNote.textContent = note;
+    attachNote.hidden = !note;
+  };
+  let offline = false; // the kernel is gone: nothing can be sent
+  const tray = attachmentTray(composer, showAttachNote, () => !offline);
+  composer.append(tray.el, input, send, stop);
   const notice = h("div", "think-notice");
   notice.setAttribute("role", "status");
   notice.hidden = true;
   const context = createContextTab({ switchSession: (id) => actions.switchSession(id) });
-  root.append(style, header, gone, banner, list, composer, notice, context.el);
+  root.append(style, header, gone, banner, list, composer, attachNote, notice, context.el);
   el.append(root);
   function showTab(tab: "chat" | "context"): void {
     root.dataset.tab = tab;
     for (const b of tabButtons) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
     list.hidden = composer.hidden = tab !== "chat";
+    attachNote.hidden = tab !== "chat" || !attachNote.textContent;
     notice.hidden = tab !== "chat" || !notice.textContent;
     context.el.hidden = tab !== "context";
   }
@@ -263,12 +282,14 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       badge.textContent = `running… ${seconds(Date.now() - Number(badge.dataset.started))}${badge.dataset.suffix ?? ""}`;
     }
   }, 200);
-  let offline = false; // the kernel is gone: nothing can be sent
   const submit = (): void => {
     const text = input.value.trim();
-    if (!text || busy || offline) return;
+    if ((!text && !tray.count) || busy || offline) return;
     input.value = "";
-    actions.send(text);
+    showAttachNote("");
+    const files = tray.take();
+    if (files.length) actions.send(text, files);
+    else actions.send(text);
     atBottom = true;
     list.scrollTop = list.scrollHeight;
   };
@@ -298,8 +319,10 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
   // and the list is pinned once per animation frame, so a frame of a streamed reply forces no layout.
   let atBottom = true;
   let pinning = 0;
+  let hasOlder = false;
   list.addEventListener("scroll", () => {
     atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    if (hasOlder && list.scrollTop < 80) actions.loadOlder?.(); // near the top: fetch the page before it
   }, { passive: true });
   const nextFrame = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (cb: () => void) => setTimeout(cb, 16);
   const pinToBottom = (): void => {
@@ -326,7 +349,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const ctx: MessageContext = {
         approve: actions.approve,
         deny: actions.deny,
-        undo: actions.undo,
+        undo: offline ? undefined : actions.undo, // Undo's button is disabled without it
         undoSent: state.undoing,
         regenerate: actions.regenerate,
         responded: state.responded,
@@ -339,12 +362,13 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
         canSwitch: idle,
         switchBranch: actions.switchBranch,
         toolServers: servers,
+        offline,
       };
       const answered = view.message.parts.filter((p) => isToolPart(p) && state.responded[p.toolCallId]).length;
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
       const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
-      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${offline}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : markQueued(markUnsent(messageElement(view, ctx, old?.el), view), view);
       next.set(view.message.id, { view, sig, el });
@@ -352,7 +376,13 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
     });
     cache = next;
     empty.textContent = emptyHint(meta);
-    reconcile(list, els.length ? els : [empty]); // unchanged messages stay in place (and laid out)
+    hasOlder = state.more;
+    older.disabled = state.loadingOlder;
+    older.textContent = state.loadingOlder ? "Loading older messages…" : "Show older messages";
+    const first = els.length && !atBottom ? list.querySelector<HTMLElement>(":scope > .think-message") : null;
+    const top = first && els[0] !== first ? first.offsetTop : null; // older ones may come in above it
+    reconcile(list, els.length ? (state.more ? [older, ...els] : els) : [empty]); // unchanged messages stay in place (and laid out)
+    if (first && top !== null && first.isConnected) list.scrollTop += first.offsetTop - top; // the reader's place stays put
     refocus(list, focused);
     pinToBottom();
   }
@@ -363,13 +393,14 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const shown = displayStatus(state);
       root.dataset.status = shown;
       name.textContent = meta.agentClass ? `${meta.agentClass} · ${meta.agentName || "default"}` : meta.agentName || "agent";
-      name.title = meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "";
+      name.title = [meta.model ? `class ${meta.agentClass ?? "?"}, name ${meta.agentName}, model ${meta.model}` : "",
+        meta.dbPath].filter(Boolean).join("\n"); // the path's own element is hidden in a narrow panel
       const label = shown === "paused" && meta.pausedAt ? `paused at ${meta.pausedAt}` : STATUS_LABEL[shown] ?? shown;
       const detail = busy || shown === "pending" ? meta.statusDetail ?? "" : "";
       status.textContent = detail ? `${label} · ${detail}` : label;
       status.dataset.detail = detail;
       status.title = detail ? `${detail}: ${STATUS_HINT[shown] ?? ""}` : STATUS_HINT[shown] ?? "";
-      const sum = usageTotals(state.transcript);
+      const sum = state.more && state.usage ? state.usage : usageTotals(state.transcript); // the kernel's, over what is not held
       totals.textContent = formatTotals(sum);
       totals.title = `input + output tokens of every turn on this branch, and their cost. ${sum.turns} turns with usage: ${sum.turns - sum.unknown} reported by the provider, ${sum.unknown} unknown (not counted)`;
       if (dbFull !== meta.dbPath) {
@@ -382,7 +413,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       gone.textContent = state.kernelGone;
       gone.hidden = !offline;
       banner.textContent = state.error;
-      banner.hidden = !state.error || offline;
+      // an interruption is said under the interrupted reply itself (metadata.interrupted), not twice
+      banner.hidden = !state.error || offline || state.error === INTERRUPTED_NOTE;
       // Neither disabled nor read-only: a disabled box takes no focus, and Notebook 7 treats a click on a
       // read-only one as a click outside any editor; either way the keyboard went to the notebook and the
       // typed keys ran as command-mode shortcuts (inserting cells). The box keeps focus, and with it the

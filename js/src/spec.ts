@@ -31,6 +31,9 @@ export interface FrameTypes {
   CHAT_RECOVERING: "chat_recovering";
   SESSION: "session";
   MCP_SERVERS: "mcp_servers";
+  TRANSCRIPT_REQUEST: "transcript_request";
+  TRANSCRIPT_PATCH: "transcript_patch";
+  TRANSCRIPT_PAGE: "transcript_page";
 }
 
 /** The frame types, by constant name. */

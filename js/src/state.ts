@@ -6,8 +6,9 @@
  * user's own actions (`submitted`, `responded`). Every function returns a new state and
  * leaves its input alone. `visibleMessages(state)` is what render.ts draws.
  *
- * The transcript trait is authoritative; in-flight turns (`live`) and just-sent user
- * messages (`optimistic`) are shown on top of it until the transcript catches up. The
+ * The kernel's transcript is authoritative: the view holds the newest part of it by message id (the
+ * `messages` trait when it opens, `transcript_patch` frames after; transcript.ts); in-flight turns
+ * (`live`) and just-sent user messages (`optimistic`) are shown on top of it until it catches up. The
  * status comes from the kernel (shared by every view of the agent); the only local
  * status is `submitted`, from the click until the kernel answers.
  *
@@ -15,14 +16,28 @@
  * has not arrived, live frames are dropped — the replay holds them (no duplicates).
  */
 import { type LiveTurn, RANK, applyChunks, newTurn } from "./accumulate";
-import { FRAME, type Frame, type McpServer, type SessionState, type UseChatResponse } from "./protocol";
+import { FRAME, type Frame, type McpServer, type SessionState, type TranscriptPage, type TranscriptPatch, type UseChatResponse } from "./protocol";
+import { applyPatch, prependPage } from "./transcript";
+import type { UsageTotals } from "./usage";
 import { STATUSES, type Status } from "./spec";
 import { RUN_CODE, type ToolPart, type UIMessage, type UIPart, isToolPart, toolName } from "./ui-message";
 
 export type { Status };
 
 export interface PanelState {
+  /** The newest messages of the kernel's branch, oldest first (older ones are fetched on request). */
   transcript: UIMessage[];
+  /** The kernel's revision of `transcript` (each `transcript_patch` applies to one and makes the next). */
+  rev: number;
+  /** Older messages precede `transcript[0]` in the kernel. */
+  more: boolean;
+  /** A patch did not apply to `rev` (a frame was missed): the view asked for the window again and
+   * ignores patches until it arrives. */
+  resyncing: boolean;
+  /** The view asked for the messages before `transcript[0]` and waits for them. */
+  loadingOlder: boolean;
+  /** The kernel's usage totals over its whole branch (the header's, while older messages are not held). */
+  usage: UsageTotals | null;
   live: LiveTurn[];
   optimistic: UIMessage[];
   /** The kernel's status (shared by every view). */
@@ -82,9 +97,18 @@ export interface ViewMessage {
   stopped?: boolean;
 }
 
+/** Under a reply recovery stored as interrupted (`metadata.interrupted`); the kernel's replayed
+ * error frame says the same (think_nb/panel/widget.py INTERRUPTED_TEXT). */
+export const INTERRUPTED_NOTE = "The turn was interrupted before it finished; its partial reply was kept.";
+
 export function initialState(init: Partial<PanelState> = {}): PanelState {
   return {
     transcript: [],
+    rev: 0,
+    more: false,
+    resyncing: false,
+    loadingOlder: false,
+    usage: null,
     live: [],
     optimistic: [],
     status: "ready",
@@ -134,6 +158,10 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
       return { ...state, transcript: state.transcript.map((m) => (m.id === message.id ? message : m)),
         responded: answeredOnly(state.responded, [message]), undoing: notIn(state.undoing, [message]) };
     }
+    case FRAME.TRANSCRIPT_PATCH:
+      return applyTranscriptPatch(state, frame);
+    case FRAME.TRANSCRIPT_PAGE:
+      return applyTranscriptPage(state, frame);
     case FRAME.SESSION: {
       const { type: _type, ...memory } = frame;
       return { ...state, memory };
@@ -144,6 +172,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
       return {
         ...state,
         transcript: [],
+        more: false,
         live: [],
         optimistic: [],
         error: "",
@@ -168,7 +197,10 @@ function applyResponse(state: PanelState, frame: UseChatResponse): PanelState {
   if (turn && frame.done) turn = { ...turn, done: true };
 
   const empty = turn !== undefined && turn.message.parts.length === 0 && turn.errorText === undefined;
-  const keep = turn && !(turn.done && (empty || ids(state.transcript).has(turn.message.id)));
+  // a replayed interruption with nothing streamed: the stored reply says it (metadata.interrupted)
+  const interruptedReplay = frame.replay === true && turn !== undefined && turn.message.parts.length === 0 &&
+    turn.errorText === INTERRUPTED_NOTE;
+  const keep = turn && !interruptedReplay && !(turn.done && (empty || ids(state.transcript).has(turn.message.id)));
   const live = keep && turn ? replaceTurn(state.live, others, turn) : others;
   const errorText = turn?.errorText;
   const stoppedEmpty = turn !== undefined && turn.done && empty && turn.aborted === true;
@@ -212,6 +244,45 @@ export function setTranscript(state: PanelState, transcript: UIMessage[]): Panel
     optimistic: state.optimistic.filter((m) => !known.has(m.id)),
     requestOf: Object.fromEntries(Object.entries(state.requestOf).filter(([id]) => !known.has(id))),
   };
+}
+
+/** A `transcript_patch`: applied when it follows this view's revision (or answers its own request);
+ * one that does not follow it means a frame was missed: the view resyncs (widget.ts asks). */
+function applyTranscriptPatch(state: PanelState, frame: TranscriptPatch): PanelState {
+  if (frame.probeId !== undefined) {
+    if (!mine(state, frame.probeId)) return state;
+  } else if (state.resyncing) {
+    return state; // the window it asked for is on its way, at a newer revision
+  } else if (frame.base !== state.rev) {
+    return { ...state, resyncing: true };
+  }
+  const next = applyPatch(state.transcript, frame, state.more);
+  const own = frame.probeId !== undefined;
+  const moved = { ...state, rev: frame.rev, more: next.more, resyncing: own ? false : state.resyncing,
+    loadingOlder: frame.after === null ? false : state.loadingOlder, usage: frame.usage ?? state.usage };
+  return setTranscript(moved, next.messages);
+}
+
+/** A `transcript_page` this view asked for: older messages before what it holds. */
+function applyTranscriptPage(state: PanelState, frame: TranscriptPage): PanelState {
+  if (!mine(state, frame.probeId)) return state;
+  const held = frame.rev === state.rev && !state.resyncing ? prependPage(state.transcript, frame) : null;
+  if (held === null) return { ...state, loadingOlder: false };
+  return { ...state, transcript: held, more: frame.more, loadingOlder: false };
+}
+
+/** The view asked for the messages before the oldest it holds. */
+export function loadingOlder(state: PanelState): PanelState {
+  return state.loadingOlder ? state : { ...state, loadingOlder: true };
+}
+
+/** The newest window of the transcript as the `messages` and `transcript` ({rev, more}) traits hold it
+ * (a view that opens, or whose page reloaded, reads them as they are in the kernel now). */
+export function setWindow(state: PanelState, messages: UIMessage[],
+  meta: { rev?: number; more?: boolean; usage?: UsageTotals } | undefined): PanelState {
+  const moved = { ...state, rev: meta?.rev ?? state.rev, more: meta?.more === true, resyncing: false, loadingOlder: false,
+    usage: meta?.usage ?? null };
+  return setTranscript(moved, messages);
 }
 
 /** The kernel's queued user messages (`annotations.queued`: `[{requestId, message}]`) changed. Bad

@@ -31,13 +31,21 @@ export const CSS = `
 .think-header > .think-tabs, .think-header > button { flex: none; overflow: visible; }
 .think-header:has(.think-clear-confirm:not([hidden])) > :is(.think-db-path, .think-totals) { display: none; }
 .think-empty { color: var(--think-muted); font-size: 0.9em; padding: 4px 0; }
+.think-older { align-self: center; margin: 2px 0 6px; font-size: 0.85em; }
 .think-clear-confirm { display: inline-flex; gap: 6px; align-items: center; font-size: 0.85em; }
 .think-panel button.think-clear-yes { border-color: var(--think-error); color: var(--think-error); }
 .think-cut, .think-stopped { margin-top: 4px; font-size: 0.85em; color: var(--think-warn); }
 .think-stopped { color: var(--think-muted); font-style: italic; }
 .think-panel button.think-continue { font-size: 0.9em; }
-.think-versions { display: inline-flex; gap: 4px; align-items: center; margin-top: 4px; font-size: 0.8em; color: var(--think-muted); }
+.think-versions { display: inline-flex; flex-wrap: wrap; gap: 4px; align-items: center; margin-top: 4px; font-size: 0.8em; color: var(--think-muted); }
 .think-panel .think-versions button { padding: 0 6px; }
+.think-version-fork { margin-left: 4px; font-style: italic; }
+.think-version-compare-wrap { display: contents; }
+.think-compare { flex-basis: 100%; margin-top: 4px; padding: 4px 6px; border: 1px solid var(--think-border, #ccc); border-radius: 4px; }
+.think-compare del { background: rgba(255, 0, 0, 0.15); }
+.think-compare ins { background: rgba(0, 160, 0, 0.15); text-decoration: underline; }
+.think-compare-rows { margin-top: 4px; border-collapse: collapse; font-size: 0.9em; }
+.think-compare-rows th, .think-compare-rows td { padding: 0 6px; text-align: left; }
 .think-agent-name { font-weight: 600; }
 .think-status { font-size: 0.85em; color: var(--think-muted); }
 .think-header > .think-agent-name { flex: none; max-width: 45%; } /* the name keeps its width; the path gives way */
@@ -50,6 +58,13 @@ export const CSS = `
   .think-header { gap: 6px; padding: 6px 8px; }
   .think-header > .think-totals { display: none; }
   .think-panel .think-header button { padding: 1px 5px; }
+}
+/* narrower (a 760 px page with Lab's file browser open: ~377 px): the path, cut to "/w…ite", says
+   nothing; it goes first (the name's tooltip still gives it), and the header wraps rather than push
+   Clear out of the panel */
+@container (max-width: 400px) {
+  .think-header { flex-wrap: wrap; row-gap: 4px; }
+  .think-header > .think-db-path { display: none; }
 }
 .think-disconnected { margin: 6px 10px 0; padding: 6px 8px; border: 1px solid var(--think-warn); border-radius: 4px; color: var(--think-warn); font-weight: 600; }
 .think-panel[data-kernel="gone"] .think-messages button, .think-panel[data-kernel="gone"] .think-messages input { pointer-events: none; opacity: 0.5; }
@@ -124,6 +139,15 @@ export const CSS = `
 .think-run-changes, .think-run-undo-note { font-size: 0.85em; color: var(--think-muted); margin: 4px 0; }
 .think-run-mutated, .think-run-rejected { font-size: 0.85em; color: var(--think-warn); margin: 4px 0; }
 .think-notice { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
+.think-composer { flex-wrap: wrap; }
+.think-attachments { flex: 1 1 100%; display: flex; gap: 6px; flex-wrap: wrap; }
+.think-attachment { position: relative; display: inline-flex; align-items: center; border: 1px solid var(--think-border); border-radius: 4px; padding: 2px; }
+.think-attachment img { max-height: 56px; max-width: 96px; display: block; }
+.think-attachment-remove { border: none; background: none; cursor: pointer; padding: 0 4px; }
+.think-attach-note { padding: 2px 10px 6px; font-size: 0.85em; color: var(--think-warn); }
+.think-image, .think-tool-image { display: block; max-width: min(100%, 480px); max-height: 360px; margin: 4px 0; border-radius: 4px; }
+.think-file-chip { display: inline-block; font-size: 0.85em; padding: 1px 6px; border: 1px solid var(--think-border); border-radius: 10px; margin: 2px 4px 2px 0; }
+.think-tool-text { white-space: pre-wrap; margin: 2px 0; }
 .think-panel button.think-code-copy { position: absolute; top: 4px; right: 4px; font-size: 0.75em; padding: 0 6px; opacity: 0.8; }
 .think-into-cell-bar { display: flex; align-items: center; gap: 8px; margin-top: 4px; }
 .think-into-cell-note { font-size: 0.8em; color: var(--think-muted); }

@@ -25,6 +25,7 @@ import {
   switchBranch,
   toolApproval,
   toolUndo,
+  transcriptRequest,
   useChatRequest,
 } from "./protocol";
 import { cannotInterrupt, interruptKernel } from "./interrupt";
@@ -35,17 +36,20 @@ import {
   disconnected,
   initialState,
   kernelCodeRunning,
+  loadingOlder,
   reduce,
   responded,
   setError,
   setMemory,
   setQueued,
   setStatus,
-  setTranscript,
+  setWindow,
   submitted,
   undoing,
 } from "./state";
+import { PAGE, WINDOW } from "./transcript";
 import type { UIMessage } from "./ui-message";
+import type { UsageTotals } from "./usage";
 
 /** The ChatPanel's synced traits (names: protocol_spec.json `traits`, checked by test/spec.test.ts). */
 export interface Traits {
@@ -64,6 +68,8 @@ export interface Traits {
   agent_info: { class?: string; model?: string; offline?: boolean };
   /** The Jupyter kernel's id ("" outside one): the panel POSTs /api/kernels/<id>/interrupt to stop run_code. */
   kernel_id: string;
+  /** `{rev, more}` of the `messages` window: its revision, and whether older messages precede it. */
+  transcript: { rev?: number; more?: boolean; usage?: UsageTotals };
 }
 type Model = AnyModel<Traits>;
 
@@ -81,12 +87,11 @@ class Store {
   /** Send a frame to the kernel; false when it cannot (the kernel is gone). Set by `attach`. */
   post: (frame: unknown) => boolean = () => false;
   constructor(model: Model, probeId: string) {
-    const base = initialState({
-      transcript: model.get("messages") ?? [],
+    const base = setWindow(initialState({
       error: model.get("error") ?? "",
       probeId,
       probePending: true,
-    });
+    }), model.get("messages") ?? [], model.get("transcript"));
     const state = setMemory(setStatus(base, model.get("status") ?? "ready"), model.get("session_state"));
     this.state = setQueued(state, model.get("annotations")?.queued);
   }
@@ -141,13 +146,35 @@ function attach(model: Model): () => void {
   const onFrame = (msg: unknown): void => {
     const frame = parseFrame(msg);
     if (!frame) return;
+    const resyncing = store.state.resyncing;
     store.set(reduce(store.state, frame));
+    if (!resyncing && store.state.resyncing) store.post(transcriptRequest(probeId)); // a patch was missed
+    if (frame.type === FRAME.TRANSCRIPT_PATCH || frame.type === FRAME.TRANSCRIPT_PAGE) {
+      echoTraits();
+      runClientTools();
+    }
     if (frame.type === FRAME.STREAM_RESUMING && frame.probeId === probeId) store.post(streamResumeAck(frame.id, probeId));
   };
-  const onMessages = (): void => {
-    store.set(setTranscript(store.state, model.get("messages") ?? []));
+  let echoing = false;
+  const onMessages = (): void => { // the window as the kernel holds it now (the widget's state was read again)
+    if (echoing) return;
+    store.set(setWindow(store.state, model.get("messages") ?? [], model.get("transcript")));
     runClientTools();
   };
+  // The kernel never syncs `messages` after a view opens (patches carry the changes): the model's own copy
+  // follows what the view holds, so a notebook saved with its widget state shows the conversation as it is.
+  const echoTraits = (): void => {
+    const { transcript, rev, more, usage } = store.state;
+    const newest = transcript.slice(-WINDOW);
+    echoing = true;
+    try {
+      model.set("messages", newest);
+      model.set("transcript", { rev, more: more || newest.length < transcript.length, ...(usage ? { usage } : {}) });
+    } finally {
+      echoing = false;
+    }
+  };
+
   const onStatus = (): void => store.set(setStatus(store.state, model.get("status") ?? "ready"));
   const onError = (): void => store.set(setError(store.state, model.get("error") ?? ""));
   const onAnnotations = (): void => store.set(setQueued(store.state, model.get("annotations")?.queued));
@@ -160,13 +187,15 @@ function attach(model: Model): () => void {
   model.on("comm:close", onCommLive);
   const unsubscribe = [
     onChange(model, "messages", onMessages),
+    onChange(model, "transcript", onMessages),
     onChange(model, "status", onStatus),
     onChange(model, "error", onError),
     onChange(model, "annotations", onAnnotations),
     onChange(model, "client_tool_runner", runClientTools),
     onChange(model, "client_tools", runClientTools),
   ];
-  store.post(streamResumeRequest(probeId));
+  const opened = model.get("transcript");
+  store.post(streamResumeRequest(probeId, typeof opened?.rev === "number" ? opened.rev : undefined));
   return () => {
     for (const off of unsubscribe) off();
     model.off("msg:custom", onFrame);
@@ -183,9 +212,10 @@ const render: Render<Traits> = ({ model, el }) => {
   const store = STORES.get(model.get("uid")) as Store;
   const clientId = store.state.probeId;
   const view = createPanel(el, {
-    send(text) {
+    send(text, files = []) {
       const requestId = newId();
-      const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts: [{ type: "text", text }] };
+      const parts: UIMessage["parts"] = [...(text ? [{ type: "text", text }] : []), ...files];
+      const message: UIMessage = { id: `msg-${newId()}`, role: "user", parts };
       if (store.state.kernelGone) return;
       notice = "";
       store.set(submitted(store.state, requestId, message));
@@ -209,8 +239,10 @@ const render: Render<Traits> = ({ model, el }) => {
       if (store.post(toolApproval(toolCallId, false, reason || undefined))) store.set(responded(store.state, toolCallId));
     },
     stop() {
-      // this view's request, else the newest the kernel runs (a %%think cell, agent.send)
-      const requestId = activeRequestId(store.state) ?? (model.get("annotations")?.active ?? []).at(-1);
+      // the turn the status line names (the one running, not one queued behind it), else this
+      // view's request, else the newest the kernel runs (a %%think cell, agent.send)
+      const annotations = model.get("annotations");
+      const requestId = annotations?.current ?? activeRequestId(store.state) ?? (annotations?.active ?? []).at(-1);
       if (requestId) store.post(chatRequestCancel(requestId)); // read by the kernel once the code ends
       if (!kernelCodeRunning(store.state)) return;
       // the agent's code runs on the kernel's thread: only a kernel interrupt reaches it
@@ -234,6 +266,11 @@ const render: Render<Traits> = ({ model, el }) => {
     },
     switchSession(id) {
       store.post(sessionSwitch(id));
+    },
+    loadOlder() {
+      const { transcript, more, loadingOlder: asked, resyncing } = store.state;
+      if (!more || asked || resyncing || !transcript.length) return;
+      if (store.post(transcriptRequest(clientId, transcript[0].id, PAGE))) store.set(loadingOlder(store.state));
     },
   });
   let notice = "";

@@ -76,6 +76,34 @@ describe("a panel whose kernel is gone", () => {
     expect(input.getAttribute("aria-disabled")).toBe("true");
   });
 
+  it("disables every control that needs the kernel: Regenerate, versions, Continue, Approve / Deny, Undo", async () => {
+    const gated = { type: "tool-delete_file", toolCallId: "c1", state: "approval-requested", input: { path: "/tmp/x" }, approval: { id: "ap1" } };
+    const ran = { type: "tool-run_code", toolCallId: "c0", state: "output-available", input: { code: "x = 1" },
+      output: { type: "kernel-run", code: "x = 1", outputs: [], duration_ms: 3, edited: false, undoable: true, undone: false,
+        changes: { bound: ["x"], rebound: [], deleted: [], mutated: [] } } };
+    const answered = [user("one"), { id: "a1", role: "assistant", parts: [ran] },
+      user("two"), { id: "a2", role: "assistant", parts: [{ type: "text", text: "Second" }] }];
+    const annotations = { branches: { a2: { index: 1, count: 2, ids: ["a0", "a2"] } }, finish: { a2: "length" } };
+    const cases = [
+      [{ messages: answered, annotations }, ["regenerate", "version-prev", "continue", "undo"]],
+      [{ messages: [user("one"), { id: "a1", role: "assistant", parts: [gated] }] }, ["approve", "deny"]],
+    ] as const;
+    for (const [traits, names] of cases) {
+      const { model, $, $$ } = await mount(traits);
+      const enabled = () => names.filter((n) => $<HTMLButtonElement>(`button.think-${n}`)?.disabled === false);
+      expect(enabled()).toEqual(names); // drawn and live
+
+      model.trigger("comm_live_update"); // Kernel ▸ Restart
+      expect($(".think-panel")?.dataset.status).toBe("disconnected");
+      expect(enabled()).toEqual([]);
+      expect(names.filter((n) => !$(`button.think-${n}`))).toEqual([]); // still shown, just disabled
+      const sent = model.sent.length;
+      for (const b of $$(".think-message button") as HTMLButtonElement[]) b.click(); // a disabled button sends nothing
+      expect(model.sent.length).toBe(sent);
+      unmountAll();
+    }
+  });
+
   it("a live kernel's panel shows no notice", async () => {
     const { $ } = await mount();
     expect($(".think-disconnected")?.hidden).toBe(true);

@@ -126,6 +126,43 @@ describe("versions of a regenerated reply", () => {
     model.set("status", "streaming");
     expect($<HTMLButtonElement>("button.think-version-prev")?.disabled).toBe(true);
   });
+
+  it("a forked version says where it was forked and what was edited", async () => {
+    const fork = { of: "a1", at: "after_tool_call:c1", label: "forked at after_tool_call(add) — result edited" };
+    const { $ } = await mount({
+      messages: [user, { id: "a2", role: "assistant", parts: [{ type: "text", text: "The sum is 0." }],
+                         metadata: { fork } }],
+      annotations: { branches: { a2: { index: 1, count: 2, ids: ["a1", "a2"] } } },
+    });
+    expect($(".think-version-label")?.textContent).toBe("2 / 2");
+    expect($(".think-version-fork")?.textContent).toBe("forked at after_tool_call(add) — result edited");
+    const plain = await mount({
+      messages: [user, { id: "a1", role: "assistant", parts: [{ type: "text", text: "The sum is 42." }] }],
+      annotations: { branches: { a1: { index: 0, count: 2, ids: ["a1", "a2"] } } },
+    });
+    expect(plain.$(".think-version-fork")).toBeNull();
+    expect(plain.$("button.think-version-compare")).toBeNull();
+  });
+
+  it("compare shows a forked version beside its original: the word diff, then what else differs", async () => {
+    const compare = { of: "a1", label: "forked at after_tool_call(add) — result edited",
+                      diff: [["=", "The sum is "], ["-", "42."], ["+", "0."]],
+                      rows: [{ aspect: "call 1 result", a: "42.0", b: "0" }] };
+    const { $ } = await mount({
+      messages: [user, { id: "a2", role: "assistant", parts: [{ type: "text", text: "The sum is 0." }],
+                         metadata: { fork: { of: "a1", label: compare.label } } }],
+      annotations: { branches: { a2: { index: 1, count: 2, ids: ["a1", "a2"], compare } } },
+    });
+    const view = $(".think-compare")!;
+    expect(view.hidden).toBe(true);
+    $<HTMLButtonElement>("button.think-version-compare")!.click();
+    expect(view.hidden).toBe(false);
+    expect($(".think-compare-diff")?.innerHTML).toBe("The sum is <del>42.</del><ins>0.</ins>");
+    expect([...view.querySelectorAll(".think-compare-rows tr")].map((tr) => tr.textContent))
+      .toEqual(["originalthis version", "call 1 result42.00"]);
+    $<HTMLButtonElement>("button.think-version-compare")!.click();
+    expect(view.hidden).toBe(true);
+  });
 });
 
 describe("names and numbers", () => {
@@ -179,9 +216,9 @@ describe("busy from the first moment", () => {
     expect($(".think-status")?.textContent).toBe("submitted · loading litellm…");
     expect($(".think-status")?.getAttribute("data-detail")).toBe("loading litellm…");
     expect($(".think-status")?.title).toMatch(/^loading litellm…: sent;/);
-    model.set("status_detail", "queued behind 1 turn");
+    model.set("status_detail", "1 queued");
     model.set("status", "streaming");
-    expect($(".think-status")?.textContent).toBe("streaming · queued behind 1 turn");
+    expect($(".think-status")?.textContent).toBe("streaming · 1 queued");
     model.set("status", "ready"); // a stale detail is never shown on an idle panel
     expect($(".think-status")?.textContent).toBe("ready");
   });

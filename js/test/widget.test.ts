@@ -257,6 +257,32 @@ describe("ChatPanel front end", () => {
     expect($(".think-totals")?.textContent).toBe("29 tokens (+2 turns unknown) · $0.000100 (+3 turns n/a)");
   });
 
+  it("a stored interrupted reply shows its note every time it is drawn, empty or not", async () => {
+    // the kernel was killed while the model chose a tool: recovery stored a reply with no content
+    const empty = { id: "a1", role: "assistant", parts: [{ type: "step-start" }], metadata: { interrupted: true } };
+    const partial = { id: "a2", role: "assistant", parts: [{ type: "text", text: "9 plus" }], metadata: { interrupted: true } };
+    const messages = [user, empty, { ...user, id: "u2" }, partial];
+    for (let drawn = 0; drawn < 2; drawn++) { // a panel drawn later (no replayed error frame) says it too
+      const { $$ } = await mount({ messages });
+      expect($$(".think-message[data-role=assistant]").map((e) => e.querySelector(".think-message-error")?.textContent)).toEqual([
+        "The turn was interrupted before the model answered.", // nothing was kept: it does not say a partial was
+        "The turn was interrupted before it finished; its partial reply was kept.",
+      ]);
+      unmountAll();
+    }
+  });
+
+  it("a replayed interruption is said once, under the reply, and truly (a stranger saw it twice)", async () => {
+    const empty = { id: "a1", role: "assistant", parts: [{ type: "step-start" }], metadata: { interrupted: true } };
+    const { model, $, $$ } = await mount({ messages: [user, empty] });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r-dead", replay: true, done: true, error: true,
+      chunks: [{ type: "error", errorText: "The turn was interrupted before it finished; its partial reply was kept." }] });
+    await Promise.resolve();
+    const said = $$(".think-message-error").map((e) => e.textContent);
+    expect(said).toEqual(["The turn was interrupted before the model answered."]);
+    expect($(".think-error")?.hidden).toBe(true);
+  });
+
   it("Regenerate sends a regenerate request for the last user message", async () => {
     const { model, $ } = await mount({ messages: [user, { id: "a1", role: "assistant", parts: [{ type: "text", text: "42" }] }] });
     $<HTMLButtonElement>("button.think-regenerate")!.click();

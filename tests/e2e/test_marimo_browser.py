@@ -11,6 +11,7 @@ button and runs, and Stop aborts a slow reply. In the editor, `agent.marimo_chat
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -64,7 +65,7 @@ def _():
     agent = Bot("mo", db=DB)
     panel = mo.ui.anywidget(agent.panel())
     panel
-    return (S, Think, delete_file)
+    return (S, Think, delete_file, mo)
 
 
 @app.cell
@@ -82,6 +83,13 @@ def _(S, Think, delete_file):
 
     chat = Chatty("mo-chat", db=DB).marimo_chat()
     chat
+    return
+
+
+@app.cell
+def _(Think, mo):
+    embedded = mo.ui.anywidget(Think("mo-embedded").panel())  # the embedded model, the default file
+    embedded
     return
 
 
@@ -132,6 +140,16 @@ def test_panel_streams_shows_context_approves_and_stops_in_marimo(marimo_app: tu
     page.goto(url)
     panel = page.locator(".think-panel").first
     expect_status(panel, "ready", timeout=90_000)
+
+    # issue 27 §9: an agent on the embedded model, no db= given, keeps its file named after the app
+    # (.think/chat.sqlite, not .think/think_nb.sqlite) and its empty panel names no `%think` form
+    embedded = page.locator(".think-panel").nth(1)
+    expect_status(embedded, "ready", timeout=90_000)
+    expect(embedded.locator(".think-db-path")).to_have_attribute("title", re.compile(r"/\.think/chat\.sqlite$"))
+    hint = embedded.locator(".think-empty")
+    expect(hint).to_contain_text("runs on think-local/")
+    expect(hint).to_contain_text("agent.default_model")
+    expect(hint).not_to_contain_text("%think")
 
     send(panel, "hi")
     expect(last_text(panel)).to_have_text("Hello from marimo", timeout=TURN_MS)

@@ -118,3 +118,29 @@ def test_a_new_line_typed_with_shift_enter_shows_in_the_sent_message(notebook, a
     expect(last_text(panel)).to_contain_text("in perfect form.", timeout=TURN_MS)
     expect_status(panel, "ready")
     assert last_text(panel).inner_text() == POEM
+
+
+def test_shift_enter_with_several_cells_selected_runs_none_of_them(notebook, app: str) -> None:
+    """Issue 27 §1's worst case: with several cells selected (Shift+click in command mode), Shift+Enter
+    and Ctrl+Enter typed in the panel's box re-ran every selected cell and sent their questions again."""
+    page, panel = open_panel(notebook, AGENT, extra=["x = 1", "y = 2"])
+    prompts = page.locator(".jp-Cell .jp-InputPrompt")
+    prompts.nth(0).click()
+    prompts.nth(4).click(modifiers=["Shift"])
+    expect(page.locator(".jp-Cell.jp-mod-selected")).to_have_count(5)
+    box = panel.locator("textarea.think-input")
+    box.click()
+    before = state(page)
+    assert before["selected"] == 5, before  # the click into the box kept the selection
+    assert before["samePanel"], before
+    page.keyboard.type("one")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("two")
+    page.keyboard.press("Shift+Enter")
+    expect(box).to_have_value("one\ntwo\n")
+    assert state(page) == before, (state(page), before)
+    page.keyboard.press("Control+Enter")  # sends the message, runs no cell
+    expect(panel.locator(".think-message[data-role=user] .think-text")).to_have_text(["one\ntwo"], timeout=TURN_MS)
+    expect(last_text(panel)).to_have_text("First reply.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    assert state(page) == before, (state(page), before)

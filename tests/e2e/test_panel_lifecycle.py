@@ -81,6 +81,33 @@ def test_kernel_restart_from_the_menu_disconnects_the_panel(notebook, app: str) 
     expect_nothing_looks_sent(panel)
 
 
+def test_after_a_restart_every_control_that_needs_the_kernel_is_disabled(notebook, app: str) -> None:
+    """Issue 27: after Kernel ▸ Restart, Send and Clear were disabled but Regenerate and the 2 / 2 version
+    arrows stayed enabled, and clicking Regenerate did nothing and said nothing."""
+    page, panel = open_panel(notebook, 'agent = bot([[S.text("First version.")], [S.text("Second version.")]])\n'
+                                       'agent.panel()')
+    send(panel, "Hello")
+    expect(last_text(panel)).to_have_text("First version.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    panel.locator("button.think-regenerate").click()
+    expect(last_text(panel)).to_have_text("Second version.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    expect(panel.locator(".think-version-label")).to_have_text("2 / 2")
+    expect(panel.locator("button.think-version-prev")).to_be_enabled()
+    expect(panel.locator("button.think-regenerate")).to_be_enabled()
+    menu(page, "Kernel", "Restart Kernel")
+    page.locator(".jp-Dialog .jp-mod-accept").click()  # "Restart"
+    expect_disconnected(panel)
+    wait_kernel_idle(page)  # the new kernel is up: the old panel stays disconnected
+    for control in ("button.think-regenerate", "button.think-version-prev", "button.think-version-next",
+                    "button.think-clear"):
+        expect(panel.locator(control)).to_be_disabled()
+    panel.locator("button.think-regenerate").click(force=True)  # a person clicks it anyway: nothing changes
+    expect(panel).to_have_attribute("data-status", "disconnected")
+    expect(last_text(panel)).to_have_text("Second version.")
+    expect(panel.locator(".think-version-label")).to_have_text("2 / 2")
+
+
 def test_a_killed_kernel_disconnects_the_panel_and_an_unstored_message_says_not_sent(notebook, app: str) -> None:
     page, panel = open_panel(notebook, AGENT)
     first_turn(page, panel)
@@ -154,3 +181,20 @@ def test_a_panel_of_an_agent_made_in_a_cell_follows_the_redefined_class(notebook
     expect(last_text(old)).to_have_text("from the second Demo", timeout=TURN_MS)
     expect(last_text(new)).to_have_text("from the second Demo", timeout=TURN_MS)
     expect(new.locator(".think-message[data-role=user]")).to_have_text(["which Demo are you?"])
+
+
+def test_a_panel_follows_when_the_class_cell_that_makes_the_agent_runs_again(notebook, app: str) -> None:
+    """The quickstart's own cells (a stranger's run, issue 27 §3): one cell defines the class and makes
+    `agent = Demo("q")`, the next shows `%think agent`; the class cell is edited and run again, with
+    no `%think` after it. A message typed in the one panel runs on the new class."""
+    make = '\nagent = Demo("q")'
+    page = notebook(["%load_ext think_nb", V1 + make, "%think agent", V2 + make])
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    panel = page.locator(".think-panel")
+    expect(panel).to_have_count(1, timeout=60_000)
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    wait_kernel_idle(page)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("which Demo are you?")
+    page.keyboard.press("Enter")
+    expect(last_text(panel)).to_have_text("from the second Demo", timeout=TURN_MS)

@@ -118,8 +118,8 @@ def test_messages_sent_from_cells_while_a_turn_runs_show_at_once_queued_in_order
     expect(queued.locator(".think-text")).to_have_text(["Second question", "Third question"])
     expect(queued.locator(".think-queued")).to_have_count(2)
     status = panel.locator(".think-status")
-    expect(status).to_have_text("streaming · queued behind 2 turns", timeout=30_000)
-    expect(status).to_have_attribute("data-detail", "queued behind 2 turns")
+    expect(status).to_have_text("streaming · 2 queued", timeout=30_000)
+    expect(status).to_have_attribute("data-detail", "2 queued")
     expect(panel.locator("button.think-stop")).to_be_visible()
     run_cell(page, 6)
     expect(last_text(panel)).to_have_text("Third reply.", timeout=TURN_MS)
@@ -129,6 +129,32 @@ def test_messages_sent_from_cells_while_a_turn_runs_show_at_once_queued_in_order
         ["First question", "Working on it, done.", "Second question", "Second reply.", "Third question",
          "Third reply."])
     expect(queued).to_have_count(0)
+
+
+def test_with_a_queue_the_status_names_the_running_turn_and_stop_stops_it(notebook, app: str) -> None:
+    """Issue 27: a message typed in the panel runs; a `%%think` cell run meanwhile (Shift+Enter) queues
+    behind it. The status read "queued behind 1 turn" (the queued turn's words) while Stop stopped the
+    running one; it now describes the running turn with "1 queued" beside it, and Stop stops that turn."""
+    page = notebook(["%load_ext think_nb", HELPER, "%think Helper", "%%think Helper\nSecond question"])
+    run_cells(page, range(3))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    box = panel.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("First question")
+    page.keyboard.press("Enter")
+    expect(last_text(panel)).to_have_text("Working on it", timeout=TURN_MS)  # then it waits on the gate
+    expect_status(panel, "streaming")
+    page.locator(".jp-Cell").nth(3).locator(".jp-InputPrompt").click()  # command mode, as a person selects it
+    page.keyboard.press("Shift+Enter")
+    status = panel.locator(".think-status")
+    expect(status).to_have_text("streaming · 1 queued", timeout=30_000)
+    expect(panel.locator(".think-message[data-queued=true] .think-text")).to_have_text(["Second question"])
+    panel.locator("button.think-stop").click()
+    replies = panel.locator(".think-message[data-role=assistant]")
+    expect(replies.first.locator(".think-stopped")).to_be_visible(timeout=TURN_MS)  # the running turn stopped
+    expect(replies.first.locator(".think-text")).to_have_text("Working on it")  # never ", done."
+    expect(status).not_to_contain_text("queued", timeout=TURN_MS)
 
 
 LONG_DB = f"/tmp/think-e2e-narrow-{uuid.uuid4().hex[:8]}/courses/agents-101/week-3/.think/tools_and_approval.sqlite"
@@ -226,3 +252,70 @@ def test_stop_before_anything_streamed_never_says_streaming(notebook, app: str) 
     expect(panel.locator(".think-stopped")).to_have_count(1, timeout=TURN_MS)
     seen = page.evaluate("() => window.__statuses")
     assert "streaming" not in seen, seen
+
+
+EMBEDDED = '''
+from think_nb import Think, tool
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+class Calc(Think):  # no get_model(): the embedded SmolLM2-135M, in the kernel
+    include_workspace_tools = False
+    def get_tools(self):
+        return [add]
+
+agent = Calc("status-truth")
+agent.clear_messages()
+agent.panel()
+'''
+
+# Every (status, status text, what of the reply a person sees) the panel goes through, in order.
+SEEN = '''(panel) => {
+  const shown = () => {
+    const reply = panel.querySelectorAll(".think-message[data-role=assistant]");
+    const last = reply.length ? reply[reply.length - 1] : null;
+    const text = last ? [...last.querySelectorAll(".think-text")].map((t) => t.textContent).join("").trim() : "";
+    return text.length + (last ? last.querySelectorAll(".think-tool").length : 0);
+  };
+  const users = () => panel.querySelectorAll(".think-message[data-role=user]").length;
+  window.__seen = [];
+  const note = () => {
+    const s = panel.querySelector(".think-status");
+    const row = [panel.dataset.status, s.dataset.detail || "", shown(), users()];
+    const prev = window.__seen.at(-1);
+    if (!prev || prev.join("|") !== row.join("|")) window.__seen.push(row);
+  };
+  note();
+  new MutationObserver(note).observe(panel, { subtree: true, childList: true, attributes: true, characterData: true });
+}'''
+
+
+def test_the_embedded_models_turn_says_what_it_does(notebook, app: str) -> None:
+    """Issue 27 §4 with the real embedded model: the user's message shows at once, while the
+    non-streamed tool step runs the status is `submitted` saying "thinking — choosing a tool…",
+    and `streaming` is shown only once part of the reply (text or a tool card) is there."""
+    page = notebook(["%load_ext think_nb", EMBEDDED])
+    run_cells(page, range(2))
+    panel = page.locator(".think-panel").first
+    expect(panel).to_have_attribute("data-status", "ready", timeout=60_000)
+    panel.evaluate(SEEN)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("What is 2 plus 40? Use the add tool.")
+    page.keyboard.press("Enter")
+    expect(panel.locator(".think-message[data-role=user]")).to_have_text(["What is 2 plus 40? Use the add tool."])
+    expect(panel.locator(".think-status")).to_have_attribute("data-detail", "thinking — choosing a tool…",
+                                                              timeout=TURN_MS)
+    expect_status(panel, "submitted")
+    card = panel.locator(".think-tool[data-tool-name=add]")
+    expect(card).to_have_count(1, timeout=TURN_MS)
+    expect_status(panel, "ready", timeout=TURN_MS)
+    seen = page.evaluate("() => window.__seen")
+    print("statuses seen:", seen)
+    sent = next(i for i, row in enumerate(seen) if row[3] == 1)
+    assert seen[sent][0] in ("ready", "submitted") and seen[sent][2] == 0, seen  # shown before any reply
+    assert ["submitted", "thinking — choosing a tool…", 0, 1] in seen, seen
+    streaming = [row for row in seen if row[0] == "streaming"]
+    assert streaming and all(row[2] > 0 for row in streaming), f"streaming with nothing shown: {seen}"

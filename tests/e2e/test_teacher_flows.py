@@ -162,3 +162,111 @@ def test_a_narrow_page_keeps_the_agents_name_whole(notebook, app: str) -> None:
     expect(panel.locator("textarea.think-input")).to_have_attribute(
         "placeholder", "Message Demo (Enter to send, Shift+Enter for a new line)")
     expect(panel.locator(".think-empty")).to_contain_text("runs on a test model")
+
+
+def test_a_forked_version_shows_its_label_in_the_switcher(notebook, app: str) -> None:
+    """Issue 32: a fork (`agent.fork`) is a sibling of the original reply; the switcher shows it,
+    with where it was forked and what was edited, and "compare" shows it beside the original."""
+    _, panel = open_panel(notebook, 'agent = bot([[S.text("First answer.")]])\n'
+                                    'await agent.send("Answer me")\n'
+                                    'other = S([[S.text("Forked answer.")]])\n'
+                                    'stepper = agent.fork(-1, at="before_turn", model=other)\n'
+                                    'stepper.paused.ctx.system = "Be different."\n'
+                                    'stepper.run()\n'
+                                    'agent.panel()')
+    expect(last_text(panel)).to_have_text("Forked answer.", timeout=TURN_MS)
+    label, fork = panel.locator(".think-version-label"), panel.locator(".think-version-fork")
+    expect(label).to_have_text("2 / 2")
+    expect(fork).to_have_text("forked at before_turn — system prompt edited")
+    compare = panel.locator(".think-compare")
+    expect(compare).to_be_hidden()
+    panel.locator("button.think-version-compare").click()  # beside the original: the word diff
+    expect(compare.locator("del")).to_have_text("First ")
+    expect(compare.locator("ins")).to_have_text("Forked ")
+    expect(compare.locator(".think-compare-diff")).to_have_text("First Forked answer.")
+    panel.locator("button.think-version-prev").click()
+    expect(last_text(panel)).to_have_text("First answer.", timeout=TURN_MS)
+    expect(label).to_have_text("1 / 2")
+    expect(fork).to_have_count(0)
+    panel.locator("button.think-version-next").click()
+    expect(fork).to_have_text("forked at before_turn — system prompt edited", timeout=TURN_MS)
+
+
+EMBEDDED_SHORT = '''
+from think_nb import Think, TurnConfig
+
+class Short(Think):  # no get_model(): the embedded SmolLM2-135M, greedy
+    include_workspace_tools = False
+    def before_turn(self, ctx):
+        return TurnConfig(max_output_tokens=12)
+
+agent = Short("cut-and-regenerate")
+agent.clear_messages()
+agent.panel()
+'''
+
+
+def test_the_embedded_model_says_where_it_was_cut_and_regenerates_another_reply(notebook, app: str) -> None:
+    """Issue 27 §6c/§6d on the real embedded model, clicked: a reply cut at its token limit offers
+    "cut at 12 tokens — continue?" (it always said `stop`), and Regenerate on this greedy model gives
+    another reply (it repeated the same one)."""
+    page = notebook(["%load_ext think_nb", EMBEDDED_SHORT])
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    panel = page.locator(".think-panel").first
+    expect_status(panel, "ready", timeout=60_000)
+    panel.locator("textarea.think-input").click()
+    page.keyboard.type("Write a long story about a lighthouse keeper.")
+    page.keyboard.press("Enter")
+    cut = panel.locator(".think-cut")
+    expect(cut).to_contain_text("cut at 12 tokens — continue?", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    first = last_text(panel).inner_text()
+    panel.locator("button.think-regenerate").click()
+    expect(panel.locator(".think-version-label")).to_have_text("2 / 2", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    second = last_text(panel).inner_text()
+    assert first.strip() and second.strip() and second != first, (first, second)
+    expect(panel.locator(".think-cut")).to_contain_text("cut at 12 tokens")
+
+
+HEADER_FITS = '''(panel) => {
+  const header = panel.querySelector(".think-header");
+  const box = panel.getBoundingClientRect();
+  const shown = [...header.querySelectorAll("button")].filter((b) => b.getClientRects().length);
+  return {
+    panelWidth: Math.round(box.width),
+    overflow: header.scrollWidth - header.clientWidth,
+    outside: shown.filter((b) => {
+      const r = b.getBoundingClientRect();
+      return r.left < box.left || r.right > box.right + 0.5;
+    }).map((b) => b.className),
+    buttons: shown.map((b) => b.className),
+  };
+}'''
+
+
+@pytest.mark.parametrize("width", [760, 377])
+def test_a_narrow_header_keeps_every_button_inside_the_panel(notebook, app: str, width: int) -> None:
+    """Issue 27: on a 760 px page with Lab's file browser open (a ~377 px panel) the header needed
+    430 px, Clear sat outside the panel and the path read "/w…ite". The header fits: the cut path
+    goes first and the header wraps; Chat, Context and Clear stay inside and work."""
+    page, panel = open_panel(notebook, NARROW)
+    page.set_viewport_size({"width": 760, "height": 900})
+    if app == "lab":
+        page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")  # the left area open
+        expect(page.locator("#filebrowser")).to_be_visible()
+    if width != 760:
+        panel.evaluate(f"el => {{ el.style.width = '{width}px'; }}")
+    page.wait_for_function("""(w) => { const p = document.querySelector('.think-panel');
+        return p && (w === 760 || Math.round(p.getBoundingClientRect().width) <= w + 2); }""", arg=width)
+    fit = panel.evaluate(HEADER_FITS)
+    assert fit["overflow"] <= 0 and fit["outside"] == [], fit
+    assert {"think-tab", "think-clear"} <= {c for b in fit["buttons"] for c in b.split()}, fit
+    expect(panel.locator(".think-agent-name")).to_have_text("Demo · default")
+    panel.locator("button.think-tab[data-tab=context]").click()
+    expect(panel).to_have_attribute("data-tab", "context")
+    panel.locator("button.think-tab[data-tab=chat]").click()
+    panel.locator("button.think-clear").click()  # a real click: it is on screen and inside the panel
+    expect(panel.locator(".think-clear-confirm")).to_contain_text("Clear the whole conversation?")
+    panel.locator("button.think-clear-no").click()
+    expect(panel.locator("button.think-clear")).to_be_visible()

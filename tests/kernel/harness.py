@@ -209,6 +209,28 @@ class FakeFrontend:
             if m["msg_type"] == "comm_msg" and m["content"].get("comm_id") == comm_id
         ]
 
+    def opened_state(self, comm_id: str) -> dict:
+        """The state the kernel sent with the widget's ``comm_open``."""
+        for m in self.log:
+            if m["msg_type"] == "comm_open" and m["content"].get("comm_id") == comm_id:
+                return m["content"]["data"]["state"]
+        raise AssertionError(f"no comm_open for {comm_id}")
+
+    def view_transcript(self, comm_id: str, state: dict | None = None, since: int = 0) -> list[dict]:
+        """What a chat panel view that opened with `state` (default: the ``comm_open`` state) holds
+        after the ``transcript_patch`` frames sent to every view since `since` (tests/panels.py
+        `apply_patch`, the reducer of js/src/transcript.ts in Python); each must follow the revision."""
+        from panels import apply_patch
+
+        state = state if state is not None else self.opened_state(comm_id)
+        view, rev = list(state["messages"]), state["transcript"]["rev"]
+        for frame in self.custom_frames(comm_id, since):
+            if frame.get("type") == "transcript_patch" and not frame.get("probeId"):
+                if frame["base"] != rev:
+                    continue  # sent before the state was read (a view opened later)
+                view, rev = apply_patch(view, frame), frame["rev"]
+        return view
+
     @staticmethod
     def is_custom(comm_id: str, predicate: Callable[[dict], bool]) -> Callable[[Msg], bool]:
         """A ``wait_for`` predicate on custom frames sent to ``comm_id``."""

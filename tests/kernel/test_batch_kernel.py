@@ -126,3 +126,53 @@ def test_a_run_killed_at_row_500_finishes_in_a_new_kernel_and_no_row_runs_twice(
     assert before <= set(ran_before)
     print(f"killed after {len(before)} rows settled; {status['error']} interrupted; "
           f"{len(completed_now - before)} run by the new kernel")
+
+
+def test_in_a_notebook_kernel_the_progress_bar_is_a_widget_that_counts_every_row(tmp_path: Path) -> None:
+    fe = start_frontend(tmp_path / "k")
+    try:
+        fe.execute(SETUP.format(log=str(tmp_path / "ran.log"), db=str(tmp_path / "b.sqlite"), rows=12),
+                   timeout=120).check()
+        start = len(fe.log)
+        out = fe.execute("results = await agent.map(df, 'Double {n}', run_id='bar', concurrency=4)\n"
+                         "print(results['status'].tolist())", timeout=300).check()
+    finally:
+        stop_frontend(fe)
+    assert out.stdout.strip().splitlines()[-1] == str(["completed"] * 12)
+    opens = [m["content"] for m in fe.log[start:] if m["msg_type"] == "comm_open"]
+    models = {o["comm_id"]: o["data"]["state"] for o in opens}
+    bars = [cid for cid, state in models.items() if state.get("_model_name") == "FloatProgressModel"]
+    assert len(bars) == 1, [s.get("_model_name") for s in models.values()]  # tqdm.auto chose the notebook bar
+    values = [d["value"] for d in fe.state_updates(bars[0], start) if "value" in d]
+    assert values and values[-1] == 12 and models[bars[0]]["max"] == 12
+    labels = [d["value"] for cid, state in models.items() if state.get("_model_name") == "HTMLModel"
+              for d in fe.state_updates(cid, start) if "value" in d]
+    assert any("12/12" in label and "errors=0" in label for label in labels), labels[-3:]
+
+
+def test_stopping_the_cell_keeps_the_settled_rows_and_the_same_call_finishes_the_others(tmp_path: Path) -> None:
+    """Jupyter's Stop button interrupts the kernel while the cell awaits `map`."""
+    db = tmp_path / "b.sqlite"
+    fe = start_frontend(tmp_path / "k")
+    try:
+        fe.execute(SETUP.format(log=str(tmp_path / "ran.log"), db=str(db), rows=400), timeout=120).check()
+        msg_id = fe.kc.execute("results = await agent.map(df, 'Double {n}', run_id='big', concurrency=4, "
+                               "progress=False)")
+        wait_until(lambda: len(completed(db)) >= 20, "some rows settle")
+        fe.km.interrupt_kernel()
+        fe.wait_for(lambda m: m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
+                    and m["content"]["execution_state"] == "idle", timeout=120)
+        out = fe.execute("print(json.dumps(agent.runs()[['status', 'completed', 'aborted', 'pending', 'running']]"
+                         ".to_dict('records')[0]))").check()
+        line = json.loads(out.stdout.strip().splitlines()[-1])
+        assert line["status"] == "stopped" and line["running"] == 0, line
+        assert line["completed"] >= 20 and line["pending"] > 0 and line["aborted"] <= 4, line
+        assert line["completed"] + line["aborted"] + line["pending"] == 400
+        out = fe.execute("results = await agent.map(df, 'Double {n}', run_id='big', concurrency=4, progress=False)\n"
+                         "print(json.dumps(results['status'].value_counts().to_dict()))", timeout=300).check()
+        finished = json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        stop_frontend(fe)
+    assert finished == {"completed": 400 - line["aborted"], **({"aborted": line["aborted"]} if line["aborted"] else {})}
+    ran = Counter((tmp_path / "ran.log").read_text().split())
+    assert max(ran.values()) == 1

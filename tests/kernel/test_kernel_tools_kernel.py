@@ -39,8 +39,9 @@ SETUP = textwrap.dedent(
     def part(agent, call_id):
         return next(p for m in agent.messages for p in m["parts"] if p.get("toolCallId") == call_id)
 
-    def told(call_id):
-        return [m["content"] for m in script.requests[-1]["messages"] if m.get("tool_call_id") == call_id][-1]
+    def told(call_id):  # the tool message's text (a figure also reaches a vision model as an image part)
+        content = [m["content"] for m in script.requests[-1]["messages"] if m.get("tool_call_id") == call_id][-1]
+        return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
 
     big = pd.DataFrame({"a": np.arange(1_000_000), "b": np.random.default_rng(0).random(1_000_000)})
     small = pd.DataFrame({"x": [1, 2, 3], "y": [10, 20, 30]})

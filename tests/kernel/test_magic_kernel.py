@@ -102,13 +102,13 @@ def test_cell_magic_returns_before_turn_ends_and_streams(frontend: FakeFrontend)
     assert DONE_TEXT in "".join(c["delta"] for c in deltas)
     assert not any(f.get("error") for f in frames), frames
 
-    def finished(state: dict) -> bool:
-        msgs = state.get("messages") or []
+    def finished(frame: dict) -> bool:  # a transcript patch holding the settled tool call
+        msgs = frame.get("messages", []) + frame.get("updated", []) if frame.get("type") == "transcript_patch" else []
         return any(_tool_part(m, "add") and _tool_part(m, "add").get("state") == "output-available"
                    for m in msgs if m.get("role") == "assistant")
 
-    fe.wait_for(fe.is_update(comm_id, finished), timeout=30, since=start)
-    messages = [s for s in fe.state_updates(comm_id, since=start) if "messages" in s][-1]["messages"]
+    fe.wait_for(fe.is_custom(comm_id, finished), timeout=30, since=start)
+    messages = fe.view_transcript(comm_id)
     users = [m for m in messages if m["role"] == "user"]
     assert [_text(m) for m in users][-1].strip() == "What is 2+40?"
     assistant = [m for m in messages if m["role"] == "assistant"][-1]

@@ -110,3 +110,55 @@ def test_the_same_class_again_or_another_name_does_not_move_panels(frontend: Fak
     assert json.loads(out.check().stdout) == ["default", "other-name"]
     texts = fe.execute('print(json.dumps([len(Other(n).messages) for n in ("default", "other-name")]))').check().stdout
     assert json.loads(texts) == [2, 0]
+
+
+QUICKSTART_V1 = textwrap.dedent('''
+    import json
+    from think_nb import Think
+    from think_nb.testing import ScriptedModel as S
+    s1 = S([[S.text("from the first Calc")]] * 3)
+    class Calc(Think):
+        def get_model(self):
+            return s1.model
+    agent = Calc("q")
+''')
+QUICKSTART_V2 = textwrap.dedent('''
+    s2 = S([[S.text("from the second Calc")]] * 3)
+    class Calc(Think):
+        def get_model(self):
+            return s2.model
+    agent = Calc("q")
+''')
+
+
+def test_a_panel_follows_when_the_cell_that_defines_the_class_and_makes_the_agent_runs_again(
+        frontend: FakeFrontend) -> None:
+    """The quickstart's shape (a stranger's run in Lab, issue 27 §3): one cell defines `Calc` and makes
+    `agent = Calc("q")`, another shows `%think agent`. Editing and re-running the class cell, with no
+    `%think` after it, moves the panel above to the new class; a second `%think agent` panel and the
+    first show the same turns and `agent.messages` is what the file holds."""
+    fe = frontend
+    fe.execute("%load_ext think_nb").check()
+    fe.execute(QUICKSTART_V1).check()
+    first = show(fe, "%think agent", "view-1")
+    start = len(fe.log)
+    send_user(fe, first, "r1", "hello")
+    wait_done(fe, first, "r1", start)
+    assert streamed_text(fe, first, "r1", start) == "from the first Calc"
+
+    fe.execute(QUICKSTART_V2).check()
+    start = len(fe.log)
+    send_user(fe, first, "r2", "which Calc are you?")
+    wait_done(fe, first, "r2", start)
+    assert streamed_text(fe, first, "r2", start) == "from the second Calc"
+
+    second = show(fe, "%think agent", "view-2")
+    start = len(fe.log)
+    send_user(fe, first, "r3", "and now?")
+    wait_done(fe, first, "r3", start)
+    wait_done(fe, second, "r3", start)
+    assert streamed_text(fe, second, "r3", start) == "from the second Calc"
+    out = fe.execute('print(json.dumps([[p.get("text") for p in m["parts"] if p["type"] == "text"] '
+                     'for m in agent.messages]))').check().stdout
+    assert json.loads(out) == [["hello"], ["from the first Calc"], ["which Calc are you?"], ["from the second Calc"],
+                               ["and now?"], ["from the second Calc"]]

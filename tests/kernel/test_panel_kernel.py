@@ -101,7 +101,8 @@ def test_approval_state_machine_ignores_bad_frames(frontend: FakeFrontend) -> No
     start = len(fe.log)
     fe.send_custom(comm, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call-del", "approved": True})
     fe.send_custom(comm, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call-del", "approved": True})  # twice
-    fe.wait_for(fe.is_custom(comm, lambda f: f["type"] == protocol.MESSAGE_UPDATED), since=start)
+    fe.wait_for(fe.is_custom(comm, lambda f: f["type"] == protocol.TRANSCRIPT_PATCH and bool(f["updated"])),
+                since=start)
     fe.wait_for(fe.is_custom(comm, lambda f: f["type"] == protocol.USE_CHAT_RESPONSE and f["done"]
                              and f.get("continuation") is True), since=start)
     wait_status(fe, comm, "ready", start)
@@ -152,7 +153,8 @@ def test_two_parallel_client_tools_wait_for_both_results(frontend: FakeFrontend)
     tz_result = {"type": protocol.TOOL_RESULT, "toolCallId": "call-tz", "toolName": "time_zone"}
     fe.send_custom(comm, {**tz_result, "output": "UTC"})
     fe.send_custom(comm, {**tz_result, "output": "X"})
-    fe.wait_for(fe.is_custom(comm, lambda f: f["type"] == protocol.MESSAGE_UPDATED), since=start)
+    fe.wait_for(fe.is_custom(comm, lambda f: f["type"] == protocol.TRANSCRIPT_PATCH and bool(f["updated"])),
+                since=start)
     states = {p["toolCallId"]: p["state"] for p in tool_parts(fe, "agent3")}
     assert states == {"call-tz": "output-available", "call-sel": "input-available"}  # the barrier holds
     assert fe.execute("print(len(agent3.messages))").check().stdout.strip() == "2"

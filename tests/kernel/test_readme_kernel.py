@@ -10,6 +10,7 @@ The notebooks' prose code (a `def get_model` line in a markdown cell) compiles a
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def test_every_readme_code_cell_runs_in_a_real_kernel(fresh_frontend) -> None:
 
 def test_the_notebooks_prose_code_compiles() -> None:
     """The code in the notebooks' markdown cells: each python block is a method line for a class
-    body (`def get_model(self): ...`) or a statement; it compiles as one."""
+    body (`def get_model(self): ...`) or a statement (a cell's: top-level `await` allowed); it compiles as one."""
     blocks = []
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -97,4 +98,4 @@ def test_the_notebooks_prose_code_compiles() -> None:
     for name, body in blocks:
         source = body if not body.lstrip().startswith("def ") or "self" not in body else \
             "class _T:\n" + "".join(f"    {line}\n" for line in body.splitlines())
-        compile(source, name, "exec")
+        compile(source, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)  # a cell may await, as in IPython

@@ -12,6 +12,8 @@ assistant message whose `tool_use` the request answers must start with its think
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import re
@@ -41,6 +43,36 @@ def signature_for(thinking: str) -> str:
 
 def error_body(status: int, message: str) -> dict:
     return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
+
+
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAGIC = {"image/png": b"\x89PNG", "image/jpeg": b"\xff\xd8\xff", "image/gif": b"GIF8", "image/webp": b"RIFF",
+         "application/pdf": b"%PDF"}
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+def _media_problem(block: dict, where: str) -> str | None:
+    """What Anthropic says of a bad `image` / `document` block (base64 sources: what litellm sends)."""
+    kind = block.get("type")
+    if kind not in ("image", "document"):
+        return None
+    source = block.get("source") or {}
+    if source.get("type") != "base64":
+        return f"{where}.{kind}.source: Input tag '{source.get('type')}' found using 'type' is not supported here"
+    media = source.get("media_type")
+    allowed = IMAGE_TYPES if kind == "image" else ("application/pdf",)
+    if media not in allowed:
+        expected = ", ".join(f"'{m}'" for m in allowed)
+        return f"{where}.{kind}.source.base64.media_type: Input should be {expected}"
+    try:
+        data = base64.b64decode(source.get("data", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return f"{where}.{kind}.source.base64: invalid base64 data"
+    if kind == "image" and len(data) > MAX_IMAGE_BYTES:
+        return f"{where}.image.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > {MAX_IMAGE_BYTES} bytes"
+    if not data.startswith(MAGIC[media]):
+        return f"{where}.{kind}.source.base64.data: Image does not match the provided media type {media}"
+    return None
 
 
 def _blocks(content: Any) -> list[dict]:
@@ -101,6 +133,19 @@ def problem(body: dict) -> str | None:
                 inner = block.get("content")
                 if isinstance(inner, list) and any(b.get("type") == "text" and not b.get("text") for b in inner):
                     return "messages: text content blocks must be non-empty"
+                for j, b in enumerate(inner if isinstance(inner, list) else []):
+                    if b.get("type") not in ("text", "image", "document", "search_result"):
+                        return (f"messages.{n}.content.{k}.tool_result.content.{j}: Input tag '{b.get('type')}' "
+                                "found using 'type' does not match any of the expected tags: 'document', 'image', "
+                                "'search_result', 'text'")
+                    wrong = _media_problem(b, f"messages.{n}.content.{k}.tool_result.content.{j}")
+                    if wrong:
+                        return wrong
+            elif kind in ("image", "document"):
+                seen_other = True
+                wrong = _media_problem(block, f"messages.{n}.content.{k}")
+                if wrong:
+                    return wrong
             elif kind in ("thinking", "redacted_thinking"):
                 if role != "assistant":
                     return f"messages.{n}.content.{k}: thinking blocks are only allowed in assistant messages"

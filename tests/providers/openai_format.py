@@ -7,6 +7,7 @@ refused too, as strict OpenAI-compatible servers (Groq, DeepSeek for `reasoning_
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterator
@@ -53,6 +54,9 @@ def problem(body: dict) -> str | None:
         if unknown:
             return f"Additional properties are not allowed ('{unknown[0]}' was unexpected) - 'messages.{n}'"
         if role == "tool":
+            wrong = _content_problem(role, message.get("content"), n)
+            if wrong:
+                return wrong
             if message.get("tool_call_id") not in waiting:
                 return ("Invalid parameter: messages with role 'tool' must be a response to a preceeding "
                         "message with 'tool_calls'.")
@@ -64,6 +68,9 @@ def problem(body: dict) -> str | None:
                     "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
                     + ", ".join(waiting) + f" (messages.[{first}].role)")
         content = message.get("content")
+        wrong = _content_problem(role, content, n)
+        if wrong:
+            return wrong
         if role == "assistant":
             calls = message.get("tool_calls") or []
             if content is None and not calls:
@@ -78,6 +85,43 @@ def problem(body: dict) -> str | None:
     if waiting:
         return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
                 "'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(waiting))
+    return None
+
+
+PART_TYPES = {"user": ("text", "image_url", "input_audio", "file"), "system": ("text",), "developer": ("text",),
+              "tool": ("text",), "assistant": ("text", "refusal")}
+IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,([A-Za-z0-9+/]+={0,2})$")
+MAGIC = {"png": b"\x89PNG", "jpeg": b"\xff\xd8\xff", "gif": b"GIF8", "webp": b"RIFF"}
+
+
+def _content_problem(role: str, content: Any, n: int) -> str | None:
+    """What OpenAI says of a message's content parts: the types each role takes (a tool message
+    takes text only), images as https or base64 `data:` URLs of real images, files as PDF data."""
+    if not isinstance(content, list):
+        return None
+    allowed = PART_TYPES[role]
+    for k, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in allowed:
+            supported = ", ".join(f"'{t}'" for t in allowed)
+            return f"Invalid value: '{kind}'. Supported values are: {supported}. (messages[{n}].content[{k}].type)"
+        if kind == "text" and not isinstance(part.get("text"), str):
+            return f"Invalid type for 'messages[{n}].content[{k}].text': expected a string."
+        if kind == "image_url":
+            url = (part.get("image_url") or {}).get("url", "")
+            match = IMAGE.match(url)
+            if url.startswith("https://"):
+                continue
+            if not match:
+                return "Invalid image URL: expected a https URL or a base64 data URL of an image."
+            data = base64.b64decode(match.group(2))
+            if not data.startswith(MAGIC[match.group(1)]):
+                return "You uploaded an unsupported image. Please make sure your image is valid."
+        if kind == "file":
+            data = (part.get("file") or {}).get("file_data", "")
+            if not data.startswith("data:application/pdf;base64,") or \
+                    not base64.b64decode(data.split(",", 1)[1]).startswith(b"%PDF"):
+                return f"Invalid file data: 'messages[{n}].content[{k}].file.file_data'. Expected a base64 PDF."
     return None
 
 

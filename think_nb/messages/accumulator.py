@@ -153,7 +153,9 @@ class MessageAccumulator:
     def _delta(self, kind: str, chunk: dict) -> None:
         part = self._open.get(f"{kind}:{_text(chunk, 'id')}") or self._open_part(kind, chunk)
         part["text"] += _text(chunk, "delta")
-        part.update(_present(chunk, ("providerMetadata",)))
+        meta = chunk.get("providerMetadata")  # what `_present` keeps, without a dict per delta
+        if meta is not None:
+            part["providerMetadata"] = meta
 
     def _end(self, kind: str, chunk: dict) -> None:
         part = self._open.pop(f"{kind}:{_text(chunk, 'id')}", None)

@@ -6,7 +6,9 @@ per tool call. Tool parts without a settled result are left out (the AI SDK's
 `ignoreIncompleteToolCalls`), so a broken history never makes a model call fail. Tool inputs
 and outputs reach the model as strict, compact JSON text (`think_nb.jsonsafe.dumps`), except
 tables and truncated outputs (`think_nb.data_context.model_text`); a user message's `data-context`
-parts follow its text (`think_nb.data_context.context_text`).
+parts follow its text (`think_nb.data_context.context_text`). A user message's `file` parts and a tool
+output's images (a content output, a `kernel-run`'s figures) become OpenAI content parts after the
+text (`think_nb.messages.media`, which also adapts them to each model: `media.for_model`).
 
 A step's reasoning signed by Anthropic goes back as the assistant message's `thinking_blocks`
 (`think_nb.models.reasoning`: Anthropic requires it with thinking enabled; other providers' requests
@@ -26,6 +28,7 @@ from think_nb import jsonsafe
 from think_nb.data_context import context_text, model_text
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 from think_nb.messages.final import is_final
+from think_nb.messages.media import content_output_parts, file_part_content, is_content, model_parts
 from think_nb.models.reasoning import thinking_blocks
 
 DENIED_TEXT = "The user denied this tool call."
@@ -119,7 +122,13 @@ def _convert(message: dict) -> list[dict]:
     parts = message.get("parts", [])
     text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
     attached = [context_text(p) for p in parts if p.get("type") == "data-context"]
-    return [{"role": message["role"], "content": "\n\n".join([text, *attached]) if attached else text}]
+    content = "\n\n".join([text, *attached]) if attached else text
+    files = [p for p in parts if p.get("type") == "file"]
+    if not files or message["role"] != "user":
+        return [{"role": message["role"], "content": content}]
+    # a user's images and files: OpenAI content parts (think_nb.messages.media), the text first
+    media = [entry for p in files for entry in file_part_content(p)]
+    return [{"role": "user", "content": ([{"type": "text", "text": content}] if content else []) + media}]
 
 
 _CONVERTED: dict[int, tuple[dict, tuple | None, list[dict]]] = {}
@@ -193,15 +202,41 @@ def _object(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _tool_result(part: dict) -> str:
+def tool_result_text(part: dict) -> str:
+    """The `tool` message content the model reads for a settled tool part, as text (what the context's
+    token count counts): an image or file the model receives beside it is a one-line placeholder here,
+    never its base64 (a provider counts an image by its pixels, not its bytes)."""
+    result = _tool_result(part)
+    if isinstance(result, str):
+        return result
+    return "\n".join(p["text"] if p.get("type") == "text" else f"[{p.get('type', 'media')} attached]"
+                     for p in result)
+
+
+def _tool_result(part: dict) -> str | list[dict]:
     edited = (part.get("approval") or {}).get("input")
     output = part.get("output")
     says_so = isinstance(output, dict) and output.get("type") == "kernel-run"  # run_code's report tells it
+    text = _result_text(part)
     if isinstance(edited, dict) and part["state"] in ("output-available", "output-error") and not says_so:
         note = (f"[The user edited your input before approving; the call ran with "
                 f"{jsonsafe.dumps_plain(edited)}]\n")
-        return note + _result_text(part)
-    return _result_text(part)
+        text = note + text
+    images = _result_media(part) if part["state"] == "output-available" else []
+    return [{"type": "text", "text": text}, *images] if images else text
+
+
+def _result_media(part: dict) -> list[dict]:
+    """The images and files of a tool's output, as model content parts: a content output's media
+    (`think_nb.messages.media`), a `kernel-run`'s PNG figures."""
+    output = part.get("output")
+    if isinstance(output, dict) and is_content(output):
+        return [p for p in content_output_parts(output) if p.get("type") != "text"]
+    if isinstance(output, dict) and output.get("type") == "kernel-run":
+        return [entry for item in output.get("outputs") or [] if isinstance(item, dict)
+                and item.get("mime") == "image/png" and isinstance(item.get("data"), str)
+                for entry in model_parts("image/png", "".join(item["data"].split()))]
+    return []
 
 
 def _result_text(part: dict) -> str:
@@ -213,6 +248,9 @@ def _result_text(part: dict) -> str:
     output = part.get("output")
     if isinstance(output, str):
         return output
+    if isinstance(output, dict) and is_content(output):  # its text; its media follow (`_result_media`)
+        texts = [p["text"] for p in content_output_parts(output) if p.get("type") == "text"]
+        return "\n\n".join(texts) or "[the tool returned only media]"
     if isinstance(output, dict) and str(output.get("type", "")).startswith("kernel-"):  # think_nb.kernel's tools
         from think_nb.kernel.report import model_text as kernel_text
 

@@ -6,7 +6,8 @@ here *before anything is stored*; a batch is all-or-nothing. The rules:
 - shape: `{id?: str (1-256 chars), role: "user" | "assistant" | "system", parts: [...],
   metadata?: dict}`; each known part type is validated with pydantic (`text`, `reasoning`,
   `step-start`, `file`, `source-url`, `source-document`, `data-*`); unknown part types are kept
-  as data (the AI SDK adds types over time).
+  as data (the AI SDK adds types over time). A `file` part's inline `data:` URL must be base64 of at
+  most `think_nb.messages.media.MAX_MEDIA_BYTES` (5 MiB).
 - tool parts (`tool-<name>`, `dynamic-tool`) never come from outside, in any state: only the
   engine records tool calls, their approvals (`approve`/`deny`) and their outputs (the tool's
   run, or `add_tool_output` for a client tool). A plain assistant text message may seed history.
@@ -125,6 +126,22 @@ def _check_part(part: Any, where: str) -> None:
         model.model_validate(part)
     except pydantic.ValidationError as exc:
         raise UserError(f"{where} ({kind}): {_first_error(exc)}.") from None
+    if kind == "file" and part["url"].startswith("data:"):
+        _check_attachment(part, where)
+
+
+def _check_attachment(part: dict, where: str) -> None:
+    """A file part's inline data: base64, at most `media.MAX_MEDIA_BYTES` (what a model takes)."""
+    from think_nb.messages import media
+
+    if media.parse_data_url(part["url"]) is None:
+        raise UserError(f"{where} (file): its url is a data: URL without base64 data; send "
+                        "'data:<media type>;base64,<data>'.")
+    size = media.file_size(part["url"].split(",", 1)[1])
+    if size > media.MAX_MEDIA_BYTES:
+        name = part.get("filename") or part["mediaType"]
+        raise UserError(f"{where} (file): {name} is {size / 2**20:.1f} MiB; attach at most "
+                        f"{media.MAX_MEDIA_BYTES // 2**20} MiB (shrink or crop it); nothing was stored.")
 
 
 def incoming(message: Any, where: str) -> Any:

@@ -25,6 +25,7 @@ import html
 import importlib.util
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -54,6 +55,17 @@ MAX_ARGUMENT_LENGTH = 64
 """Longest string tool argument (characters) the grammar lets the embedded model write: unbounded,
 SmolLM2 forced to call a tool wrote `"rocket.launch.launch.launch...` until the token limit."""
 PIECE = 12  # characters per replayed text delta
+
+
+def llama_threads() -> int:
+    """Threads llama.cpp runs the embedded model on: as many to read the prompt (`n_threads_batch`)
+    as to write the reply (`n_threads`, llama-cpp-python's default: half the CPUs, at least one), as
+    llama.cpp's own tools default to; llama-cpp-python reads the prompt on every CPU. On the 2-core
+    machine shared with other work (load average 12-16, 2026-12-04) two threads made a cold 34-token
+    prompt (the quickstart's plain question) take 2.2-9.3 s to its first token, one thread 0.5-0.6 s;
+    a 500-token prompt 37-49 s against 19-22 s: a thread waiting for a CPU stalls the other at each
+    step of the graph (issue 27 §7: the quickstart answers a plain question in seconds)."""
+    return max((os.cpu_count() or 2) // 2, 1)
 
 
 def gguf_path() -> Path:
@@ -118,7 +130,7 @@ def get_llama() -> Any:
                 raise ModelError(MISSING_EXTRA) from exc
             _quiet_model_loading()
             llama = Llama(model_path=str(gguf_path()), n_ctx=4096, chat_format="chatml-function-calling",
-                          verbose=False)
+                          verbose=False, n_threads=llama_threads(), n_threads_batch=llama_threads())
             _stoppable(llama)
             _llama = llama
             atexit.register(_close)

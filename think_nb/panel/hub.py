@@ -12,8 +12,8 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
   turns are being continued), awaiting-approval, awaiting-client-tool, paused, error, ready); a
   turn that ends while another streams never sets `ready`; a turn started by any entry point
   (panel, `%%think`, `agent.send`, `submit_messages`) is `submitted` from the call on;
-- keeps the status detail, what the newest running turn waits for (`detail`): "queued behind N
-  turn(s)" (`message_concurrency` queue), or what its model path reported
+- keeps the status detail, what the current turn (the one running, which Stop cancels:
+  `current`) waits for (`detail`), with "N queued" beside it (`message_concurrency` queue): what its model path reported
   (`think_nb.models.progress`: "loading litellm…", "loading the local model…", "thinking —
   choosing a tool…"), else what it noted (`on_note`: "compacted to fit"); a turn is
   `streaming` only once it sent something a person sees (text,
@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from think_nb.panel import protocol
-from think_nb.panel.status import StatusFacts, status_of
+from think_nb.panel.status import StatusFacts, current_turn, status_of
 from think_nb.turns.broadcast import EVENTS, Listeners
 
 if TYPE_CHECKING:
@@ -114,7 +114,8 @@ class ViewHub:
         self.error = ""
         self.runner = ""
         self.status = "ready"
-        self.detail = ""  # what the newest running turn waits for ("" when nothing is said)
+        self.detail = ""  # what the current turn waits for ("" when nothing is said)
+        self.current: str | None = None  # the turn the status describes and Stop cancels (current_turn)
         self._waits: dict[str, str] = {}  # request id -> what its model path waits for (on_waiting)
         self._notes: dict[str, str] = {}  # request id -> what its detail keeps saying until it ends (on_note)
         self.paused_at = ""  # the hook a step-mode turn waits at ("" when not paused)
@@ -179,10 +180,12 @@ class ViewHub:
     # -- what the panels show beside the transcript ----------------------------------------------
     def annotations(self) -> dict:
         """`{finish: {messageId: reason}, tools: {toolCallId: {action, reason}}, branches:
-        {messageId: {index, count, ids}}, active: [request ids], queued: [{requestId, message}]}` for
+        {messageId: {index, count, ids}}, active: [request ids], current: request id | None,
+        queued: [{requestId, message}]}` for
         the current transcript; `queued` holds the user messages of turns accepted and not started yet
         (a `%%think` cell sent while a turn runs), in run order, which every panel shows at once after
-        the running turn, marked queued, until their turn stores them."""
+        the running turn, marked queued, until their turn stores them; `current` is the turn the status
+        line describes, which Stop cancels (`think_nb.panel.status.current_turn`)."""
         messages = self._agent.messages[-200:]
         ids = {m.get("id") for m in messages}
         calls = {p.get("toolCallId") for m in messages for p in m.get("parts", []) if p.get("toolCallId")}
@@ -201,13 +204,38 @@ class ViewHub:
                 continue
             if len(siblings) > 1 and m["id"] in siblings:
                 branches[m["id"]] = {"index": siblings.index(m["id"]), "count": len(siblings), "ids": siblings}
+                compared = self._compare_fork(m, siblings)
+                if compared is not None:
+                    branches[m["id"]]["compare"] = compared
         return {
             "finish": {k: v for k, v in self._finish.items() if k in ids},
             "tools": {k: dict(v) for k, v in decisions.items() if k in calls},
             "branches": branches,
             "active": self.running(),
+            "current": self.current,
             "queued": self._queued(),
         }
+
+    def _compare_fork(self, message: dict, siblings: list) -> dict | None:
+        """For a forked reply (`agent.fork`) whose original is a sibling: `{of, label, diff: [[op,
+        words]], rows: [{aspect, a, b}]}` (the text's word diff and the aspects that differ, as
+        text; `think_nb.compare`), which the panel's versions bar shows under "compare"; else None."""
+        fork = (message.get("metadata") or {}).get("fork")
+        if not isinstance(fork, dict):
+            return None
+        of = fork.get("of")
+        if not isinstance(of, str) or of not in siblings:
+            return None
+        try:
+            from think_nb.compare import compare, display
+
+            comparison = compare(self._agent, of, message["id"])  # the agent's runtime holds the store
+        except Exception:  # noqa: BLE001 - what the panels show must not break a turn
+            _log.exception("compare(%r, %r) failed", of, message.get("id"))
+            return None
+        rows = [{"aspect": r["aspect"], "a": display(r["a"]), "b": display(r["b"])}
+                for r in comparison.rows if not r["same"] and r["aspect"] not in ("text", "fork", "duration_ms")]
+        return {"of": of, "label": fork.get("label"), "diff": [list(d) for d in comparison.word_diff], "rows": rows}
 
     def _queued(self) -> list[dict]:
         try:
@@ -217,7 +245,7 @@ class ViewHub:
             return []
 
     def running(self) -> list[str]:
-        """Request ids of the turns running or waiting to run, oldest first (Stop cancels the last)."""
+        """Request ids of the turns running or waiting to run, oldest first (Stop cancels `current`)."""
         out = [r for r in self._running if r]
         out += [r for r in [*self._submitted, *self._streaming] if r not in out]
         return out
@@ -400,8 +428,9 @@ class ViewHub:
         status, detail = status_of(facts)
         if status == "ready":  # only then can a waiting tool call matter (finding it reads the tools: user code)
             status, detail = status_of(dataclasses.replace(facts, awaiting=self._waiting_for_user()))
-        if status != self.status or detail != self.detail:
-            self.status, self.detail = status, detail
+        current = current_turn(facts)
+        if status != self.status or detail != self.detail or current != self.current:
+            self.status, self.detail, self.current = status, detail, current
             self._fan_out("on_status", status)
 
     def _facts(self) -> StatusFacts:

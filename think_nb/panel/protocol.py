@@ -12,22 +12,25 @@ shapes, and both sides are checked against the golden frames in ``tests/fixtures
 The ``Literal`` frame types of the TypedDicts below are checked against the spec by
 ``tests/test_protocol.py``.
 
-What is *not* a frame: the authoritative transcript. It travels as the synced
-``messages`` trait of :class:`think_nb.panel.widget.ChatPanel`, so a re-displayed or reloaded
-view rebuilds from the kernel.
+The transcript: the ``messages`` trait of :class:`think_nb.panel.widget.ChatPanel` holds its newest
+window when a view opens (the ``transcript`` trait its ``{rev, more}``); every change after that is a
+``transcript_patch`` keyed by message id, and a view asks for older messages, or the window again, with
+``transcript_request`` (answered by ``transcript_page`` / a ``transcript_patch`` with its ``probeId``);
+``think_nb.panel.transcript`` says how.
 
 Panel -> kernel: ``use_chat_request``, ``chat_request_cancel``, ``chat_clear``,
 ``tool_approval``, ``tool_result``, ``stream_resume_request``, ``stream_resume_ack``,
 ``session_switch``, ``continue_request`` (``continue_last_turn`` under request ``id``: a reply
 cut at its token limit), ``switch_branch`` (``switch_branch(messageId)``: another version of a
 regenerated reply), ``tool_undo`` (``undo(toolCallId)``: put back what a ``run_code`` call changed in
-the kernel's namespace; ``think_nb.kernel``). ``tool_approval`` may carry ``input``: the edited tool
-input (an object), validated against the tool's schema as ``approve(id, input=...)`` does.
+the kernel's namespace; ``think_nb.kernel``), ``transcript_request``. ``tool_approval`` may carry
+``input``: the edited tool input (an object), validated against the tool's schema as ``approve(id, input=...)`` does.
 Kernel -> panel: ``use_chat_response`` (a batch of UIMessageChunks), ``message_updated``,
 ``stream_resuming``, ``stream_resume_none``, ``stream_pending`` (accepted, not streaming yet),
 ``chat_recovering`` (recovery of a dead kernel's turns starts/ends), ``chat_clear``, ``session`` (Think's
 ``cf_agent_session``: the context tab's state, ``Session.status()`` plus the session list),
-``mcp_servers`` (Think's ``cf_agent_mcp_servers``: the MCP servers, their state and tools).
+``mcp_servers`` (Think's ``cf_agent_mcp_servers``: the MCP servers, their state and tools),
+``transcript_patch``, ``transcript_page``.
 
 The resume handshake (Think's): a panel model that starts sends
 ``stream_resume_request {probeId}``; the kernel answers ``stream_resuming {id, probeId}``
@@ -79,6 +82,9 @@ __all__ = [
     "TOOL_RESULT",
     "TOOL_UNDO",
     "TRAITS",
+    "TRANSCRIPT_PAGE",
+    "TRANSCRIPT_PATCH",
+    "TRANSCRIPT_REQUEST",
     "USE_CHAT_REQUEST",
     "USE_CHAT_RESPONSE",
     "ChatClear",
@@ -104,6 +110,9 @@ __all__ = [
     "ToolApproval",
     "ToolResult",
     "ToolUndo",
+    "TranscriptPage",
+    "TranscriptPatch",
+    "TranscriptRequest",
     "UseChatRequest",
     "UseChatResponse",
     "chat_clear",
@@ -116,6 +125,8 @@ __all__ = [
     "stream_pending",
     "stream_resume_none",
     "stream_resuming",
+    "transcript_page",
+    "transcript_patch",
     "use_chat_response",
 ]
 
@@ -151,6 +162,9 @@ CONTINUE_REQUEST: Final[str] = _FRAMES["CONTINUE_REQUEST"]
 SWITCH_BRANCH: Final[str] = _FRAMES["SWITCH_BRANCH"]
 TOOL_UNDO: Final[str] = _FRAMES["TOOL_UNDO"]
 MCP_SERVERS: Final[str] = _FRAMES["MCP_SERVERS"]
+TRANSCRIPT_REQUEST: Final[str] = _FRAMES["TRANSCRIPT_REQUEST"]
+TRANSCRIPT_PATCH: Final[str] = _FRAMES["TRANSCRIPT_PATCH"]
+TRANSCRIPT_PAGE: Final[str] = _FRAMES["TRANSCRIPT_PAGE"]
 
 STATUSES: Final[tuple[str, ...]] = tuple(SPEC["statuses"])
 """What every panel of an agent shows: ready, submitted, streaming, awaiting-approval, ..."""
@@ -229,7 +243,8 @@ class StreamResumeAck(TypedDict):
 
 
 class MessageUpdated(TypedDict):
-    """Kernel -> panel: a stored message changed (a tool result or approval was applied)."""
+    """Kernel -> panel: a stored message changed (a tool result or approval was applied). The panel
+    still applies it; the kernel now says so in a ``transcript_patch`` (its ``updated``)."""
 
     type: Literal["message_updated"]
     message: UIMessage
@@ -251,11 +266,15 @@ class ChatClear(TypedDict):
 class StreamResumeRequest(TypedDict):
     """Panel -> kernel: sent once when a panel model starts (the resume handshake).
 
-    ``probeId`` identifies the asking view (also used as its client id).
+    ``probeId`` identifies the asking view (also used as its client id); ``transcriptRev``: the
+    revision of the transcript it opened on (the ``transcript`` trait it read): when the transcript has
+    moved since, the kernel sends that view the newest window first (a ``transcript_patch`` with its
+    ``probeId``).
     """
 
     type: Literal["stream_resume_request"]
     probeId: NotRequired[str]
+    transcriptRev: NotRequired[int]
 
 
 class UseChatResponse(TypedDict):
@@ -388,13 +407,56 @@ class McpServersFrame(TypedDict):
     servers: list[McpServer]
 
 
+class TranscriptRequest(TypedDict):
+    """Panel -> kernel: view ``probeId`` wants the newest window of the transcript again (it missed a
+    patch), or, with ``before`` (a message id), up to ``limit`` older messages before it."""
+
+    type: Literal["transcript_request"]
+    probeId: str
+    before: NotRequired[str]
+    limit: NotRequired[int]
+
+
+class TranscriptPatch(TypedDict):
+    """Kernel -> panel: the transcript changed from revision ``base`` to ``rev``
+    (``think_nb.panel.transcript``). A view on revision ``base`` keeps its messages up to and
+    including ``after`` (none when ``after`` is None, or not among them: it precedes the view's
+    oldest, and older messages then precede the new list), appends ``messages``, and replaces by id
+    the ``updated`` ones it holds. ``more``: older messages precede the new list's first (``after``
+    None only). With ``probeId`` it
+    answers that view's ``transcript_request`` and only that view applies it, whatever its revision."""
+
+    type: Literal["transcript_patch"]
+    rev: int
+    base: int
+    after: str | None
+    messages: list[UIMessage]
+    updated: list[UIMessage]
+    more: NotRequired[bool]
+    probeId: NotRequired[str]
+    usage: NotRequired[dict[str, Any]]
+
+
+class TranscriptPage(TypedDict):
+    """Kernel -> panel: the messages just before message ``before`` (oldest first) at revision ``rev``,
+    for view ``probeId``; ``more``: older ones remain."""
+
+    type: Literal["transcript_page"]
+    rev: int
+    before: str
+    messages: list[UIMessage]
+    more: bool
+    probeId: str
+
+
 PanelFrame = (
     UseChatRequest | ChatRequestCancel | ChatClear | ToolApproval | ToolResult
     | StreamResumeRequest | StreamResumeAck | SessionSwitch | ContinueRequest | SwitchBranch | ToolUndo
+    | TranscriptRequest
 )
 KernelFrame = (
     UseChatResponse | MessageUpdated | StreamResuming | StreamResumeNone | StreamPending | ChatRecovering
-    | ChatClear | SessionFrame | McpServersFrame
+    | ChatClear | SessionFrame | McpServersFrame | TranscriptPatch | TranscriptPage
 )
 Frame = PanelFrame | KernelFrame
 
@@ -483,6 +545,29 @@ def mcp_servers_frame(servers: Sequence[Mapping[str, Any]]) -> McpServersFrame:
     keys = ("name", "transport", "state", "tools", "tool_names", "last_error")
     rows = [{k: s.get(k) for k in keys} for s in servers]
     return cast("McpServersFrame", to_json_value({"type": MCP_SERVERS, "servers": rows}))
+
+
+def transcript_patch(rev: int, base: int, after: str | None, messages: list[UIMessage], updated: list[UIMessage],
+                     *, more: bool = False, probe_id: str | None = None,
+                     usage: Mapping[str, Any] | None = None) -> TranscriptPatch:
+    """Build a ``transcript_patch`` frame (messages as strict JSON; a false ``more`` is left out)."""
+    frame = TranscriptPatch(type="transcript_patch", rev=rev, base=base, after=after,
+                            messages=cast("list[UIMessage]", to_json_value(list(messages))),
+                            updated=cast("list[UIMessage]", to_json_value(list(updated))))
+    if more:
+        frame["more"] = True
+    if probe_id:
+        frame["probeId"] = probe_id
+    if usage is not None:
+        frame["usage"] = cast("dict[str, Any]", to_json_value(dict(usage)))
+    return frame
+
+
+def transcript_page(rev: int, before: str, messages: list[UIMessage], *, more: bool,
+                    probe_id: str) -> TranscriptPage:
+    """Build a ``transcript_page`` frame (messages as strict JSON)."""
+    return TranscriptPage(type="transcript_page", rev=rev, before=before, more=more, probeId=probe_id,
+                          messages=cast("list[UIMessage]", to_json_value(list(messages))))
 
 
 # --- parsing --------------------------------------------------------------------------
@@ -648,13 +733,55 @@ def _check_mcp_servers(raw: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _check_transcript_request(raw: Mapping[str, Any]) -> str | None:
+    if not _is_str(raw.get("probeId")):
+        return "missing string 'probeId'"
+    if "limit" in raw and not _is_int(raw["limit"]):
+        return "'limit' must be a non-negative integer"
+    return None if "before" not in raw or _is_str(raw["before"]) else "'before' must be a message id"
+
+
+def _messages_error(raw: Mapping[str, Any], key: str) -> str | None:
+    messages = raw.get(key)
+    if not isinstance(messages, list):
+        return f"{key!r} must be a list"
+    return next(filter(None, map(_message_error, messages)), None)
+
+
+def _check_transcript_patch(raw: Mapping[str, Any]) -> str | None:
+    if not _is_int(raw.get("rev")) or not _is_int(raw.get("base")):
+        return "'rev' and 'base' must be non-negative integers"
+    if raw.get("after") is not None and not _is_str(raw.get("after")):
+        return "'after' must be a message id or null"
+    if "more" in raw and not isinstance(raw["more"], bool):
+        return "'more' must be a boolean"
+    if "usage" in raw and not isinstance(raw["usage"], Mapping):
+        return "'usage' must be an object"
+    return _messages_error(raw, "messages") or _messages_error(raw, "updated") or _probe(raw)
+
+
+def _check_transcript_page(raw: Mapping[str, Any]) -> str | None:
+    if not _is_int(raw.get("rev")):
+        return "'rev' must be a non-negative integer"
+    if not _is_str(raw.get("before")) or not _is_str(raw.get("probeId")):
+        return "missing string 'before' or 'probeId'"
+    if not isinstance(raw.get("more"), bool):
+        return "'more' must be a boolean"
+    return _messages_error(raw, "messages")
+
+
 _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     USE_CHAT_REQUEST: _check_use_chat_request,
     CHAT_REQUEST_CANCEL: _need_id,
     CHAT_CLEAR: _no_fields,
     TOOL_APPROVAL: _check_tool_approval,
     TOOL_RESULT: _check_tool_result,
-    STREAM_RESUME_REQUEST: _probe,
+    STREAM_RESUME_REQUEST: lambda raw: _probe(raw) or (
+        None if "transcriptRev" not in raw or _is_int(raw["transcriptRev"]) else "'transcriptRev' must be an integer"),
     STREAM_RESUME_ACK: _id_and_probe,
     USE_CHAT_RESPONSE: _check_use_chat_response,
     MESSAGE_UPDATED: _check_message_updated,
@@ -668,6 +795,9 @@ _CHECKS: Final[dict[str, Callable[[Mapping[str, Any]], str | None]]] = {
     SWITCH_BRANCH: lambda raw: None if _is_str(raw.get("messageId")) else "missing string 'messageId'",
     MCP_SERVERS: _check_mcp_servers,
     TOOL_UNDO: _need_tool_call_id,
+    TRANSCRIPT_REQUEST: _check_transcript_request,
+    TRANSCRIPT_PATCH: _check_transcript_patch,
+    TRANSCRIPT_PAGE: _check_transcript_page,
 }
 
 

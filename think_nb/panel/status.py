@@ -16,10 +16,12 @@ order (the first that holds wins):
 6. a tool call waits for the person: `awaiting-approval`, then `awaiting-client-tool`;
 7. `ready`.
 
-The detail says what the newest running turn (the one Stop cancels) waits for, while the status
-is `submitted`, `streaming` or `pending`: "queued behind N turn(s)", else what its model path
-reported ("loading litellm…"), else what it noted ("compacted to fit", `on_note`), else (when
-`submitted`) what any turn waits for.
+The detail describes the *current* turn (`current_turn`: the one the engine runs, first in its
+order; Stop cancels it), while the status is `submitted`, `streaming` or `pending`: what its model
+path reported ("thinking — choosing a tool…", "loading litellm…"), else what it noted ("compacted to
+fit", `on_note`), else (when `submitted`) what any turn waits for; with "N queued" beside it when
+turns wait behind it. (Before issue 27 it described the newest turn, "queued behind 1 turn", while
+the turn that ran, and that Stop cancelled, was another.)
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["StatusFacts", "status_of"]
+__all__ = ["StatusFacts", "current_turn", "status_of"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class StatusFacts:
     submitted: frozenset[str] = frozenset()
     """Turns a panel sent that have not streamed yet."""
     running: tuple[str, ...] = ()
-    """Turns started by any entry point and not ended, oldest first (Stop cancels the last)."""
+    """Turns started by any entry point and not ended, oldest first (Stop cancels `current_turn`)."""
     agent_running: bool = False
     """The engine runs or queues a turn."""
     debouncing: bool = False
@@ -79,15 +81,23 @@ def _status(facts: StatusFacts) -> str:
     return facts.awaiting or "ready"
 
 
+def current_turn(facts: StatusFacts) -> str | None:
+    """The turn the status describes and Stop cancels: the first of the engine's order that runs
+    (its queue lists the running turns before the waiting ones), else the oldest running one."""
+    running = set(facts.running)
+    return next((r for r in facts.queue if r in running), facts.running[0] if facts.running else None)
+
+
 def _detail(facts: StatusFacts, status: str) -> str:
-    if status not in ("submitted", "streaming", "pending") or not facts.running:
+    current = current_turn(facts)
+    if status not in ("submitted", "streaming", "pending") or current is None:
         return ""
-    newest = facts.running[-1]
-    ahead = facts.queue.index(newest) if newest in facts.queue else 0
-    if ahead:
-        return f"queued behind {ahead} turn{'s' if ahead > 1 else ''}"
-    if newest in facts.waiting:
-        return facts.waiting[newest]
-    if newest in facts.notes:
-        return facts.notes[newest]
-    return next(reversed(list(facts.waiting.values())), "") if status == "submitted" else ""
+    behind = len(facts.queue) - facts.queue.index(current) - 1 if current in facts.queue else 0
+    queued = f"{behind} queued" if behind > 0 else ""
+    if current in facts.waiting:
+        said = facts.waiting[current]
+    elif current in facts.notes:
+        said = facts.notes[current]
+    else:
+        said = next(reversed(list(facts.waiting.values())), "") if status == "submitted" else ""
+    return " · ".join(x for x in (said, queued) if x)

@@ -8,8 +8,10 @@ recorded stream) and turns what the agent streams into frames for the front end
 - every UIMessageChunk goes through a :class:`~think_nb.panel.batcher.ChunkBatcher`, which coalesces deltas and
   sends at most one ``use_chat_response`` frame per ``FLUSH_INTERVAL_S`` (platform-facts
   §7: Jupyter Server drops IOPub traffic above 1000 msg/s, so never a frame per delta);
-- the authoritative transcript is the synced ``messages`` trait, replaced whenever the
-  agent reports a change, so a re-displayed or reloaded view rebuilds from the kernel;
+- the transcript goes by message id (:mod:`think_nb.panel.transcript`): a view opens on the newest
+  window (the ``messages`` and ``transcript`` traits, kept current but not synced on each change), every
+  change is one ``transcript_patch`` frame as big as what changed, and a view asks for older messages
+  (``transcript_request``) when scrolled up, or for the window again when it missed a patch;
 - frames from the panel (send, regenerate, stop, clear, approve/deny, client tool
   results, resume) are parsed by :mod:`think_nb.panel.protocol` and dispatched to the agent;
   malformed ones, and ones the agent refuses (unknown or settled tool calls), are logged
@@ -26,6 +28,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ from think_nb.panel import protocol
 from think_nb.panel.batcher import ChunkBatcher
 from think_nb.panel.hub import ViewHub
 from think_nb.panel.protocol import UIMessage, UIMessageChunk
+from think_nb.panel.transcript import PAGE, TranscriptMirror
 
 __all__ = ["FLUSH_INTERVAL_S", "ChatPanel", "follow_newest"]
 
@@ -68,7 +72,8 @@ def follow_redefined(new: Any) -> int:
     """Make every open panel of an agent of an older object of `new`'s class (same module and
     qualified name: the class was redefined in a cell) with `new`'s name and SQLite file follow
     `new`, however that agent was made and shown (`agent = Calc("q")` then `%think agent`, as the
-    quickstart does, or `agent.panel()`); returns how many. Called by `%think Calc q`."""
+    quickstart does, or `agent.panel()`); returns how many. Called whenever an agent is created
+    (`AgentRuntime.open`: the class cell that makes `agent = Calc("q")` ran again) and by `%think Calc q`."""
     cls = type(new)
 
     def older(agent: Any) -> bool:
@@ -99,7 +104,7 @@ class _Listener:
 
     def on_messages(self, messages: list[UIMessage]) -> None:
         """The authoritative transcript changed."""
-        self._panel._set_transcript(messages)
+        self._panel._set_transcript()
 
     def on_message_updated(self, message: UIMessage) -> None:
         """A stored message changed: update it in the transcript, tell the views."""
@@ -157,10 +162,13 @@ class ChatPanel(anywidget.AnyWidget):
     Synced traits: ``uid`` (uuid hex, keys the front end's per-model state),
     ``agent_name``, ``db_path``, ``status`` (one of
     :data:`think_nb.panel.protocol.STATUSES`, shared by every panel of the agent), ``status_detail``
-    (what the newest running turn waits for: "loading litellm…", "loading the local model…",
-    "queued behind 1 turn"; "" when nothing is said; :attr:`think_nb.panel.hub.ViewHub.detail`),
-    ``error`` (text of the latest turn error, "" if none), ``messages`` (the transcript:
-    a list of UIMessage dicts, replaced, never mutated in place), ``client_tools`` (the
+    (what the running turn waits for: "loading litellm…", "loading the local model…",
+    with "1 queued" beside it; "" when nothing is said; :attr:`think_nb.panel.hub.ViewHub.detail`),
+    ``error`` (text of the latest turn error, "" if none), ``messages`` (the newest
+    ``think_nb.panel.transcript.WINDOW`` UIMessage dicts of the branch) and ``transcript`` (``{rev,
+    more, usage}``: its revision, whether older messages exist, the usage totals of the whole branch) —
+    both kept current in the kernel for a view that opens, not synced on a change once a view attached
+    (``transcript_patch`` frames carry the changes) —, ``client_tools`` (the
     agent's browser-run tools ``[{name, description, parameters, js}]``) and
     ``client_tool_runner`` (the id of the one view that runs client tool calls),
     ``session_state`` (the last ``session`` frame: the context tab of a view displayed later),
@@ -187,6 +195,10 @@ class ChatPanel(anywidget.AnyWidget):
     annotations = traitlets.Dict().tag(sync=True)  # finish reasons, tool decisions, branches, running ids
     agent_info = traitlets.Dict().tag(sync=True)  # {class, model, offline}
     kernel_id = traitlets.Unicode("").tag(sync=True)  # the Jupyter kernel's id: Stop POSTs its interrupt
+    transcript = traitlets.Dict().tag(sync=True)  # {rev, more, usage} of `messages` (think_nb.panel.transcript)
+
+    _QUIET = frozenset({"messages", "transcript"})
+    """Traits a view reads when it opens and never hears change: `transcript_patch` frames carry the changes."""
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         if not ESM_PATH.is_file():
@@ -198,11 +210,15 @@ class ChatPanel(anywidget.AnyWidget):
         if type(self)._esm == _ESM_STUB:
             self._esm = ESM_PATH.read_text()  # built after this module was imported
         hub = ViewHub.for_agent(runtime_of(agent))
+        branch = list(agent.messages)
+        mirror = TranscriptMirror(branch)
+        window, meta = mirror.trait(branch, _older(agent, branch))
         super().__init__(
             uid=uuid.uuid4().hex,
             agent_name=str(agent.name),
             db_path=str(agent.db_path),
-            messages=copy.deepcopy(list(agent.messages)),
+            messages=window,
+            transcript=meta,
             status=hub.status,
             status_detail=hub.detail,
             error=hub.error,
@@ -216,6 +232,9 @@ class ChatPanel(anywidget.AnyWidget):
         )
         self._agent = agent
         self._hub = hub
+        self._mirror = mirror
+        self._views_attached = False  # a panel view sent its resume probe (it applies transcript patches)
+        self._static_stale = False  # the static transcript output waits for the turn's end
         self._tasks: set[Any] = set()
         self._display_ids: list[str] = []
         self._batcher = ChunkBatcher(self._send_frame, FLUSH_INTERVAL_S)
@@ -266,7 +285,7 @@ class ChatPanel(anywidget.AnyWidget):
             self.db_path = str(successor.db_path)
             self.client_tool_runner = hub.runner
             self.session_state = hub.session_state()
-            self._set_transcript(successor.messages)
+            self._set_transcript()
             self._sync_status()
         self._unsubscribe = hub.subscribe(_Listener(self))
 
@@ -347,6 +366,15 @@ class ChatPanel(anywidget.AnyWidget):
     def _send_frame(self, frame: protocol.KernelFrame) -> None:
         self.send(frame)
 
+    def _should_send_property(self, key: str, value: Any) -> bool:
+        # ipywidgets asks before syncing a changed trait: once a panel view has attached (its resume
+        # probe), the quiet ones are read by a view that opens (the widget's state is read whole then),
+        # never pushed on a change; before that (nbclient running the notebook headless, storing the
+        # widget state it hears) the window is synced, so a saved widget state holds the conversation
+        if key in self._QUIET and self._views_attached:
+            return False
+        return super()._should_send_property(key, value)
+
     def _sync_status(self) -> None:
         if self.paused_at != self._hub.paused_at:
             self.paused_at = self._hub.paused_at
@@ -370,22 +398,24 @@ class ChatPanel(anywidget.AnyWidget):
 
     def _on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
         self._batcher.end(request_id, error=status == "error")
-        self._set_transcript(self._agent.messages)
+        self._set_transcript()
         self._sync_status()
+        loop = _running_loop()
+        if self._static_stale and loop is not None:
+            loop.call_soon(self._set_transcript)  # once the engine has let the turn go: not running
         if self._successor is not None:
-            loop = _running_loop()
             if loop is not None:
                 loop.call_soon(self._follow_if_idle)  # once the engine has let the turn go
             else:
                 self._follow_if_idle()
 
-    def _set_transcript(self, messages: list[UIMessage]) -> None:
-        # A deep copy: the agent may mutate its list later, and traitlets only syncs a
-        # value that compares unequal to the previous one.
-        copied = copy.deepcopy(list(messages))
-        changed = copied != self.messages
-        self.messages = copied
-        if changed:
+    def _set_transcript(self) -> None:
+        """Tell the views what changed in the agent's branch (one `transcript_patch`, if anything did);
+        the static transcript output follows once no turn runs (it is the newest 60,000 characters:
+        rewritten once a turn, not at each message the turn stores)."""
+        self._static_stale = self._sync_transcript() or self._static_stale
+        if self._static_stale and not self._agent.is_running:
+            self._static_stale = False
             self.refresh_display()  # the saved notebook's transcript follows the conversation
         self._sync_annotations()
         info = _agent_info(self._agent)
@@ -395,10 +425,20 @@ class ChatPanel(anywidget.AnyWidget):
         if specs != self.client_tools:
             self.client_tools = specs
 
+    def _sync_transcript(self) -> bool:
+        """Send the patch from what the views heard to the branch now; keep the quiet traits current
+        (what a view that opens reads). True when the branch changed."""
+        branch = list(self._agent.messages)
+        older = _older(self._agent, branch)
+        patch = self._mirror.patch(branch, older)
+        if patch is None:
+            return False
+        self._send_frame(patch)
+        self.messages, self.transcript = self._mirror.trait(branch, older)
+        return True
+
     def _on_message_updated(self, message: UIMessage) -> None:
-        updated = copy.deepcopy(message)
-        self.messages = [updated if m.get("id") == updated.get("id") else m for m in self.messages]
-        self._send_frame(protocol.message_updated(updated))
+        self._sync_transcript()
 
     # --- panel -> agent ---------------------------------------------------------------
 
@@ -432,6 +472,8 @@ class ChatPanel(anywidget.AnyWidget):
         elif kind == protocol.TOOL_RESULT:
             self._handle_tool_result(frame)
         elif kind == protocol.STREAM_RESUME_REQUEST:
+            self._views_attached = True
+            self._resync_view(frame.get("probeId"), frame.get("transcriptRev"))
             self._handle_resume_request(frame.get("probeId"))
         elif kind == protocol.STREAM_RESUME_ACK:
             self._handle_resume_ack(frame["id"], frame.get("probeId"))
@@ -443,6 +485,8 @@ class ChatPanel(anywidget.AnyWidget):
             self._handle_switch_branch(frame["messageId"])
         elif kind == protocol.TOOL_UNDO:
             self._call_agent(self._agent.undo, frame["toolCallId"])
+        elif kind == protocol.TRANSCRIPT_REQUEST:
+            self._handle_transcript_request(frame)
         else:
             _log.warning("ignored %r frame: the kernel does not accept it", kind)
 
@@ -487,7 +531,29 @@ class ChatPanel(anywidget.AnyWidget):
         except UserError as exc:
             _log.warning("ignored switch_branch(%r): %s", message_id, exc)
             return
-        self._set_transcript(self._agent.messages)
+        self._set_transcript()
+
+    def _resync_view(self, probe_id: str | None, rev: int | None) -> None:
+        """A view attached on transcript revision `rev` (the state it read): when the transcript moved
+        since (a page reloaded from a stale state, patches sent before its model listened), it gets the
+        newest window before anything else."""
+        self._sync_transcript()
+        if probe_id and rev is not None and rev != self._mirror.rev:
+            branch = list(self._agent.messages)
+            self._send_frame(self._mirror.window(branch, probe_id, _older(self._agent, branch)))
+
+    def _handle_transcript_request(self, frame: protocol.TranscriptRequest) -> None:
+        """View `probeId` asks for the newest window again (it missed a patch), or for the messages
+        before `before` (scrolled to the top of what it holds)."""
+        self._sync_transcript()  # a change not sent yet goes first: the answer is at the newest revision
+        branch = list(self._agent.messages)
+        older = _older(self._agent, branch)
+        before = frame.get("before")
+        if before is None:
+            self._send_frame(self._mirror.window(branch, frame["probeId"], older))
+            return
+        read = partial(_read_older, self._agent)
+        self._send_frame(self._mirror.page(branch, before, frame.get("limit") or PAGE, frame["probeId"], read, older))
 
     def _handle_approval(self, frame: protocol.ToolApproval) -> None:
         call_id = frame["toolCallId"]
@@ -552,6 +618,22 @@ class ChatPanel(anywidget.AnyWidget):
         self._send_frame(protocol.use_chat_response(
             request_id, chunks, done=finished, error=failed, continuation=continuation, replay=True
         ))
+
+
+def _older(agent: Any, branch: list[UIMessage]) -> bool:
+    """Whether SQLite may hold messages before the branch in memory (it is cut at `hydration_limit`)."""
+    limit = getattr(getattr(runtime_of(agent), "conversation", None), "limit", None)
+    return limit is not None and len(branch) >= limit
+
+
+def _read_older(agent: Any, before: str, n: int) -> list[UIMessage]:
+    """The `n` messages before message `before` on its path in SQLite, oldest first ([] if unknown)."""
+    try:
+        path = runtime_of(agent).conversation.store.messages.branch(limit=n + 1, leaf_id=before)
+    except Exception:  # noqa: BLE001 - a view scrolled up: the chat must go on
+        _log.exception("reading older messages failed")
+        return []
+    return path[:-1] if path and path[-1].get("id") == before else []
 
 
 def _kernel_id() -> str:

@@ -46,9 +46,10 @@ from think_nb.errors import UserError
 from think_nb.session import compaction, tokens
 from think_nb.session import skills as skills_mod
 from think_nb.session.blocks import ContextBlock, render_prompt
+from think_nb.session.history import count_history_tokens, message_text
 from think_nb.session.providers import SqliteBlockProvider, SqliteSearchProvider, provider_kind
 from think_nb.session.search import search_messages
-from think_nb.session.tokens import count_history_tokens, count_tokens
+from think_nb.session.tokens import count_tokens
 from think_nb.store.messages import SYNTHETIC_PREFIX
 from think_nb.turns.hooks import user_code
 
@@ -377,8 +378,6 @@ class Session:
         """Tokens of (system prompt +) history as the model would receive it."""
         history = self.history() if history is None else history
         if self._counter is not None:
-            from think_nb.session.tokens import message_text
-
             with user_code(_name(self._counter), subject="compact_after(token_counter=)"):
                 return sum(self._counter(message_text(m)) + 4 for m in history) + self._counter(system or "")
         return count_history_tokens(history, self.model_name(), system)
@@ -470,7 +469,7 @@ class Session:
                 asyncio.get_running_loop().create_task(self._ready_then_status())
                 self._warming = True
         history = self.history()
-        return sum(tokens.estimate_tokens(tokens.message_text(m)) + 4 for m in history)
+        return sum(tokens.estimate_tokens(message_text(m)) + 4 for m in history)
 
     async def _ready_then_status(self) -> None:
         try:

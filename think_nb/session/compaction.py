@@ -28,7 +28,9 @@ from operator import itemgetter
 from typing import Any
 
 from think_nb import jsonsafe
-from think_nb.session.tokens import count_tokens, message_text
+from think_nb.messages.media import is_content
+from think_nb.session.history import message_text
+from think_nb.session.tokens import count_tokens
 from think_nb.store.compactions import CompactionRows
 from think_nb.store.messages import SYNTHETIC_PREFIX
 
@@ -195,9 +197,14 @@ def _transcript_entry(message: dict) -> str:
         kind = part.get("type", "")
         if kind == "text":
             lines.append(part.get("text", ""))
+        elif kind == "file":  # an image or file: named, never its bytes
+            lines.append(f"[attached {part.get('filename') or 'file'} ({part.get('mediaType', '')})]")
         elif kind.startswith("tool-") or kind == "dynamic-tool":
             name = part.get("toolName") or kind.removeprefix("tool-")
             out = part.get("output", part.get("errorText", ""))
+            if is_content(out):  # a tool's images: their types, never their bytes
+                out = " ".join(i.get("text", "") if i.get("type") == "text" else f"[{i.get('mediaType')}]"
+                               for i in out["value"] if isinstance(i, dict))
             lines.append(f"[tool {name}] input: {_clip(part.get('input'))} output: {_clip(out)}")
     return f"{message['role'].upper()}: " + "\n".join(lines)
 

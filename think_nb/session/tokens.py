@@ -108,31 +108,3 @@ async def aready(model: str | None) -> None:
 def estimate_tokens(text: str) -> int:
     """Think's heuristic (`utils/tokens.ts`): max(chars / 4, words × 1.3), rounded up."""
     return math.ceil(max(len(text) / 4, len(text.split()) * 1.3)) if text else 0
-
-
-def message_text(message: dict) -> str:
-    """The text a UIMessage contributes to the model's context: text parts, tool inputs and outputs."""
-    from think_nb.jsonsafe import dumps
-
-    pieces = []
-    for part in message.get("parts", []):
-        kind = part.get("type", "")
-        if kind in ("text", "reasoning"):
-            pieces.append(part.get("text", ""))
-        elif kind.startswith("tool-") or kind == "dynamic-tool":
-            pieces.append(dumps(part.get("input")))
-            if "output" in part:
-                out = part["output"]
-                pieces.append(out if isinstance(out, str) else dumps(out))
-            if part.get("errorText"):
-                pieces.append(part["errorText"])
-    return "\n".join(p for p in pieces if p)
-
-
-def count_history_tokens(messages: list[dict], model: str | None = None, system: str | None = None) -> int:
-    """Tokens of a history as the model receives it: each message's text plus 4 per message
-    (Think's per-message overhead), plus the system prompt."""
-    total = count_tokens(system or "", model)
-    for message in messages:
-        total += count_tokens(message_text(message), model) + 4
-    return total

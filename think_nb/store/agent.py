@@ -5,6 +5,7 @@
     store.state           AgentState: small JSON values (config, client tools, leaf pointers)
     store.turn_log        TurnLog: one row per turn
     store.traces          TraceStore: hook traces and recordings
+    store.records         TurnRecords: what each turn's hook sites saw (time travel: think_nb.turns.fork)
     store.streams         StreamStore: the resumable stream (chunks of turns in flight)
     store.submissions     SubmissionRows: the submission ledger (`submit_messages`)
     store.sessions        SessionStore: session rows
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import time
 from contextlib import AbstractContextManager
+from functools import cached_property
 
 from think_nb.store.actions import ActionRows
 from think_nb.store.approvals import Approvals
@@ -38,6 +40,7 @@ from think_nb.store.db import Database
 from think_nb.store.extensions import ExtensionRows
 from think_nb.store.mcp_servers import McpServerRows
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
+from think_nb.store.records import TurnRecords
 from think_nb.store.schedules import ScheduleRows
 from think_nb.store.sessions import SessionStore
 from think_nb.store.state import AgentState
@@ -54,28 +57,85 @@ class AgentStore:
     Args:
         db: the open `Database`.
         agent_key: "<class>:<name>" (sub-agents: "<parent key>/<class>:<name>").
-        class_name, name: recorded in the `think_agents` table.
+        class_name, name: recorded in the `think_agents` table (unless `registered`: it is there).
+        session_id: the active session when the caller knows it (`think_nb.store.presence`), else None.
+
+    Nothing is read or written here; each repository is made when first used.
     """
 
-    def __init__(self, db: Database, agent_key: str, class_name: str, name: str) -> None:
+    def __init__(self, db: Database, agent_key: str, class_name: str, name: str, *, registered: bool = False,
+                 session_id: str | None = None) -> None:
         self.db = db
         self.agent_key = agent_key
-        db.execute("INSERT OR IGNORE INTO think_agents VALUES (?, ?, ?, ?)", (agent_key, class_name, name, time.time()))
-        self.state = AgentState(db, agent_key)
-        self.turn_log = TurnLog(db, agent_key)
-        self.traces = TraceStore(db, agent_key)
-        self.streams = StreamStore(db, agent_key)
-        self.submissions = SubmissionRows(db, agent_key)
-        self.sessions = SessionStore(db, agent_key)
-        self.blocks = BlockRows(db, agent_key)
-        self.messages = MessageStore(db, agent_key)
-        self.approvals = Approvals(db, agent_key)
-        self.actions = ActionRows(db, agent_key)
-        self.schedules = ScheduleRows(db, agent_key)
-        self.mcp_servers = McpServerRows(db, agent_key)
-        self.extensions = ExtensionRows(db, agent_key)
-        self.workspace = WorkspaceRows(db, agent_key)
-        self.child_runs = ChildRunRows(db, agent_key)
+        self._session_id = session_id  # the active session when known (None: read from the state)
+        if not registered:  # batched with others, before this file's next write (see `Database.register_agent`)
+            db.register_agent(agent_key, class_name, name, time.time())
+
+    # Each repository is made on first use: an agent that never schedules reads no schedule rows.
+    @cached_property
+    def state(self) -> AgentState:
+        return AgentState(self.db, self.agent_key)
+
+    @cached_property
+    def turn_log(self) -> TurnLog:
+        return TurnLog(self.db, self.agent_key)
+
+    @cached_property
+    def traces(self) -> TraceStore:
+        return TraceStore(self.db, self.agent_key)
+
+    @cached_property
+    def records(self) -> TurnRecords:
+        return TurnRecords(self.db, self.agent_key)
+
+    @cached_property
+    def streams(self) -> StreamStore:
+        return StreamStore(self.db, self.agent_key)
+
+    @cached_property
+    def submissions(self) -> SubmissionRows:
+        return SubmissionRows(self.db, self.agent_key)
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        return SessionStore(self.db, self.agent_key)
+
+    @cached_property
+    def blocks(self) -> BlockRows:
+        return BlockRows(self.db, self.agent_key)
+
+    @cached_property
+    def messages(self) -> MessageStore:
+        """The active session's messages (`open_session` replaces it)."""
+        return MessageStore(self.db, self.agent_key, self._session_id)
+
+    @cached_property
+    def approvals(self) -> Approvals:
+        return Approvals(self.db, self.agent_key)
+
+    @cached_property
+    def actions(self) -> ActionRows:
+        return ActionRows(self.db, self.agent_key)
+
+    @cached_property
+    def schedules(self) -> ScheduleRows:
+        return ScheduleRows(self.db, self.agent_key)
+
+    @cached_property
+    def mcp_servers(self) -> McpServerRows:
+        return McpServerRows(self.db, self.agent_key)
+
+    @cached_property
+    def extensions(self) -> ExtensionRows:
+        return ExtensionRows(self.db, self.agent_key)
+
+    @cached_property
+    def workspace(self) -> WorkspaceRows:
+        return WorkspaceRows(self.db, self.agent_key)
+
+    @cached_property
+    def child_runs(self) -> ChildRunRows:
+        return ChildRunRows(self.db, self.agent_key)
 
     def transaction(self) -> AbstractContextManager:
         """Group calls to several repositories into one transaction (all or nothing):
@@ -113,11 +173,13 @@ class AgentStore:
 def stored_agent_names(db: Database, class_name: str) -> list[str]:
     """The names of the top-level agents of `class_name` stored in `db` (key `<class>:<name>`; a
     sub-agent's key holds its parent's), sorted."""
+    db.flush_agents()
     return [name for (name,) in db.read("SELECT name FROM think_agents WHERE class_name = ? AND key = class_name || "
                                         "':' || name ORDER BY name", (class_name,))]
 
 
 def stored_sub_agent_keys(db: Database, class_name: str, name: str) -> list[str]:
     """The keys of the sub-agents of `class_name` named `name` stored in `db` (`<parent key>/<class>:<name>`)."""
+    db.flush_agents()
     return [key for (key,) in db.read("SELECT key FROM think_agents WHERE class_name = ? AND name = ? AND key != "
                                       "class_name || ':' || name ORDER BY key", (class_name, name))]

@@ -15,6 +15,9 @@ think_nb's own are all named `think_*` (`think_nb.store.migrations.PREFIX`).
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
 import os
 import sqlite3
 import stat
@@ -30,6 +33,7 @@ from think_nb.store.migrations import NameTaken, migrate
 from think_nb.store.owners import Owners
 
 _open: dict[Path, Database] = {}
+_HERE = Path()
 _open_lock = threading.Lock()
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -72,6 +76,8 @@ class Database:
         check_db_path(path)
         self._lock = threading.RLock()
         self._depth = 0  # nesting of write() in the thread holding the lock
+        self._atexit = False
+        self._unregistered: dict[str, tuple[str, str, str, float]] = {}  # agents made, not in think_agents yet
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -133,14 +139,47 @@ class Database:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
+            registering = self._take_unregistered()
             try:
+                if registering:  # the agents made since the last write, in this transaction
+                    self._conn.executemany("INSERT OR IGNORE INTO think_agents VALUES (?, ?, ?, ?)", registering)
                 yield self._conn
             except BaseException:
                 self._conn.execute("ROLLBACK")
+                self._unregistered.update((row[0], row) for row in registering)
                 raise
             finally:
                 self._depth = 0
             self._conn.execute("COMMIT")
+
+    def register_agent(self, key: str, class_name: str, name: str, created_at: float) -> None:
+        """Record agent `key` in `think_agents` without a write of its own: the row joins this
+        file's next transaction (`write()`), is written before `think_agents` is read here
+        (`flush_agents()`), once the running event loop gets control back, and at exit. Creating an
+        agent writes nothing, and 100 agents made in one cell are registered in one transaction."""
+        with self._lock:
+            first = not self._unregistered
+            self._unregistered.setdefault(key, (key, class_name, name, created_at))
+        if first:
+            loop = asyncio._get_running_loop()
+            if loop is not None:
+                loop.call_soon(self.flush_agents)
+            if not self._atexit:
+                self._atexit = True
+                atexit.register(self.flush_agents)
+
+    def flush_agents(self) -> None:
+        """Write the registrations `register_agent` holds (nothing when there are none)."""
+        if self._unregistered:
+            with contextlib.suppress(sqlite3.Error), self.write():
+                pass
+
+    def _take_unregistered(self) -> list[tuple[str, str, str, float]]:
+        if not self._unregistered:
+            return []
+        rows = list(self._unregistered.values())
+        self._unregistered.clear()
+        return rows
 
     def execute(self, sql: str, params: tuple | dict = ()) -> Any:
         """One statement in its own transaction."""
@@ -148,6 +187,7 @@ class Database:
             return conn.execute(sql, params)
 
     def close(self) -> None:
+        self.flush_agents()
         with _open_lock, self._lock:
             self._conn.close()
             _open.pop(self.path, None)
@@ -159,13 +199,31 @@ def open_database(path: str | os.PathLike[str]) -> Database:
     Raises:
         UserError: `path` cannot hold think_nb's data (see `check_db_path`); nothing was written.
     """
+    found = _open.get(path) if type(path) is type(_HERE) else None  # a resolved path, already open
+    if found is not None:
+        return found
     if not isinstance(path, (str, os.PathLike)):
         raise UserError(f"db={path!r} must be a path (str or pathlib.Path) to a SQLite file, e.g. db='demo.sqlite'.")
-    resolved = Path(path).expanduser().resolve()
+    resolved = resolve_path(path)
     with _open_lock:
         if resolved not in _open:
             _open[resolved] = Database(resolved)
         return _open[resolved]
+
+
+_resolved: dict[tuple[str, str], Path] = {}
+
+
+def resolve_path(path: str | os.PathLike[str]) -> Path:
+    """`Path(path).expanduser().resolve()`, remembered per path and working directory (resolving
+    reads every folder on the way: most of an agent's creation when done each time). A symlink
+    changed on the way while the process runs is not seen (the file it opened stays open anyway)."""
+    text = os.fspath(path)
+    key = (text, "" if os.path.isabs(text) else os.getcwd())
+    found = _resolved.get(key)
+    if found is None:
+        found = _resolved[key] = Path(text).expanduser().resolve()
+    return found
 
 
 def check_db_path(path: Path) -> None:

@@ -246,10 +246,12 @@ class MessageStore:
         return True
 
     def clear(self) -> None:
-        """Delete every message of this session, and its compaction overlays (Think's `clearMessages`)."""
+        """Delete every message of this session, its compaction overlays (Think's `clearMessages`) and its
+        turn records (`think_nb.store.records`)."""
         with self.db.write() as conn:
             conn.execute("DELETE FROM think_messages WHERE agent_key = ?", (self.key,))
             conn.execute("DELETE FROM think_compactions WHERE conversation_key = ?", (self.key,))
+            conn.execute("DELETE FROM think_turn_records WHERE conversation_key = ?", (self.key,))  # their turns
             conn.execute("DELETE FROM think_agent_state WHERE agent_key = ? AND key = ?",
                          (self.agent_key, self._leaf_key))
 

@@ -484,6 +484,22 @@ def m020_child_runs(db: sqlite3.Connection, p: str) -> None:
 
 
 @migration
+def m021_turn_records(db: sqlite3.Connection, p: str) -> None:
+    # Turn records (issue 32, time travel): per stored turn, what its hook sites saw, compactly
+    # (`think_nb.turns.turn_record`): the message the turn answered (`parent_id`, its history is the
+    # path to it), the reply (`message_id`), the class's code version, and `record` (JSON: the system
+    # prompt, tools offered, config, each step's model output as delta lengths into the reply's
+    # parts, each tool call). Not trimmed with the traces' window: a row goes when its conversation
+    # is cleared (`think_nb.store.records`).
+    db.execute(f"CREATE TABLE {PREFIX}turn_records (agent_key TEXT NOT NULL, request_id TEXT NOT NULL, "
+               "conversation_key TEXT NOT NULL, parent_id TEXT, message_id TEXT, class_version TEXT NOT NULL, "
+               "record TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (agent_key, request_id))")
+    db.execute(f"CREATE INDEX {PREFIX}turn_records_conversation ON {PREFIX}turn_records (conversation_key)")
+    # Long texts records share (a system prompt is the same turn after turn), stored once by hash.
+    db.execute(f"CREATE TABLE {PREFIX}record_texts (sha TEXT PRIMARY KEY, text TEXT NOT NULL)")
+
+
+@migration
 def m022_batch_runs(db: sqlite3.Connection, p: str) -> None:
     # Batch runs (`agent.map`, issue 33, `think_nb.batch`): one row per run of an agent over a
     # DataFrame (`spec`: JSON of what the run was asked: total rows, prompt, bounds; `status`:

@@ -35,6 +35,7 @@ def child_key(parent_key: str, class_name: str, name: str) -> str:
 def children(db: Database, parent_key: str, class_name: str | None = None) -> list[dict]:
     """The direct sub-agents of `parent_key` registered in `db`, oldest first: `{class, name, key,
     created_at (epoch s), messages}` (`messages`: stored messages, every session)."""
+    db.flush_agents()
     rows = db.read("SELECT a.class_name, a.name, a.key, a.created_at, (SELECT count(*) FROM think_messages m "
                    "WHERE m.agent_key = a.key OR substr(m.agent_key, 1, length(a.key) + 1) = a.key || '#') "
                    "FROM think_agents a WHERE substr(a.key, 1, length(?) + 1) = ? || '/' "
@@ -46,6 +47,7 @@ def children(db: Database, parent_key: str, class_name: str | None = None) -> li
 
 def exists(db: Database, key: str) -> bool:
     """Whether an agent with storage key `key` was ever created in this file."""
+    db.flush_agents()
     return bool(db.read("SELECT 1 FROM think_agents WHERE key = ?", (key,)))
 
 
@@ -53,6 +55,7 @@ def erase(db: Database, key: str) -> list[str]:
     """Delete every stored row of agent `key` and its descendants (see the module docstring);
     returns the workspace spill file names their rows held (to delete from disk). Blocking: call it
     in a worker thread."""
+    db.flush_agents()
     match = "({col} = ? OR substr({col}, 1, length(?) + 1) IN (? || '#', ? || '/'))"
     args = (key, key, key, key)
     spills = [s for (s,) in db.read("SELECT spill FROM think_workspace_files WHERE spill IS NOT NULL AND "

@@ -331,14 +331,31 @@ class Bounded:
         self.value = value
 
 
+async def dump_output_later(output: Any) -> Any:
+    """`dump_output(output)`, in a worker thread when `output` is media (rendering a figure or encoding
+    an image takes tens of milliseconds or more: never on the kernel's loop)."""
+    from think_nb.messages import media
+
+    if media.is_media(output):
+        return await asyncio.to_thread(dump_output, output)
+    return dump_output(output)
+
+
 def dump_output(output: Any) -> Any:
     """A tool's return value as strict JSON (`think_nb.jsonsafe.to_json_value`: NaN/±Inf → null,
     datetimes → ISO text, sets → sorted lists, bytes → `{"type": "bytes", "base64": ...}`, pydantic
     models and dataclasses → objects, anything else → a bounded repr). What the stream, the store and
     the model see is this value. DataFrames, Series and large numpy arrays become bounded `table`
-    objects and overlong values a `truncated` preview (`think_nb.data_context.tool_output`)."""
+    objects and overlong values a `truncated` preview (`think_nb.data_context.tool_output`). Media (a
+    matplotlib figure, a PIL image, image bytes, a list of those and text) become the AI SDK's content
+    output, which a vision model receives as images (`think_nb.messages.media`; `dump_output_later`
+    renders them off the event loop)."""
     if isinstance(output, Bounded):
         return output.value
+    from think_nb.messages import media
+
+    if media.is_media(output):
+        return media.tool_content(output)
     from think_nb.data_context import tool_output
 
     return tool_output(output)

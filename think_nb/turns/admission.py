@@ -53,6 +53,8 @@ class Submission:
     expect_last: str | None = None
     """the id of the message the branch must end with when the turn starts, else it is skipped
     (a recovery turn whose conversation moved on: Think's superseded continuations skip)."""
+    fork: Any = None
+    """a `think_nb.turns.fork.ForkPlan`: the turn re-runs a recorded one from the message it answered."""
     parent: Submission | None = None
     """the submission whose `on_chat_response` started this one (it runs under the parent's queue slot)."""
     responding: bool = False

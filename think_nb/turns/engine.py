@@ -67,6 +67,8 @@ class TurnEngine:
         self.recorder = StreamRecorder(host.store.streams, self._broadcast_chunk)
         self.queue = TurnQueue()
         self.active: dict[str, asyncio.Task] = {}
+        self.unstarted: dict[str, bool] = {}  # request id -> stopped, for a task whose code has not run yet
+        self.stop_on_start: set[str] = set()  # turns stopped before their task ran, with nothing ahead of them
         self.steppers: dict[str, Any] = {}  # request id -> Stepper (step mode)
         self.turns_run: dict[str, Any] = {}  # request id -> Turn, until on_chat_response has fired
         self.current_turn: Any = None
@@ -108,14 +110,16 @@ class TurnEngine:
               continuation: bool = False, regenerate: bool = False, body: dict | None = None,
               signal: AbortSignal | None = None,
               extra_parts: dict[str, Awaitable[list[dict]]] | None = None, output_type: Any = None,
-              expect_last: str | None = None) -> asyncio.Future:
+              expect_last: str | None = None, fork: Any = None) -> asyncio.Future:
         """Admit a turn and run it as a task on the running loop; returns the task (or a finished
         future with a `skipped` result when admission drops it). Raises `UserError` without a loop.
         `extra_parts` (`{message id: awaitable of parts}`): parts prepared off the loop, awaited when
         the turn starts (in queue order) and appended to that message before it is stored.
         `output_type`: a pydantic model class for a structured turn (`UserError` otherwise, before
         anything is stored; `think_nb.turns.structured`). `expect_last`: the message id the branch
-        must still end with when the turn starts, else it is `skipped` (recovery turns)."""
+        must still end with when the turn starts, else it is `skipped` (recovery turns). `fork`: a
+        `think_nb.turns.fork.ForkPlan`: the turn answers the recorded turn's message again (the
+        branch is moved there first, as regenerate does) and reproduces it up to the fork point."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -126,7 +130,7 @@ class TurnEngine:
             messages = self.admit_messages(messages)  # refused here, before anything is queued or stored
         sub = Submission(request_id, messages, trigger, user_submit, self.queue.generation,
                          extra_parts=dict(extra_parts or {}), output_type=output_type, parent=self._responding(),
-                         expect_last=expect_last)
+                         expect_last=expect_last, fork=fork)
         if not self.queue.admit(sub, self.host.message_concurrency):
             future = loop.create_future()
             future.set_result(TurnResult(request_id, "skipped", reason=SKIPPED["dropped"]))
@@ -135,6 +139,7 @@ class TurnEngine:
         coro = self._run_submission(sub, continuation=continuation, regenerate=regenerate, body=body, signal=signal)
         task = TurnTask(coro, loop=loop, request_id=request_id)  # an asyncio.Task with a readable repr
         self.active[request_id] = task
+        self.unstarted[request_id] = False
         if sub.parent is not None:  # started by an on_chat_response: the parent keeps the queue until it ends
             sub.parent.children.append(task)
         interrupts.watch(self)
@@ -186,7 +191,9 @@ class TurnEngine:
             except Exception:
                 log.exception("could not flush the stream of %s at its abort", request_id)
         task = self.active.get(request_id)
-        if task is not None:
+        if request_id in self.unstarted:  # cancelled now, its task would run none of its code (no cleanup):
+            self.unstarted[request_id] = True  # it ends `aborted` as it starts
+        elif task is not None:
             task.cancel(reason)
 
     def abort_all(self) -> None:
@@ -261,9 +268,16 @@ class TurnEngine:
     # -- running ----------------------------------------------------------------------------
     async def _run_submission(self, sub: Submission, *, continuation: bool, regenerate: bool, body: dict | None,
                               signal: AbortSignal | None) -> TurnResult:
-        if signal is not None and signal.aborted:  # pre-aborted: no inference at all
+        stopped = self.unstarted.pop(sub.request_id, False)  # Stop came before this line first ran
+        if stopped and self.queue.active is None and not self.queue.lock(sub).locked():
+            # nothing ahead of it: it ends as a turn stopped as it starts does (its message stored,
+            # one `abort` chunk: the panels say "stopped before the model answered")
+            self.stop_on_start.add(sub.request_id)
+            stopped = False
+        if stopped or (signal is not None and signal.aborted):  # pre-aborted: no inference at all
             _discard(self.queue.waiting, sub)
             self.active.pop(sub.request_id, None)
+            interrupts.unwatch(self)
             result = TurnResult(sub.request_id, "aborted")
             self._turn_ended(result)
             return result
@@ -355,6 +369,9 @@ class TurnEngine:
         if continuation and (conversation.last is None or conversation.last["role"] != "assistant"):
             return TurnResult("", "skipped", continuation=True,  # Think: {requestId: "", status: "skipped"}
                               reason=SKIPPED["nothing-to-continue"])
+        if sub.fork is not None:  # a sibling of the recorded reply, under the message it answered
+            conversation.set_leaf(sub.fork.parent_id)
+            self.messages_changed()
         if regenerate:
             if not conversation.rewind_to_last_user():
                 return TurnResult(sub.request_id, "skipped", reason=SKIPPED["nothing-to-regenerate"])
@@ -368,7 +385,7 @@ class TurnEngine:
         for message in new:
             if message.get("id") in sub.extra_parts:  # e.g. attached data, described in a worker thread
                 message["parts"] = [*message["parts"], *await sub.extra_parts[message["id"]]]
-        if not new and not (continuation or regenerate):
+        if not new and not (continuation or regenerate or sub.fork is not None):
             return TurnResult(sub.request_id, "skipped", reason=SKIPPED["no-new-messages"])
         self.repair_interrupted_tools()
         try:
@@ -381,8 +398,11 @@ class TurnEngine:
             raise
         self.messages_changed()
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
-                    generation=sub.generation, output_type=sub.output_type)
+                    generation=sub.generation, output_type=sub.output_type, fork=sub.fork)
         self.turns_run[sub.request_id] = turn
+        if sub.request_id in self.stop_on_start:
+            self.stop_on_start.discard(sub.request_id)
+            turn.abort()  # it stops at its first hook, before the model is called
         outcome: tuple[str, str | None] = ("error", "the turn ended without an outcome")
         fields = _turn_fields(sub, continuation)
         events.emit("chat:turn:start", fields)
@@ -415,6 +435,10 @@ class TurnEngine:
             _RESPONDING.reset(token)
             self.steppers.pop(turn.request_id, None)
             turn.tracer.save(self.store.traces)
+            try:
+                turn.save_record()
+            except Exception:  # a record that cannot be stored costs the turn nothing but its forks
+                log.exception("could not store the record of turn %s", turn.request_id)
         try:
             while sub.children:  # a chained turn the hook did not await still runs before the next queued one
                 await asyncio.wait(list(sub.children))

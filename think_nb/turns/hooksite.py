@@ -37,6 +37,7 @@ class HookSite:
         self.tracer = tracer
         self.stepper = stepper
         self.check_aborted = check_aborted
+        self.capture: Any = None  # the turn's record (`turn_record.Capture`): the sites it fired
 
     async def fire(self, name: str, ctx: Any, *, step: int | None = None, tool: str | None = None) -> Any:
         """Pause (step mode), call the hook if overridden, trace it; returns the hook's value (or the
@@ -55,7 +56,7 @@ class HookSite:
         decided = None
         if self.stepper is not None or self.host.overrides(name):
             _own_messages(ctx)
-        if self.stepper is not None and name not in UNPAUSED:
+        if self.stepper is not None and self.stepper.pauses(name):
             decided = await self.stepper._pause(name, ctx, step, tool)
         started = self.tracer.now_ms()
         if decided is not None:
@@ -68,6 +69,8 @@ class HookSite:
             value = await self.host.extension_hook(name, ctx, value)  # Think: extensions after the subclass
         result = f" → {summarize(value)}" if value is not None else ""
         self.tracer.hook(name, step, tool, summarize(ctx) + result, started)
+        if self.capture is not None:
+            self.capture.fired(name, step, ctx)
         if not reports_ending:
             self.check_aborted()
         return value

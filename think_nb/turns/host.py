@@ -34,12 +34,16 @@ class AgentHost(Protocol):
     chat_stream_stall_timeout: float | None
     context_overflow: Any
     """`Think.context_overflow` (`think_nb.turns.overflow.ContextOverflow.coerce` reads it)."""
+    media_eviction: Any
+    """`Think.media_eviction` (`think_nb.messages.media.MediaEviction.coerce` reads it)."""
     message_concurrency: Any
     include_mcp_tools: bool
     store: AgentStore
     conversation: Conversation
-    actions: Any
-    """The agent's `think_nb.actions.runner.ActionRunner` (`actions.tools()`: what `get_actions()` offers)."""
+
+    @property
+    def actions(self) -> Any:
+        """The agent's `think_nb.actions.runner.ActionRunner` (`actions.tools()`: what `get_actions()` offers)."""
 
     def get_model(self) -> Any: ...
     def get_system_prompt(self) -> Any: ...

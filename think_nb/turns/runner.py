@@ -18,13 +18,15 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from think_nb import channels, events
+from think_nb import channels, events, jsonsafe
 from think_nb.actions.authorize import turn_grant
 from think_nb.actions.pause import parked
 from think_nb.errors import InternalError, ModelError
+from think_nb.messages import media
 from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
+from think_nb.messages.media import MediaEviction
 from think_nb.models import progress
 from think_nb.models import usage as usage_model
 from think_nb.models.litellm_env import get_litellm, preload_for
@@ -34,6 +36,7 @@ from think_nb.models.stream import StepOutcome, stream_step
 from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools import rpc_client
 from think_nb.tools.collisions import keep_gates
+from think_nb.tools.tool import CURRENT_TOOL_CALL
 from think_nb.tools.toolset import resolve_tools
 from think_nb.turns import assemble, blame, capabilities, overflow, steps, structured
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
@@ -43,6 +46,7 @@ from think_nb.turns.result import StepContext, TurnResult, TurnStatus
 from think_nb.turns.steps import PrepareStepContext, StepConfig
 from think_nb.turns.tool_calls import StepTools, run_all
 from think_nb.turns.trace import Tracer
+from think_nb.turns.turn_record import Capture, class_version
 
 if TYPE_CHECKING:
     from think_nb.conversation import Conversation
@@ -99,10 +103,13 @@ class Turn:
         generation: the queue generation the turn was admitted in; after a clear nothing is persisted.
         output_type: a pydantic model class: a structured turn (`turns/structured.py`), unless
             `before_turn`'s `TurnConfig.output_type` replaces it.
+        fork: a `think_nb.turns.fork.ForkPlan`: the turn re-runs a recorded one, reproducing it up
+            to the fork point (recorded model outputs and tool results), live after it.
     """
 
     def __init__(self, engine: TurnEngine, request_id: str, *, continuation: bool = False, body: dict | None = None,
-                 trigger: str = "programmatic", generation: int | None = None, output_type: Any = None) -> None:
+                 trigger: str = "programmatic", generation: int | None = None, output_type: Any = None,
+                 fork: Any = None) -> None:
         self.engine = engine
         self.host = engine.host
         self.generation = generation
@@ -136,6 +143,12 @@ class Turn:
         self.output: Any = None  # the validated answer of a structured turn (`TurnResult.output`)
         self.policy: channels.TurnPolicy | None = None  # the turn's channel policy (`_prepare`)
         self.overflow = overflow.Recovery(self)  # context-overflow recovery (`turns/overflow.py`)
+        self.fork = fork
+        self.capture = Capture(trigger, continuation)  # the turn's record (`turns/turn_record.py`)
+        self.hooks.capture = self.capture
+        self.parent_id = (engine.conversation.last or {}).get("id")  # the message this turn answers
+        self.conversation_key = engine.store.messages.key
+        self.compactions = len(engine.store.compactions().load())
 
     def scrubbed(self, chunk: dict) -> dict:
         """`chunk` with the turn's credential values scrubbed from its error text (a tool may echo
@@ -161,6 +174,10 @@ class Turn:
         sees it too), but neither recorded nor broadcast, and the stored message leaves it out."""
         self.check_aborted()
         chunk = self.scrubbed(chunk)
+        if self.capture.chunks is not None:  # a step's model output, for the turn's record
+            self.capture.chunks.append(chunk)
+        elif _emitted_by_tool(chunk):  # a tool's own chunks (a sub-agent's progress), replayed with its result
+            self.capture.emitted(CURRENT_TOOL_CALL.get(), chunk)
         self.acc.apply(chunk)
         if not self.send_reasoning and str(chunk.get("type", "")).startswith("reasoning-"):
             if self._observe:
@@ -254,6 +271,7 @@ class Turn:
         self.acc = MessageAccumulator(new_id("msg"))
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.steps, self.step, self.finish_reason = [], 0, "stop"
+        self.capture.flag("compacted")
         self.final, self.final_error, self.output = None, None, None
         self.reply_attachments = []
 
@@ -270,6 +288,8 @@ class Turn:
     async def _prepare(self) -> tuple[str, list[dict], dict, TurnConfig]:
         host, engine = self.host, self.engine
         self.model = resolve_model(await call_hook(host.agent, "get_model"))  # a raise names get_model()
+        if self.fork is not None and self.fork.live_model not in (None, "recorded"):
+            self.model = resolve_model(self.fork.live_model)  # fork(model=...): the rest runs on it
         self.secrets |= secrets_of(self.model)
         engine.resolved_model = self.model.model
         preload_for(self.model)  # a hosted model's litellm import runs while hooks and context assemble
@@ -284,8 +304,11 @@ class Turn:
         self._observe = host.observes("on_chunk")
         engine.resolved_tools = tools
         messages = await self._history_messages()
+        if self.fork is not None and isinstance(self.fork.record.get("system"), str):
+            system = self.fork.record["system"]  # as the recorded turn saw it
         ctx = TurnContext(system, messages, dict(tools), self.model.model, self.continuation, self.body,
                           self.request_id, self.trigger)
+        self.capture.data["system"] = ctx.system
         config = TurnConfig.coerce(await self.hooks.fire("before_turn", ctx)) or TurnConfig()
         self.secrets |= secrets_of(config)
         if ctx.model != self.model.model:  # edited in place (step mode, or a hook that mutates ctx)
@@ -296,10 +319,22 @@ class Turn:
         final, messages, tools, config = self._apply(config, ctx.system, ctx.messages, edited)
         if final == system and system != base:  # the block's, not a hook's: name the tools offered in the end
             final = self._channel_system(capabilities.system_for_turn(base, tools, self.model.model))
+        final = self._system_sent(final)
         self.action_grant = await turn_grant(host, TurnContext(final, messages, tools, self.model.model,
                                                                self.continuation, self.body, self.request_id,
                                                                self.trigger))
         return final, messages, tools, config
+
+    def _system_sent(self, final: str) -> str:
+        """The turn's system prompt after `before_turn`, kept in the record when it differs from what
+        `before_turn` saw (a hook's config, an edit in step mode); a fork past `before_turn` takes
+        the recorded one (it is before the fork point)."""
+        record = self.fork.record if self.fork is not None else None
+        if record is not None and self.fork.site != "before_turn" and isinstance(record.get("system_sent"), str):
+            final = record["system_sent"]
+        if final != self.capture.data.get("system"):
+            self.capture.data["system_sent"] = final
+        return final
 
     async def _history_messages(self) -> list[dict]:
         """The model messages of the history (this turn's own stored message left out: its steps
@@ -389,6 +424,8 @@ class Turn:
         system, base_messages, tools, config = await self._prepare()
         self._watch_stalls(config)
         ran, paused = await self._run_approved_tools(tools)
+        if ran:
+            self.capture.flag("approved")
         if paused:  # waiting for the user again: no model call until that approval is decided
             return
         if ran and config.messages is None:
@@ -402,6 +439,7 @@ class Turn:
         self.send_reasoning = bool(reasoning)
         stop_when = steps.stop_conditions(config.stop_when)  # with max_steps, as Think's stepCountIs(maxSteps)
         system, options = self._structure(config, system, tools, options)
+        self.capture.turn(self.model.model if self.model else "", tools, config, max_steps, self.compactions)
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
         if self.continuation:
             start["messageMetadata"] = {"continuation": True}
@@ -411,12 +449,13 @@ class Turn:
             self.step = step
             if step and config.messages is None and await self.overflow.before_step(self.steps):
                 base_messages = await self._history_messages()  # compacted; this turn's steps go on top
+                self.capture.flag("compacted")
             plan = await self._plan_step(step, system, base_messages, tools, options, last=step == max_steps - 1)
             await self.emit({"type": "start-step"})
             schemas = [t.schema() for t in plan.offered.values()]
             self.tracer.model_call(plan.model.model, step, sent(plan.model, plan.sent, schemas,
                                                                 plan.options).summary(len(schemas)))
-            outcome = await stream_step(plan.model, plan.sent, schemas, self.emit, **plan.options)
+            outcome = await self._stream(plan, schemas, step)
             self._add_usage(outcome)
             self._persist()  # a kernel killed while tools run leaves parts the next turn repairs
             results, paused = await self._run_tools(plan, outcome, step)
@@ -433,6 +472,18 @@ class Turn:
         if self.final is not None and self.output is None and not paused:
             raise self.final.failure(len(self.steps), self.final_error)
         await self.emit({"type": "finish", "finishReason": finish, "messageMetadata": self._metadata()})
+
+    async def _stream(self, plan: _Step, schemas: list[dict], step: int) -> StepOutcome:
+        """The step's model call (`stream_step`), its output kept for the turn's record; a forked
+        turn's step before its fork point is played back from the record instead."""
+        recorded = self.fork.step_model(step) if self.fork is not None else None
+        self.capture.chunks = []
+        try:
+            outcome = await stream_step(recorded or plan.model, plan.sent, schemas, self.emit, **plan.options)
+            self.capture.step(self.capture.chunks, outcome.usage, outcome.finish_reason)
+        finally:
+            self.capture.chunks = None
+        return outcome
 
     def _structure(self, config: TurnConfig, system: str, tools: dict, options: dict) -> tuple[str, dict]:
         """For a structured turn (an `output_type`): set `self.final`, the hidden final-answer
@@ -457,10 +508,13 @@ class Turn:
         messages = base_messages + to_model_messages([self.acc.message])
         plan = _Step(self.model, system, messages, tools, dict(options))
         chosen = False
-        if self.host.overrides("before_step"):
+        stepper = self.hooks.stepper
+        if self.host.overrides("before_step") or (stepper is not None and stepper.pauses("before_step")):
             ctx = PrepareStepContext(step, list(self.steps), messages, self.model.model, system, dict(tools),
                                      list(tools), self.request_id)
             config = StepConfig.coerce(await self.hooks.fire("before_step", ctx, step=step))
+            if stepper is not None:  # what the user changed while paused there (a fork point)
+                _edited_step(plan, ctx, messages)
             self._apply_step(plan, config)
             chosen = config.tool_choice is not None
         plan.offered = dict(plan.tools)
@@ -470,6 +524,8 @@ class Turn:
                 plan.options["tool_choice"] = self.final.forced
             plan.offered[self.final.name] = self.final.tool
         plan.sent = ([{"role": "system", "content": plan.system}] if plan.system else []) + plan.messages
+        # images and files as this model takes them, old ones evicted (the stored messages never change)
+        plan.sent = media.for_model(plan.sent, plan.model, MediaEviction.coerce(self.host.media_eviction))
         return plan
 
     def _apply_step(self, plan: _Step, config: StepConfig) -> None:
@@ -495,7 +551,7 @@ class Turn:
         own: validated into `self.output`, never shown to the tool hooks (Think's final tool is
         not wrapped for them). Returns (results in call order, paused)."""
         final = self.final.name if self.final is not None else None
-        runner = StepTools(self.hooks, plan.tools, self.emit, plan.sent, step)
+        runner = StepTools(self.hooks, plan.tools, self.emit, plan.sent, step, fork=self.fork)
         results, paused = await runner.run([call for call in outcome.tool_calls if call.name != final])
         for call in outcome.tool_calls:
             if call.name == final:
@@ -563,6 +619,8 @@ class Turn:
         cost = _cost_usd(metadata["model"], usage)
         if cost is not None:
             metadata["cost_usd"] = cost
+        if self.fork is not None:  # the versions switcher's label, and what compare() reports
+            metadata["fork"] = self.fork.metadata()
         if self.reply_attachments:  # Think's reply attachments (`ActionContext.attach_reply`)
             metadata["attachments"] = list(self.reply_attachments)
         return metadata
@@ -629,6 +687,25 @@ class Turn:
         self.engine.save_assistant(stored, self.generation)  # nothing after a clear under this turn
         return stored
 
+    def save_record(self) -> None:
+        """Store the turn's record (`think_nb.store.records`), unless its reply was not stored
+        (the conversation was cleared under it)."""
+        from think_nb.store.records import RecordRow
+
+        reply = self._stored_form() if self.acc.parts else None
+        if reply is not None and self.engine.conversation.get(reply["id"]) is None:
+            return
+        record = self.capture.finish(reply)
+        if self.fork is not None:
+            record["fork"] = self.fork.metadata()
+        if self.secrets:  # the turn's credential values, wherever user code put them (a hook's options)
+            text = jsonsafe.dumps_plain(record, jsonsafe.STORED_DEPTH)
+            if any(secret in text for secret in self.secrets):
+                record = jsonsafe.loads_stored(scrub(text, self.secrets))
+        self.engine.store.records.save(RecordRow(self.request_id, self.conversation_key, self.parent_id,
+                                                 reply["id"] if reply else None,
+                                                 class_version(type(self.host.agent)), record))
+
     def _stored_form(self) -> dict:
         """The turn's message as stored and reported: without the final-answer calls' parts
         (Think's `_stripInternalFinalAnswerParts`) and, with `send_reasoning` off, without reasoning."""
@@ -652,6 +729,27 @@ class _Step:
     options: dict
     offered: dict = field(default_factory=dict)
     sent: list[dict] = field(default_factory=list)
+
+
+def _emitted_by_tool(chunk: dict) -> bool:
+    """A chunk a running tool emitted besides its result: a `data-*` part (a sub-agent's progress)
+    or a streaming tool's preliminary output."""
+    kind = str(chunk.get("type", ""))
+    return CURRENT_TOOL_CALL.get() is not None and (
+        (kind.startswith("data-") and kind != "data-tool-decision") or bool(chunk.get("preliminary")))
+
+
+def _edited_step(plan: _Step, ctx: PrepareStepContext, messages: list[dict]) -> None:
+    """Apply to `plan` what the user changed in a paused `before_step`'s context: the system
+    prompt, the messages, the model, the active tools."""
+    if ctx.system != plan.system:
+        plan.system = ctx.system
+    if ctx.messages != messages:
+        plan.messages = ctx.messages
+    if ctx.model != plan.model.model:
+        plan.model = resolve_model(ctx.model)
+    if list(ctx.active_tools) != list(plan.tools):
+        plan.tools = {name: t for name, t in plan.tools.items() if name in ctx.active_tools}
 
 
 def _ledger_input(inputs: dict[str, Any], part: dict) -> tuple[dict, bool]:

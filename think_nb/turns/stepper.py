@@ -7,8 +7,9 @@
     stepper.run()                                 # finish without pausing (or stepper.cancel())
 
 Pauses: `before_turn`, each `before_tool_call`, each `after_tool_call`, each `on_step_finish`,
-`on_chat_error` (a failed turn) and `on_chat_response`. While paused, the turn waits on the
-kernel's event loop; a synchronous
+`on_chat_error` (a failed turn) and `on_chat_response`. At `after_tool_call`, changing
+`event.ctx.output` (or `success` / `error`) changes the call's result the model reads next. While
+paused, the turn waits on the kernel's event loop; a synchronous
 `next()` drives that loop until the next pause (nest_asyncio2, which ipykernel ≥ 7.4 ships, is
 applied lazily to the running loop; outside a kernel the stepper owns a private loop). The
 panel shows "paused at <hook>". The stored transcript records what really happened.
@@ -120,6 +121,13 @@ class Stepper:
         return self.run()
 
     # -- called by the turn (HookSite) ----------------------------------------------------------
+    def pauses(self, hook: str) -> bool:
+        """Whether the turn pauses at `hook` (every hook but `UNPAUSED`'s; a fork's stepper also
+        pauses at its `before_step` fork point)."""
+        from think_nb.turns.hooksite import UNPAUSED
+
+        return hook not in UNPAUSED
+
     async def _pause(self, hook: str, ctx: Any, step: int | None, tool: str | None) -> Any:
         if self._auto:
             return None

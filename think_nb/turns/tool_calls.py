@@ -5,7 +5,8 @@ new input), block (the reason becomes the output) or substitute an output; a too
 approval does not run, the stream emits `tool-approval-request` and the turn pauses there
 (Think's `needsApproval`); a tool that raises, an unknown tool or invalid input becomes a
 `tool-output-error` whose text goes back to the model, and the turn goes on; `after_tool_call`
-sees every outcome with its duration in milliseconds, before the call's result chunk is emitted.
+sees every outcome with its duration in milliseconds, before the call's result chunk is emitted
+(in step mode, what the user leaves in its `output` / `success` / `error` is the call's result).
 A `before_tool_call`, `after_tool_call` or `needs_approval` predicate that raises fails its call
 the same way (the text names the hook), never the turn (Think: a throw becomes the tool's
 error), so a failing hook never leaves its call without a result. Calls a tool makes from inside
@@ -36,6 +37,7 @@ from think_nb.tools.tool import (
     Tool,
     ToolInputError,
     dump_output,
+    dump_output_later,
 )
 from think_nb.turns.hooks import HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext
 
@@ -68,6 +70,9 @@ class StepTools:
     emit: Emit
     messages: list[dict]
     step_number: int = 0
+    fork: Any = None
+    """A forked turn's `think_nb.turns.fork.ForkPlan`: a call it has a recorded result for gets that
+    result instead of running (after the approval gate and `before_tool_call`)."""
 
     async def run(self, calls: list[ToolCall]) -> tuple[list[dict], bool]:
         """Returns (results as `{toolCallId, toolName, output | errorText}` in call order,
@@ -192,6 +197,11 @@ class StepTools:
             await self.hooks.fire("after_tool_call", result_ctx, step=self.step_number, tool=name)
         except HookError as exc:
             return False, None, self._hook_failed(exc, "the call's result was discarded")
+        if self.hooks.stepper is not None and parent is None:  # step mode: the result as the user left it
+            edited = (bool(result_ctx.success), result_ctx.output, result_ctx.error)
+            if edited != outcome:
+                return (True, dump_output(edited[1]), None) if edited[0] else \
+                    (False, None, str(edited[2] or "The tool failed."))
         return outcome
 
     def _hook_failed(self, exc: HookError, consequence: str) -> str:
@@ -243,6 +253,12 @@ class StepTools:
             return True, decision.reason or f"Tool {name!r} was blocked by before_tool_call.", None
         if decision.action == "substitute":
             return True, dump_output(decision.output), None
+        if self.fork is not None:
+            recorded = self.fork.recorded_outcome(call_id, name, arguments)
+            if recorded is not None:  # a forked turn: the recorded result, and what the call emitted
+                for chunk in recorded[1]:
+                    await self.emit(chunk)
+                return recorded[0]
         try:
             if tool is None:
                 available = ", ".join(sorted(self.tools)) or "none"
@@ -250,11 +266,11 @@ class StepTools:
             if tool.streaming:  # each yield is a preliminary output; the last one is the result
                 last = None
                 async for value in tool.stream(arguments):
-                    last = dump_output(value)
+                    last = await dump_output_later(value)
                     await self.emit({"type": "tool-output-available", "toolCallId": call_id, "output": last,
                                      "preliminary": True})
                 return True, last, None
-            return True, dump_output(await tool.invoke(arguments)), None
+            return True, await dump_output_later(await tool.invoke(arguments)), None
         except (asyncio.CancelledError, KeyboardInterrupt, ApprovalRequired, HookError, StopTurn):
             raise  # an abort, or the kernel's interrupt: the turn ends `aborted`; a pause (see execute); a
             # turn hook failing while the tool runs (`on_chunk` on a preliminary output) ends the turn

@@ -106,7 +106,7 @@ class Tracer:
             last["count"] += 1  # the group's summary is written by rows_out (a delta costs no string work)
             if text and len(last["text"]) < SUMMARY_CHARS:
                 last["text"] = (last["text"] + text)[:SUMMARY_CHARS]
-            last["duration_ms"] = round(t - last["t_ms"], 3)
+            last["end_ms"] = t  # its duration is worked out once, by rows_out (no rounding per delta)
             return
         tool = self._tool_names.get(call, call) if call else None
         output = chunk.get("output")
@@ -132,8 +132,9 @@ class Tracer:
     def rows_out(self) -> list[dict]:
         """The trace rows as stored and shown (bookkeeping keys dropped; a chunk group's summary
         says how many chunks, their text so far and how often `on_chunk` saw them)."""
-        return [{k: v for k, v in r.items() if k not in ("count", "text", "call", "observed", "observed_ms")}
-                | ({"summary": _group_summary(r)} if r["kind"] == "chunks" else {}) for r in self.rows]
+        return [{k: v for k, v in r.items() if k not in ("count", "text", "call", "observed", "observed_ms", "end_ms")}
+                | ({"summary": _group_summary(r)} if r["kind"] == "chunks" else {})
+                | ({"duration_ms": round(r["end_ms"] - r["t_ms"], 3)} if "end_ms" in r else {}) for r in self.rows]
 
     def save(self, traces: TraceStore) -> None:
         """Store the rows and the recording (`think_nb.store.traces`)."""

@@ -69,6 +69,7 @@ from think_nb.tools.tool import (
     Tool,
     ToolInputError,
     dump_output,
+    dump_output_later,
     from_function,
 )
 from think_nb.tools.toolset import resolve_tools
@@ -282,7 +283,7 @@ class _Run:
         """Run an inner tool call, through the turn's `before_tool_call` / `after_tool_call` when
         there is a turn (`CURRENT_TOOL_RUNNER`), directly otherwise."""
         async def run(given: dict) -> Any:
-            return dump_output(await tool.invoke(given))
+            return await dump_output_later(await tool.invoke(given))
 
         runner = CURRENT_TOOL_RUNNER.get()
         if runner is None or call_id is None:

@@ -168,18 +168,32 @@ class _Headers:
         return {"user-agent": USER_AGENT, **headers}
 
 
-class _Fetcher:
-    def __init__(self, hosts: list[str], private: list[Network], max_bytes: int, timeout: float,
-                 max_redirects: int, workspace: Any, inline_chars: int, headers: _Headers) -> None:
-        self.hosts, self.private, self.max_bytes, self.timeout = hosts, private, max_bytes, timeout
-        self.max_redirects, self.workspace, self.inline_chars = max_redirects, workspace, inline_chars
-        self.headers = headers
+class UrlGuard:
+    """The allowlist and the SSRF guard of one URL, shared by `fetch` and the browser tools
+    (think_nb/browser/): `await guard.check(url)` returns `(url, host, the checked address)` or
+    raises `_Refused` (`invalid_url`, `not_allowed`, `dns_error`, `blocked_address`).
 
-    def _allowed_host(self, host: str) -> bool:
-        return any(host == h or (h.startswith("*.") and host.endswith(h[1:])) for h in self.hosts)
+    `hosts` are lowercased patterns (`"example.com"`, `"*.example.com"`, and, for the browser tools,
+    `"127.0.0.1:8000"`: that host on that port only); `private` the networks allowed despite the guard."""
+
+    def __init__(self, hosts: list[str], private: list[Network], off: str = "fetch is off: no hosts are allowed "
+                 "(fetch_tool(allowed_hosts=[...]))") -> None:
+        self.hosts, self.private, self.off = hosts, private, off
+
+    def _allowed_host(self, host: str, port: int | None = None) -> bool:
+        for pattern in self.hosts:
+            name, only = _host_port(pattern)
+            if only is not None and port != only:
+                continue
+            if host == name or (name.startswith("*.") and host.endswith(name[1:])):
+                return True
+        return False
+
+    async def check(self, url: str) -> tuple[str, str, str]:
+        """(url, host, the checked address to connect to) or `_Refused`."""
+        return await self._check(url)
 
     async def _check(self, url: str) -> tuple[str, str, str]:
-        """(url, host, the checked address to connect to) or `_Refused`."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _Refused("invalid_url", f"{url!r} is not an http(s) URL")
@@ -187,13 +201,14 @@ class _Fetcher:
             raise _Refused("invalid_url", "URLs with credentials are not fetched")
         host = parts.hostname.lower()
         if not self.hosts:
-            raise _Refused("not_allowed", "fetch is off: no hosts are allowed (fetch_tool(allowed_hosts=[...]))")
-        if not self._allowed_host(host):
-            raise _Refused("not_allowed", f"host {host!r} is not in the allowed hosts")
+            raise _Refused("not_allowed", self.off)
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
             raise _Refused("invalid_url", f"{url!r} has an invalid port") from None
+        if not self._allowed_host(host, port):
+            where = f"'{host}:{port}'" if any(_host_port(h)[1] is not None for h in self.hosts) else repr(host)
+            raise _Refused("not_allowed", f"host {where} is not in the allowed hosts")
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
@@ -207,6 +222,15 @@ class _Fetcher:
                 raise _Refused("blocked_address", f"{host!r} resolves to {ip}, a private or loopback address; "
                                                   "it is refused unless allowed with allow_private")
         return url, host, addresses[0]
+
+
+class _Fetcher(UrlGuard):
+    def __init__(self, hosts: list[str], private: list[Network], max_bytes: int, timeout: float,
+                 max_redirects: int, workspace: Any, inline_chars: int, headers: _Headers) -> None:
+        super().__init__(hosts, private)
+        self.max_bytes, self.timeout = max_bytes, timeout
+        self.max_redirects, self.workspace, self.inline_chars = max_redirects, workspace, inline_chars
+        self.headers = headers
 
     async def get(self, url: str, headers: Any = None) -> dict:
         """The whole fetch — lookups, redirects, headers and body — within one deadline of
@@ -290,6 +314,17 @@ class _Fetcher:
         fs.pipe_file(path, text.encode("utf-8"))
         return {**out, "path": path, "preview": text[:2000],
                 "note": f"The whole content ({len(text)} characters) was written to {path}; read or grep it there."}
+
+
+def _host_port(pattern: str) -> tuple[str, int | None]:
+    """`"example.com"` -> (example.com, None); `"127.0.0.1:8000"` and `"[::1]:8000"` -> (host, 8000);
+    `"::1"` -> (::1, None)."""
+    match = re.fullmatch(r"\[([0-9a-f:.]+)\](?::(\d+))?|([^:]+):(\d+)", pattern)
+    if match is None:
+        return pattern, None
+    if match.group(1) is not None:
+        return match.group(1), int(match.group(2)) if match.group(2) else None
+    return match.group(3), int(match.group(4))
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

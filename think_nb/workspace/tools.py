@@ -17,6 +17,7 @@ signatures and docstrings below); what each one does is `think_nb.workspace.ops`
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -52,9 +53,27 @@ def read_tool(fs: Any) -> Tool:
             offset: first line to return (1-based)
             limit: number of lines to return
         """
-        return ops.read(resolve(fs), path, offset, limit)
+        found = ops.read(resolve(fs), path, offset, limit)
+        return with_media(resolve(fs), found)
 
     return from_function(read)
+
+
+MAX_MEDIA_READ = 3_500_000
+"""Largest image or PDF `read` hands the model (bytes; Think's 3.5 MB): larger ones stay a descriptor."""
+
+
+def with_media(fs: Any, found: dict) -> dict:
+    """Think's `read` of an image or a PDF as the model gets it (its `toModelOutput`): the descriptor
+    as text, then the file as image or file content (`think_nb.messages.media`); anything else as is."""
+    if found.get("kind") not in ("image", "file") or found.get("sizeBytes", 0) > MAX_MEDIA_READ:
+        return found
+    from think_nb import jsonsafe
+
+    data = fs.cat_file(ops._resolve(fs, found["path"])[1])
+    kind = "image-data" if found["kind"] == "image" else "file-data"
+    item = {"type": kind, "data": base64.b64encode(data).decode("ascii"), "mediaType": found["mediaType"]}
+    return {"type": "content", "value": [{"type": "text", "text": jsonsafe.dumps(found)}, item]}
 
 
 def write_tool(fs: Any, *, approval: bool = False) -> Tool:

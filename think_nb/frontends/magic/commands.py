@@ -15,6 +15,8 @@ SUBCOMMANDS: dict[str, Command] = {
     "files": files.FILES,
     "step": turns.STEP,
     "trace": turns.TRACE,
+    "history": turns.HISTORY,
+    "fork": turns.FORK,
     "schedules": turns.SCHEDULES,
     "export": turns.EXPORT,
     "kernel": kernel.KERNEL,

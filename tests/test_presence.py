@@ -1,0 +1,51 @@
+"""`think_nb.store.presence`: one query says which subsystems of an agent have rows; each answer
+is checked against rows written the way the subsystem writes them, and a new agent reads as `NEW`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from think_nb.store import AgentStore, open_database
+from think_nb.store.presence import NEW, Presence, presence
+
+
+def test_each_subsystem_is_seen_alone_and_a_new_agent_has_nothing(tmp_path: Path) -> None:
+    db = open_database(tmp_path / "p.sqlite")
+    assert presence(db, "A:new") == NEW
+    AgentStore(db, "A:a", "A", "a")  # registered with the next write
+    assert presence(db, "A:a") == NEW
+    old = time.time() - 400 * 24 * 3600
+    writes = {
+        "state": "INSERT INTO think_agent_state VALUES (?, 'leaf_id', '\"m\"')",
+        "interrupted": "INSERT INTO think_turns (agent_key, request_id, trigger, status, started_at, owner) "
+                       "VALUES (?, 'r', 'send', 'running', 0, 'dead-process')",
+        "child_runs": "INSERT INTO think_child_runs (agent_key, run_id, child_key, child_class, child_name, status, "
+                      "owner, started_at) VALUES (?, 'run', 'c', 'C', 'c', 'running', 'dead-process', 0)",
+        "expired_actions": "INSERT INTO think_action_pending_approvals VALUES (?, 'e', 'act', 'call', NULL, '{}', "
+                           f"NULL, {old})",
+        "submissions": "INSERT INTO think_submissions (agent_key, id, status, messages, digest, created_at) "
+                       "VALUES (?, 's', 'pending', '[]', '', 0)",
+        "mcp_servers": "INSERT INTO think_mcp_servers VALUES (?, 'm', 'stdio', 'x', '[]', '{}', '{}', 'false', 1, 0)",
+        "extensions": "INSERT INTO think_extensions VALUES (?, 'e', '1', '{}', '', 0)",
+        "schedules": "INSERT INTO think_schedules (agent_key, id, source, kind, spec, task, task_repr, digest, anchor, "
+                     "created_at, updated_at) VALUES (?, 't', 'runtime', 'once', 'x', '{}', 'x', 'd', 0, 0, 0)",
+    }
+    for n, (field, sql) in enumerate(writes.items()):
+        key = f"A:{n}"
+        AgentStore(db, key, "A", str(n))
+        db.execute(sql, (key,))  # the write registers the agent in the same transaction
+        assert presence(db, key) == Presence(registered=True, **{f: f == field for f in writes}), field
+    assert presence(db, "A:a") == Presence(True, *(False,) * 8)  # registered by the writes, nothing stored
+
+
+def test_rows_a_live_process_owns_or_not_expired_do_not_count(tmp_path: Path) -> None:
+    from think_nb.store import owners
+
+    db = open_database(tmp_path / "p.sqlite")
+    AgentStore(db, "A:a", "A", "a")
+    db.execute("INSERT INTO think_turns (agent_key, request_id, trigger, status, started_at, owner) "
+               "VALUES ('A:a', 'r', 'send', 'running', 0, ?)", (owners.PROCESS,))
+    db.execute("INSERT INTO think_action_pending_approvals VALUES ('A:a', 'e', 'act', 'call', NULL, '{}', NULL, ?)",
+               (time.time(),))
+    assert presence(db, "A:a") == Presence(True, *(False,) * 8)
