@@ -116,7 +116,7 @@ class RayRun:
             batch_format="pandas", batch_size=8, concurrency=self.concurrency, num_cpus=self.num_cpus,
             max_restarts=2, max_task_retries=2)
         lane = self.agent.sub_agent(type(self.agent), lane_name(self.run_id, "ray"))
-        batches = dataset.iter_batches(batch_format="pandas", batch_size=None)
+        batches = iter(dataset.iter_batches(batch_format="pandas", batch_size=None))  # an iterable: next() needs its iterator
         while (batch := await asyncio.to_thread(next, batches, None)) is not None:  # Ray blocks: off the loop
             for record in batch.to_dict("records"):
                 self._store(lane, record)
