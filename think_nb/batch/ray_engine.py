@@ -1,0 +1,134 @@
+"""`engine="ray"`: the rows of a batch run go through Ray Data (`pip install 'think-nb[ray]'`).
+
+    ray.init(num_cpus=2)                      # or ray.init(address="ray://head:10001") to join a cluster
+    results = await agent.map(df, "Classify: {text}", engine="ray", concurrency=4, num_cpus=1)
+
+The pending rows become a Ray Dataset (`ray.data.from_pandas`) mapped with `map_batches` over an
+actor pool (`concurrency` actors, `num_cpus` each); each actor holds one agent of the agent's
+class, which travels to the workers by cloudpickle (a class defined in a notebook cell is pickled
+by value) and runs each row as the local engine does (`think_nb.batch.local.row_turn`), in a new
+session of an agent in a SQLite file of the worker's own. Workers never write the notebook's file:
+each returns its rows' results and transcripts, and the driver stores each transcript as a new
+session of one lane sub-agent (`map-<run id>-ray`, through `import_messages`' trust boundary) and
+settles the row in the ledger, in the order Ray hands the batches back. A worker that dies mid-row
+is retried by Ray (`max_restarts`, `max_task_retries`), and the driver stores the row once (its
+ledger row settles once). The driver claims the rows as it submits them; a driver killed mid-run
+leaves them `running` without a conversation, so the same call runs them again (their tools may
+have run in a worker: say so if that matters).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from typing import Any
+
+from think_nb.batch import outcome
+from think_nb.batch.local import lane_name, row_turn
+from think_nb.batch.rows import Row
+from think_nb.binding import runtime_of
+from think_nb.errors import UserError
+from think_nb.messages import new_id
+from think_nb.store.batch import BatchRows
+
+__all__ = ["RayRun"]
+
+Agent = Any
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UserError("engine='ray' needs Ray: pip install 'think-nb[ray]' (or pip install 'ray[data]').") from None
+    return ray
+
+
+class _RowWorker:
+    """A Ray actor: one agent of the user's class in a SQLite file of its own; runs a batch of rows."""
+
+    def __init__(self, blob: bytes, run_id: str, output_type_blob: bytes, approvals: str) -> None:
+        from ray import cloudpickle
+
+        cls, name = cloudpickle.loads(blob)
+        self.output_type = cloudpickle.loads(output_type_blob)
+        self.run_id, self.approvals = run_id, approvals
+        folder = tempfile.mkdtemp(prefix="think-nb-ray-")
+        os.environ["THINK_NB_DB"] = os.path.join(folder, "worker.sqlite")  # never the notebook's file
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        self.agent = cls(name)
+
+    def __call__(self, batch: Any) -> Any:
+        from ray import cloudpickle
+        import pandas as pd
+
+        from think_nb.aio import script_loop
+
+        out = []
+        for key, text, context in zip(batch["key"], batch["text"], batch["context"], strict=True):
+            row = Row(key, 0, key, text, cloudpickle.loads(context))
+            out.append(script_loop().run_until_complete(self._one(row)))
+        return pd.DataFrame(out, columns=["key", "status", "error", "output", "duration_s", "transcript"])
+
+    async def _one(self, row: Row) -> dict[str, Any]:
+        self.agent.create_session(f"map {self.run_id} {row.key}", switch=True)
+        started = time.monotonic()
+        try:
+            status, error, output = await row_turn(self.agent, row, self.run_id, self.output_type, self.approvals)
+        except Exception as exc:  # noqa: BLE001 - the row's failure is its error, the batch goes on
+            status, error, output = "error", f"{type(exc).__name__}: {exc}", None
+        dumped = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
+        return {"key": row.key, "status": status, "error": error, "output": json.dumps(dumped),
+                "duration_s": time.monotonic() - started, "transcript": json.dumps(self.agent.get_messages())}
+
+
+class RayRun:
+    """One call of `map(engine="ray")` (see the module docstring)."""
+
+    def __init__(self, agent: Agent, run_id: str, store: BatchRows, *, concurrency: int, num_cpus: float,
+                 output_type: type | None, approvals: str, on_settled: Any) -> None:
+        if approvals == "ask":
+            raise UserError("map(engine='ray', approvals='ask'): a Ray worker has no panel to ask; use "
+                            "approvals='deny', or the local engine.")
+        self.agent, self.run_id, self.store = agent, run_id, store
+        self.concurrency, self.num_cpus = concurrency, num_cpus
+        self.output_type, self.approvals, self.on_settled = output_type, approvals, on_settled
+
+    async def go(self, todo: list[Row]) -> None:
+        if not todo:
+            return
+        ray = _ray()
+        from ray import cloudpickle
+        import pandas as pd
+
+        if not ray.is_initialized():
+            raise UserError("engine='ray' needs a Ray cluster: call ray.init() (a local one) or "
+                            "ray.init(address=...) first.")
+        claimed = [r for r in todo if self.store.claim(self.run_id, r.key, new_id("req"))]
+        frame = pd.DataFrame({"key": [r.key for r in claimed], "text": [r.text for r in claimed],
+                              "context": [cloudpickle.dumps(r.context) for r in claimed]})
+        blob = cloudpickle.dumps((type(self.agent), f"{self.agent.name}-ray-worker"))
+        dataset = ray.data.from_pandas(frame).map_batches(
+            _RowWorker, fn_constructor_args=(blob, self.run_id, cloudpickle.dumps(self.output_type), self.approvals),
+            batch_format="pandas", batch_size=8, concurrency=self.concurrency, num_cpus=self.num_cpus,
+            max_restarts=2, max_task_retries=2)
+        lane = self.agent.sub_agent(type(self.agent), lane_name(self.run_id, "ray"))
+        batches = iter(dataset.iter_batches(batch_format="pandas", batch_size=None))  # an iterable: next() needs its iterator
+        while (batch := await asyncio.to_thread(next, batches, None)) is not None:  # Ray blocks: off the loop
+            for record in batch.to_dict("records"):
+                self._store(lane, record)
+
+    def _store(self, lane: Agent, record: dict) -> None:
+        """Store one worker row as a session of the driver's lane and settle it in the ledger."""
+        session_id = lane.create_session(f"map {self.run_id} {record['key']}", switch=True)
+        runtime = runtime_of(lane)
+        conversation_id = runtime.store.conversation_key(session_id)
+        self.store.bind(self.run_id, record["key"], conversation_id)
+        lane.import_messages(json.loads(record["transcript"]))
+        result = outcome.of_messages(runtime.store.messages.branch(), record["status"], record["error"],
+                                     json.loads(record["output"]), float(record["duration_s"]), conversation_id)
+        if self.store.settle(self.run_id, record["key"], record["status"], record["error"], result):
+            self.on_settled(result)
