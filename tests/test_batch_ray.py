@@ -1,27 +1,52 @@
-"""`agent.map(engine="ray")` on a local Ray cluster (`ray.init(num_cpus=2)`): the same results table
-and stored conversations as the local engine (`think_nb.batch.ray_engine`)."""
+"""`agent.map(engine="ray")` on a local Ray cluster (`ray.init(num_cpus=2)`), `think_nb.batch.ray_engine`:
+the same results table and stored conversations as the local engine; an actor SIGKILLed while a row
+is in flight loses nothing and each row is stored once; the engine uses the cluster it is given
+and leaves it running.
+
+Ray is the `ray` extra, which CI installs (`.ci/setup`): without it this module fails to import
+(no skip)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+import ray
 
 from think_nb import Think, UserError, tool
 from think_nb.batch.local import open_conversation
+from think_nb.batch.ray_engine import BATCH_SIZE
 from think_nb.binding import runtime_of
 from think_nb.testing import FunctionModel
 from think_nb.testing import ScriptedModel as S
 
-ray = pytest.importorskip("ray", reason="the ray extra: pip install 'think-nb[ray]'")
+ROWS = 120
+SPOOL = ""
+"""A folder the kill test's workers write to (set before the class is pickled, which captures it)."""
+HOLD = 50
+"""The row whose tool waits, in the kill test, until the test has killed the actor running it."""
 
 
 @tool
 def triple(x: int) -> int:
     """Triple x."""
+    if SPOOL:  # the kill test: one line per run of the tool, in whichever process runs it
+        spool = Path(SPOOL)
+        with open(spool / "ran.log", "a") as f:
+            f.write(f"{x} {os.getpid()}\n")
+        if x == HOLD:
+            (spool / f"hold-{os.getpid()}").write_text("")
+            while not (spool / "released").exists():  # until the test has SIGKILLed this process
+                time.sleep(0.02)
     return 3 * x
 
 
@@ -46,6 +71,17 @@ class Tripler(Think):  # pickled by value below, as a class defined in a noteboo
         return [triple]
 
 
+def frame(rows: int = ROWS) -> pd.DataFrame:
+    return pd.DataFrame({"n": range(rows)}, index=[f"r{i}" for i in range(rows)])
+
+
+async def test_without_a_ray_cluster_the_engine_says_to_start_one() -> None:
+    assert not ray.is_initialized()  # runs before the cluster fixture (this module's first test)
+    with pytest.raises(UserError, match=r"ray\.init\(\)"):
+        await Tripler("no-cluster").map(frame(2), "Triple {n}", engine="ray", progress=False)
+    assert not ray.is_initialized()  # the engine never starts Ray itself
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     from ray import cloudpickle
@@ -58,10 +94,12 @@ def cluster() -> Iterator[None]:
         ray.shutdown()
 
 
-def table(results: pd.DataFrame) -> list[tuple]:
-    """The rows as compared across engines (durations and ids differ)."""
-    return [tuple(r) for r in results[["reply", "status", "error", "input_tokens", "output_tokens"]]
-            .astype(object).itertuples(index=True)] + [tuple(results["tool_calls"].map(tuple))]
+def table(results: pd.DataFrame) -> dict[str, list]:
+    """The results table as compared across engines: every column but durations and conversation ids."""
+    assert list(results.columns) == ["reply", "status", "error", "tool_calls", "input_tokens", "output_tokens",
+                                     "cost_usd", "duration_s", "conversation_id"]
+    return {"index": list(results.index), **{c: results[c].astype(object).tolist() for c in results.columns
+                                             if c not in ("duration_s", "conversation_id")}}
 
 
 def transcripts(agent: Think, results: pd.DataFrame) -> list[list[tuple]]:
@@ -71,19 +109,67 @@ def transcripts(agent: Think, results: pd.DataFrame) -> list[list[tuple]]:
              for m in open_conversation(db, cid)] for cid in results["conversation_id"]]
 
 
+def sessions_per_row(agent: Think, run_id: str) -> Counter[str]:
+    """How many stored conversations each row of the run has (session names are `map <run id> <row key>`)."""
+    names = runtime_of(agent).store.db.read("SELECT name FROM think_sessions WHERE name LIKE ?", (f"map {run_id} %",))
+    return Counter(name for (name,) in names)
+
+
 @pytest.mark.allow_stall("ray.init and Ray Data's planning run on the test's loop thread; think_nb's own work "
                          "is off the loop (iter_batches in a thread)")
 async def test_ray_engine_gives_the_local_engine_table_and_stored_conversations(cluster: None) -> None:
-    df = pd.DataFrame({"n": range(40)}, index=[f"r{i}" for i in range(40)])
+    df = frame()
     local_agent, ray_agent = Tripler("local"), Tripler("ray")
     local = await local_agent.map(df, "Triple {n}", run_id="x", concurrency=4, progress=False)
     remote = await ray_agent.map(df, "Triple {n}", run_id="x", concurrency=2, engine="ray", progress=False)
-    assert remote["status"].tolist() == ["completed"] * 40
+    assert remote["reply"].tolist() == [f"triple is {3 * n}" for n in range(ROWS)]
     assert table(remote) == table(local)
     assert transcripts(ray_agent, remote) == transcripts(local_agent, local)
-    assert len(set(remote["conversation_id"])) == 40
+    assert len(set(remote["conversation_id"])) == ROWS
+    assert sessions_per_row(ray_agent, "x") == Counter({f'map x "r{n}"': 1 for n in range(ROWS)})
+    assert ray_agent.runs()[["run_id", "status", "rows", "completed"]].values.tolist() == [["x", "completed", ROWS,
+                                                                                            ROWS]]
     again = await ray_agent.map(df, "Triple {n}", run_id="x", engine="ray", progress=False)  # all settled
     assert again["conversation_id"].tolist() == remote["conversation_id"].tolist()
+    assert ray.is_initialized()  # the cluster it was given is still up: the engine never shuts Ray down
+
+
+@pytest.mark.allow_stall("ray.init and Ray Data's planning run on the test's loop thread; think_nb's own work "
+                         "is off the loop (iter_batches in a thread)")
+async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once(cluster: None,
+                                                                                tmp_path: Path) -> None:
+    """The guarantee: each row is stored once (one conversation, one ledger settlement); its tools run
+    at least once: Ray runs the killed actor's batch (at most BATCH_SIZE rows) again on a restarted
+    actor, so a row of that batch that had run before the kill runs its tools again."""
+    global SPOOL
+    SPOOL = str(tmp_path)
+    try:
+        agent = Tripler("killed")
+        run = asyncio.ensure_future(agent.map(frame(), "Triple {n}", run_id="kill", concurrency=2, engine="ray",
+                                              progress=False))
+        deadline = time.monotonic() + 300
+        while not (holds := list(tmp_path.glob("hold-*"))):  # the actor holding row HOLD is in its tool
+            assert time.monotonic() < deadline and not run.done(), run
+            await asyncio.sleep(0.05)
+        killed = int(holds[0].name.split("-")[1])
+        os.kill(killed, signal.SIGKILL)
+        (tmp_path / "released").write_text("")
+        results = await run
+    finally:
+        SPOOL = ""
+    assert results["status"].tolist() == ["completed"] * ROWS
+    assert results["reply"].tolist() == [f"triple is {3 * n}" for n in range(ROWS)]
+    assert sessions_per_row(agent, "kill") == Counter({f'map kill "r{n}"': 1 for n in range(ROWS)})
+    store = runtime_of(agent).store.db
+    ledger = store.read("SELECT id, status FROM think_submissions WHERE agent_key LIKE '%/map:kill'")
+    assert sorted(ledger) == sorted((f'"r{n}"', "completed") for n in range(ROWS))
+    runs = Counter(int(line.split()[0]) for line in (tmp_path / "ran.log").read_text().splitlines())
+    pids = {int(line.split()[1]) for line in (tmp_path / "ran.log").read_text().splitlines()}
+    assert set(runs) == set(range(ROWS))  # every row's tool ran
+    again = {n for n, count in runs.items() if count > 1}
+    assert HOLD in again and runs[HOLD] == 2, runs  # the killed row ran again, on a restarted actor
+    assert len(again) <= BATCH_SIZE and max(runs.values()) == 2, again  # only the killed actor's batch ran twice
+    assert killed in pids and len(list(tmp_path.glob("hold-*"))) == 2
 
 
 async def test_ray_engine_refuses_what_it_cannot_do() -> None:

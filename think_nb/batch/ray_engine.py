@@ -34,7 +34,11 @@ from think_nb.errors import UserError
 from think_nb.messages import new_id
 from think_nb.store.batch import BatchRows
 
-__all__ = ["RayRun"]
+__all__ = ["BATCH_SIZE", "RayRun"]
+
+BATCH_SIZE = 8
+"""Rows per Ray task: an actor runs them one after another and returns them together (a worker
+that dies loses, and Ray runs again, at most this many rows)."""
 
 Agent = Any
 
@@ -108,18 +112,29 @@ class RayRun:
             raise UserError("engine='ray' needs a Ray cluster: call ray.init() (a local one) or "
                             "ray.init(address=...) first.")
         claimed = [r for r in todo if self.store.claim(self.run_id, r.key, new_id("req"))]
-        frame = pd.DataFrame({"key": [r.key for r in claimed], "text": [r.text for r in claimed],
-                              "context": [cloudpickle.dumps(r.context) for r in claimed]})
+        chunks = [claimed[i:i + BATCH_SIZE] for i in range(0, len(claimed), BATCH_SIZE)]
+        frames = [pd.DataFrame({"key": [r.key for r in chunk], "text": [r.text for r in chunk],
+                                "context": [cloudpickle.dumps(r.context) for r in chunk]}) for chunk in chunks]
         blob = cloudpickle.dumps((type(self.agent), f"{self.agent.name}-ray-worker"))
-        dataset = ray.data.from_pandas(frame).map_batches(
+        dataset = ray.data.from_pandas(frames).map_batches(  # a block, a task, per batch
             _RowWorker, fn_constructor_args=(blob, self.run_id, cloudpickle.dumps(self.output_type), self.approvals),
-            batch_format="pandas", batch_size=8, concurrency=self.concurrency, num_cpus=self.num_cpus,
+            batch_format="pandas", batch_size=BATCH_SIZE, concurrency=self.concurrency, num_cpus=self.num_cpus,
             max_restarts=2, max_task_retries=2)
         lane = self.agent.sub_agent(type(self.agent), lane_name(self.run_id, "ray"))
-        batches = iter(dataset.iter_batches(batch_format="pandas", batch_size=None))  # an iterable: next() needs its iterator
-        while (batch := await asyncio.to_thread(next, batches, None)) is not None:  # Ray blocks: off the loop
-            for record in batch.to_dict("records"):
-                self._store(lane, record)
+        stored: set[str] = set()
+        try:
+            batches = iter(dataset.iter_batches(batch_format="pandas", batch_size=None))  # next() needs the iterator
+            while (batch := await asyncio.to_thread(next, batches, None)) is not None:  # Ray blocks: off the loop
+                for record in batch.to_dict("records"):
+                    if record["key"] not in stored:  # a row Ray handed back twice is stored once
+                        stored.add(record["key"])
+                        self._store(lane, record)
+        finally:  # stopped or failed: the claimed rows not stored are pending again (the next call runs them),
+            for row in claimed:  # or aborted when the run was cancelled (cancel_run)
+                if row.key not in stored:
+                    self.store.requeue(self.run_id, row.key)
+            if len(stored) < len(claimed) and (self.store.run(self.run_id) or {}).get("status") == "cancelled":
+                self.store.abort_pending(self.run_id, "cancelled (cancel_run)")
 
     def _store(self, lane: Agent, record: dict) -> None:
         """Store one worker row as a session of the driver's lane and settle it in the ledger."""
