@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 import time
 from collections import Counter
@@ -82,16 +83,31 @@ async def test_without_a_ray_cluster_the_engine_says_to_start_one() -> None:
     assert not ray.is_initialized()  # the engine never starts Ray itself
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
+    """A local Ray cluster of 2 CPUs that this process starts and joins with `ray.init(address=...)`,
+    as a notebook joins a cluster it did not start. (Its agents' ports are given: a raylet that has to
+    wait for its agents to pick ports aborts after 15 s, which a loaded 2-core machine can exceed.)"""
     from ray import cloudpickle
+    from ray.cluster_utils import Cluster
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    local = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 2, "include_dashboard": False, "metrics_agent_port": free_port(),
+        "metrics_export_port": free_port(), "dashboard_agent_listen_port": free_port(),
+        "runtime_env_agent_port": free_port()})
     try:
+        ray.init(address=local.address, log_to_driver=False)
         yield
     finally:
         ray.shutdown()
+        local.shutdown()
 
 
 def table(results: pd.DataFrame) -> dict[str, list]:
@@ -109,10 +125,13 @@ def transcripts(agent: Think, results: pd.DataFrame) -> list[list[tuple]]:
              for m in open_conversation(db, cid)] for cid in results["conversation_id"]]
 
 
-def sessions_per_row(agent: Think, run_id: str) -> Counter[str]:
-    """How many stored conversations each row of the run has (session names are `map <run id> <row key>`)."""
-    names = runtime_of(agent).store.db.read("SELECT name FROM think_sessions WHERE name LIKE ?", (f"map {run_id} %",))
-    return Counter(name for (name,) in names)
+def sessions_per_row(agent: Think, results: pd.DataFrame) -> Counter[str]:
+    """How many stored conversations each row of a Ray run has in the driver's lane (its session
+    names are `map <run id> <row key>`)."""
+    lanes = {cid.partition("#")[0] for cid in results["conversation_id"]}
+    assert len(lanes) == 1, lanes  # the driver stores every row in one lane sub-agent
+    names = runtime_of(agent).store.db.read("SELECT name FROM think_sessions WHERE agent_key = ?", (lanes.pop(),))
+    return Counter(name for (name,) in names if name.startswith("map "))
 
 
 @pytest.mark.allow_stall("ray.init and Ray Data's planning run on the test's loop thread; think_nb's own work "
@@ -126,7 +145,7 @@ async def test_ray_engine_gives_the_local_engine_table_and_stored_conversations(
     assert table(remote) == table(local)
     assert transcripts(ray_agent, remote) == transcripts(local_agent, local)
     assert len(set(remote["conversation_id"])) == ROWS
-    assert sessions_per_row(ray_agent, "x") == Counter({f'map x "r{n}"': 1 for n in range(ROWS)})
+    assert sessions_per_row(ray_agent, remote) == Counter({f'map x "r{n}"': 1 for n in range(ROWS)})
     assert ray_agent.runs()[["run_id", "status", "rows", "completed"]].values.tolist() == [["x", "completed", ROWS,
                                                                                             ROWS]]
     again = await ray_agent.map(df, "Triple {n}", run_id="x", engine="ray", progress=False)  # all settled
@@ -159,7 +178,7 @@ async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once
         SPOOL = ""
     assert results["status"].tolist() == ["completed"] * ROWS
     assert results["reply"].tolist() == [f"triple is {3 * n}" for n in range(ROWS)]
-    assert sessions_per_row(agent, "kill") == Counter({f'map kill "r{n}"': 1 for n in range(ROWS)})
+    assert sessions_per_row(agent, results) == Counter({f'map kill "r{n}"': 1 for n in range(ROWS)})
     store = runtime_of(agent).store.db
     ledger = store.read("SELECT id, status FROM think_submissions WHERE agent_key LIKE '%/map:kill'")
     assert sorted(ledger) == sorted((f'"r{n}"', "completed") for n in range(ROWS))

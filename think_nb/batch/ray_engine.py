@@ -11,8 +11,11 @@ session of an agent in a SQLite file of the worker's own. Workers never write th
 each returns its rows' results and transcripts, and the driver stores each transcript as a new
 session of one lane sub-agent (`map-<run id>-ray`, through `import_messages`' trust boundary) and
 settles the row in the ledger, in the order Ray hands the batches back. A worker that dies mid-row
-is retried by Ray (`max_restarts`, `max_task_retries`), and the driver stores the row once (its
-ledger row settles once). The driver claims the rows as it submits them; a driver killed mid-run
+is restarted by Ray Data, which runs its batch (`BATCH_SIZE` rows) again on it (its actor fault
+tolerance: restarts and task retries); the driver stores each row once (one conversation, one
+ledger settlement), but the rows of that batch that had run before the death run again in the
+worker, tools included: a row's tools run at least once, its result is stored exactly once. (A row
+that raises is an error row, never a retry: only a dead process is retried.) The driver claims the rows as it submits them; a driver killed mid-run
 leaves them `running` without a conversation, so the same call runs them again (their tools may
 have run in a worker: say so if that matters).
 """
@@ -118,8 +121,8 @@ class RayRun:
         blob = cloudpickle.dumps((type(self.agent), f"{self.agent.name}-ray-worker"))
         dataset = ray.data.from_pandas(frames).map_batches(  # a block, a task, per batch
             _RowWorker, fn_constructor_args=(blob, self.run_id, cloudpickle.dumps(self.output_type), self.approvals),
-            batch_format="pandas", batch_size=BATCH_SIZE, concurrency=self.concurrency, num_cpus=self.num_cpus,
-            max_restarts=2, max_task_retries=2)
+            batch_format="pandas", batch_size=BATCH_SIZE, num_cpus=self.num_cpus,
+            compute=ray.data.ActorPoolStrategy(size=self.concurrency))  # Ray Data restarts a dead actor, retries its task
         lane = self.agent.sub_agent(type(self.agent), lane_name(self.run_id, "ray"))
         stored: set[str] = set()
         try:
