@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
@@ -132,10 +133,8 @@ async def on_ray(rows: int) -> tuple[float, int, int]:
         while not done.wait(0.1):
             for proc in psutil.process_iter(["pid", "cmdline"]):
                 if "_RowWorker" in " ".join(proc.info["cmdline"] or []):
-                    try:
+                    with contextlib.suppress(psutil.Error):
                         peaks[proc.pid] = max(peaks.get(proc.pid, 0), proc.memory_info().rss)
-                    except psutil.Error:
-                        pass
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()

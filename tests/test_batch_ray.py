@@ -125,6 +125,11 @@ def transcripts(agent: Think, results: pd.DataFrame) -> list[list[tuple]]:
              for m in open_conversation(db, cid)] for cid in results["conversation_id"]]
 
 
+def holding(spool: Path) -> list[int]:
+    """The pids of the processes that have held row HOLD in its tool (the kill test)."""
+    return [int(p.name.split("-")[1]) for p in spool.glob("hold-*")]
+
+
 def sessions_per_row(agent: Think, results: pd.DataFrame) -> Counter[str]:
     """How many stored conversations each row of a Ray run has in the driver's lane (its session
     names are `map <run id> <row key>`)."""
@@ -167,10 +172,10 @@ async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once
         run = asyncio.ensure_future(agent.map(frame(), "Triple {n}", run_id="kill", concurrency=2, engine="ray",
                                               progress=False))
         deadline = time.monotonic() + 300
-        while not (holds := list(tmp_path.glob("hold-*"))):  # the actor holding row HOLD is in its tool
+        while not (holds := holding(tmp_path)):  # the actor holding row HOLD is in its tool
             assert time.monotonic() < deadline and not run.done(), run
             await asyncio.sleep(0.05)
-        killed = int(holds[0].name.split("-")[1])
+        killed = holds[0]
         os.kill(killed, signal.SIGKILL)
         (tmp_path / "released").write_text("")
         results = await run
@@ -188,7 +193,7 @@ async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once
     again = {n for n, count in runs.items() if count > 1}
     assert HOLD in again and runs[HOLD] == 2, runs  # the killed row ran again, on a restarted actor
     assert len(again) <= BATCH_SIZE and max(runs.values()) == 2, again  # only the killed actor's batch ran twice
-    assert killed in pids and len(list(tmp_path.glob("hold-*"))) == 2
+    assert killed in pids and len(holding(tmp_path)) == 2
 
 
 async def test_ray_engine_refuses_what_it_cannot_do() -> None:

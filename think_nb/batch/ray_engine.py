@@ -15,9 +15,18 @@ is restarted by Ray Data, which runs its batch (`BATCH_SIZE` rows) again on it (
 tolerance: restarts and task retries); the driver stores each row once (one conversation, one
 ledger settlement), but the rows of that batch that had run before the death run again in the
 worker, tools included: a row's tools run at least once, its result is stored exactly once. (A row
-that raises is an error row, never a retry: only a dead process is retried.) The driver claims the rows as it submits them; a driver killed mid-run
-leaves them `running` without a conversation, so the same call runs them again (their tools may
-have run in a worker: say so if that matters).
+that raises is an error row, never a retry: only a dead process is retried.)
+
+The driver claims the rows as it submits them; a run that stops (Stop, an error) puts the claimed
+rows it has not stored back to pending (aborted when `cancel_run` cancelled it), and a driver
+killed mid-run leaves them `running` without a conversation, so the same call runs them again
+(their tools may have run in a worker).
+
+Ray's lifecycle is the caller's: the engine needs a connected cluster (`ray.init()` or
+`ray.init(address=...)`, else a `UserError` saying so), never starts one and never shuts one down.
+When the cluster is a local one this process started (`ray.init()` in the kernel), the engine
+starts `think_nb/procs/ray_reaper.py` once, so that no process of it outlives the kernel, SIGKILL
+included (Ray's own fate-sharing leaves its agents behind).
 """
 
 from __future__ import annotations
@@ -54,6 +63,30 @@ def _ray() -> Any:
     return ray
 
 
+_REAPER: list[Any] = []
+"""The `think_nb/procs/ray_reaper.py` process this process started (at most one)."""
+
+
+def reap_with_this_process(ray: Any) -> bool:
+    """When this process started the Ray cluster it is connected to (`ray.init()` without an
+    address: a head node whose processes are this process's), start, once, the reaper that kills
+    them when this process exits however it exits (`think_nb.procs.ray_reaper`). True when it runs.
+    A cluster joined with `ray.init(address=...)` is someone else's: left alone."""
+    import subprocess
+    import sys
+
+    node = getattr(getattr(ray, "_private", None), "worker", None)
+    node = getattr(node, "_global_node", None)
+    if node is None or not getattr(node, "head", False) or not getattr(node, "all_processes", None):
+        return False
+    if not _REAPER or _REAPER[0].poll() is not None:
+        from think_nb.procs import RAY_REAPER
+
+        _REAPER[:] = [subprocess.Popen([sys.executable, "-IS", RAY_REAPER], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)]
+    return True
+
+
 class _RowWorker:
     """A Ray actor: one agent of the user's class in a SQLite file of its own; runs a batch of rows."""
 
@@ -69,8 +102,8 @@ class _RowWorker:
         self.agent = cls(name)
 
     def __call__(self, batch: Any) -> Any:
-        from ray import cloudpickle
         import pandas as pd
+        from ray import cloudpickle
 
         from think_nb.aio import script_loop
 
@@ -108,12 +141,13 @@ class RayRun:
         if not todo:
             return
         ray = _ray()
-        from ray import cloudpickle
         import pandas as pd
+        from ray import cloudpickle
 
         if not ray.is_initialized():
             raise UserError("engine='ray' needs a Ray cluster: call ray.init() (a local one) or "
                             "ray.init(address=...) first.")
+        reap_with_this_process(ray)
         claimed = [r for r in todo if self.store.claim(self.run_id, r.key, new_id("req"))]
         chunks = [claimed[i:i + BATCH_SIZE] for i in range(0, len(claimed), BATCH_SIZE)]
         frames = [pd.DataFrame({"key": [r.key for r in chunk], "text": [r.text for r in chunk],
@@ -122,7 +156,7 @@ class RayRun:
         dataset = ray.data.from_pandas(frames).map_batches(  # a block, a task, per batch
             _RowWorker, fn_constructor_args=(blob, self.run_id, cloudpickle.dumps(self.output_type), self.approvals),
             batch_format="pandas", batch_size=BATCH_SIZE, num_cpus=self.num_cpus,
-            compute=ray.data.ActorPoolStrategy(size=self.concurrency))  # Ray Data restarts a dead actor, retries its task
+            compute=ray.data.ActorPoolStrategy(size=self.concurrency))  # restarts a dead actor, retries its task
         lane = self.agent.sub_agent(type(self.agent), lane_name(self.run_id, "ray"))
         stored: set[str] = set()
         try:
