@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import socket
 import sys
 import tempfile
 import threading
@@ -124,8 +125,19 @@ async def on_ray(rows: int) -> tuple[float, int, int]:
     (bytes, the largest of them) and how many actor processes were seen."""
     import psutil
     import ray
+    from ray.cluster_utils import Cluster
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    def port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    # a local cluster of 2 CPUs, joined as a notebook joins one; its agents' ports given (a raylet
+    # waiting for its agents to pick ports aborts after 15 s on a loaded machine)
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 2, "include_dashboard": False, "metrics_agent_port": port(), "metrics_export_port": port(),
+        "dashboard_agent_listen_port": port(), "runtime_env_agent_port": port()})
+    ray.init(address=cluster.address, log_to_driver=False)
     peaks: dict[int, int] = {}
     done = threading.Event()
 
@@ -150,6 +162,7 @@ async def on_ray(rows: int) -> tuple[float, int, int]:
         done.set()
         sampler.join()
         ray.shutdown()
+        cluster.shutdown()
     return rows / elapsed, max(peaks.values(), default=0), len(peaks)
 
 
