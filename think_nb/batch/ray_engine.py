@@ -1,6 +1,6 @@
 """`engine="ray"`: the rows of a batch run go through Ray Data (`pip install 'think-nb[ray]'`).
 
-    ray.init(num_cpus=2)                      # or ray.init(address="ray://head:10001") to join a cluster
+    ray.init(num_cpus=2)                      # or ray.init(address="auto") to join a running cluster
     results = await agent.map(df, "Classify: {text}", engine="ray", concurrency=4, num_cpus=1)
 
 The pending rows become a Ray Dataset (`ray.data.from_pandas`) mapped with `map_batches` over an
