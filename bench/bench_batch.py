@@ -13,7 +13,7 @@ tool call per row), on the same `FunctionModel`. Three ways to run N rows, 8 at 
 
 Prints rows per second of each and the ratios, and the memory per in-flight row: locally, the
 Python heap peak (tracemalloc) of a map at concurrency 16 minus at concurrency 1, over 15; on Ray,
-where an actor runs one row at a time, an actor process's peak resident memory (sampled).
+where an actor runs one row at a time, an actor process's peak unique memory (USS, sampled).
 `--quick` (CI) leaves Ray out (starting a cluster and its actors takes 20-40 s) and says so.
 
     python bench/bench_batch.py [--rows 1000] [--quick] [--no-ray]
@@ -121,8 +121,9 @@ async def heap_peak(rows: int, concurrency: int, tag: str) -> int:
 
 
 async def on_ray(rows: int) -> tuple[float, int, int]:
-    """Rows per second of `map(engine="ray")` on a local cluster, the actors' peak resident memory
-    (bytes, the largest of them) and how many actor processes were seen."""
+    """Rows per second of `map(engine="ray")` on a local cluster, the actors' peak unique memory
+    (USS: what the process alone holds, without the shared object store and libraries; bytes, the
+    largest of them) and how many actor processes were seen."""
     import psutil
     import ray
     from ray.cluster_utils import Cluster
@@ -146,7 +147,7 @@ async def on_ray(rows: int) -> tuple[float, int, int]:
             for proc in psutil.process_iter(["pid", "cmdline"]):
                 if "_RowWorker" in " ".join(proc.info["cmdline"] or []):
                     with contextlib.suppress(psutil.Error):
-                        peaks[proc.pid] = max(peaks.get(proc.pid, 0), proc.memory_info().rss)
+                        peaks[proc.pid] = max(peaks.get(proc.pid, 0), proc.memory_full_info().uss)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -189,7 +190,8 @@ async def main(rows: int, memory_rows: int, with_ray: bool) -> None:
     print(f"agent.map engine='ray', rows/s {remote:10.1f} (local cluster, 2 CPUs, 2 actors)")
     print(f"ratio ray / floor              {remote / base:10.3f}")
     print(f"ratio ray / local map          {remote / batch:10.3f}")
-    print(f"ray actor peak RSS             {actor_rss / 1e6:10.1f} MB per in-flight row ({actors} actor processes)")
+    print(f"ray actor peak USS             {actor_rss / 1e6:10.1f} MB per in-flight row (an actor runs one row at a "
+          f"time; {actors} actor processes)")
 
 
 if __name__ == "__main__":

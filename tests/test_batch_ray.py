@@ -25,12 +25,12 @@ import ray
 
 from think_nb import Think, UserError, tool
 from think_nb.batch.local import open_conversation
-from think_nb.batch.ray_engine import BATCH_SIZE
+from think_nb.batch.ray_engine import BATCH_SIZE, reap_with_this_process
 from think_nb.binding import runtime_of
 from think_nb.testing import FunctionModel
 from think_nb.testing import ScriptedModel as S
 
-ROWS = 120
+ROWS = 100
 SPOOL = ""
 """A folder the kill test's workers write to (set before the class is pickled, which captures it)."""
 HOLD = 50
@@ -156,6 +156,7 @@ async def test_ray_engine_gives_the_local_engine_table_and_stored_conversations(
     again = await ray_agent.map(df, "Triple {n}", run_id="x", engine="ray", progress=False)  # all settled
     assert again["conversation_id"].tolist() == remote["conversation_id"].tolist()
     assert ray.is_initialized()  # the cluster it was given is still up: the engine never shuts Ray down
+    assert not reap_with_this_process(ray)  # a cluster joined by address is someone else's: no reaper for it
 
 
 @pytest.mark.allow_stall("ray.init and Ray Data's planning run on the test's loop thread; think_nb's own work "

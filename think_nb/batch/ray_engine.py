@@ -46,7 +46,7 @@ from think_nb.errors import UserError
 from think_nb.messages import new_id
 from think_nb.store.batch import BatchRows
 
-__all__ = ["BATCH_SIZE", "RayRun"]
+__all__ = ["BATCH_SIZE", "RayRun", "reap_with_this_process"]
 
 BATCH_SIZE = 8
 """Rows per Ray task: an actor runs them one after another and returns them together (a worker
