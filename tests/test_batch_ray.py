@@ -197,6 +197,34 @@ async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once
     assert killed in pids and len(holding(tmp_path)) == 2
 
 
+@pytest.mark.allow_stall("Ray Data's planning runs on the test's loop thread; think_nb's own work is off the loop")
+async def test_cancel_run_on_ray_keeps_what_settled_and_aborts_the_rest(cluster: None, tmp_path: Path) -> None:
+    global SPOOL
+    SPOOL = str(tmp_path)
+    agent = Tripler("cancelled")
+    try:
+        run = asyncio.ensure_future(agent.map(frame(), "Triple {n}", run_id="stop", concurrency=2, engine="ray",
+                                              progress=False))
+        deadline = time.monotonic() + 300
+        while not holding(tmp_path):  # row HOLD is in its tool: the run is under way
+            assert time.monotonic() < deadline and not run.done(), run
+            await asyncio.sleep(0.05)
+        agent.cancel_run("stop")
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    finally:
+        (tmp_path / "released").write_text("")
+        SPOOL = ""
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["rows"], line["pending"], line["running"]) == ("cancelled", ROWS, 0, 0)
+    assert line["completed"] + line["aborted"] == ROWS and line["aborted"] >= 1 and line["completed"] >= 1
+    again = await agent.map(frame(), "Triple {n}", run_id="stop", engine="ray", progress=False)  # runs nothing
+    assert again["status"].value_counts().to_dict() == {"completed": line["completed"], "aborted": line["aborted"]}
+    done = again[again["status"] == "completed"]
+    assert done["reply"].tolist() == [f"triple is {3 * int(k[1:])}" for k in done.index]
+    assert sessions_per_row(agent, done) == Counter({f'map stop "{k}"': 1 for k in done.index})
+
+
 async def test_ray_engine_refuses_what_it_cannot_do() -> None:
     agent = Tripler("refused")
     df = pd.DataFrame({"n": [1]})
