@@ -9,6 +9,7 @@ Ray is the `ray` extra, which CI installs (`.ci/setup`): without it this module 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import psutil
 import pytest
 import ray
 
@@ -92,16 +94,29 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     """A local Ray cluster of 2 CPUs that this process starts and joins with `ray.init(address=...)`,
-    as a notebook joins a cluster it did not start. (Its agents' ports are given: a raylet that has to
-    wait for its agents to pick ports aborts after 15 s, which a loaded 2-core machine can exceed.)"""
+    as a notebook joins a cluster it did not start. Its agents' ports are given (a raylet waiting for
+    its agents to pick ports aborts after a fixed 15 s); Ray 2.60 does not pass the dashboard agent's
+    listen port on to the raylet, which still waits 15 s for it, and a 2-core machine at load ~20 was
+    seen to miss that: a start that timed out is cleared away and tried again, up to 3 times."""
     from ray import cloudpickle
     from ray.cluster_utils import Cluster
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    local = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 2, "include_dashboard": False, "metrics_agent_port": free_port(),
-        "metrics_export_port": free_port(), "dashboard_agent_listen_port": free_port(),
-        "runtime_env_agent_port": free_port()})
+    for attempt in range(3):
+        local = Cluster()
+        try:
+            local.add_node(num_cpus=2, include_dashboard=False, metrics_agent_port=free_port(),
+                           metrics_export_port=free_port(), dashboard_agent_listen_port=free_port(),
+                           runtime_env_agent_port=free_port())
+            break
+        except Exception as exc:  # "The current node timed out during startup"
+            local.shutdown()
+            for proc in psutil.Process().children(recursive=True):  # the Ray processes the failed start left
+                with contextlib.suppress(psutil.Error):
+                    if "/ray/" in " ".join(proc.cmdline()) or proc.name().startswith("ray::"):
+                        proc.kill()
+            if attempt == 2 or "timed out during startup" not in str(exc):
+                raise
     try:
         ray.init(address=local.address, log_to_driver=False)
         yield

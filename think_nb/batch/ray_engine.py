@@ -166,6 +166,7 @@ class RayRun:
                     if record["key"] not in stored:  # a row Ray handed back twice is stored once
                         stored.add(record["key"])
                         self._store(lane, record)
+                        await asyncio.sleep(0)  # one row's storing at a time on the loop, never a whole batch's
         finally:  # stopped or failed: the claimed rows not stored are pending again (the next call runs them),
             for row in claimed:  # or aborted when the run was cancelled (cancel_run)
                 if row.key not in stored:
