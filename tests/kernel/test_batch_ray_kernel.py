@@ -42,7 +42,14 @@ class CellTripler(Think):  # defined in this cell: only cloudpickle can take it 
     def get_model(self): return fm.model
     def get_tools(self): return [triple]
 
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+for attempt in range(3):  # Ray 2.60's raylet aborts if its dashboard agent takes > 15 s to start (a loaded machine)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        break
+    except Exception as exc:
+        ray.shutdown()
+        if attempt == 2 or "timed out during startup" not in str(exc):
+            raise
 agent = CellTripler("cell")
 results = await agent.map(pd.DataFrame({"n": range(24)}), "Triple {n}", engine="ray", concurrency=2, progress=False)
 print(json.dumps({"pid": os.getpid(), "replies": results["reply"].tolist(), "status": results["status"].tolist(),
