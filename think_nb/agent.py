@@ -1245,7 +1245,7 @@ class Think:
                   context: Any = None, output_type: type | None = None, approvals: str = "deny",
                   max_cost: float | None = None, max_tokens: int | None = None, rpm: float | None = None,
                   tpm: float | None = None, evaluate: list[Any] | None = None,
-                  progress: bool = True) -> pd.DataFrame:
+                  progress: bool = True, engine: str = "local", num_cpus: float = 1) -> pd.DataFrame:
         """Run one full turn per row of `df` (`think_nb.batch`) and return the results table on
         `df`'s index: `reply`, the `output_type`'s fields (the reply validated: a row that does not
         validate is an `error` row), `status` (completed | error | aborted | not_run), `error`,
@@ -1267,7 +1267,8 @@ class Think:
 
         return await batch.map_rows(self, df, prompt, concurrency=concurrency, run_id=run_id, context=context,
                                     output_type=output_type, approvals=approvals, max_cost=max_cost,
-                                    max_tokens=max_tokens, rpm=rpm, tpm=tpm, evaluate=evaluate, progress=progress)
+                                    max_tokens=max_tokens, rpm=rpm, tpm=tpm, evaluate=evaluate, progress=progress,
+                                    engine=engine, num_cpus=num_cpus)
 
     def run_map(self, df: pd.DataFrame, prompt: Any, **options: Any) -> pd.DataFrame:
         """Synchronous `map` for scripts and the terminal (no running event loop); same options."""
