@@ -10,6 +10,8 @@ counted. Rows:
   write, counted here: it happens at exit);
 - think_nb, agents again: the same names made again after they were stored (a new kernel making
   its sub-agents again: what it must find out about them is read);
+- think_nb, reopened agents: the same, after each stored agent ran `HISTORY` turns (its turn log
+  rows, written through the store's own `turn_log`): what start-up reads must not grow with them;
 - agno, new agents.
 
 Instructions per agent = (I(N) - I(0)) / N of whole fresh processes under cachegrind; agents per
@@ -31,7 +33,9 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-CASES = ("think_nb new", "think_nb again", "agno new")
+CASES = ("think_nb new", "think_nb again", "think_nb reopened", "agno new")
+HISTORY = 50
+"""Turns each agent of `think_nb reopened` ran before it is made again."""
 
 
 def make(case: str, n: int, stored: int) -> float:
@@ -52,9 +56,15 @@ def make(case: str, n: int, stored: int) -> float:
 
         db = os.path.join(folder, "bench.sqlite")
         Bench("warm", db=db)
-        if case == "think_nb again":
+        if case in ("think_nb again", "think_nb reopened"):
             for i in range(stored):
-                runtime_of(Bench(f"a{i}", db=db)).store.state.set("n", i)  # stored: a next kernel finds them
+                store = runtime_of(Bench(f"a{i}", db=db)).store
+                store.state.set("n", i)  # stored: a next kernel finds them
+                if case == "think_nb reopened":
+                    with store.transaction():
+                        for t in range(HISTORY):
+                            started = store.turn_log.start(f"r{t}", "send", False)
+                            store.turn_log.finish(f"r{t}", "completed", None, started)
             open_database(db).flush_agents()
         start = time.perf_counter()
         for i in range(n):

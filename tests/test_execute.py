@@ -440,3 +440,126 @@ async def test_a_cleared_conversations_approvals_do_not_decide_a_new_call_with_t
         ("call_1_0", {"tool": "delete_file", "input": {"path": "/tmp/x"}})]
     assert (await second.approve("call_1_0")).status == "completed"
     assert ran == ["/tmp/x", "/tmp/x"]
+
+
+# -- `execute` gated as a whole (needs_approval=True): every way an approval reaches it -----------------
+
+@tool
+def note(text: str) -> str:
+    """Write a note down."""
+    ran.append(text)
+    return f"noted {text}"
+
+
+NOTE = "note('once')\n'written'"
+
+
+def gated_coder(script: S, name: str = "g", db: Path | None = None, **attrs: object) -> Think:
+    """An agent whose `execute` asks before its code runs; the code calls the ungated `note`."""
+    cls = type("GatedCoder", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": False,
+                                        "get_tools": lambda self: [note, delete_file,
+                                                                   execute_tool(self, needs_approval=True)],
+                                        **attrs})
+    return cls(name, db=db)
+
+
+def ran_once_and_went_on(agent: Think, script: S, code: str = NOTE) -> None:
+    """The approved call ran its code once, from its start, and the turn went on to the model."""
+    assert ran == ["once"]
+    assert agent.messages == [user("go"), {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(), "parts": [
+            {"type": "step-start"},
+            {"type": "tool-execute", "toolCallId": "call_1_0", "state": "output-available", "input": {"code": code},
+             "approval": {"id": IsStr(regex="approval_.*"), "approved": True},
+             "output": {"result": "written", "stdout": "", "calls": 1}}]}, {
+        "id": IsStr(), "role": "assistant", "metadata": IsPartialDict(continuation=True), "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "Noted.", "state": "done"}]}]
+    assert len(script.requests) == 2 and pauses(agent) == []
+
+
+def gated_script() -> S:
+    return S([[S.tool_call("execute", {"code": NOTE})], [S.text("Noted.")]])
+
+
+async def test_a_gated_execute_asks_before_its_code_runs_and_approve_runs_it_once() -> None:
+    script = gated_script()
+    agent = gated_coder(script)
+    await agent.send("go")
+    assert ran == [] and agent.messages[-1]["parts"][-1]["state"] == "approval-requested"
+    assert [p["waiting_on"] for p in agent.pending_approvals()] == [None]  # the call's own gate, not a pause
+    assert (await agent.approve("call_1_0")).status == "completed"
+    ran_once_and_went_on(agent, script)
+
+
+async def test_a_gated_execute_approved_from_the_panel_runs_once(recording_comm: object) -> None:
+    from helpers_comm import from_js
+    from panels import until
+    from think_nb.panel import protocol
+    from think_nb.panel.widget import ChatPanel
+
+    script = gated_script()
+    agent = gated_coder(script)
+    await agent.send("go")
+    panel = ChatPanel(agent)
+    from_js(panel, {"type": protocol.TOOL_APPROVAL, "toolCallId": "call_1_0", "approved": True})
+    await until(lambda: len(script.requests) == 2 and panel.status == "ready", "the continuation")
+    await agent.wait_until_stable(timeout=60)
+    ran_once_and_went_on(agent, script)
+
+
+async def test_a_gated_execute_approved_by_a_hook_runs_once() -> None:
+    def on_chat_response(self: Think, result: object) -> None:
+        for pending in self.pending_approvals():
+            self.approve(pending["tool_call_id"])
+
+    script = gated_script()
+    agent = gated_coder(script, on_chat_response=on_chat_response)
+    await agent.send("go")
+    await agent.wait_until_stable(timeout=60)
+    ran_once_and_went_on(agent, script)
+
+
+async def test_a_gated_execute_approved_by_a_restarted_agent_runs_once(tmp_path: Path) -> None:
+    db = tmp_path / "gated.sqlite"
+    await gated_coder(S([[S.tool_call("execute", {"code": NOTE})]]), db=db).send("go")
+    script = S([[S.text("Noted.")]])
+    again = gated_coder(script, db=db)
+    assert [p["tool_name"] for p in again.pending_approvals()] == ["execute"]
+    assert (await again.approve("call_1_0")).status == "completed"
+    assert ran == ["once"] and again.messages[1]["parts"][-1]["state"] == "output-available"
+    assert again.messages[1]["parts"][-1]["output"] == {"result": "written", "stdout": "", "calls": 1}
+    assert again.messages[-1]["parts"][-1] == {"type": "text", "text": "Noted.", "state": "done"}
+
+
+async def test_a_gated_execute_approved_with_edited_code_runs_the_edit_once() -> None:
+    script = gated_script()
+    agent = gated_coder(script)
+    await agent.send("go")
+    assert (await agent.approve("call_1_0", input={"code": "note('edited')\n'written'"})).status == "completed"
+    assert ran == ["edited"] and agent.messages[1]["parts"][-1]["output"] == {"result": "written", "stdout": "",
+                                                                              "calls": 1}
+    assert len(script.requests) == 2 and pauses(agent) == []
+
+
+async def test_a_denied_gated_execute_never_runs_its_code() -> None:
+    script = S([[S.tool_call("execute", {"code": NOTE})], [S.text("Not then.")]])
+    agent = gated_coder(script)
+    await agent.send("go")
+    assert (await agent.deny("call_1_0", "no code")).status == "completed"
+    part = agent.messages[1]["parts"][-1]
+    assert part["state"] == "output-denied" and part["approval"] == IsPartialDict(approved=False, reason="no code")
+    assert ran == [] and len(script.requests) == 2 and pauses(agent) == []
+
+
+async def test_a_gated_execute_whose_code_reaches_a_gated_call_asks_twice_and_runs_each_once() -> None:
+    code = "note('once')\ndelete_file('/tmp/x')"
+    script = S([[S.tool_call("execute", {"code": code})], [S.text("Both.")]])
+    agent = gated_coder(script)
+    await agent.send("go")
+    gate = agent.messages[1]["parts"][-1]["approval"]["id"]
+    await agent.approve("call_1_0")  # the call's own gate: the code runs, then pauses at delete_file
+    assert ran == ["once"] and waiting_call(agent)["call"] == {"tool": "delete_file", "input": {"path": "/tmp/x"}}
+    assert agent.messages[1]["parts"][-1]["approval"]["id"] != gate and len(script.requests) == 1
+    assert (await agent.approve("call_1_0")).status == "completed"  # the pause: resumed, nothing ran again
+    assert ran == ["once", "/tmp/x"] and agent.messages[1]["parts"][-1]["output"]["result"] == "deleted /tmp/x"
+    assert len(script.requests) == 2 and pauses(agent) == []

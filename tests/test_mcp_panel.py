@@ -23,12 +23,14 @@ def frames(panel: Any) -> list[dict]:
     return [f for f in custom_msgs(panel) if f["type"] == protocol.MCP_SERVERS]
 
 
-async def test_panels_hear_each_state_change_and_a_new_view_gets_the_list(recording_comm: Any, tmp_path: Path) -> None:
+async def test_panels_hear_each_state_change_and_a_new_view_gets_the_list(recording_comm: Any, tmp_path: Path,
+                                                                          monkeypatch: Any) -> None:
+    monkeypatch.setenv("THINK_NB_MCP_HANDSHAKE_TIMEOUT", "300")  # room for a loaded machine's slow start
     script = S([[S.text("hi")]])
     cls = type("McpPanel", (Think,), {"get_model": lambda self: script.model, "include_workspace_tools": False})
     agent = cls("p", db=tmp_path / "p.sqlite")
     panel = agent.panel()
-    await agent.add_mcp_server("demo", STDIO)
+    await agent.add_mcp_server("demo", STDIO, connect_timeout=300)  # returns once connected: room for a loaded machine
     await eventually(lambda: frames(panel) and frames(panel)[-1]["servers"][0]["state"] == "connected",
                      what="the connected state pushed")
     states = [f["servers"][0]["state"] for f in frames(panel)]

@@ -188,8 +188,10 @@ def test_a_compaction_with_an_in_process_model_never_imports_litellm(tmp_path: A
 
 def test_import_think_nb_leaves_the_heavy_libraries_for_later() -> None:
     """`import think_nb` (what every script and `%load_ext` pays) imports none of litellm, pandas,
-    the workspace's fsspec/httpx, the MCP SDK, the sandbox or llama-cpp: each loads on first use."""
-    heavy = ["litellm", "pandas", "fsspec", "httpx", "mcp", "pydantic_monty", "llama_cpp", "anywidget"]
+    the workspace's fsspec/httpx, the MCP SDK, the sandbox, llama-cpp or Ray (`map(engine="ray")`):
+    each loads on first use."""
+    heavy = ["litellm", "pandas", "fsspec", "httpx", "mcp", "pydantic_monty", "llama_cpp", "anywidget", "ray",
+             "pyarrow"]
     code = f"import sys, think_nb; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"

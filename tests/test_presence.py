@@ -49,3 +49,17 @@ def test_rows_a_live_process_owns_or_not_expired_do_not_count(tmp_path: Path) ->
     db.execute("INSERT INTO think_action_pending_approvals VALUES ('A:a', 'e', 'act', 'call', NULL, '{}', NULL, ?)",
                (time.time(),))
     assert presence(db, "A:a") == Presence(True, *(False,) * 8)
+
+
+def test_each_lookup_by_status_searches_an_index_not_all_the_agents_rows(tmp_path: Path) -> None:
+    """A reopened agent's start-up must not read its whole turn log (one row per turn it ever ran):
+    every lookup that filters by status finds the rows by `(agent_key, status)` (m024 for turns,
+    streams and agent-tool runs)."""
+    from think_nb.store.presence import _SQL
+
+    db = open_database(tmp_path / "p.sqlite")
+    plan = [row[3] for row in db.read("EXPLAIN QUERY PLAN " + _SQL, ("A:a", "me", 0.0, 0.0, 0.0))]
+    searched = {line.split()[1]: line for line in plan if line.startswith("SEARCH")}
+    for table in ("think_turns", "think_stream_metadata", "think_child_runs", "think_submissions",
+                  "think_action_ledger"):
+        assert "(agent_key=? AND status=?" in searched[table], searched[table]

@@ -1246,7 +1246,7 @@ class Think:
                   context: Any = None, output_type: type | None = None, approvals: str = "deny",
                   max_cost: float | None = None, max_tokens: int | None = None, rpm: float | None = None,
                   tpm: float | None = None, evaluate: list[Any] | None = None,
-                  progress: bool = True) -> pd.DataFrame:
+                  progress: bool = True, engine: str = "local", num_cpus: float = 1) -> pd.DataFrame:
         """Run one full turn per row of `df` (`think_nb.batch`) and return the results table on
         `df`'s index: `reply`, the `output_type`'s fields (the reply validated: a row that does not
         validate is an `error` row), `status` (completed | error | aborted | not_run), `error`,
@@ -1268,7 +1268,8 @@ class Think:
 
         return await batch.map_rows(self, df, prompt, concurrency=concurrency, run_id=run_id, context=context,
                                     output_type=output_type, approvals=approvals, max_cost=max_cost,
-                                    max_tokens=max_tokens, rpm=rpm, tpm=tpm, evaluate=evaluate, progress=progress)
+                                    max_tokens=max_tokens, rpm=rpm, tpm=tpm, evaluate=evaluate, progress=progress,
+                                    engine=engine, num_cpus=num_cpus)
 
     def run_map(self, df: pd.DataFrame, prompt: Any, **options: Any) -> pd.DataFrame:
         """Synchronous `map` for scripts and the terminal (no running event loop); same options."""
@@ -1312,8 +1313,10 @@ class Think:
         stored). `needs_approval`: True, a list of the server's tool names, or
         `fn(server, tool, input) -> bool`; not given (None), a server added again under its name keeps
         the gates it had (a new server has none); pass False to drop them. `timeout`: seconds per call. Waits up to
-        `connect_timeout` s for the connection, then returns `{name, transport, target, state,
-        tools, last_error, calls}` (a failed server keeps retrying with backoff). Stored, and
+        `connect_timeout` s for the connection (no longer than it takes), then returns `{name,
+        transport, target, state, tools, last_error, calls}` (a failed server keeps retrying with
+        backoff; one still connecting goes on in the background, and a warning names
+        `connect_timeout`; the handshake itself may take `THINK_NB_MCP_HANDSHAKE_TIMEOUT` s, default 30). Stored, and
         reconnected when the agent is created again. The same name and configuration again (a
         re-run cell) keeps the live connection, as the Agents SDK's `addMcpServer` is idempotent;
         another configuration under a used name replaces that server (a warning is logged).

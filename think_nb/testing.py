@@ -263,6 +263,12 @@ class FunctionModel:
     def __repr__(self) -> str:
         return f"FunctionModel({_name_of(self.fn)}, model={self.model!r}, calls={self.calls})"
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled in another process (a Ray worker running a batch run's rows, which gets the
+        agent's class by cloudpickle): registered there under the same model string."""
+        self.__dict__.update(state)
+        _REGISTRY[self.model.split("/", 1)[1]] = self
+
     async def respond(self, messages: list, optional_params: dict) -> tuple[list[_Item], int]:
         """One call: records the request, calls `fn`, returns its reply as items and the call number."""
         self.calls += 1

@@ -362,7 +362,7 @@ export function responded(state: PanelState, toolCallId: string): PanelState {
 /**
  * This view's kernel is gone (`notice` says why: it restarted, it was shut down). The widget's comm
  * is closed for good — the new kernel knows nothing of this panel; re-running the cell draws a new
- * one — so the view stops: nothing is busy any more, a streaming reply ends where it was, and every
+ * one — so the view stops: nothing is busy any more, a streaming reply ends where it was and says it was cut (`cut`), and every
  * message this view sent that the transcript does not hold is marked unsent (it may not have been
  * stored; the stored conversation is what a re-run shows).
  */
@@ -374,13 +374,20 @@ export function disconnected(state: PanelState, notice: string): PanelState {
     ...state,
     kernelGone: notice,
     unsent: [...state.unsent, ...unsent],
-    live: state.live.map((t) => (t.done ? t : { ...t, done: true })),
+    live: state.live.map((t) => (t.done ? t : cut(t))),
     pendingRequestId: null,
     localSubmitted: false,
     pendingTurn: null,
     probePending: false,
     queued: [],
   };
+}
+
+/** A turn still streaming when its kernel went away: ended, and said to be cut as the reloaded panel says
+ * it (recovery stores the reply with `metadata.interrupted`; parts.ts picks the note, with or without content). */
+function cut(turn: LiveTurn): LiveTurn {
+  const message = { ...turn.message, metadata: { ...turn.message.metadata, interrupted: true } };
+  return { ...turn, done: true, message, errorText: turn.errorText ?? INTERRUPTED_NOTE };
 }
 
 /** What the status line shows: `submitted` from the click until the kernel answers. */

@@ -2,6 +2,8 @@
 /** The panel in the notebook's life (issue 27 §1, §2): keys stay inside the panel; a panel whose
  * kernel is gone says so, disables its box, and never leaves a message looking sent. */
 import { afterEach, describe, expect, it } from "vitest";
+import { INTERRUPTED_EMPTY_NOTE, INTERRUPTED_NOTE } from "../src/parts";
+import { FRAME } from "../src/protocol";
 import { mount, unmountAll } from "./mount";
 
 afterEach(unmountAll);
@@ -58,6 +60,38 @@ describe("a panel whose kernel is gone", () => {
     $<HTMLButtonElement>("button.think-stop")!.click();
     expect(model.sent.length).toBe(sent);
     expect($$(".think-message[data-role=user]")).toHaveLength(2);
+  });
+
+  it("ends a reply streaming when the kernel went away with the note the reloaded panel shows under it", async () => {
+    const { model, $$ } = await mount({ messages: [user("tell me")] });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false,
+      chunks: [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Half a rep" }] });
+    const reply = () => $$(".think-message[data-role=assistant]");
+    expect(reply()).toHaveLength(1);
+    expect(reply()[0].dataset.live).toBe("true");
+    expect(reply()[0].querySelector(".think-message-error")).toBeNull();
+    model.trigger("comm_live_update"); // the kernel was killed: the server restarts it
+    expect(reply()).toHaveLength(1);
+    expect(reply()[0].dataset.live).toBeUndefined();
+    expect(reply()[0].querySelector(".think-text")?.textContent?.trim()).toBe("Half a rep");
+    expect(reply()[0].querySelector(".think-message-error")?.textContent).toBe(INTERRUPTED_NOTE);
+  });
+
+  it("says a reply cut before the model sent anything was interrupted before the model answered", async () => {
+    const { model, $$ } = await mount({ messages: [user("tell me")] });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false, chunks: [{ type: "start", messageId: "a1" }] });
+    model.trigger("comm:close");
+    const errors = $$(".think-message[data-role=assistant] .think-message-error").map((e) => e.textContent);
+    expect(errors).toEqual([INTERRUPTED_EMPTY_NOTE]);
+  });
+
+  it("leaves a reply that had finished as it was", async () => {
+    const { model, $$ } = await mount({ messages: [user("tell me")] });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: true,
+      chunks: [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Whole." },
+        { type: "text-end", id: "t" }, { type: "finish" }] });
+    model.trigger("comm_live_update");
+    expect($$(".think-message-error")).toEqual([]);
   });
 
   it("a send that throws (the comm was disposed) leaves the message unsent, not submitted", async () => {

@@ -49,12 +49,13 @@ def expect_disconnected(panel: Any) -> None:
     expect(panel.locator("button.think-stop")).to_be_hidden()
 
 
-def expect_nothing_looks_sent(panel: Any) -> None:
-    """The stored message is shown as it was; any other user message says it was not sent."""
+def expect_nothing_looks_sent(panel: Any, stored: int = 1) -> None:
+    """The `stored` user messages are shown as they were; any other user message says it was not sent."""
     users = panel.locator(".think-message[data-role=user]")
     expect(users.first).to_contain_text("Hello")
-    expect(users.first).not_to_have_attribute("data-unsent", "true")
-    for i in range(1, users.count()):
+    for i in range(stored):
+        expect(users.nth(i)).not_to_have_attribute("data-unsent", "true")
+    for i in range(stored, users.count()):
         expect(users.nth(i)).to_have_attribute("data-unsent", "true")
         expect(users.nth(i)).to_contain_text("not sent")
     expect(panel).to_have_attribute("data-status", "disconnected")
@@ -108,24 +109,36 @@ def test_after_a_restart_every_control_that_needs_the_kernel_is_disabled(noteboo
     expect(panel.locator(".think-version-label")).to_have_text("2 / 2")
 
 
+AGENT_CUT = ('import os\nprint(f"kernel pid {os.getpid()}")\n'
+             'agent = bot([[S.text("Stored reply.")], [S.text("Half a reply, then"), S.stall()]])\nagent.panel()')
+CUT_NOTE = "The turn was interrupted before it finished; its partial reply was kept."  # state.ts INTERRUPTED_NOTE
+
+
 def test_a_killed_kernel_disconnects_the_panel_and_an_unstored_message_says_not_sent(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, AGENT)
+    """Killed mid-turn: the old panel ends the streaming reply with the note a reloaded panel shows,
+    and a message typed right after the kill is never left looking sent."""
+    page, panel = open_panel(notebook, AGENT_CUT)
     first_turn(page, panel)
     out = page.locator(".jp-OutputArea-output", has_text="kernel pid").first.inner_text()
     pid = int(re.search(r"kernel pid (\d+)", out).group(1))
+    send(panel, "Tell me more")
+    reply = panel.locator(".think-message[data-role=assistant]").last
+    expect(reply).to_have_attribute("data-live", "true", timeout=TURN_MS)
+    expect(reply.locator(".think-text")).to_have_text("Half a reply, then", timeout=TURN_MS)  # then it stalls
+    box = panel.locator("textarea.think-input")
+    box.focus()  # before the kill: a click after it would wait on a box the kill disables (aria-disabled) or
+    # on the "kernel died" dialog, whichever comes first on a loaded machine
     os.kill(pid, signal.SIGKILL)
     # typed at once, before the server notices: this message reaches no kernel
-    box = panel.locator("textarea.think-input")
-    box.click()
     page.keyboard.type("are you there?")
     page.keyboard.press("Enter")
     expect_disconnected(panel)
-    dialog = page.locator(".jp-Dialog .jp-mod-accept")  # "The kernel appears to have died" (Lab)
-    if dialog.count():
-        dialog.first.click()
+    expect(reply).not_to_have_attribute("data-live", "true")
+    expect(reply.locator(".think-text")).to_have_text("Half a reply, then")
+    expect(reply.locator(".think-message-error")).to_have_text(CUT_NOTE)  # cut, as the reloaded panel says
     users = panel.locator(".think-message[data-role=user]")
     print("user messages after the kill:", users.count())
-    expect_nothing_looks_sent(panel)
+    expect_nothing_looks_sent(panel, stored=2)
 
 
 V1 = '''

@@ -66,9 +66,14 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
                    context: Any = None, output_type: type | None = None, approvals: str = "deny",
                    max_cost: float | None = None, max_tokens: int | None = None, rpm: float | None = None,
                    tpm: float | None = None, evaluate: list[Callable[..., Any]] | None = None,
-                   progress: bool = True) -> pd.DataFrame:
+                   progress: bool = True, engine: str = "local", num_cpus: float = 1) -> pd.DataFrame:
     """`Think.map` (see there)."""
     _check(concurrency, approvals, max_cost, max_tokens, rpm, tpm, output_type, evaluate)
+    if engine not in ("local", "ray"):
+        raise UserError(f"map(engine={engine!r}): 'local' (in this kernel) or 'ray' (a Ray cluster).")
+    if engine == "ray" and any(v is not None for v in (max_cost, max_tokens, rpm, tpm)):
+        raise UserError("map(engine='ray') does not take max_cost, max_tokens, rpm or tpm yet; use the local "
+                        "engine for a bounded run.")
     run_id = run_id or new_id("run")
     if not isinstance(run_id, str) or not run_id.strip() or "#" in run_id or "/" in run_id:
         raise UserError(f"run_id={run_id!r}: a run id is a non-empty string without '#' or '/', e.g. 'labels-v1'.")
@@ -99,7 +104,11 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
         _ACTIVE[key] = task
     try:
         with loop_wakes_on_interrupt():  # Stop (Kernel → Interrupt) reaches a run whose rows all wait
-            await run.go(todo, len(rows) - len(todo))
+            if engine == "ray":
+                await _go_ray(agent, run_id, store, todo, len(rows), concurrency=concurrency, num_cpus=num_cpus,
+                              output_type=output_type, approvals=approvals, progress=progress)
+            else:
+                await run.go(todo, len(rows) - len(todo))
     except asyncio.CancelledError:
         if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
             store.set_status(run_id, "stopped")
@@ -113,6 +122,19 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
         store.set_status(run_id, "completed" if settled else "stopped")
     return await asyncio.to_thread(results_frame, agent, df, rows, run_id, output_type, evaluate, run.stop_reason)
+
+
+async def _go_ray(agent: Agent, run_id: str, store: BatchRows, todo: list[Row], total: int, *, concurrency: int,
+                  num_cpus: float, output_type: type | None, approvals: str, progress: bool) -> None:
+    from think_nb.batch.progress import Progress
+    from think_nb.batch.ray_engine import RayRun
+
+    bar = Progress(run_id, total, total - len(todo), progress)
+    try:
+        await RayRun(agent, run_id, store, concurrency=concurrency, num_cpus=num_cpus, output_type=output_type,
+                     approvals=approvals, on_settled=bar.settled).go(todo)
+    finally:
+        bar.close()
 
 
 def run_map(agent: Agent, df: Any, prompt: Any, **options: Any) -> pd.DataFrame:

@@ -284,7 +284,7 @@ class Connection:
                 printed = f"; it printed instead of JSON-RPC: {' | '.join(self._printed)[-300:]}" \
                     if self._printed else ""
                 raise ConnectionError(f"MCP server {config.name!r} did not finish the MCP handshake (initialize, "
-                                      f"tools/list) within {limit:g} s{printed}")
+                                      f"tools/list) within {limit:g} s (THINK_NB_MCP_HANDSHAKE_TIMEOUT){printed}")
         if attempt.cancelled_caught:
             return  # closed while connecting
         if not self._stop.is_set():

@@ -56,6 +56,16 @@ def wait_seconds(wait: Any) -> float:
     return float(wait)
 
 
+def still_connecting(connection: Connection, waited: float) -> None:
+    """Warn, naming the setting, when `add_mcp_server` waited `connect_timeout` s (> 0) and the server is
+    still connecting (a slow start on a loaded machine): it goes on connecting in the background."""
+    if waited > 0 and connection.state == "connecting":
+        log.warning("MCP server %r is still connecting after connect_timeout=%g s; it goes on connecting in "
+                    "the background and its tools join the turns once it is connected (mcp_servers() shows its "
+                    "state). Pass a larger connect_timeout= to add_mcp_server to wait for it, or set "
+                    "wait_for_mcp_connections for turns to wait.", connection.config.name, waited)
+
+
 class McpHost(Protocol):
     """What the MCP servers need of their agent (`think_nb.runtime.AgentRuntime` implements it)."""
 
@@ -91,6 +101,7 @@ class McpServers:
         old = self.live.get(config.name)
         if old is not None and old.config.row() == config.row() and old.state in ("connecting", "connected"):
             await old.settled(connect_timeout)  # the same server again (a re-run cell): keep its connection
+            still_connecting(old, connect_timeout)
             return self.describe(config.name)
         if old is not None:
             changed = [k for k, v in config.row().items() if old.config.row().get(k) != v]
@@ -100,6 +111,7 @@ class McpServers:
         self.rows.put(config.stored())  # literal secrets of args/env stay in memory only
         connection = self._start(config)
         await connection.settled(connect_timeout)
+        still_connecting(connection, connect_timeout)
         return self.describe(config.name)
 
     def gates_of(self, name: Any) -> Any:

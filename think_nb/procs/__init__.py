@@ -13,7 +13,10 @@ with code N`).
 - `guarded_binary(path) -> str`: an executable file that runs `path` under the guard, for a
   library that takes a binary path and appends its own arguments (`pydantic_monty`'s
   `binary_path`); written once per (python, path) into a private temporary folder;
-- `monty_pool(**options)`: the `AsyncMonty` pool the `execute` tool and the extensions use.
+- `monty_pool(**options)`: the `AsyncMonty` pool the `execute` tool and the extensions use;
+- `RAY_REAPER`: `ray_reaper.py`, which a kernel that started a local Ray cluster (`ray.init()`) and
+  ran `agent.map(engine="ray")` on it runs beside it, to kill the cluster's processes when the
+  kernel exits (Ray's own fate-sharing leaves some behind).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 GUARD = str(Path(__file__).with_name("guard.py"))
+RAY_REAPER = str(Path(__file__).with_name("ray_reaper.py"))
+"""Kills the Ray processes a kernel started when the kernel exits (`agent.map(engine="ray")`)."""
 
 
 def guarded(command: str, args: list[str]) -> tuple[str, list[str]]:

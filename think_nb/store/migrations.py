@@ -513,3 +513,15 @@ def m022_batch_runs(db: sqlite3.Connection, p: str) -> None:
     db.execute(f"CREATE TABLE {PREFIX}batch_rows (agent_key TEXT NOT NULL, run_id TEXT NOT NULL, "
                "row_key TEXT NOT NULL, position INTEGER NOT NULL, conversation_id TEXT, result TEXT, "
                "PRIMARY KEY (agent_key, run_id, row_key))")
+
+
+@migration
+def m024_status_indexes(db: sqlite3.Connection, p: str) -> None:
+    # What an agent's start-up asks (`think_nb.store.presence`) and recovery reads: its turns, streams
+    # and agent-tool runs in one status ('running' / 'streaming'). By primary key alone SQLite read every
+    # row of the agent (the turn log grows by one per turn); by (agent_key, status) it reads the few
+    # in that status. bench/bench_agents.py, "think_nb reopened" (50 turns each): 200.8 k -> 160.6 k
+    # instructions per agent; presence() of an agent with 1000 turns: 2.8 ms -> 0.06 ms.
+    db.execute(f"CREATE INDEX {PREFIX}turns_status ON {PREFIX}turns (agent_key, status)")
+    db.execute(f"CREATE INDEX {PREFIX}stream_metadata_status ON {PREFIX}stream_metadata (agent_key, status)")
+    db.execute(f"CREATE INDEX {PREFIX}child_runs_status ON {PREFIX}child_runs (agent_key, status)")

@@ -41,6 +41,12 @@ runs (inner calls made before the pause keep their effects), and the stored snap
 pause record is claimed (deleted) before the inner call runs, so an inner tool never runs twice,
 and the record names the approval id it waits for, so no other decision opens it.
 
+Gating the whole call (`execute_tool(self, needs_approval=True)`, or a predicate on `{"code": ...}`)
+asks before any code runs, as for any gated tool; once approved the code runs from its start (the
+call's own approval, not a pause's: a pause's approval id is `PAUSE_APPROVAL`-prefixed, so only an
+approved pause whose record is gone is refused as "its paused state is gone"), and a gated inner
+call it reaches pauses it as above.
+
 Hooks: each inner tool call (`tools.<name>(...)`, and `state.write` / `state.delete`, which are the
 `write` / `delete` tools) goes through `before_tool_call` and `after_tool_call` like a direct call
 (block, substitute, a new input; their contexts carry `parent_tool_call_id`, and the inner call id
@@ -53,7 +59,7 @@ from __future__ import annotations
 import base64
 import builtins
 import keyword
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from think_nb.aio import maybe_await
@@ -79,6 +85,10 @@ PAUSE_KEY = PAUSE_PREFIX
 """agent_state key prefix of a paused run (`PAUSE_KEY + toolCallId`): `{approval_id, snapshot (base64),
 stdout, call, calls}`; the engine deletes it when the call can no longer resume."""
 
+PAUSE_APPROVAL = "approval_execute"
+"""Prefix (`new_id(PAUSE_APPROVAL)`) of the approval ids of `execute`'s pauses, telling them from the
+approval of the call's own gate (`needs_approval`), whose ids are the engine's `approval_<hex>`."""
+
 DESCRIPTION = (
     "Run Python code in a sandbox (a Python subset: no imports of host modules, no files, no network). "
     "Call your tools as functions: tools.<name>(arg=...) or <name>(...). Use state.read(path), "
@@ -93,7 +103,8 @@ class ExecuteError(Exception):
 
 def execute_tool(agent: Any = None, *, tools: Any = None, workspace: Any = None, name: str = "execute",
                  timeout: float = 10.0, max_memory: int = 64 * 1024 * 1024, max_output: int = 64 * 1024,
-                 max_recursion: int = 200, max_calls: int = 1000) -> Tool:
+                 max_recursion: int = 200, max_calls: int = 1000,
+                 needs_approval: bool | Callable[[dict], Any] = False) -> Tool:
     """Make the `execute` tool.
 
     Args:
@@ -107,6 +118,8 @@ def execute_tool(agent: Any = None, *, tools: Any = None, workspace: Any = None,
         timeout: seconds of sandbox execution (time spent in inner tool calls is not counted).
         max_memory: bytes of sandbox heap. max_output: bytes of printed text kept.
         max_recursion: call-stack depth. max_calls: inner tool and state calls per run.
+        needs_approval: gate the whole call before its code runs (True, or a predicate on
+            `{"code": ...}`, as `@tool`'s); gated inner calls pause it either way.
 
     Raises:
         UserError: neither `agent` nor `tools`/`workspace` given, or a limit that is not positive.
@@ -128,7 +141,7 @@ def execute_tool(agent: Any = None, *, tools: Any = None, workspace: Any = None,
         """
         return await runner.run(code)
 
-    return from_function(execute, name=name, description=DESCRIPTION)
+    return from_function(execute, name=name, description=DESCRIPTION, needs_approval=needs_approval)
 
 
 class _Runner:
@@ -171,9 +184,10 @@ class _Runner:
             if not (decision and decision["approved"] and decision["approval_id"] == pause["approval_id"]):
                 raise ExecuteError("The paused code was not approved; it did not continue.")
             approved_call = pause["call"]
-        elif store is not None and call_id is not None and store.approvals.granted(call_id, {"code": code}):
-            # approved, so this call paused before, and the resume that claimed its state never finished
-            # (aborted): starting over would repeat the inner calls that already ran
+        elif store is not None and call_id is not None and _resumed_pause(store, call_id, code):
+            # a pause of this call was approved, and the resume that claimed its state never finished
+            # (aborted): starting over would repeat the inner calls that already ran. (An approval of the
+            # call's own gate, `needs_approval`, runs the code from its start.)
             raise ExecuteError("This execute call was approved to resume, but its paused state is gone (claimed by "
                                "an earlier resume); nothing ran again. Call execute anew.")
         stdout = pm.CollectString(max_bytes=self.max_output)
@@ -306,7 +320,7 @@ class _Run:
         if agent is None or call_id is None:
             raise ExecuteError(f"the code called {name!r}, which needs approval, and this execute tool has no agent "
                                "to ask; call the tool directly")
-        approval_id = new_id("approval")
+        approval_id = new_id(PAUSE_APPROVAL)
         call = {"tool": name, "input": _jsonable(arguments)}
         agent.store.state.set(PAUSE_KEY + call_id, {
             "approval_id": approval_id, "snapshot": base64.b64encode(snap.dump()).decode(), "stdout": self.output(),
@@ -347,6 +361,13 @@ class _Run:
             return ops.read_text(fs, path)
 
         return await asyncio.to_thread(sync)
+
+
+def _resumed_pause(store: Any, call_id: str, code: str) -> bool:
+    """Whether `call_id`'s approval (for exactly this code) was given to one of its pauses."""
+    decision = store.approvals.decision(call_id)
+    return bool(decision and str(decision["approval_id"] or "").startswith(PAUSE_APPROVAL + "_")
+                and store.approvals.granted(call_id, {"code": code}))
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,0 +1,251 @@
+"""`agent.map(engine="ray")` on a local Ray cluster (`ray.init(num_cpus=2)`), `think_nb.batch.ray_engine`:
+the same results table and stored conversations as the local engine; an actor SIGKILLed while a row
+is in flight loses nothing and each row is stored once; the engine uses the cluster it is given
+and leaves it running.
+
+Ray is the `ray` extra, which CI installs (`.ci/setup`): without it this module fails to import
+(no skip)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import psutil
+import pytest
+import ray
+
+from think_nb import Think, UserError, tool
+from think_nb.batch.local import open_conversation
+from think_nb.batch.ray_engine import BATCH_SIZE, reap_with_this_process
+from think_nb.binding import runtime_of
+from think_nb.testing import FunctionModel
+from think_nb.testing import ScriptedModel as S
+
+ROWS = 100
+SPOOL = ""
+"""A folder the kill test's workers write to (set before the class is pickled, which captures it)."""
+HOLD = 50
+"""The row whose tool waits, in the kill test, until the test has killed the actor running it."""
+
+
+@tool
+def triple(x: int) -> int:
+    """Triple x."""
+    if SPOOL:  # the kill test: one line per run of the tool, in whichever process runs it
+        spool = Path(SPOOL)
+        with open(spool / "ran.log", "a") as f:
+            f.write(f"{x} {os.getpid()}\n")
+        if x == HOLD:
+            (spool / f"hold-{os.getpid()}").write_text("")
+            while not (spool / "released").exists():  # until the test has SIGKILLed this process
+                time.sleep(0.02)
+    return 3 * x
+
+
+def tripling(messages: list[dict], info: Any) -> Any:
+    last = messages[-1]
+    if last["role"] == "tool":
+        return [f"triple is {last['content']}", S.usage(10, 3)]
+    text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
+    return [S.tool_call("triple", {"x": int(text.split()[-1])}), S.usage(10, 2)]
+
+
+MODEL = FunctionModel(tripling)
+
+
+class Tripler(Think):  # pickled by value below, as a class defined in a notebook cell is
+    include_workspace_tools = False
+
+    def get_model(self) -> str:
+        return MODEL.model
+
+    def get_tools(self) -> list:
+        return [triple]
+
+
+def frame(rows: int = ROWS) -> pd.DataFrame:
+    return pd.DataFrame({"n": range(rows)}, index=[f"r{i}" for i in range(rows)])
+
+
+async def test_without_a_ray_cluster_the_engine_says_to_start_one() -> None:
+    assert not ray.is_initialized()  # runs before the cluster fixture (this module's first test)
+    with pytest.raises(UserError, match=r"ray\.init\(\)"):
+        await Tripler("no-cluster").map(frame(2), "Triple {n}", engine="ray", progress=False)
+    assert not ray.is_initialized()  # the engine never starts Ray itself
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """A local Ray cluster of 2 CPUs that this process starts and joins with `ray.init(address=...)`,
+    as a notebook joins a cluster it did not start. Its agents' ports are given (a raylet waiting for
+    its agents to pick ports aborts after a fixed 15 s); Ray 2.60 does not pass the dashboard agent's
+    listen port on to the raylet, which still waits 15 s for it, and a 2-core machine at load ~20 was
+    seen to miss that: a start that timed out is cleared away and tried again, up to 3 times."""
+    from ray import cloudpickle
+    from ray.cluster_utils import Cluster
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
+    for attempt in range(3):
+        local = Cluster()
+        try:
+            local.add_node(num_cpus=2, include_dashboard=False, metrics_agent_port=free_port(),
+                           metrics_export_port=free_port(), dashboard_agent_listen_port=free_port(),
+                           runtime_env_agent_port=free_port())
+            break
+        except Exception as exc:  # "The current node timed out during startup"
+            local.shutdown()
+            for proc in psutil.Process().children(recursive=True):  # the Ray processes the failed start left
+                with contextlib.suppress(psutil.Error):
+                    if "/ray/" in " ".join(proc.cmdline()) or proc.name().startswith("ray::"):
+                        proc.kill()
+            if attempt == 2 or "timed out during startup" not in str(exc):
+                raise
+    try:
+        ray.init(address=local.address, log_to_driver=False)
+        yield
+    finally:
+        ray.shutdown()
+        local.shutdown()
+
+
+def table(results: pd.DataFrame) -> dict[str, list]:
+    """The results table as compared across engines: every column but durations and conversation ids."""
+    assert list(results.columns) == ["reply", "status", "error", "tool_calls", "input_tokens", "output_tokens",
+                                     "cost_usd", "duration_s", "conversation_id"]
+    return {"index": list(results.index), **{c: results[c].astype(object).tolist() for c in results.columns
+                                             if c not in ("duration_s", "conversation_id")}}
+
+
+def transcripts(agent: Think, results: pd.DataFrame) -> list[list[tuple]]:
+    db = runtime_of(agent).store.db
+    return [[(m["role"], [(p["type"], p.get("text"), p.get("state"), p.get("input"), p.get("output"))
+                          for p in m["parts"] if p["type"] != "step-start"])
+             for m in open_conversation(db, cid)] for cid in results["conversation_id"]]
+
+
+def holding(spool: Path) -> list[int]:
+    """The pids of the processes that have held row HOLD in its tool (the kill test)."""
+    return [int(p.name.split("-")[1]) for p in spool.glob("hold-*")]
+
+
+def sessions_per_row(agent: Think, results: pd.DataFrame) -> Counter[str]:
+    """How many stored conversations each row of a Ray run has in the driver's lane (its session
+    names are `map <run id> <row key>`)."""
+    lanes = {cid.partition("#")[0] for cid in results["conversation_id"]}
+    assert len(lanes) == 1, lanes  # the driver stores every row in one lane sub-agent
+    names = runtime_of(agent).store.db.read("SELECT name FROM think_sessions WHERE agent_key = ?", (lanes.pop(),))
+    return Counter(name for (name,) in names if name.startswith("map "))
+
+
+@pytest.mark.allow_stall("ray.init and Ray Data's planning run on the test's loop thread; think_nb's own work "
+                         "is off the loop (iter_batches in a thread)")
+async def test_ray_engine_gives_the_local_engine_table_and_stored_conversations(cluster: None) -> None:
+    df = frame()
+    local_agent, ray_agent = Tripler("local"), Tripler("ray")
+    local = await local_agent.map(df, "Triple {n}", run_id="x", concurrency=4, progress=False)
+    remote = await ray_agent.map(df, "Triple {n}", run_id="x", concurrency=2, engine="ray", progress=False)
+    assert remote["reply"].tolist() == [f"triple is {3 * n}" for n in range(ROWS)]
+    assert table(remote) == table(local)
+    assert transcripts(ray_agent, remote) == transcripts(local_agent, local)
+    assert len(set(remote["conversation_id"])) == ROWS
+    assert sessions_per_row(ray_agent, remote) == Counter({f'map x "r{n}"': 1 for n in range(ROWS)})
+    assert ray_agent.runs()[["run_id", "status", "rows", "completed"]].values.tolist() == [["x", "completed", ROWS,
+                                                                                            ROWS]]
+    again = await ray_agent.map(df, "Triple {n}", run_id="x", engine="ray", progress=False)  # all settled
+    assert again["conversation_id"].tolist() == remote["conversation_id"].tolist()
+    assert ray.is_initialized()  # the cluster it was given is still up: the engine never shuts Ray down
+    assert not reap_with_this_process(ray)  # a cluster joined by address is someone else's: no reaper for it
+
+
+@pytest.mark.allow_stall("ray.init and Ray Data's planning run on the test's loop thread; think_nb's own work "
+                         "is off the loop (iter_batches in a thread)")
+async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once(cluster: None,
+                                                                                tmp_path: Path) -> None:
+    """The guarantee: each row is stored once (one conversation, one ledger settlement); its tools run
+    at least once: Ray runs the killed actor's batch (at most BATCH_SIZE rows) again on a restarted
+    actor, so a row of that batch that had run before the kill runs its tools again."""
+    global SPOOL
+    SPOOL = str(tmp_path)
+    try:
+        agent = Tripler("killed")
+        run = asyncio.ensure_future(agent.map(frame(), "Triple {n}", run_id="kill", concurrency=2, engine="ray",
+                                              progress=False))
+        deadline = time.monotonic() + 300
+        while not (holds := holding(tmp_path)):  # the actor holding row HOLD is in its tool
+            assert time.monotonic() < deadline and not run.done(), run
+            await asyncio.sleep(0.05)
+        killed = holds[0]
+        os.kill(killed, signal.SIGKILL)
+        (tmp_path / "released").write_text("")
+        results = await run
+    finally:
+        SPOOL = ""
+    assert results["status"].tolist() == ["completed"] * ROWS
+    assert results["reply"].tolist() == [f"triple is {3 * n}" for n in range(ROWS)]
+    assert sessions_per_row(agent, results) == Counter({f'map kill "r{n}"': 1 for n in range(ROWS)})
+    store = runtime_of(agent).store.db
+    ledger = store.read("SELECT id, status FROM think_submissions WHERE agent_key LIKE '%/map:kill'")
+    assert sorted(ledger) == sorted((f'"r{n}"', "completed") for n in range(ROWS))
+    runs = Counter(int(line.split()[0]) for line in (tmp_path / "ran.log").read_text().splitlines())
+    pids = {int(line.split()[1]) for line in (tmp_path / "ran.log").read_text().splitlines()}
+    assert set(runs) == set(range(ROWS))  # every row's tool ran
+    again = {n for n, count in runs.items() if count > 1}
+    assert HOLD in again and runs[HOLD] == 2, runs  # the killed row ran again, on a restarted actor
+    assert len(again) <= BATCH_SIZE and max(runs.values()) == 2, again  # only the killed actor's batch ran twice
+    assert killed in pids and len(holding(tmp_path)) == 2
+
+
+@pytest.mark.allow_stall("Ray Data's planning runs on the test's loop thread; think_nb's own work is off the loop")
+async def test_cancel_run_on_ray_keeps_what_settled_and_aborts_the_rest(cluster: None, tmp_path: Path) -> None:
+    global SPOOL
+    SPOOL = str(tmp_path)
+    agent = Tripler("cancelled")
+    try:
+        run = asyncio.ensure_future(agent.map(frame(), "Triple {n}", run_id="stop", concurrency=2, engine="ray",
+                                              progress=False))
+        deadline = time.monotonic() + 300
+        while not holding(tmp_path):  # row HOLD is in its tool: the run is under way
+            assert time.monotonic() < deadline and not run.done(), run
+            await asyncio.sleep(0.05)
+        agent.cancel_run("stop")
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    finally:
+        (tmp_path / "released").write_text("")
+        SPOOL = ""
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["rows"], line["pending"], line["running"]) == ("cancelled", ROWS, 0, 0)
+    assert line["completed"] + line["aborted"] == ROWS and line["aborted"] >= 1 and line["completed"] >= 1
+    again = await agent.map(frame(), "Triple {n}", run_id="stop", engine="ray", progress=False)  # runs nothing
+    assert again["status"].value_counts().to_dict() == {"completed": line["completed"], "aborted": line["aborted"]}
+    done = again[again["status"] == "completed"]
+    assert done["reply"].tolist() == [f"triple is {3 * int(k[1:])}" for k in done.index]
+    assert sessions_per_row(agent, done) == Counter({f'map stop "{k}"': 1 for k in done.index})
+
+
+async def test_ray_engine_refuses_what_it_cannot_do() -> None:
+    agent = Tripler("refused")
+    df = pd.DataFrame({"n": [1]})
+    with pytest.raises(UserError, match="no panel to ask"):
+        await agent.map(df, "Triple {n}", engine="ray", approvals="ask", progress=False)
+    with pytest.raises(UserError, match="does not take max_cost"):
+        await agent.map(df, "Triple {n}", engine="ray", max_cost=1.0, progress=False)
+    with pytest.raises(UserError, match="'local'"):
+        await agent.map(df, "Triple {n}", engine="spark", progress=False)
