@@ -503,3 +503,29 @@ def test_a_fork_can_be_forked_again() -> None:
         m[0]["content"]) or "Five."))
     fifth.run()  # the step runs live, sent the system prompt the fork's before_turn ended with
     assert seen == ["Say two."]
+
+
+# -- a record read back from the SQLite file is untrusted: a forged or damaged one is refused ------------
+@pytest.mark.parametrize("forged", [
+    {"steps": "x"}, {"steps": None}, {"steps": [{"out": [["c"]], "calls": 5}]},
+    {"steps": [{"out": [["c", "call_9", "add", "not a list"]], "calls": ["call_9"]}]},
+    {"steps": [{"out": [["t", ["not a length"]]], "calls": []}]}, {"sites": [5]},
+    {"sites": ["before_turn", "on_step_finish:zz"]}, {"flags": "ab"}, {"compactions": "x"},
+    {"emitted": ["chunk"]}, "not JSON"])
+def test_a_forged_record_is_refused_in_one_line_and_history_still_lists_every_turn(forged: Any) -> None:
+    from think_nb.turns.fork import history
+
+    agent = scripted_agent(S([[S.text("One.")], [S.text("Two.")]]), name=f"forged{next(_names)}")
+    first, second = agent.run("a"), agent.run("b")
+    store = runtime_of(agent).store
+    record = store.records.load(first.request_id).record
+    text = forged if isinstance(forged, str) else json.dumps({**record, **forged})
+    store.db.execute("UPDATE think_turn_records SET record = ? WHERE request_id = ?", (text, first.request_id))
+    for at in ("before_turn", "on_step_finish:zz"):
+        with pytest.raises(UserError, match=rf"^Cannot fork turn '{first.request_id}': its stored record is "
+                                            r"damaged \([a-zA-Z' ]+\); run the turn again instead\.$"):
+            agent.fork(first.request_id, at=at)
+    table = history(runtime_of(agent))
+    assert table["request_id"].tolist() == [first.request_id, second.request_id]
+    assert table["sites"].tolist()[0] == [] and table["forkable"].tolist()[1] is True
+    assert str(table["forkable"].tolist()[0]).startswith("its stored record is damaged")
