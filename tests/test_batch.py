@@ -364,3 +364,26 @@ async def test_cancel_run_stops_a_running_call_and_aborts_its_pending_rows() -> 
     again = await agent.map(pd.DataFrame({"n": range(5)}), "Double {n}", run_id="c", progress=False)
     assert again["status"].tolist() == ["completed"] + ["aborted"] * 4 and sorted(RAN) == [0]
     assert again["error"].tolist()[2] == "cancelled (cancel_run)"
+
+
+async def test_a_template_or_function_that_does_not_fit_a_cell_is_one_line_naming_the_row_and_runs_nothing() -> None:
+    agent = agent_on(doubling)
+    hostile = pd.DataFrame({"t": ["abc", float("nan")], "n": [1, 2]}, index=["ok", "bad"])
+    for prompt, context, said in (
+            ("{t[0]}", None, (r"row 'bad', the prompt template does not fit its cells: TypeError: 'float' object is "
+                              r"not subscriptable; change the prompt \(or clean the row\)\.$")),
+            ("{t:.2f}", None, r"row 'ok', the prompt template does not fit its cells: ValueError: Unknown format code"),
+            ("{t:{zz}}", None, r"row 'ok', the prompt template does not fit its cells: KeyError: 'zz'"),
+            (lambda row: f"Double {1 // (row['n'] - 2)}", None,
+             r"row 'bad', the prompt function raised ZeroDivisionError: integer division or modulo by zero"),
+            ("Double {n}", lambda row: {"x": row["missing"]}, r"row 'ok', the context function raised KeyError"),
+            (lambda row: (_ for _ in ()).throw(ValueError("two\nlines")), None, r"ValueError: two lines; change")):
+        with pytest.raises(UserError, match=said) as raised:
+            await agent.map(hostile, prompt, context=context, progress=False)
+        assert "\n" not in str(raised.value)
+    assert len(agent.runs()) == 0 and RAN == []  # refused before any row was stored or run
+    seen: list[str] = []
+    echo = agent_on(lambda messages, info: seen.append(_last_text(messages)) or "ok", tools=[], name="echo")
+    braces = pd.DataFrame({"t": ["{index} {t} {0} {n.__class__}"]})
+    results = await echo.map(braces, "Say {t}", progress=False)  # a cell's braces are text, never a template
+    assert results["status"].tolist() == ["completed"] and seen == ["Say {index} {t} {0} {n.__class__}"]

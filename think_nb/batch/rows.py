@@ -56,12 +56,28 @@ def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
     out = []
     for position, (label, record) in enumerate(zip(df.index, records, strict=True)):
         row = {**record, "index": label}
-        text = render(row)
+        text = _rendered(render, row, label, callable(prompt))
         if not isinstance(text, str) or not text.strip():
             raise UserError(f"map(): the prompt for row {label!r} is {text!r:.60}; the prompt function must "
                             "return non-empty text.")
-        out.append(Row(row_key(label), position, label, text, attach(row)))
+        out.append(Row(row_key(label), position, label, text, _rendered(attach, row, label, callable(context),
+                                                                         "context")))
     return out
+
+
+def _rendered(render: Callable[[dict], Any], row: dict, label: Any, function: bool, what: str = "prompt") -> Any:
+    """`render(row)`; a template that does not fit a cell (`{n:.2f}` on text, `{t[0]}` on NaN), or a
+    function that raises, is a `UserError` naming the row (the cells are data, the template is the
+    fix)."""
+    try:
+        return render(row)
+    except UserError:
+        raise
+    except Exception as exc:  # any failure on a row's cells is the same fix
+        where = f"the {what} function raised" if function else f"the {what} template does not fit its cells:"
+        said = " ".join(str(exc).split())
+        raise UserError(f"map(): for row {label!r:.40}, {where} {type(exc).__name__}: {said:.120}; change the "
+                        f"{what} (or clean the row).") from exc
 
 
 def row_key(label: Any) -> str:
