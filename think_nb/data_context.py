@@ -29,6 +29,7 @@ anything else: `reprlib` (bounded containers and strings).
 from __future__ import annotations
 
 import asyncio
+import base64
 import reprlib
 from typing import Any
 
@@ -293,7 +294,7 @@ def _long_bytes(value: bytes | bytearray | memoryview) -> dict[str, Any]:
     value = value.tobytes() if isinstance(value, memoryview) else value
     size = len(value)
     head = jsonsafe.dumps({"type": "bytes", "base64": ""})[:-2]  # '{"type":"bytes","base64":"'
-    preview = head + jsonsafe.to_json_value(bytes(value[:MAX_OUTPUT_CHARS * 3 // 4]))["base64"]
+    preview = head + base64.b64encode(value[:MAX_OUTPUT_CHARS * 3 // 4]).decode("ascii")
     return {"type": "truncated", "chars": len(head) + 4 * -(-size // 3) + 2, "preview": preview[:MAX_OUTPUT_CHARS]}
 
 
