@@ -529,3 +529,6 @@ def test_a_forged_record_is_refused_in_one_line_and_history_still_lists_every_tu
     assert table["request_id"].tolist() == [first.request_id, second.request_id]
     assert table["sites"].tolist()[0] == [] and table["forkable"].tolist()[1] is True
     assert str(table["forkable"].tolist()[0]).startswith("its stored record is damaged")
+    if forged == "not JSON":  # compare finds no reply through it, and says so in one line
+        with pytest.raises(UserError, match=r"^compare\(\): '[^']+' is no reply of this conversation"):
+            agent.compare(first.request_id, second.request_id)

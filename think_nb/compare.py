@@ -118,7 +118,10 @@ def reply_of(runtime: Any, ref: Any) -> Reply:
     if message is None and isinstance(ref, str):
         message = runtime.conversation.get(ref)
         if message is None:
-            found = runtime.store.records.load(ref)
+            try:
+                found = runtime.store.records.load(ref)
+            except ValueError:  # a damaged record (not JSON): no reply found through it
+                found = None
             message = runtime.conversation.get(found.message_id) if found and found.message_id else None
     if not isinstance(message, dict) or message.get("role") != "assistant":
         raise UserError(f"compare(): {ref!r} is no reply of this conversation; pass an assistant message id, a "
