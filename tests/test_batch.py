@@ -387,3 +387,23 @@ async def test_a_template_or_function_that_does_not_fit_a_cell_is_one_line_namin
     braces = pd.DataFrame({"t": ["{index} {t} {0} {n.__class__}"]})
     results = await echo.map(braces, "Say {t}", progress=False)  # a cell's braces are text, never a template
     assert results["status"].tolist() == ["completed"] and seen == ["Say {index} {t} {0} {n.__class__}"]
+
+
+@pytest.mark.parametrize("stored", [
+    "not JSON", "[1]", "{}", '{"reply": 5, "status": "completed", "tool_calls": []}',
+    '{"reply": "r", "status": "completed", "tool_calls": [], "cost_usd": "free"}',
+    '{"reply": "r", "status": "completed", "tool_calls": "double", "output": [1]}'])
+async def test_a_tampered_result_in_the_ledger_is_an_error_row_and_the_rest_of_the_run_reads_as_usual(
+        stored: str) -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [3, 5]}, index=["a", "b"])
+    await agent.map(df, "Double {n}", run_id="r1", progress=False)
+    runtime_of(agent).store.db.execute("UPDATE think_batch_rows SET result = ? WHERE run_id = 'r1' AND row_key = ?",
+                                       (stored, '"a"'))
+    again = await agent.map(df, "Double {n}", run_id="r1", progress=False)  # resume: nothing runs again
+    assert again["status"].tolist() == ["error", "completed"] and again["reply"].tolist() == [None, "double is 10"]
+    assert again["error"].tolist()[0].startswith("its stored result is damaged (")
+    assert again["error"].tolist()[0].endswith("); run the row again under a new run_id")
+    assert RAN == [3, 5]
+    assert agent.runs()[["run_id", "rows", "completed"]].values.tolist() == [["r1", 2, 2]]
+    assert agent.compare_runs("r1", "r1")["same"].tolist() == [True, True]

@@ -31,13 +31,14 @@ adds one column per function and `results.attrs["summary"]` their means.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from think_nb.aio import script_loop
 from think_nb.batch.local import DENIED_TEXT, INTERRUPTED, LocalRun, open_conversation
-from think_nb.batch.outcome import COLUMNS, not_run, of_messages
+from think_nb.batch.outcome import COLUMNS, checked, not_run, of_messages
 from think_nb.batch.pacing import Budget, Pacer
 from think_nb.batch.rows import Row, prepare
 from think_nb.binding import runtime_of
@@ -88,7 +89,7 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     statuses = store.statuses(run_id)
     todo = [r for r in rows if statuses.get(r.key) == "pending"]
     budget = Budget(max_cost, max_tokens)
-    for result in store.results(run_id).values():
+    for result in _results(store, run_id).values():
         budget.add(result)
     run = LocalRun(agent, run_id, rows, store, concurrency=concurrency, output_type=output_type,
                    approvals=approvals, budget=budget, pacer=Pacer(rpm, tpm), progress=progress)
@@ -129,7 +130,7 @@ def results_frame(agent: Agent, df: Any, rows: list[Row], run_id: str, output_ty
     import pandas as pd
 
     store = _store(agent)
-    stored, statuses = store.results(run_id), store.statuses(run_id)
+    stored, statuses = _results(store, run_id), store.statuses(run_id)
     fields = list(getattr(output_type, "model_fields", {}) or {})
     records = []
     for row in rows:
@@ -160,7 +161,7 @@ def runs(agent: Agent) -> pd.DataFrame:
     lines = []
     for run in store.runs():
         statuses = list(store.statuses(run["run_id"]).values())
-        results = list(store.results(run["run_id"]).values())
+        results = list(_results(store, run["run_id"]).values())
         costs = [r.get("cost_usd") for r in results if r.get("status") != "not_run"]
         lines.append({"run_id": run["run_id"], "status": run["status"], "rows": len(statuses),
                       "completed": statuses.count("completed"), "error": statuses.count("error"),
@@ -194,8 +195,6 @@ def compare_runs(agent: Agent, a: str, b: str) -> pd.DataFrame:
     """`Think.compare_runs`: runs `a` and `b` side by side, one line per row of either (indexed by
     the row's index label): `reply`, the `output_type`'s fields, `status`, `cost_usd` of each
     (suffixes `_a`, `_b`), and `same` (the reply and the fields equal)."""
-    import json
-
     import pandas as pd
 
     store = _store(agent)
@@ -204,8 +203,8 @@ def compare_runs(agent: Agent, a: str, b: str) -> pd.DataFrame:
             raise UserError(f"compare_runs: no run {run_id!r} (see agent.runs()).")
 
     def side(run_id: str) -> dict[Any, dict]:
-        return {_label(json.loads(k)): {"reply": r["reply"], **(r.get("output") or {}), "status": r["status"],
-                                        "cost_usd": r["cost_usd"]} for k, r in store.results(run_id).items()}
+        return {_label(_key(k)): {"reply": r["reply"], **(r.get("output") or {}), "status": r["status"],
+                                        "cost_usd": r["cost_usd"]} for k, r in _results(store, run_id).items()}
 
     left, right = side(a), side(b)
     lines = {}
@@ -219,6 +218,13 @@ def compare_runs(agent: Agent, a: str, b: str) -> pd.DataFrame:
     ordered = [c for k in dict.fromkeys(c[:-2] for c in frame.columns if c != "same") for c in (f"{k}_a", f"{k}_b")
                if c in frame.columns]
     return frame[[*ordered, "same"]]
+
+
+def _key(row_key: str) -> Any:
+    try:
+        return json.loads(row_key)
+    except ValueError:  # an edited ledger: the key as it is
+        return row_key
 
 
 def _label(key: Any) -> Any:
@@ -237,6 +243,11 @@ def conversation_agent(agent: Agent, conversation_id: str) -> Agent:
     lane = agent.sub_agent(type(agent), lane_key[len(prefix):])
     lane.switch_session(session_id)
     return lane
+
+
+def _results(store: BatchRows, run_id: str) -> dict[str, dict]:
+    """The run's settled rows' results, each checked (`outcome.checked`: the file is untrusted)."""
+    return {key: checked(result) for key, result in store.results(run_id).items()}
 
 
 def _store(agent: Agent) -> BatchRows:
