@@ -40,7 +40,7 @@ from think_nb.aio import script_loop
 from think_nb.batch.local import DENIED_TEXT, INTERRUPTED, LocalRun, open_conversation
 from think_nb.batch.outcome import COLUMNS, checked, not_run, of_messages
 from think_nb.batch.pacing import Budget, Pacer
-from think_nb.batch.rows import Row, prepare
+from think_nb.batch.rows import Row, check, prepare
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.messages import new_id
@@ -53,12 +53,27 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["DENIED_TEXT", "INTERRUPTED", "cancel_run", "compare_runs", "conversation_agent", "map_rows", "run_map",
-           "runs"]
+__all__ = ["DENIED_TEXT", "INTERRUPTED", "cancel_run", "check_call", "compare_runs", "conversation_agent", "map_rows",
+           "run_map", "runs"]
 
 APPROVALS = ("deny", "ask")
 _ACTIVE: dict[tuple[str, str], asyncio.Task[Any]] = {}
 """The runs going on in this process: `(agent key, run id)` → the task running them."""
+
+
+def check_call(df: Any, prompt: Any, context: Any = None, concurrency: int = 8, approvals: str = "deny",
+               max_cost: float | None = None, run_id: str | None = None) -> None:
+    """What `map_rows` refuses before reading a row (`df`, `prompt`, `context`, the options), checked
+    synchronously: `%think map` calls it so that, in a notebook, bad input is its line's error, not a
+    failed task nobody awaited. Raises `UserError`."""
+    _check(concurrency, approvals, max_cost, None, None, None, None, None)
+    _check_run_id(run_id)
+    check(df, prompt, context)
+
+
+def _check_run_id(run_id: Any) -> None:
+    if run_id is not None and (not isinstance(run_id, str) or not run_id.strip() or "#" in run_id or "/" in run_id):
+        raise UserError(f"run_id={run_id!r}: a run id is a non-empty string without '#' or '/', e.g. 'labels-v1'.")
 
 
 async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, run_id: str | None = None,
@@ -69,8 +84,7 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     """`Think.map` (see there)."""
     _check(concurrency, approvals, max_cost, max_tokens, rpm, tpm, output_type, evaluate)
     run_id = run_id or new_id("run")
-    if not isinstance(run_id, str) or not run_id.strip() or "#" in run_id or "/" in run_id:
-        raise UserError(f"run_id={run_id!r}: a run id is a non-empty string without '#' or '/', e.g. 'labels-v1'.")
+    _check_run_id(run_id)
     rows = await asyncio.to_thread(prepare, df, prompt, context)  # 10,000 rows: ~80 ms, off the loop
     store = _store(agent)
     key = (store.agent_key, run_id)

@@ -25,7 +25,7 @@ from typing import Any
 
 from think_nb.errors import UserError
 
-__all__ = ["Row", "prepare"]
+__all__ = ["Row", "check", "prepare"]
 
 
 @dataclass
@@ -39,9 +39,9 @@ class Row:
     context: dict[str, Any] | None
 
 
-def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
-    """The rows of `df` as `Row`s. Raises `UserError` (one line, naming the fix) for a bad `df`,
-    `prompt` or `context`, or a prompt function that does not return text."""
+def check(df: Any, prompt: Any, context: Any) -> tuple[Callable[[dict], Any], Callable[[dict], Any]]:
+    """`(render, attach)` for `df`'s rows, without reading a row: raises `UserError` (one line,
+    naming the fix) for a bad `df`, `prompt` or `context` (`%think map` calls it before its task starts)."""
     import pandas as pd
 
     if not isinstance(df, pd.DataFrame):
@@ -50,8 +50,13 @@ def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
     if not df.index.is_unique:
         raise UserError("map(): the DataFrame's index has repeated labels, so rows cannot be told apart; "
                         "use df.reset_index(drop=True) (or another unique index).")
-    render = _prompt(prompt, list(df.columns))
-    attach = _context(context, list(df.columns))
+    return _prompt(prompt, list(df.columns)), _context(context, list(df.columns))
+
+
+def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
+    """The rows of `df` as `Row`s. Raises `UserError` (one line, naming the fix) for a bad `df`,
+    `prompt` or `context`, or a prompt function that does not return text."""
+    render, attach = check(df, prompt, context)
     records = df.to_dict("records")
     out = []
     for position, (label, record) in enumerate(zip(df.index, records, strict=True)):
