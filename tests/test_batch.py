@@ -407,3 +407,20 @@ async def test_a_tampered_result_in_the_ledger_is_an_error_row_and_the_rest_of_t
     assert RAN == [3, 5]
     assert agent.runs()[["run_id", "rows", "completed"]].values.tolist() == [["r1", 2, 2]]
     assert agent.compare_runs("r1", "r1")["same"].tolist() == [True, True]
+
+
+async def test_an_evaluator_that_raises_is_one_line_naming_it_and_the_row_and_the_run_is_kept() -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [1, 2]}, index=["x", "y"])
+
+    def strict(row: dict, result: dict) -> float:
+        if row["n"] == 2:
+            raise ValueError("no score\nfor two")
+        return 1.0
+
+    with pytest.raises(UserError, match=r"^map\(evaluate=\.\.\.\): strict raised ValueError: no score for two on row "
+                                        r"'y'; the run's rows are kept: fix it and call map again with run_id='ev' "
+                                        r"\(nothing runs again\)\.$"):
+        await agent.map(df, "Double {n}", run_id="ev", evaluate=[strict], progress=False)
+    again = await agent.map(df, "Double {n}", run_id="ev", progress=False)
+    assert again["reply"].tolist() == ["double is 2", "double is 4"] and RAN == [1, 2]

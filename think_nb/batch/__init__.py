@@ -302,12 +302,24 @@ def _evaluate(frame: pd.DataFrame, df: Any, evaluate: list[Callable[..., Any]]) 
     for fn in evaluate:
         name = getattr(fn, "__name__", "score")
         scores = []
-        for row, result in zip(records, results, strict=True):
-            scores.append(None if result["status"] == "not_run" else fn(row, result))
+        for label, row, result in zip(frame.index, records, results, strict=True):
+            scores.append(None if result["status"] == "not_run" else _score(fn, name, label, row, result, frame))
         frame[name] = scores
         numbers = [float(s) for s in scores if isinstance(s, (int, float)) and not math.isnan(float(s))]
         summary[name] = {"mean": sum(numbers) / len(numbers) if numbers else None, "count": len(numbers)}
     frame.attrs["summary"] = summary
+
+
+def _score(fn: Callable[..., Any], name: str, label: Any, row: dict, result: dict, frame: pd.DataFrame) -> Any:
+    """`fn(row, result)`; an evaluator that raises is one `UserError` line naming it and the row, and
+    how to get the table back (the rows are settled and stored: nothing runs again)."""
+    try:
+        return fn(row, result)
+    except Exception as exc:  # user code: its failure names the fix, the run is kept
+        said = " ".join(str(exc).split())
+        raise UserError(f"map(evaluate=...): {name} raised {type(exc).__name__}: {said:.120} on row {label!r:.40}; "
+                        f"the run's rows are kept: fix it and call map again with run_id="
+                        f"{frame.attrs['run_id']!r} (nothing runs again).") from exc
 
 
 def _check(concurrency: Any, approvals: Any, max_cost: Any, max_tokens: Any, rpm: Any, tpm: Any,
