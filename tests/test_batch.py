@@ -424,3 +424,22 @@ async def test_an_evaluator_that_raises_is_one_line_naming_it_and_the_row_and_th
         await agent.map(df, "Double {n}", run_id="ev", evaluate=[strict], progress=False)
     again = await agent.map(df, "Double {n}", run_id="ev", progress=False)
     assert again["reply"].tolist() == ["double is 2", "double is 4"] and RAN == [1, 2]
+
+
+async def test_a_model_that_asks_for_a_gated_tool_after_every_refusal_cannot_keep_a_row_running() -> None:
+    from think_nb.batch.local import MAX_REFUSALS, STUBBORN_TEXT
+
+    asked: list[int] = []
+
+    def stubborn(messages: list[dict], info: Any) -> Any:  # denied? ask again, forever
+        asked.append(1)
+        return [S.tool_call("delete_row", {"x": len(asked)}), S.usage(10, 2)]
+
+    agent = agent_on(stubborn, tools=[delete_row])
+    results = await agent.map(pd.DataFrame({"t": ["Delete 1"]}), "t", approvals="deny", run_id="st", progress=False)
+    assert (results["status"].tolist(), results["error"].tolist()) == (["error"], [STUBBORN_TEXT])
+    assert len(asked) == MAX_REFUSALS + 1 and RAN == []
+    parts = [p for m in open_conversation(runtime_of(agent).store.db, results["conversation_id"][0])
+             for p in m["parts"] if p["type"] == "tool-delete_row"]
+    assert [p["state"] for p in parts] == ["output-denied"] * (MAX_REFUSALS + 1)  # nothing left waiting
+    assert results["tool_calls"].tolist() == [["delete_row"] * (MAX_REFUSALS + 1)]
