@@ -532,3 +532,31 @@ def test_a_forged_record_is_refused_in_one_line_and_history_still_lists_every_tu
     if forged == "not JSON":  # compare finds no reply through it, and says so in one line
         with pytest.raises(UserError, match=r"^compare\(\): '[^']+' is no reply of this conversation"):
             agent.compare(first.request_id, second.request_id)
+
+
+def test_a_long_forked_reply_is_diffed_around_its_common_start_and_end_never_word_by_word_whole() -> None:
+    """The panel diffs a forked reply with its original on the kernel's loop (`hub._compare_fork`);
+    difflib is quadratic: two 20,000-word replies of a small vocabulary took 3.6 s there. Past
+    `MAX_DIFF_PIECES` words, the common start and end are kept and only what lies between is diffed
+    (by words, then by lines, else replaced whole); both texts always come back whole."""
+    import random
+
+    from think_nb.compare import MAX_DIFF_PIECES, word_diff
+
+    def sides(diff: list[tuple[str, str]]) -> tuple[str, str]:
+        return "".join(t for op, t in diff if op != "+"), "".join(t for op, t in diff if op != "-")
+
+    base = " ".join(f"w{i}" for i in range(30_000))
+    edited = base.replace(" w15000 ", " CHANGED ")
+    diff = word_diff(base, edited)
+    assert [op for op, _ in diff] == ["=", "-", "+", "="] and diff[1:3] == [("-", "w15000 "), ("+", "CHANGED ")]
+    assert sides(diff) == (base, edited)
+
+    rng = random.Random(7)
+    noise = [" ".join(f"w{rng.randint(0, 50)}" for _ in range(20_000)) for _ in range(2)]
+    assert word_diff(*noise) == [("-", noise[0]), ("+", noise[1])]  # one line each, too long to diff: whole
+    lines = ["\n".join(f"line {rng.randint(0, 30)}" for _ in range(1_500)) for _ in range(2)]
+    by_lines = word_diff(*lines)  # more words than MAX_DIFF_PIECES, fewer lines: diffed line by line
+    assert sides(by_lines) == tuple(lines) and len(by_lines) > 10  # not replaced whole
+    short = word_diff("a b c", "a x c")
+    assert short == [("=", "a "), ("-", "b "), ("+", "x "), ("=", "c")] and MAX_DIFF_PIECES == 2000
