@@ -443,3 +443,26 @@ async def test_a_model_that_asks_for_a_gated_tool_after_every_refusal_cannot_kee
              for p in m["parts"] if p["type"] == "tool-delete_row"]
     assert [p["state"] for p in parts] == ["output-denied"] * (MAX_REFUSALS + 1)  # nothing left waiting
     assert results["tool_calls"].tolist() == [["delete_row"] * (MAX_REFUSALS + 1)]
+
+
+async def test_resuming_a_large_run_reads_its_settled_rows_off_the_event_loop() -> None:
+    """Resuming a run of 40,000 settled rows parsed every stored result on the kernel's loop (for the
+    budget: ~0.5 s of CPU); the stall guard (tests/loop_stalls.py) fails a test where that happens."""
+    import asyncio
+    import json
+
+    from think_nb.batch import _store
+    from think_nb.batch.outcome import not_run
+
+    agent = agent_on(doubling)
+    n = 40_000
+    df = pd.DataFrame({"n": range(n)})
+    store = _store(agent)
+    store.accept("big", {}, [(str(i), i, {"role": "user", "text": f"Double {i}"}) for i in range(n)])
+    done = {**not_run(""), "status": "completed", "error": None, "reply": "double is some number " * 8,
+            "tool_calls": ["double"], "input_tokens": 12, "output_tokens": 5, "conversation_id": "c#s"}
+    with store.db.write() as c:
+        c.execute("UPDATE think_submissions SET status = 'completed' WHERE agent_key = ?", (store.ledger_key("big"),))
+        c.execute("UPDATE think_batch_rows SET result = ? WHERE run_id = 'big'", (json.dumps(done),))
+    results = await asyncio.ensure_future(agent.map(df, "Double {n}", run_id="big", max_tokens=10**9, progress=False))
+    assert len(results) == n and set(results["status"]) == {"completed"} and RAN == []

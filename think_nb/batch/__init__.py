@@ -99,12 +99,7 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     except RunChanged as exc:
         raise UserError(f"Run {run_id!r} was started with other prompts for {len(exc.keys)} row(s) (e.g. row "
                         f"{exc.keys[0]}); use a new run_id for a new prompt.") from None
-    _settle_orphans(store, run_id)
-    statuses = store.statuses(run_id)
-    todo = [r for r in rows if statuses.get(r.key) == "pending"]
-    budget = Budget(max_cost, max_tokens)
-    for result in _results(store, run_id).values():
-        budget.add(result)
+    todo, budget = await asyncio.to_thread(_resume, store, run_id, rows, Budget(max_cost, max_tokens))  # off the loop
     run = LocalRun(agent, run_id, rows, store, concurrency=concurrency, output_type=output_type,
                    approvals=approvals, budget=budget, pacer=Pacer(rpm, tpm), progress=progress)
     task = asyncio.current_task()
@@ -118,8 +113,7 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
         raise
     finally:
         _ACTIVE.pop(key, None)
-    statuses = store.statuses(run_id)
-    settled = all(statuses.get(r.key) not in ("pending", "running") for r in rows)
+    settled = await asyncio.to_thread(_all_settled, store, run_id, rows)
     if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
         store.set_status(run_id, "completed" if settled else "stopped")
     return await asyncio.to_thread(results_frame, agent, df, rows, run_id, output_type, evaluate, run.stop_reason)
@@ -267,6 +261,21 @@ def _results(store: BatchRows, run_id: str) -> dict[str, dict]:
 def _store(agent: Agent) -> BatchRows:
     runtime = runtime_of(agent)
     return BatchRows(runtime.store.db, runtime.key)
+
+
+def _resume(store: BatchRows, run_id: str, rows: list[Row], budget: Budget) -> tuple[list[Row], Budget]:
+    """`(the rows still pending, budget with what the settled rows spent)`, after settling orphans. In
+    a worker thread: a run of 40,000 settled rows took ~0.5 s of CPU to read."""
+    _settle_orphans(store, run_id)
+    statuses = store.statuses(run_id)
+    for result in _results(store, run_id).values():
+        budget.add(result)
+    return [r for r in rows if statuses.get(r.key) == "pending"], budget
+
+
+def _all_settled(store: BatchRows, run_id: str, rows: list[Row]) -> bool:
+    statuses = store.statuses(run_id)
+    return all(statuses.get(r.key) not in ("pending", "running") for r in rows)
 
 
 def _settle_orphans(store: BatchRows, run_id: str) -> None:
