@@ -396,3 +396,105 @@ async def test_cancel_run_stops_a_running_call_and_aborts_its_pending_rows() -> 
     again = await agent.map(pd.DataFrame({"n": range(5)}), "Double {n}", run_id="c", progress=False)
     assert again["status"].tolist() == ["completed"] + ["aborted"] * 4 and sorted(RAN) == [0]
     assert again["error"].tolist()[2] == "cancelled (cancel_run)"
+
+
+async def test_a_template_or_function_that_does_not_fit_a_cell_is_one_line_naming_the_row_and_runs_nothing() -> None:
+    agent = agent_on(doubling)
+    hostile = pd.DataFrame({"t": ["abc", float("nan")], "n": [1, 2]}, index=["ok", "bad"])
+    for prompt, context, said in (
+            ("{t[0]}", None, (r"row 'bad', the prompt template does not fit its cells: TypeError: 'float' object is "
+                              r"not subscriptable; change the prompt \(or clean the row\)\.$")),
+            ("{t:.2f}", None, r"row 'ok', the prompt template does not fit its cells: ValueError: Unknown format code"),
+            ("{t:{zz}}", None, r"row 'ok', the prompt template does not fit its cells: KeyError: 'zz'"),
+            (lambda row: f"Double {1 // (row['n'] - 2)}", None,
+             r"row 'bad', the prompt function raised ZeroDivisionError: integer division or modulo by zero"),
+            ("Double {n}", lambda row: {"x": row["missing"]}, r"row 'ok', the context function raised KeyError"),
+            (lambda row: (_ for _ in ()).throw(ValueError("two\nlines")), None, r"ValueError: two lines; change")):
+        with pytest.raises(UserError, match=said) as raised:
+            await agent.map(hostile, prompt, context=context, progress=False)
+        assert "\n" not in str(raised.value)
+    assert len(agent.runs()) == 0 and RAN == []  # refused before any row was stored or run
+    seen: list[str] = []
+    echo = agent_on(lambda messages, info: seen.append(_last_text(messages)) or "ok", tools=[], name="echo")
+    braces = pd.DataFrame({"t": ["{index} {t} {0} {n.__class__}"]})
+    results = await echo.map(braces, "Say {t}", progress=False)  # a cell's braces are text, never a template
+    assert results["status"].tolist() == ["completed"] and seen == ["Say {index} {t} {0} {n.__class__}"]
+
+
+@pytest.mark.parametrize("stored", [
+    "not JSON", "[1]", "{}", '{"reply": 5, "status": "completed", "tool_calls": []}',
+    '{"reply": "r", "status": "completed", "tool_calls": [], "cost_usd": "free"}',
+    '{"reply": "r", "status": "completed", "tool_calls": "double", "output": [1]}'])
+async def test_a_tampered_result_in_the_ledger_is_an_error_row_and_the_rest_of_the_run_reads_as_usual(
+        stored: str) -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [3, 5]}, index=["a", "b"])
+    await agent.map(df, "Double {n}", run_id="r1", progress=False)
+    runtime_of(agent).store.db.execute("UPDATE think_batch_rows SET result = ? WHERE run_id = 'r1' AND row_key = ?",
+                                       (stored, '"a"'))
+    again = await agent.map(df, "Double {n}", run_id="r1", progress=False)  # resume: nothing runs again
+    assert again["status"].tolist() == ["error", "completed"] and again["reply"].tolist() == [None, "double is 10"]
+    assert again["error"].tolist()[0].startswith("its stored result is damaged (")
+    assert again["error"].tolist()[0].endswith("); run the row again under a new run_id")
+    assert RAN == [3, 5]
+    assert agent.runs()[["run_id", "rows", "completed"]].values.tolist() == [["r1", 2, 2]]
+    assert agent.compare_runs("r1", "r1")["same"].tolist() == [True, True]
+
+
+async def test_an_evaluator_that_raises_is_one_line_naming_it_and_the_row_and_the_run_is_kept() -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [1, 2]}, index=["x", "y"])
+
+    def strict(row: dict, result: dict) -> float:
+        if row["n"] == 2:
+            raise ValueError("no score\nfor two")
+        return 1.0
+
+    with pytest.raises(UserError, match=r"^map\(evaluate=\.\.\.\): strict raised ValueError: no score for two on row "
+                                        r"'y'; the run's rows are kept: fix it and call map again with run_id='ev' "
+                                        r"\(nothing runs again\)\.$"):
+        await agent.map(df, "Double {n}", run_id="ev", evaluate=[strict], progress=False)
+    again = await agent.map(df, "Double {n}", run_id="ev", progress=False)
+    assert again["reply"].tolist() == ["double is 2", "double is 4"] and RAN == [1, 2]
+
+
+async def test_a_model_that_asks_for_a_gated_tool_after_every_refusal_cannot_keep_a_row_running() -> None:
+    from think_nb.batch.local import MAX_REFUSALS, STUBBORN_TEXT
+
+    asked: list[int] = []
+
+    def stubborn(messages: list[dict], info: Any) -> Any:  # denied? ask again, forever
+        asked.append(1)
+        return [S.tool_call("delete_row", {"x": len(asked)}), S.usage(10, 2)]
+
+    agent = agent_on(stubborn, tools=[delete_row])
+    results = await agent.map(pd.DataFrame({"t": ["Delete 1"]}), "t", approvals="deny", run_id="st", progress=False)
+    assert (results["status"].tolist(), results["error"].tolist()) == (["error"], [STUBBORN_TEXT])
+    assert len(asked) == MAX_REFUSALS + 1 and RAN == []
+    parts = [p for m in open_conversation(runtime_of(agent).store.db, results["conversation_id"][0])
+             for p in m["parts"] if p["type"] == "tool-delete_row"]
+    assert [p["state"] for p in parts] == ["output-denied"] * (MAX_REFUSALS + 1)  # nothing left waiting
+    assert results["tool_calls"].tolist() == [["delete_row"] * (MAX_REFUSALS + 1)]
+
+
+async def test_resuming_a_large_run_reads_its_settled_rows_off_the_event_loop() -> None:
+    """Resuming a run of 40,000 settled rows parsed every stored result on the kernel's loop (for the
+    budget: ~0.5 s of CPU); the stall guard (tests/loop_stalls.py) fails a test where that happens."""
+    import asyncio
+    import json
+
+    from think_nb.batch import _store
+    from think_nb.batch.outcome import not_run
+
+    agent = agent_on(doubling)
+    n = 40_000
+    df = pd.DataFrame({"n": range(n)})
+    store = _store(agent)
+    store.accept("big", {}, [(str(i), i, {"role": "user", "text": f"Double {i}"}) for i in range(n)])
+    done = {**not_run(""), "status": "completed", "error": None, "reply": "double is some number " * 8,
+            "tool_calls": ["double"], "input_tokens": 12, "output_tokens": 5, "conversation_id": "c#s"}
+    with store.db.write() as c:
+        c.execute("UPDATE think_submissions SET status = 'completed' WHERE agent_key = ?", (store.ledger_key("big"),))
+        c.execute("UPDATE think_batch_rows SET result = ? WHERE run_id = 'big'", (json.dumps(done),))
+    results = await asyncio.ensure_future(agent.map(df, "Double {n}", run_id="big", max_tokens=10**9, progress=False))
+    assert len(results) == n and set(results["status"]) == {"completed"} and RAN == []

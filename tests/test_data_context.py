@@ -257,3 +257,35 @@ async def test_think_cell_with_attaches_a_figure_and_a_pil_image() -> None:
         {"type": "text", "text": "Compare these"},
         {"type": "image_url", "image_url": {"url": figure["url"]}},
         {"type": "image_url", "image_url": {"url": image["url"]}}]}
+
+
+async def test_a_tool_returning_huge_bytes_encodes_only_the_preview_and_keeps_the_same_cut(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool returning 64 MB of bytes (not an image) was base64-encoded whole on the loop (~360 ms
+    for 40 MB here) to keep 20,000 characters. Only the preview's head is encoded; the result is the
+    whole value's JSON text cut, as before, for bytes, bytearray and memoryview."""
+    import base64
+
+    from think_nb import jsonsafe
+
+    encoded: list[int] = []
+    real = base64.b64encode
+    monkeypatch.setattr(jsonsafe.base64, "b64encode", lambda data: encoded.append(len(data)) or real(data))
+    for value in (b"\x01" * 30_001, bytearray(b"\x02" * 30_002), memoryview(b"\x03" * 100_000)):
+        whole = jsonsafe.dumps({"type": "bytes", "base64": real(bytes(value)).decode("ascii")})
+        assert tool_output(value) == {"type": "truncated", "chars": len(whole), "preview": whole[:MAX_OUTPUT_CHARS]}
+    assert max(encoded) <= MAX_OUTPUT_CHARS
+
+    blob = b"\x00" * 64_000_000
+
+    @tool
+    def dump() -> object:
+        """Dump the raw buffer."""
+        return blob
+
+    agent = scripted_agent(S([[S.tool_call("dump", {}, id="c1")], [S.text("Dumped.")]]), tools=[dump], name="blob")
+    await agent.send("Dump it")
+    output = agent.messages[1]["parts"][1]["output"]
+    assert output == {"type": "truncated", "chars": 28 + 4 * (64_000_000 // 3 + 1),
+                      "preview": '{"type":"bytes","base64":"' + "A" * (MAX_OUTPUT_CHARS - 26)}
+    assert max(encoded) <= MAX_OUTPUT_CHARS  # the loop never encoded the 64 MB (the stall guard checks the time)

@@ -4,6 +4,7 @@ to markdown, long bodies written to the workspace, structured errors."""
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -264,3 +265,19 @@ async def test_stop_ends_a_fetch_in_flight_and_the_turn_settles_aborted(server: 
     assert (await agent.send("again")).status == "completed"
     assert fetch_part()["state"] == "output-error", fetch_part()
     assert requests.count(f"/trickle Host={server.removeprefix('http://')}") == 1
+
+
+@pytest.mark.parametrize(("address", "inside"), [
+    ("64:ff9b::7f00:1", "127.0.0.1"),       # NAT64's well-known prefix: a NAT64 gateway reaches the IPv4 inside
+    ("64:ff9b::a9fe:a9fe", "169.254.169.254"),
+    ("64:ff9b::a00:1", "10.0.0.1"),
+    ("2002:c0a8:101::1", "192.168.1.1"),    # 6to4
+    ("::10.0.0.1", "10.0.0.1"),              # IPv4-compatible (deprecated)
+    ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "10.0.0.1")])  # Teredo (the client: ~the last 32 bits)
+async def test_an_ipv6_address_embedding_a_private_ipv4_one_is_refused(address: str, inside: str) -> None:
+    """An IPv6 address that carries an IPv4 one (NAT64, 6to4, IPv4-compatible, Teredo) is checked by
+    the IPv4 address inside it: on an IPv6-only host behind NAT64 (a cloud VPC), 64:ff9b::a00:1
+    reaches 10.0.0.1, yet Python calls it global."""
+    out = await fetch_tool(allowed_hosts=[address]).invoke({"url": f"http://[{address}]/"})
+    assert (out["ok"], out["code"]) == (False, "blocked_address")
+    assert f"resolves to {ipaddress.ip_address(address)} (IPv4 {inside} inside)" in out["message"]

@@ -163,3 +163,31 @@ def test_think_map_runs_a_batch_over_a_notebook_dataframe(ip, capsys) -> None:
     assert "no variable 'nope' in this notebook" in capsys.readouterr().out
     ip.run_line_magic("think", "map Echo tickets")
     assert "required: --prompt" in capsys.readouterr().out
+
+
+async def test_think_map_in_a_notebook_refuses_bad_input_on_its_line_not_in_a_task_nobody_awaits(ip, capsys) -> None:
+    from think_nb.testing import FunctionModel
+
+    fm = FunctionModel(lambda messages, info: "ok")
+
+    class Quiet(Think):
+        include_workspace_tools = False
+
+        def get_model(self):
+            return fm.model
+
+    ip.user_ns["Quiet"] = Quiet
+    ip.user_ns["rows"] = pd.DataFrame({"text": ["a", "b"]})
+    ip.user_ns["twice"] = pd.DataFrame({"text": ["a", "b"]}, index=[0, 0])
+    capsys.readouterr()
+    for line, said in (('map Quiet rows --prompt "Say {txt}"', "names txt, which is not a column"),
+                       ('map Quiet twice --prompt "Say {text}"', "index has repeated labels"),
+                       ('map Quiet rows --prompt "Say {text}" --concurrency 0', "map(concurrency=0)"),
+                       ('map Quiet rows --prompt "Say {text}" --run-id a/b', "run_id='a/b'")):
+        assert ip.run_line_magic("think", line) is None  # no task started: the line says why
+        out = capsys.readouterr().out
+        assert out.startswith("think: ") and said in out and out.count("\n") == 1
+    assert Quiet("default").runs().empty
+    task = ip.run_line_magic("think", 'map Quiet rows --prompt "Say {text}" --run-id ok')
+    results = await task
+    assert results["reply"].tolist() == ["ok", "ok"]

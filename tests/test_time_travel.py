@@ -503,3 +503,60 @@ def test_a_fork_can_be_forked_again() -> None:
         m[0]["content"]) or "Five."))
     fifth.run()  # the step runs live, sent the system prompt the fork's before_turn ended with
     assert seen == ["Say two."]
+
+
+# -- a record read back from the SQLite file is untrusted: a forged or damaged one is refused ------------
+@pytest.mark.parametrize("forged", [
+    {"steps": "x"}, {"steps": None}, {"steps": [{"out": [["c"]], "calls": 5}]},
+    {"steps": [{"out": [["c", "call_9", "add", "not a list"]], "calls": ["call_9"]}]},
+    {"steps": [{"out": [["t", ["not a length"]]], "calls": []}]}, {"sites": [5]},
+    {"sites": ["before_turn", "on_step_finish:zz"]}, {"flags": "ab"}, {"compactions": "x"},
+    {"emitted": ["chunk"]}, "not JSON"])
+def test_a_forged_record_is_refused_in_one_line_and_history_still_lists_every_turn(forged: Any) -> None:
+    from think_nb.turns.fork import history
+
+    agent = scripted_agent(S([[S.text("One.")], [S.text("Two.")]]), name=f"forged{next(_names)}")
+    first, second = agent.run("a"), agent.run("b")
+    store = runtime_of(agent).store
+    record = store.records.load(first.request_id).record
+    text = forged if isinstance(forged, str) else json.dumps({**record, **forged})
+    store.db.execute("UPDATE think_turn_records SET record = ? WHERE request_id = ?", (text, first.request_id))
+    for at in ("before_turn", "on_step_finish:zz"):
+        with pytest.raises(UserError, match=rf"^Cannot fork turn '{first.request_id}': its stored record is "
+                                            r"damaged \([a-zA-Z' ]+\); run the turn again instead\.$"):
+            agent.fork(first.request_id, at=at)
+    table = history(runtime_of(agent))
+    assert table["request_id"].tolist() == [first.request_id, second.request_id]
+    assert table["sites"].tolist()[0] == [] and table["forkable"].tolist()[1] is True
+    assert str(table["forkable"].tolist()[0]).startswith("its stored record is damaged")
+    if forged == "not JSON":  # compare finds no reply through it, and says so in one line
+        with pytest.raises(UserError, match=r"^compare\(\): '[^']+' is no reply of this conversation"):
+            agent.compare(first.request_id, second.request_id)
+
+
+def test_a_long_forked_reply_is_diffed_around_its_common_start_and_end_never_word_by_word_whole() -> None:
+    """The panel diffs a forked reply with its original on the kernel's loop (`hub._compare_fork`);
+    difflib is quadratic: two 20,000-word replies of a small vocabulary took 3.6 s there. Past
+    `MAX_DIFF_PIECES` words, the common start and end are kept and only what lies between is diffed
+    (by words, then by lines, else replaced whole); both texts always come back whole."""
+    import random
+
+    from think_nb.compare import MAX_DIFF_PIECES, word_diff
+
+    def sides(diff: list[tuple[str, str]]) -> tuple[str, str]:
+        return "".join(t for op, t in diff if op != "+"), "".join(t for op, t in diff if op != "-")
+
+    base = " ".join(f"w{i}" for i in range(30_000))
+    edited = base.replace(" w15000 ", " CHANGED ")
+    diff = word_diff(base, edited)
+    assert [op for op, _ in diff] == ["=", "-", "+", "="] and diff[1:3] == [("-", "w15000 "), ("+", "CHANGED ")]
+    assert sides(diff) == (base, edited)
+
+    rng = random.Random(7)
+    noise = [" ".join(f"w{rng.randint(0, 50)}" for _ in range(20_000)) for _ in range(2)]
+    assert word_diff(*noise) == [("-", noise[0]), ("+", noise[1])]  # one line each, too long to diff: whole
+    lines = ["\n".join(f"line {rng.randint(0, 30)}" for _ in range(1_500)) for _ in range(2)]
+    by_lines = word_diff(*lines)  # more words than MAX_DIFF_PIECES, fewer lines: diffed line by line
+    assert sides(by_lines) == tuple(lines) and len(by_lines) > 10  # not replaced whole
+    short = word_diff("a b c", "a x c")
+    assert short == [("=", "a "), ("-", "b "), ("+", "x "), ("=", "c")] and MAX_DIFF_PIECES == 2000

@@ -557,6 +557,9 @@ class Think:
 
         message = user_message(message) if isinstance(message, str) else message
         if trigger in ("panel", "marimo"):  # untrusted: only the server names a turn's channel
+            if isinstance(message, dict) and message.get("role") != "user":  # nor speaks as system / assistant
+                raise UserError(f"A {trigger} request sends a user message (role 'user'), not role "
+                                f"{message.get('role')!r:.40}; nothing was stored.")
             message = channels.strip_reserved(message)
         (message,) = channels.for_turn(self, [message], channel, metadata, "submit")
         extra_parts = None

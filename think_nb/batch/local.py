@@ -36,6 +36,11 @@ DENIED_TEXT = "Refused by the batch run's approvals='deny' policy (nothing ran).
 INTERRUPTED = ("The process running this row ended while it ran; the row is not run again (its tools may have "
                "run). Its conversation keeps what was stored.")
 NO_CLIENT = "No client answers tool calls in a batch run."
+MAX_REFUSALS = 8
+"""Continuation turns a row gets after refusing its waiting calls (`approvals='deny'`); past them the row
+is an `error` (STUBBORN_TEXT), as each refusal's continuation is a model call that costs tokens."""
+STUBBORN_TEXT = (f"The model asked for gated or client tools again after {MAX_REFUSALS} refusals "
+                 "(approvals='deny'); the row stopped there.")
 
 
 def lane_name(run_id: str, lane: int | str) -> str:
@@ -138,10 +143,16 @@ async def row_turn(lane: Agent, row: Row, run_id: str, output_type: type | None,
     """The row's turn(s) on `lane` (in its active session): `(status, error, output)`."""
     metadata = {"batch": {"run_id": run_id, "row": row.key}}
     result: TurnResult = await lane.send(row.text, context=row.context, output_type=output_type, metadata=metadata)
+    refusals = 0
     while result.waiting:
         if approvals == "ask":  # the panel answers; the lane waits, the other lanes go on
             result = await _answered(lane, result)
             break
+        if refusals == MAX_REFUSALS:  # a model that asks again after every refusal would never end the row
+            _refuse_all(lane, result, auto_continue=False)  # nothing left waiting in the row's conversation
+            result = _settled(result, STUBBORN_TEXT)
+            break
+        refusals += 1
         result = await _refuse(lane, result)
     return result.status, result.error or result.reason, result.output
 
@@ -172,16 +183,23 @@ async def _answered(lane: Agent, result: TurnResult) -> TurnResult:
 async def _refuse(lane: Agent, result: TurnResult) -> TurnResult:
     """Deny every approval the turn left waiting (and fail its client tool calls); the
     continuation turn tells the model."""
+    continuation = _refuse_all(lane, result)
+    if continuation is None:  # nothing continued: do not loop on the same waiting calls
+        return _settled(result, "the turn left tool calls waiting that the batch could not settle")
+    return await continuation
+
+
+def _refuse_all(lane: Agent, result: TurnResult, auto_continue: bool = True) -> Any:
+    """Deny the turn's waiting approvals and fail its client calls; the continuation's task, or None."""
     waiting = {p["toolCallId"]: p["state"] for p in result._waiting_parts()}
     continuation = None
     for call_id, state in waiting.items():
         if state == "approval-requested":
-            continuation = lane.deny(call_id, DENIED_TEXT) or continuation
+            continuation = lane.deny(call_id, DENIED_TEXT, auto_continue=auto_continue) or continuation
         else:
-            continuation = lane.add_tool_output(call_id, error_text=NO_CLIENT) or continuation
-    if continuation is None:  # nothing continued: do not loop on the same waiting calls
-        return _settled(result, "the turn left tool calls waiting that the batch could not settle")
-    return await continuation
+            continuation = lane.add_tool_output(call_id, error_text=NO_CLIENT, auto_continue=auto_continue) \
+                or continuation
+    return continuation
 
 
 async def _ended(turn: asyncio.Future) -> tuple[str, str | None, Any]:

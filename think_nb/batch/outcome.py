@@ -16,9 +16,11 @@ tokens and cost are sums over the turns, and unknown when any turn's are unknown
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COLUMNS", "not_run", "of_messages"]
+__all__ = ["COLUMNS", "checked", "not_run", "of_messages"]
 
 COLUMNS = ["reply", "status", "error", "tool_calls", "input_tokens", "output_tokens", "cost_usd", "duration_s",
            "conversation_id"]
@@ -53,6 +55,43 @@ def not_run(reason: str, *, aborted: bool = False) -> dict[str, Any]:
             "tool_calls": [],
             "input_tokens": None, "output_tokens": None, "cost_usd": None, "duration_s": None,
             "conversation_id": None}
+
+
+def checked(result: Any) -> dict[str, Any]:
+    """A stored result read back (untrusted: the SQLite file may have been edited; `BatchRows.results`
+    gives None for one that is not JSON) with the types of the module docstring, or an `error` row
+    saying which field is damaged (the rest of the run is read as usual)."""
+    if not isinstance(result, dict):
+        return _damaged("not an object", None)
+    for name, fits in _FIELDS.items():
+        if not fits(result.get(name)):
+            return _damaged(name, result.get("conversation_id"))
+    return {name: result.get(name) for name in _FIELDS}
+
+
+def _count(v: Any) -> bool:
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+
+
+def _amount(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0)
+
+
+def _text(v: Any) -> bool:
+    return v is None or isinstance(v, str)
+
+
+_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "reply": _text, "output": lambda v: v is None or isinstance(v, dict),
+    "status": lambda v: v in ("completed", "error", "aborted", "not_run"), "error": _text,
+    "tool_calls": lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v),
+    "input_tokens": _count, "output_tokens": _count, "cost_usd": _amount, "duration_s": _amount,
+    "conversation_id": _text}
+
+
+def _damaged(what: str, conversation_id: Any) -> dict[str, Any]:
+    return {**not_run(f"its stored result is damaged ({what}); run the row again under a new run_id"),
+            "status": "error", "conversation_id": conversation_id if isinstance(conversation_id, str) else None}
 
 
 def _is_tool(part: dict) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 from think_nb.errors import UserError
 
-__all__ = ["Row", "prepare"]
+__all__ = ["Row", "check", "prepare"]
 
 
 @dataclass
@@ -39,9 +39,9 @@ class Row:
     context: dict[str, Any] | None
 
 
-def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
-    """The rows of `df` as `Row`s. Raises `UserError` (one line, naming the fix) for a bad `df`,
-    `prompt` or `context`, or a prompt function that does not return text."""
+def check(df: Any, prompt: Any, context: Any) -> tuple[Callable[[dict], Any], Callable[[dict], Any]]:
+    """`(render, attach)` for `df`'s rows, without reading a row: raises `UserError` (one line,
+    naming the fix) for a bad `df`, `prompt` or `context` (`%think map` calls it before its task starts)."""
     import pandas as pd
 
     if not isinstance(df, pd.DataFrame):
@@ -50,18 +50,39 @@ def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
     if not df.index.is_unique:
         raise UserError("map(): the DataFrame's index has repeated labels, so rows cannot be told apart; "
                         "use df.reset_index(drop=True) (or another unique index).")
-    render = _prompt(prompt, list(df.columns))
-    attach = _context(context, list(df.columns))
+    return _prompt(prompt, list(df.columns)), _context(context, list(df.columns))
+
+
+def prepare(df: Any, prompt: Any, context: Any) -> list[Row]:
+    """The rows of `df` as `Row`s. Raises `UserError` (one line, naming the fix) for a bad `df`,
+    `prompt` or `context`, or a prompt function that does not return text."""
+    render, attach = check(df, prompt, context)
     records = df.to_dict("records")
     out = []
     for position, (label, record) in enumerate(zip(df.index, records, strict=True)):
         row = {**record, "index": label}
-        text = render(row)
+        text = _rendered(render, row, label, callable(prompt))
         if not isinstance(text, str) or not text.strip():
             raise UserError(f"map(): the prompt for row {label!r} is {text!r:.60}; the prompt function must "
                             "return non-empty text.")
-        out.append(Row(row_key(label), position, label, text, attach(row)))
+        out.append(Row(row_key(label), position, label, text, _rendered(attach, row, label, callable(context),
+                                                                         "context")))
     return out
+
+
+def _rendered(render: Callable[[dict], Any], row: dict, label: Any, function: bool, what: str = "prompt") -> Any:
+    """`render(row)`; a template that does not fit a cell (`{n:.2f}` on text, `{t[0]}` on NaN), or a
+    function that raises, is a `UserError` naming the row (the cells are data, the template is the
+    fix)."""
+    try:
+        return render(row)
+    except UserError:
+        raise
+    except Exception as exc:  # any failure on a row's cells is the same fix
+        where = f"the {what} function raised" if function else f"the {what} template does not fit its cells:"
+        said = " ".join(str(exc).split())
+        raise UserError(f"map(): for row {label!r:.40}, {where} {type(exc).__name__}: {said:.120}; change the "
+                        f"{what} (or clean the row).") from exc
 
 
 def row_key(label: Any) -> str:

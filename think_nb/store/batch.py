@@ -106,11 +106,11 @@ class BatchRows:
                       (jsonsafe.dumps_stored(result), self.agent_key, run_id, row_key))
             return True
 
-    def results(self, run_id: str) -> dict[str, dict]:
+    def results(self, run_id: str) -> dict[str, dict | None]:
         """`{row_key: result}` of the run's settled rows."""
         rows = self.db.read(f"SELECT row_key, result FROM {_T}batch_rows WHERE agent_key = ? AND run_id = ? "
                             "AND result IS NOT NULL", (self.agent_key, run_id))
-        return {k: jsonsafe.loads_stored(v) for k, v in rows}
+        return {k: _loaded(v) for k, v in rows}
 
     def conversations(self, run_id: str) -> dict[str, str | None]:
         return dict(self.db.read(f"SELECT row_key, conversation_id FROM {_T}batch_rows WHERE agent_key = ? "
@@ -143,6 +143,15 @@ class RunChanged(Exception):
     def __init__(self, keys: list[str]) -> None:
         super().__init__(keys)
         self.keys = keys
+
+
+def _loaded(text: str) -> dict | None:
+    """A stored result, or None when it is not JSON (an edited file): `batch.outcome.checked` says so."""
+    try:
+        loaded = jsonsafe.loads_stored(text)
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
 
 
 def _run(row: tuple) -> dict:

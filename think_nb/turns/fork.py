@@ -131,10 +131,14 @@ def plan(runtime: Any, turn: Any, at: str, model: Any = None, tools: str = "live
     if str(row.get("trigger") or "").startswith("recovery") or row.get("status") == "interrupted":
         raise UserError(f"Cannot fork turn {request_id!r}: it was recovered after its kernel was killed, so no "
                         "record holds what its hooks saw; fork a turn that ran to its end.")
-    found = store.records.load(request_id)
+    found = _load(store, request_id)
     if found is None:
         raise UserError(f"Cannot fork turn {request_id!r}: it has no record (it ran before think_nb kept turn "
                         "records, or its conversation was cleared).")
+    damage = damaged(found.record)
+    if damage:
+        raise UserError(f"Cannot fork turn {request_id!r}: its stored record is damaged ({damage}); run the turn "
+                        "again instead.")
     if found.conversation_key != store.messages.key:
         raise UserError(f"Cannot fork turn {request_id!r}: it belongs to another session "
                         f"({_session_of(found.conversation_key)!r}); agent.switch_session() to it first.")
@@ -172,6 +176,61 @@ def plan(runtime: Any, turn: Any, at: str, model: Any = None, tools: str = "live
     out._results = turn_record.tool_results(reply)
     out._pool = [(i[1], i[2], _arguments(i[3])) for s in record["steps"] for i in s["out"] if i[0] == "c"]
     return out
+
+
+def damaged(record: Any) -> str | None:
+    """What makes a stored record (read back from SQLite, so untrusted) unusable for a fork, or None:
+    every field `plan`, `sites` and `_split` read must have the shape `turn_record` writes."""
+    if not isinstance(record, dict):
+        return "not an object"
+    steps, fired, flags = record.get("steps"), record.get("sites", []), record.get("flags", [])
+    if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
+        return "steps"
+    for step in steps:
+        calls, out = step.get("calls"), step.get("out")
+        if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+            return "a step's calls"
+        if not isinstance(out, list) or not all(_item_ok(i) for i in out):
+            return "a step's output"
+        if not isinstance(step.get("usage") or {}, dict):
+            return "a step's usage"
+    if not isinstance(fired, list) or not all(isinstance(s, str) for s in fired):
+        return "sites"
+    if any(s.partition(":")[0] in ("before_step", "on_step_finish") and not s.partition(":")[2].isdigit()
+           for s in fired):
+        return "a step site"
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        return "flags"
+    compactions = record.get("compactions") or 0
+    if not isinstance(compactions, int) or isinstance(compactions, bool):
+        return "compactions"
+    emitted = record.get("emitted", {})
+    if not isinstance(emitted, dict) or not all(isinstance(v, list) and all(isinstance(c, dict) for c in v)
+                                                for v in emitted.values()):
+        return "emitted chunks"
+    return None
+
+
+def _item_ok(item: Any) -> bool:
+    """An output item as `turn_record.Capture.step` writes it (see turn_record's docstring)."""
+    if not isinstance(item, list) or len(item) < 2:
+        return False
+    if item[0] in ("t", "r"):
+        return isinstance(item[1], list) and all(isinstance(n, int) and not isinstance(n, bool) for n in item[1])
+    if item[0] in ("T", "R"):
+        return isinstance(item[1], list) and all(isinstance(d, str) for d in item[1])
+    if item[0] == "c":
+        return (len(item) == 4 and isinstance(item[1], str) and isinstance(item[2], (str, type(None)))
+                and isinstance(item[3], list) and all(isinstance(p, str) for p in item[3]))
+    return False
+
+
+def _load(store: Any, request_id: str) -> Any:
+    try:
+        return store.records.load(request_id)
+    except ValueError:  # not JSON: edited by hand, or torn
+        raise UserError(f"Cannot fork turn {request_id!r}: its stored record is damaged (not JSON); run the turn "
+                        "again instead.") from None
 
 
 def sites(record: dict) -> list[str]:
@@ -338,12 +397,13 @@ def history(runtime: Any) -> Any:
 
     rows = []
     for n, turn in enumerate(runtime.store.turn_log.read()):
-        found = runtime.store.records.load(turn["request_id"])
         try:
+            found = _load(runtime.store, turn["request_id"])
             plan(runtime, turn["request_id"], "before_turn")
             why: Any = True
         except UserError as exc:
-            why = str(exc).split(": ", 1)[-1]
+            found, why = None, str(exc).split(": ", 1)[-1]
+        whole = found is not None and not damaged(found.record)
         rows.append({"turn": n, "request_id": turn["request_id"], "trigger": turn["trigger"],
-                     "status": turn["status"], "sites": sites(found.record) if found else [], "forkable": why})
+                     "status": turn["status"], "sites": sites(found.record) if whole else [], "forkable": why})
     return pd.DataFrame(rows, columns=["turn", "request_id", "trigger", "status", "sites", "forkable"])

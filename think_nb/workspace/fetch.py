@@ -218,9 +218,12 @@ class UrlGuard:
             ip = ipaddress.ip_address(address.split("%")[0])
             if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
                 ip = ip.ipv4_mapped
-            if _special(ip) and not any(ip in net for net in self.private):
-                raise _Refused("blocked_address", f"{host!r} resolves to {ip}, a private or loopback address; "
-                                                  "it is refused unless allowed with allow_private")
+            inside = _embedded_ipv4(ip)
+            for checked in (ip, inside) if inside is not None else (ip,):
+                if _special(checked) and not any(checked in net for net in self.private):
+                    shown = f"{ip} (IPv4 {inside} inside)" if inside is not None else str(ip)
+                    raise _Refused("blocked_address", f"{host!r} resolves to {shown}, a private or loopback "
+                                                      "address; it is refused unless allowed with allow_private")
         return url, host, addresses[0]
 
 
@@ -334,6 +337,23 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     except ValueError:
         port = None
     return parts.scheme, (parts.hostname or "").lower(), port or (443 if parts.scheme == "https" else 80)
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries and may reach (NAT64's well-known prefix, 6to4, Teredo's
+    client, IPv4-compatible), checked as well: Python calls 64:ff9b::a00:1 global, and behind NAT64
+    it is 10.0.0.1."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip in _NAT64 or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    return ip.teredo[1] if ip.teredo is not None else None
 
 
 def _special(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:

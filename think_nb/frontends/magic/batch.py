@@ -30,6 +30,9 @@ def run_map(magics: Any, args: list[str]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return agent.run_map(df, parsed.prompt, **options)
+    from think_nb.batch import check_call
+
+    check_call(df, parsed.prompt, **options)  # bad input is this line's error, not a failed task's
     task = asyncio.ensure_future(agent.map(df, parsed.prompt, **options))
     print(f"Started a batch run of {agent.name!r} over {parsed.df}: `results = await _` waits for its table.")
     return task
