@@ -186,7 +186,7 @@ def main() -> None:
     print("\nopening the panel (comm_open state without the ESM bundle; the static transcript output apart):")
     for b, a in zip(before, after, strict=True):
         print(f"  {a['n']:>16,} {kb(b['open_state'])} {kb(a['open_state'])} {b['open_state'] / a['open_state']:>7.1f}x"
-              f"   static {kb(a['open_static'])}")
+              f"   static {kb(b['open_static'])} -> {kb(a['open_static'])}")
 
 
 if __name__ == "__main__":
