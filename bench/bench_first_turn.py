@@ -1,9 +1,10 @@
-"""Benchmark: the first turn in a fresh process, while litellm imports (issue 18 §3).
+"""Benchmark: the first turn in a fresh process: loop stalls while litellm imports (issue 18 §3), first token
+against the peers in instructions (issue 29 §3).
 
 The agents here take a hosted model's path (a `ScriptedModel` with `via_litellm=True`); an
 in-process model never imports litellm (`bench/bench_peers.py` measures that path).
 
-Two measures, each in fresh processes (litellm is imported once per process):
+Four measures, each in fresh processes (litellm is imported once per process):
 
 1. **Event-loop stall.** An agent is created (which starts importing litellm on its thread) and its
    first turn is sent at once, as a `%%think` cell right after `%load_ext` does; a monitor task
@@ -14,11 +15,19 @@ Two measures, each in fresh processes (litellm is imported once per process):
 2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
    a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
    return. Before issue 18 the second waited for the import (the loop was blocked).
-3. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
+3. **First token in instructions, side by side** (valgrind's cachegrind: deterministic, where the wall
+   time on a shared machine is not): a fresh process, from start to the first token of a text turn,
+   for think_nb, pydantic-ai and agno (`bench_peers.py --worker FRAMEWORK first`: the same scripted
+   reply, no tool of the user's on any side; think_nb offers its workspace tools as by default), less
+   the bare interpreter's start (`python -c pass`); then `import think_nb` and
+   `from think_nb import Think, tool` the same way, and their wall time (median of fresh processes).
+   Every process runs with bytecode (think_nb's sources compiled first, as `--compile-bytecode` does).
+4. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
    repeatedly while the import thread runs, and after it: what a cell computing something pays
    while litellm imports beside it (both threads share the GIL).
 
     python bench/bench_first_turn.py [--runs 3] [--quick] [--think-nb PATH]
+    (--quick counts think_nb's side only: the peers' runs under valgrind take minutes)
 
 `--think-nb PATH` runs the children against another checkout (e.g. the commit before the change).
 """
@@ -26,13 +35,16 @@ Two measures, each in fresh processes (litellm is imported once per process):
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +153,48 @@ def child(code: str, think_nb: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def instructions(argv: list[str], think_nb: Path) -> int:
+    """CPU instructions one fresh process runs (valgrind's cachegrind), with `think_nb` importable."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0",
+           "PYTHONPATH": str(think_nb.resolve())}
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                          sys.executable, *argv], capture_output=True, text=True, env=env, timeout=3600, check=False,
+                         cwd=tempfile.gettempdir())
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise SystemExit(f"{argv} failed under valgrind:\n{out.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+IMPORTS = {"import think_nb": "import think_nb", "from think_nb import Think, tool": "from think_nb import Think, tool"}
+PEERS = ("think_nb", "pydantic_ai", "agno")
+
+
+def counted_start(think_nb: Path, frameworks: tuple[str, ...]) -> dict[str, int]:
+    """Instructions above the bare interpreter: each framework's first token, and think_nb's imports."""
+    compileall.compile_dir(str(think_nb / "think_nb"), quiet=1)  # with bytecode, as an installed package
+    cases = {"bare": ["-c", "pass"], **{name: ["-c", code] for name, code in IMPORTS.items()},
+             **{f: [str(ROOT / "bench" / "bench_peers.py"), "--worker", f, "first", "0"] for f in frameworks}}
+    # single-threaded processes whose counts do not depend on the load: they run side by side
+    with ThreadPoolExecutor(max_workers=len(cases)) as pool:
+        runs = {name: pool.submit(instructions, argv, think_nb) for name, argv in cases.items()}
+        counts = {name: run.result() for name, run in runs.items()}
+    return {name: n - counts["bare"] for name, n in counts.items() if name != "bare"}
+
+
+def import_seconds(code: str, think_nb: Path, runs: int) -> list[float]:
+    """Wall seconds of `code` in fresh processes (the interpreter's own start excluded)."""
+    timed = f"import time\nt = time.perf_counter()\n{code}\nprint(time.perf_counter() - t)"
+    return [child_float(timed, think_nb) for _ in range(runs)]
+
+
+def child_float(code: str, think_nb: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(think_nb.resolve())}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          check=True, cwd=tempfile.gettempdir())
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):7.3f} s (min {min(values):.3f}, max {max(values):.3f})"
 
@@ -171,6 +225,17 @@ def main() -> None:
         ratios = [c["during_s"] / c["before_s"] for c in with_samples]
         print(f"cpu slowdown         {statistics.median(ratios):7.2f}x while litellm imports")
     print(f"cpu loop after       {spread([c['after_s'] for c in cpus])}")
+    frameworks = ("think_nb",) if args.quick else PEERS
+    counts = counted_start(args.think_nb, frameworks)
+    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind, bytecode)"
+          + (" (--quick: think_nb only)" if args.quick else ""))
+    print("  " + "  ".join(f"{f:>12}" for f in frameworks) + ("   think_nb / agno" if "agno" in frameworks else ""))
+    print("  " + "  ".join(f"{counts[f] / 1e6:>12,.0f}" for f in frameworks)
+          + (f"   {counts['think_nb'] / counts['agno']:>15.2f}x" if "agno" in frameworks else ""))
+    for name, code in IMPORTS.items():
+        wall = import_seconds(code, args.think_nb, 3 if args.quick else 7)
+        print(f"{name:34} {counts[name] / 1e6:>8,.1f} M instructions, {spread(wall)} wall "
+              f"(load average {os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":

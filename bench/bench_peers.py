@@ -12,7 +12,9 @@ Four measures, each in fresh processes, frameworks alternated run by run, median
    history kept as each
    framework keeps it (think_nb: its SQLite transcript; pydantic-ai: `message_history`); per-turn
    mean, and turns 1-10 vs the last 10 (does a turn get slower as history grows?).
-3. `first`: from process start to the first token of the first turn (imports included).
+3. `first`: from process start to the first token of the first turn (imports included): a text turn,
+   no tool of the user's on any side (think_nb offers its workspace tools, as it does by default);
+   only think_nb's process imports think_nb. `bench_first_turn.py` counts its instructions.
 4. `rss`: resident memory after one turn (MiB).
 
 Same work on every side: think_nb runs a `ScriptedModel` (the code users run, model replaced at
@@ -36,8 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
-from think_nb.binding import runtime_of
 
 START = time.time()
 FRAMEWORKS = ("think_nb", "pydantic_ai", "agno")
@@ -73,10 +73,12 @@ def think_agent(steps: list, folder: str, tools: bool = False):  # type: ignore[
 
     script = S(steps, record=False)  # a provider keeps nothing of what it was sent
 
-    @tool
     def add(a: int, b: int) -> int:
         """Add two numbers."""
         return a + b
+
+    if tools:
+        add = tool(add)
 
     class Bench(Think):
         def get_model(self):  # type: ignore[no-untyped-def]
@@ -89,6 +91,7 @@ def think_agent(steps: list, folder: str, tools: bool = False):  # type: ignore[
 
 
 async def think_worker(measure: str, size: int, folder: str) -> dict:
+    from think_nb.binding import runtime_of  # here: a peer's process never imports think_nb
     from think_nb.testing import ScriptedModel as S
 
     if measure in ("deltas", "panel"):
@@ -207,9 +210,9 @@ async def pydantic_worker(measure: str, size: int) -> dict:
 
 
 # -- agno ------------------------------------------------------------------------------------------
-def agno_agent(answer):  # type: ignore[no-untyped-def]
+def agno_agent(answer, tools: bool = True):  # type: ignore[no-untyped-def]
     """An agno `Agent` whose model streams what `answer(messages)` yields: strings (text deltas) or
-    `(name, arguments)` (a tool call)."""
+    `(name, arguments)` (a tool call); with `tools`, it offers `add`."""
     from agno.agent import Agent
     from agno.models.base import Model
     from agno.models.response import ModelResponse
@@ -238,7 +241,7 @@ def agno_agent(answer):  # type: ignore[no-untyped-def]
         """Add two numbers."""
         return a + b
 
-    return Agent(model=Scripted(id="scripted"), tools=[add])
+    return Agent(model=Scripted(id="scripted"), tools=[add] if tools else [])
 
 
 async def agno_turn(agent, message: str, keep: Keep | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -281,7 +284,7 @@ async def agno_worker(measure: str, size: int) -> dict:
         assert len(calls) == size + 1, len(calls)  # the tool ran once per turn
         return {"per_turn": times}
     first: list[float] = []
-    agent = agno_agent(lambda messages: ["hello there"])
+    agent = agno_agent(lambda messages: ["hello there"], tools=False)  # a text turn, as on the other sides
     async for event in agent.arun("hi", stream=True):
         if getattr(event, "event", None) == "RunContent" and event.content and not first:
             first.append(time.time())

@@ -10,7 +10,8 @@ bytes of every IOPub message the kernel sent meanwhile, by kind:
 - chunks: the streamed reply (`use_chat_response` frames);
 - other traits: status, annotations, ... (`update` messages without the transcript);
 - static transcript: the saved-notebook fallback output rewritten as the transcript changes
-  (`update_display_data`, bounded at 60,000 characters of markdown plus its HTML);
+  (`update_display_data`, once a turn: the newest 20 messages, at most 12,000 characters of markdown,
+  plus its HTML; before issue 29 §2's last step, the newest 60,000 characters);
 - open: the widget's `comm_open` state without its ESM bundle (the 280 KB `_esm` trait, the same
   before and after; mostly the `messages` trait: the whole branch in memory before, the newest window
   after), and the static transcript output apart.
@@ -185,7 +186,7 @@ def main() -> None:
     print("\nopening the panel (comm_open state without the ESM bundle; the static transcript output apart):")
     for b, a in zip(before, after, strict=True):
         print(f"  {a['n']:>16,} {kb(b['open_state'])} {kb(a['open_state'])} {b['open_state'] / a['open_state']:>7.1f}x"
-              f"   static {kb(a['open_static'])}")
+              f"   static {kb(b['open_static'])} -> {kb(a['open_static'])}")
 
 
 if __name__ == "__main__":

@@ -84,8 +84,13 @@ def test_static_transcript_is_bounded(tmp_path: Path) -> None:
                            for n in range(200)])
     markdown, html = static_transcript(agent.messages, title="Think 'big'", limit=20_000)
     assert len(markdown) < 20_500 and len(html) < 25_000
-    assert "*… 181 earlier messages not shown: agent.export() writes them all.*" in markdown
+    assert ("*… 181 earlier messages not shown here: the live panel shows them (run this cell), agent.export() "
+            "writes them all.*") in markdown
     assert markdown.rstrip().endswith("199: " + "x" * 1000)  # the newest are kept
     one = [{"id": "m", "role": "assistant", "parts": [{"type": "text", "text": "y" * 50_000}]}]
     cut, _ = static_transcript(one, title="t", limit=1_000)
     assert len(cut) < 1_100 and cut.rstrip().endswith("more characters)*")
+    short = [{"id": f"s{n}", "role": "user", "parts": [{"type": "text", "text": f"line {n}"}]} for n in range(50)]
+    kept, _ = static_transcript(short, title="t", max_messages=20)  # short messages: bounded by count
+    assert "*… 30 earlier messages not shown here" in kept and "line 29" not in kept
+    assert [line for line in kept.splitlines() if line.startswith("line ")] == [f"line {n}" for n in range(30, 50)]

@@ -412,3 +412,23 @@ def test_the_workspace_packages_submodules_and_names_are_attributes_in_a_fresh_p
                                    "'think_nb.workspace.fs',", "'think_nb.workspace.ops',",
                                    "'think_nb.workspace.paths',", "'think_nb.workspace.tools']", "True",
                                    "think_nb.workspace.paths"]
+
+
+def test_declared_workspace_schemas_are_what_the_signatures_make() -> None:
+    """The workspace tools' schemas are written out (`think_nb.workspace.declarations`) so offering them
+    builds no pydantic model; they stay what `from_function` makes from the signatures and docstrings,
+    and a call's input is still validated by the model built from the signature."""
+    import asyncio
+
+    from think_nb.tools.tool import ToolInputError, from_function
+
+    for approval in (False, True):
+        for name, tool in workspace_tools(MemoryFileSystem(), approval=approval).items():
+            made = from_function(tool.function, needs_approval=tool.needs_approval)
+            assert (tool.name, tool.description, tool.parameters) == (made.name, made.description, made.parameters)
+            assert tool.needs_approval is made.needs_approval and tool._model is None, name
+    tools = workspace_tools(MemoryFileSystem())
+    with pytest.raises(ToolInputError, match="limit"):
+        tools["list"].validate({"path": "/", "limit": "many"})
+    asyncio.run(tools["write"].invoke({"path": "/a.md", "content": "alpha"}))  # the model built off the loop
+    assert tools["write"]._model is not None and "alpha" in str(asyncio.run(tools["read"].invoke({"path": "/a.md"})))

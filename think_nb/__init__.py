@@ -3,27 +3,59 @@
 Public names only; see `think_nb.agent.Think` to start.
 """
 
-import os
-from typing import Any
-
 from think_nb._version import __version__
-from think_nb.actions import ActionAuthorizationContext, ActionContext, action
-from think_nb.agent import Think
-from think_nb.binding import runtime_of
-from think_nb.errors import HookError, InternalError, ModelError, UserError
-from think_nb.messages.media import MediaEviction
-from think_nb.messages.types import UIMessage, UIMessageChunk, UIMessagePart
-from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
-from think_nb.schedules import ScheduledTask, ScheduledTaskContext
-from think_nb.tools.client import client_tool
-from think_nb.tools.tool import Tool, tool
-from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, TurnConfig, TurnContext
-from think_nb.turns.overflow import ChatErrorContext, ContextOverflow, Proactive, default_context_overflow_classifier
-from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
-from think_nb.turns.result import StepContext, TurnResult
-from think_nb.turns.signal import AbortController, AbortSignal
-from think_nb.turns.steps import PrepareStepContext, StepConfig, has_tool_call, step_count_is
-from think_nb.turns.structured import StructuredOutputError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing alone costs more than the rest of this module
+if TYPE_CHECKING:  # what the names are, for type checkers (at run time: `__getattr__`)
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from think_nb.actions import ActionAuthorizationContext, ActionContext, action
+    from think_nb.agent import Think
+    from think_nb.binding import runtime_of
+    from think_nb.errors import HookError, InternalError, ModelError, UserError
+    from think_nb.messages.media import MediaEviction
+    from think_nb.messages.types import UIMessage, UIMessageChunk, UIMessagePart
+    from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
+    from think_nb.panel.widget import ChatPanel
+    from think_nb.schedules import ScheduledTask, ScheduledTaskContext
+    from think_nb.tools.client import client_tool
+    from think_nb.tools.tool import Tool, tool
+    from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, TurnConfig, TurnContext
+    from think_nb.turns.overflow import (
+        ChatErrorContext,
+        ContextOverflow,
+        Proactive,
+        default_context_overflow_classifier,
+    )
+    from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
+    from think_nb.turns.result import StepContext, TurnResult
+    from think_nb.turns.signal import AbortController, AbortSignal
+    from think_nb.turns.steps import PrepareStepContext, StepConfig, has_tool_call, step_count_is
+    from think_nb.turns.structured import StructuredOutputError
+
+_LAZY: dict[str, str] = {name: module for module, names in (
+    ("think_nb.actions", "ActionAuthorizationContext ActionContext action"),
+    ("think_nb.agent", "Think"),
+    ("think_nb.binding", "runtime_of"),
+    ("think_nb.errors", "HookError InternalError ModelError UserError"),
+    ("think_nb.messages.media", "MediaEviction"),
+    ("think_nb.messages.types", "UIMessage UIMessageChunk UIMessagePart"),
+    ("think_nb.models.resolve", "LOCAL_MODEL ModelConfig"),
+    ("think_nb.schedules", "ScheduledTask ScheduledTaskContext"),
+    ("think_nb.tools.client", "client_tool"),
+    ("think_nb.tools.tool", "Tool tool"),
+    ("think_nb.turns.hooks", "ToolCallContext ToolCallDecision ToolCallResultContext TurnConfig TurnContext"),
+    ("think_nb.turns.overflow", "ChatErrorContext ContextOverflow Proactive default_context_overflow_classifier"),
+    ("think_nb.turns.recovery", "ChatRecoveryContext RecoveryDecision"),
+    ("think_nb.turns.result", "StepContext TurnResult"),
+    ("think_nb.turns.signal", "AbortController AbortSignal"),
+    ("think_nb.turns.steps", "PrepareStepContext StepConfig has_tool_call step_count_is"),
+    ("think_nb.turns.structured", "StructuredOutputError"),
+    ("think_nb.panel.widget", "ChatPanel"),
+) for name in names.split()}
+"""Public name -> the module that defines it, imported on first access (PEP 562): `import think_nb`
+imports none of them, so `%load_ext think_nb` and `import think_nb` stay cheap, and
+`from think_nb import Think, tool` imports what those two need (tests/test_imports.py)."""
 
 __all__ = [
     "LOCAL_MODEL",
@@ -72,24 +104,32 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> type:  # lazy: the widget imports anywidget/ipywidgets
-    if name == "ChatPanel":
-        from think_nb.panel.widget import ChatPanel
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'think_nb' has no attribute {name!r}")
+    value = getattr(__import__(module, fromlist=[name]), name)  # not importlib: it is not imported yet
+    globals()[name] = value  # the next access is a plain attribute
+    return value
 
-        return ChatPanel
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
-def load_ipython_extension(ipython: Any) -> None:  # IPython's own signature
+def load_ipython_extension(ipython: "InteractiveShell") -> None:  # IPython's own signature
     """`%load_ext think_nb`: registers `%think` / `%%think` and, when the notebook's default model is
     hosted (`Think.default_model`, `THINK_NB_MODEL`), starts importing litellm on a daemon thread
     (`think_nb.models.litellm_env.preload_for`), so the first turn does not wait for it; the
     embedded model needs no litellm. A `UserError` in a cell then shows as its one-line message
     (`think_nb.frontends.usage_errors`). The cell returns at once."""
+    import os
+
     from think_nb.agent import Think
     from think_nb.frontends import usage_errors
     from think_nb.frontends.magic.core import register
     from think_nb.models.litellm_env import preload_for
+    from think_nb.models.resolve import LOCAL_MODEL
 
     register(ipython)
     usage_errors.install(ipython)  # a UserError shows its one-line message, not think_nb's frames

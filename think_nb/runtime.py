@@ -30,14 +30,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from think_nb.actions.runner import ActionRunner
 from think_nb.agent_tools import Reattach
 from think_nb.conversation import Conversation
-from think_nb.extensions.manager import ExtensionManager
-from think_nb.mcp.servers import McpServers
 from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL
-from think_nb.schedules.scheduler import Scheduler
 from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.store.db import resolve_path
 from think_nb.store.presence import presence
@@ -49,6 +45,10 @@ from think_nb.turns.hooks import user_code
 if TYPE_CHECKING:
     from fsspec.spec import AbstractFileSystem
 
+    from think_nb.actions.runner import ActionRunner
+    from think_nb.extensions.manager import ExtensionManager
+    from think_nb.mcp.servers import McpServers
+    from think_nb.schedules.scheduler import Scheduler
     from think_nb.session.builder import Session
     from think_nb.turns.result import TurnResult
 
@@ -170,6 +170,8 @@ class AgentRuntime:
     @cached_property
     def actions(self) -> ActionRunner:
         """`get_actions()`'s runner: ledger, durable pauses (think_nb.actions)."""
+        from think_nb.actions.runner import ActionRunner  # each subsystem's modules load with it
+
         return ActionRunner(self)
 
     @cached_property
@@ -178,14 +180,20 @@ class AgentRuntime:
 
     @cached_property
     def mcp(self) -> McpServers:
+        from think_nb.mcp.servers import McpServers
+
         return McpServers(self, lambda servers: self.engine.notify("on_mcp_servers", servers))
 
     @cached_property
     def extensions(self) -> ExtensionManager:
+        from think_nb.extensions.manager import ExtensionManager
+
         return ExtensionManager(self)
 
     @cached_property
     def scheduler(self) -> Scheduler:
+        from think_nb.schedules.scheduler import Scheduler
+
         return Scheduler(self, self.agent.schedule_clock)
 
     def _model_hint(self) -> Any:
@@ -232,7 +240,12 @@ class AgentRuntime:
     def observes(self, hook: str) -> bool:
         """True when the class overrides `hook` or a loaded extension defines it (the turn then
         fires it; for `on_chunk`, decided once per turn)."""
-        return self.overrides(hook) or bool(self.extensions.subscribers(hook))
+        return self.overrides(hook) or (self._made("extensions") and bool(self.extensions.subscribers(hook)))
+
+    def _made(self, subsystem: str) -> bool:
+        """Whether the subsystem exists yet (made on first use, or at creation when it has stored rows):
+        one that does not holds nothing (no extension), so a turn need not import it."""
+        return subsystem in vars(self)
 
     # -- messages ------------------------------------------------------------------------------
     @property
@@ -419,6 +432,8 @@ class AgentRuntime:
         """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
         `list_extensions` (when `include_extension_tools`), then the loaded extensions' tools
         (after waiting for the ones restored at creation)."""
+        if not self.include_extension_tools and not self._made("extensions"):
+            return {}  # no extension was ever added or restored
         from think_nb.extensions.tools import extension_tools
 
         await self.extensions.ready()
@@ -428,7 +443,7 @@ class AgentRuntime:
 
     async def extension_hook(self, name: str, ctx: Any, value: Any) -> Any:
         """Run the extensions' hook `name` after the agent's (`think_nb.extensions.hooks`)."""
-        if not self.extensions.subscribers(name):
+        if not self._made("extensions") or not self.extensions.subscribers(name):
             return value
         return await self.extensions.run_hook(name, ctx, value)
 

@@ -299,9 +299,14 @@ def read_json(source: Any) -> list[dict]:
 
 
 # -- the panel's static fallback (saved notebooks without a kernel) ------------------------------------
-FALLBACK_CHARS = 60_000
+FALLBACK_CHARS = 12_000
 """Most characters of markdown a panel's static fallback holds (the newest messages that fit)."""
 
+FALLBACK_MESSAGES = 20
+"""Most messages a panel's static fallback holds (the newest). With `FALLBACK_CHARS` this bounds what
+each turn re-sends of it (the output is replaced whole, `update_display`, once a turn): about 25 KB of
+markdown and HTML at most, whatever the conversation's length (issue 29 §2); the live panel and
+`agent.export()` hold the rest."""
 
 STATIC_TRANSCRIPT_STYLE = (
     "<style>.jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets):not(:has(.think-panel))"
@@ -312,15 +317,19 @@ transcript while that output holds no panel ("Error displaying widget: model not
 kernel is gone); an untrusted notebook drops `<style>`, and then that one line shows above the transcript."""
 
 
-def static_transcript(messages: list[dict], *, title: str, limit: int = FALLBACK_CHARS) -> tuple[str, str]:
-    """`(markdown, sanitised html)` of the newest messages that fit in `limit` characters of markdown,
-    with a line saying how many older ones were left out; a single message longer than the limit is
+def static_transcript(messages: list[dict], *, title: str, limit: int = FALLBACK_CHARS,
+                      max_messages: int = FALLBACK_MESSAGES) -> tuple[str, str]:
+    """`(markdown, sanitised html)` of the newest messages (at most `max_messages`) that fit in `limit`
+    characters of markdown, with a line saying how many older ones were left out and where to see
+    them (the live panel, `agent.export()`); a single message longer than the limit is
     cut with a `… (N more characters)` marker. What a saved notebook shows where the widget cannot
     render (GitHub, nbviewer, nbconvert, VS Code without the kernel)."""
     head = f"## {title}" + ("" if messages else "\n\n*No messages yet.*")
     blocks: list[str] = []
     used = len(head)
     for message in reversed(messages):
+        if len(blocks) == max_messages:
+            break
         text = message_markdown(message)
         if used + len(text) > limit:
             if not blocks:  # the newest message alone is too long: keep its beginning
@@ -330,6 +339,7 @@ def static_transcript(messages: list[dict], *, title: str, limit: int = FALLBACK
         blocks.append(text)
         used += len(text) + 2
     left_out = len(messages) - len(blocks)
-    note = [f"*… {left_out} earlier messages not shown: agent.export() writes them all.*"] if left_out else []
+    note = [(f"*… {left_out} earlier messages not shown here: the live panel shows them (run this cell), "
+              "agent.export() writes them all.*")] if left_out else []
     markdown = "\n\n".join([head, *note, *reversed(blocks)]) + "\n"
     return markdown, markdown_to_safe_html(markdown)

@@ -5,7 +5,9 @@ here *before anything is stored*; a batch is all-or-nothing. The rules:
 
 - shape: `{id?: str (1-256 chars), role: "user" | "assistant" | "system", parts: [...],
   metadata?: dict}`; each known part type is validated with pydantic (`text`, `reasoning`,
-  `step-start`, `file`, `source-url`, `source-document`, `data-*`); unknown part types are kept
+  `step-start`, `file`, `source-url`, `source-document`, `data-*`: `think_nb.messages.shapes`,
+  imported on first need; a message of the plain shape, `plain_message`, needs no model and a
+  text-only turn never imports pydantic); unknown part types are kept
   as data (the AI SDK adds types over time). A `file` part's inline `data:` URL must be base64 of at
   most `think_nb.messages.media.MAX_MEDIA_BYTES` (5 MiB).
 - tool parts (`tool-<name>`, `dynamic-tool`) never come from outside, in any state: only the
@@ -29,68 +31,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Literal
-
-import pydantic
+from typing import TYPE_CHECKING, Any
 
 from think_nb import jsonsafe
 from think_nb.errors import UserError
 
+if TYPE_CHECKING:
+    import pydantic
+
 ROLES = ("user", "assistant", "system")
-
-
-class _Part(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="allow")
-
-
-class _TextPart(_Part):
-    type: Literal["text", "reasoning"]
-    text: str
-    state: Literal["streaming", "done"] | None = None
-
-
-class _StepStart(_Part):
-    type: Literal["step-start"]
-
-
-class _FilePart(_Part):
-    type: Literal["file"]
-    mediaType: str
-    url: str
-    filename: str | None = None
-
-
-class _SourceUrl(_Part):
-    type: Literal["source-url"]
-    sourceId: str
-    url: str
-    title: str | None = None
-
-
-class _SourceDocument(_Part):
-    type: Literal["source-document"]
-    sourceId: str
-    mediaType: str
-    title: str
-    filename: str | None = None
-
-
-class _DataPart(_Part):
-    type: str = pydantic.Field(pattern=r"^data-.+")
-    id: str | None = None
-    data: Any = None
-
-
-_KNOWN: dict[str, type[_Part]] = {"text": _TextPart, "reasoning": _TextPart, "step-start": _StepStart,
-                                  "file": _FilePart, "source-url": _SourceUrl, "source-document": _SourceDocument}
-
-
-class _Message(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="allow")
-    id: str | None = pydantic.Field(default=None, min_length=1, max_length=256)
-    role: Literal["user", "assistant", "system"]
-    parts: list[dict[str, Any]]
-    metadata: dict[str, Any] | None = None
 
 
 def is_tool_part_type(kind: Any) -> bool:
@@ -103,12 +52,46 @@ def check_message(message: Any, where: str) -> None:
     if not isinstance(message, dict):
         raise UserError(f"{where} is {type(message).__name__}, not a UIMessage dict; use "
                         "{'id': ..., 'role': 'user', 'parts': [{'type': 'text', 'text': ...}]} or user_message(text).")
+    if plain_message(message):
+        return  # what the models accept, beyond doubt: no need to build them
+    from think_nb.messages import shapes
+
     try:
-        _Message.model_validate(message)
-    except pydantic.ValidationError as exc:
+        shapes.Message.model_validate(message)
+    except shapes.pydantic.ValidationError as exc:
         raise UserError(f"{where}: {_first_error(exc)}.") from None
     for n, part in enumerate(message["parts"]):
         _check_part(part, f"{where} part {n}")
+
+
+def plain_message(message: dict) -> bool:
+    """True when `message` is of the plain shape every model of `think_nb.messages.shapes` accepts
+    without a doubt: exact `str` id (1-256 characters) or none, a role, a list of parts each a
+    `text`/`reasoning` part (exact `str` text, state streaming/done or none) or a `step-start`,
+    string keys, metadata a dict or none. False sends it to the models (which may accept it too)."""
+    if type(message.get("role")) is not str or message["role"] not in ROLES or not _str_keys(message):
+        return False
+    mid, parts, metadata = message.get("id"), message.get("parts"), message.get("metadata")
+    if mid is not None and not (type(mid) is str and 1 <= len(mid) <= 256):
+        return False
+    if metadata is not None and not (type(metadata) is dict and _str_keys(metadata)):
+        return False
+    return type(parts) is list and all(_plain_part(part) for part in parts)
+
+
+def _plain_part(part: Any) -> bool:
+    if type(part) is not dict or not _str_keys(part):
+        return False
+    kind = part.get("type")
+    if kind == "step-start":
+        return type(kind) is str
+    state = part.get("state")
+    return (kind in ("text", "reasoning") and type(kind) is str and type(part.get("text")) is str
+            and (state is None or (type(state) is str and state in ("streaming", "done"))))
+
+
+def _str_keys(value: dict) -> bool:
+    return all(type(key) is str for key in value)
 
 
 def _check_part(part: Any, where: str) -> None:
@@ -119,12 +102,14 @@ def _check_part(part: Any, where: str) -> None:
         raise UserError(f"{where} is a tool part ({kind!r}, state {part.get('state')!r}); only the engine records "
                         "tool calls: approve with agent.approve(id) / deny(id), send client tool results with "
                         "agent.add_tool_output(id, output).")
-    model = _KNOWN.get(kind) or (_DataPart if kind.startswith("data-") else None)
+    from think_nb.messages import shapes
+
+    model = shapes.part_model(kind)
     if model is None:
         return  # an unknown part type is kept as data
     try:
         model.model_validate(part)
-    except pydantic.ValidationError as exc:
+    except shapes.pydantic.ValidationError as exc:
         raise UserError(f"{where} ({kind}): {_first_error(exc)}.") from None
     if kind == "file" and part["url"].startswith("data:"):
         _check_attachment(part, where)
@@ -216,25 +201,6 @@ def _first_error(exc: pydantic.ValidationError) -> str:
 IMPORTABLE_TOOL_STATES = ("output-available", "output-error", "output-denied")
 
 
-class _Approval(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-    id: str = pydantic.Field(min_length=1, max_length=256)
-    approved: bool
-    reason: str | None = None
-
-
-class _SettledToolPart(_Part):
-    type: str = pydantic.Field(pattern=r"^(tool-[A-Za-z0-9_.:-]{1,128}|dynamic-tool)$")
-    toolCallId: str = pydantic.Field(min_length=1, max_length=256)
-    state: Literal["output-available", "output-error", "output-denied"]
-    toolName: str | None = None
-    input: Any = None
-    output: Any = None
-    errorText: str | None = None
-    approval: _Approval | None = None
-    providerExecuted: bool | None = None
-
-
 def check_imported(messages: Any) -> list[dict]:
     """Check a transcript read back from `agent.export("json")`; return copies to store, in their
     stored form (`incoming`: too deep is refused).
@@ -283,9 +249,11 @@ def _check_settled_tool(part: dict, where: str, role: Any, calls: set[str]) -> N
         raise UserError(f"{where} is a tool call in state {state!r}; only settled calls "
                         f"({', '.join(IMPORTABLE_TOOL_STATES)}) can be imported: a pending call or approval "
                         "would run a tool nobody approved here.")
+    from think_nb.messages import shapes
+
     try:
-        tool = _SettledToolPart.model_validate(part)
-    except pydantic.ValidationError as exc:
+        tool = shapes.SettledToolPart.model_validate(part)
+    except shapes.pydantic.ValidationError as exc:
         raise UserError(f"{where} ({part.get('type')}): {_first_error(exc)}.") from None
     if tool.type == "dynamic-tool" and not tool.toolName:
         raise UserError(f"{where}: a dynamic-tool part needs its 'toolName'.")

@@ -20,7 +20,6 @@ chunk, `TurnResult.error`): `Model '<model>' failed: <what happened at which pro
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
@@ -118,6 +117,8 @@ def _retry_after(exc: BaseException) -> float | None:
     except ValueError:
         pass
     try:  # an HTTP date
+        import email.utils  # here: only a Retry-After date needs it
+
         return email.utils.parsedate_to_datetime(value).timestamp() - time.time()
     except (TypeError, ValueError):  # neither: ignore the header
         return None

@@ -54,7 +54,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
+from pathlib import Path
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
 from think_nb.jsonsafe import to_json_value
@@ -134,9 +134,9 @@ _log = logging.getLogger(__name__)
 
 
 def _load_spec() -> dict[str, Any]:
-    """The shared names (``protocol_spec.json``, next to this module)."""
-    return cast("dict[str, Any]", json.loads(
-        resources.files(__package__ or "think_nb").joinpath("protocol_spec.json").read_text("utf-8")))
+    """The shared names (``protocol_spec.json``, next to this module; read beside ``__file__``, not through
+    ``importlib.resources``, whose import every turn would pay: the recorder imports this module)."""
+    return cast("dict[str, Any]", json.loads(Path(__file__).with_name("protocol_spec.json").read_text("utf-8")))
 
 
 SPEC: Final[Mapping[str, Any]] = _load_spec()

@@ -411,7 +411,8 @@ class ChatPanel(anywidget.AnyWidget):
 
     def _set_transcript(self) -> None:
         """Tell the views what changed in the agent's branch (one `transcript_patch`, if anything did);
-        the static transcript output follows once no turn runs (it is the newest 60,000 characters:
+        the static transcript output follows once no turn runs (it is the newest 20 messages, at most
+        12,000 characters of markdown, `think_nb.frontends.export.static_transcript`:
         rewritten once a turn, not at each message the turn stores)."""
         self._static_stale = self._sync_transcript() or self._static_stale
         if self._static_stale and not self._agent.is_running:

@@ -14,13 +14,13 @@ import inspect
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
-
-import docstring_parser
-import pydantic
+from typing import TYPE_CHECKING, Any, cast
 
 from think_nb.errors import ToolRaised, UserError
 from think_nb.jsonsafe import loads, to_json_value
+
+if TYPE_CHECKING:
+    import pydantic
 
 
 @dataclass
@@ -46,6 +46,9 @@ class Tool:
     _model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
     client: bool = False
     js: str | None = None
+    _make_model: Callable[[], type[pydantic.BaseModel] | None] | None = field(default=None, repr=False, compare=False)
+    """Builds `_model` on first need (a `declared` tool: its schema is given, its model is not built until
+    a call is validated)."""
 
     def __post_init__(self) -> None:
         if not valid_tool_name(self.name):
@@ -64,12 +67,25 @@ class Tool:
         """Validate and coerce the model's arguments (a dict, or a JSON object as text: see
         `object_input`); raises `ToolInputError` naming the bad fields."""
         arguments = object_input(arguments)
+        if self._model is None and self._make_model is not None:
+            self._model, self._make_model = self._make_model(), None
         if self._model is None:
             return arguments  # type: ignore[return-value]  # a tool without a schema model: unchecked
+        import pydantic
+
         try:
             return dict(self._model.model_validate(arguments))
         except pydantic.ValidationError as exc:
             raise ToolInputError(f"Invalid input for tool {self.name!r}: {_short(exc)}") from None
+
+    async def prepare(self) -> None:
+        """Build a `declared` tool's input model, on a worker thread (its first build imports pydantic:
+        never on the kernel's loop). Called before a turn validates a call; a no-op once built."""
+        if self._make_model is not None:
+            make = self._make_model
+            model = await asyncio.to_thread(make)
+            if self._make_model is make:
+                self._model, self._make_model = model, None
 
     @property
     def streaming(self) -> bool:
@@ -86,6 +102,7 @@ class Tool:
         if not self.streaming:
             yield await self.invoke(arguments)
             return
+        await self.prepare()
         try:
             async for value in self.function(**self.validate(arguments)):
                 yield value
@@ -108,6 +125,7 @@ class Tool:
             async for last in self.stream(arguments):  # noqa: B007 - the last value is the result
                 pass
             return last
+        await self.prepare()
         kwargs = self.validate(arguments)
         try:
             if inspect.iscoroutinefunction(self.function):
@@ -256,7 +274,10 @@ def from_function(fn: Callable, *, name: str | None = None, description: str | N
     if inspect.isgeneratorfunction(fn):
         raise UserError(f"{label}: the function is a generator (it yields), and a streaming tool must be an async "
                         "generator (`async def` with `yield`); make it async or return the whole result.")
-    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    import docstring_parser
+    import pydantic
+
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")  # both imported here: `declared` tools need neither
     params = {p.arg_name: p.description for p in doc.params}
     fields, problems = _fields(fn, params)
     if not valid_tool_name(tool_name):
@@ -280,7 +301,20 @@ def from_function(fn: Callable, *, name: str | None = None, description: str | N
     return Tool(tool_name, text, schema, fn, needs_approval, model)
 
 
+def declared(fn: Callable, *, description: str, parameters: dict,
+             needs_approval: bool | Callable[[dict], Any] = False) -> Tool:
+    """A `Tool` for `fn` whose description and JSON schema are given, not derived: what `from_function(fn)`
+    would make, its pydantic input model built only when a call is validated (`Tool.prepare`). For the
+    tools think_nb offers by default (the workspace's, `think_nb.workspace.tools`): an agent that never
+    calls them imports neither pydantic nor docstring-parser. The caller keeps the given schema equal to
+    `from_function`'s (a test compares them)."""
+    return Tool(fn.__name__, description, parameters, fn, needs_approval,
+                _make_model=lambda: from_function(fn)._model)
+
+
 def _fields(fn: Callable, descriptions: dict[str, str | None]) -> tuple[dict, list[str]]:
+    import pydantic
+
     fields: dict[str, Any] = {}
     problems: list[str] = []
     try:
@@ -310,6 +344,8 @@ def _schema_problems(fields: dict[str, tuple[Any, Any]]) -> list[str]:
 
 def _has_json_schema(annotation: Any) -> bool:
     """Whether pydantic can validate `annotation` and describe it as JSON schema."""
+    import pydantic
+
     try:
         pydantic.TypeAdapter(annotation).json_schema()
     except Exception:  # noqa: BLE001 - PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, ...

@@ -50,7 +50,8 @@ async def tools(host: AgentHost) -> dict[str, Any]:
     first = await builtin.offered(ctx, "first")
     loaded = {n: t for n, t in extension.items() if n not in first}
     local = {**first, **resolve_tools(await call_hook(host.agent, "get_tools"))}
-    local = {**local, **keep_gates(local, await host.actions.tools(), "action")}  # Think: after getTools()
+    actions = await host.actions.tools() if host.overrides("get_actions") else {}  # Think's default: none
+    local = {**local, **keep_gates(local, actions, "action")}  # Think: after getTools()
     for name in local.keys() & loaded.keys():
         log.warning("tool %r: the extension tool replaces the local tool of the same name (later sources win)", name)
     merged = {**local, **keep_gates(local, loaded, "extension"), **await builtin.offered(ctx, "memory")}

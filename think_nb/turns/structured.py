@@ -24,12 +24,13 @@ steps spent, or a step without tool calls) ends `error` with `StructuredOutputEr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import pydantic
+from typing import TYPE_CHECKING, Any
 
 from think_nb.errors import ModelError, UserError
 from think_nb.tools.tool import Tool
+
+if TYPE_CHECKING:
+    import pydantic
 
 FINAL_ANSWER_TOOL = "think_final_answer"
 """The hidden tool's name (Think's `THINK_FINAL_ANSWER_TOOL_NAME`)."""
@@ -58,6 +59,8 @@ def check_output_type(output_type: Any, where: str = "output_type") -> None:
     """Raise `UserError` unless `output_type` is None or a pydantic model class (the schema of the answer)."""
     if output_type is None:
         return
+    import pydantic  # here: a turn without an output type never imports it
+
     if not (isinstance(output_type, type) and issubclass(output_type, pydantic.BaseModel)):
         raise UserError(f"{where}={output_type!r} is not a pydantic model class; pass a subclass of "
                         "pydantic.BaseModel, e.g. class Answer(BaseModel): value: float.")
@@ -100,6 +103,8 @@ class FinalAnswer:
     def validate(self, arguments: dict | None) -> tuple[pydantic.BaseModel | None, str | None]:
         """`(object, None)` for input the output type accepts, else `(None, the error text)` (the
         call's `output-error`, which tells the model what to fix)."""
+        import pydantic
+
         try:
             return self.output_type.model_validate(arguments or {}), None
         except pydantic.ValidationError as exc:

@@ -90,6 +90,7 @@ class StepTools:
         if tool is not None and tool.client:  # runs in the panel; its result comes back as tool_result
             return None
         if tool is not None and tool.needs_approval:
+            await tool.prepare()
             try:
                 validated = tool.validate(arguments)  # the predicate sees what the tool would run with
             except ToolInputError:

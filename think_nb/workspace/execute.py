@@ -310,6 +310,7 @@ class _Run:
 
         if approved or not tool.needs_approval:
             return
+        await tool.prepare()
         try:
             arguments = tool.validate(arguments)  # the predicate sees what the tool would run with
         except ToolInputError:

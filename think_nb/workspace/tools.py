@@ -12,17 +12,21 @@ model passes are normalised and confined (`think_nb.workspace.paths`). Outputs a
 raises `WorkspaceToolError` with Think's message, which reaches the model as the call's error text.
 
 This module is the tools' names, parameters and descriptions (their JSON schemas come from the
-signatures and docstrings below); what each one does is `think_nb.workspace.ops`.
+signatures and docstrings below, written out in `think_nb.workspace.declarations` so that offering
+the tools builds no pydantic model: `think_nb.tools.tool.declared`); what each one does is
+`think_nb.workspace.ops`.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Callable
 from typing import Any
 
-from think_nb.tools.tool import Tool, from_function
+from think_nb.tools.tool import Tool, declared
 from think_nb.workspace import ops
+from think_nb.workspace.declarations import DECLARED
 from think_nb.workspace.ops import WorkspaceToolError
 
 __all__ = ["Deferred", "WorkspaceToolError", "delete_tool", "edit_tool", "find_tool", "grep_tool", "list_tool",
@@ -56,7 +60,7 @@ def read_tool(fs: Any) -> Tool:
         found = ops.read(resolve(fs), path, offset, limit)
         return with_media(resolve(fs), found)
 
-    return from_function(read)
+    return _declare(read)
 
 
 MAX_MEDIA_READ = 3_500_000
@@ -92,7 +96,7 @@ def write_tool(fs: Any, *, approval: bool = False) -> Tool:
     def overwrites(arguments: dict) -> bool:
         return ops.overwrites(resolve(fs), arguments.get("path", ""))
 
-    return from_function(write, needs_approval=overwrites if approval else False)
+    return _declare(write, needs_approval=overwrites if approval else False)
 
 
 def edit_tool(fs: Any) -> Tool:
@@ -110,7 +114,7 @@ def edit_tool(fs: Any) -> Tool:
         """
         return ops.edit(resolve(fs), path, old_string, new_string, replace_all)
 
-    return from_function(edit)
+    return _declare(edit)
 
 
 def list_tool(fs: Any) -> Tool:
@@ -126,7 +130,7 @@ def list_tool(fs: Any) -> Tool:
         """
         return ops.list_dir(resolve(fs), path, limit, offset)
 
-    return from_function(list)
+    return _declare(list)
 
 
 def find_tool(fs: Any) -> Tool:
@@ -140,7 +144,7 @@ def find_tool(fs: Any) -> Tool:
         """
         return ops.find(resolve(fs), pattern)
 
-    return from_function(find)
+    return _declare(find)
 
 
 def grep_tool(fs: Any) -> Tool:
@@ -160,7 +164,7 @@ def grep_tool(fs: Any) -> Tool:
         """
         return ops.grep(resolve(fs), query, include, fixedString, caseSensitive, contextLines)
 
-    return from_function(grep)
+    return _declare(grep)
 
 
 def delete_tool(fs: Any, *, approval: bool = False) -> Tool:
@@ -175,7 +179,13 @@ def delete_tool(fs: Any, *, approval: bool = False) -> Tool:
         """
         return ops.delete(resolve(fs), path, recursive)
 
-    return from_function(delete, needs_approval=approval)
+    return _declare(delete, needs_approval=approval)
+
+
+def _declare(fn: Callable, needs_approval: bool | Callable[[dict], Any] = False) -> Tool:
+    """The tool for `fn` with its declared description and schema (`DECLARED`, a copy)."""
+    spec = copy.deepcopy(DECLARED[fn.__name__])
+    return declared(fn, description=spec["description"], parameters=spec["parameters"], needs_approval=needs_approval)
 
 
 def workspace_tools(fs: Any, *, approval: bool = False) -> dict[str, Tool]:

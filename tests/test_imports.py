@@ -1,0 +1,71 @@
+"""What importing think_nb costs, checked by what it imports (issue 29 §3): `import think_nb` imports
+nothing heavy (its public names load on first access, PEP 562), and neither `from think_nb import
+Think, tool` nor a whole first turn of a text-only agent (the workspace tools offered, as by
+default) imports pydantic, docstring-parser or importlib.metadata (pydantic's plugin scan reads every
+installed distribution's entry points). Each case runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import think_nb
+
+HEAVY = ("pydantic", "docstring_parser", "importlib.metadata", "litellm", "fsspec", "httpx", "anywidget", "ipywidgets")
+
+
+def imported_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    probe = textwrap.dedent(code) + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_import_think_nb_imports_only_its_version() -> None:
+    modules = imported_after("import think_nb")
+    assert {m for m in modules if m.startswith("think_nb")} == {"think_nb", "think_nb._version"}
+    assert not modules & {*HEAVY, "asyncio", "sqlite3", "typing"}
+
+
+def test_think_and_tool_import_nothing_heavy() -> None:
+    modules = imported_after("from think_nb import Think, tool")
+    assert "think_nb.agent" in modules and "think_nb.tools.tool" in modules
+    assert not modules & set(HEAVY)
+
+
+def test_a_first_text_turn_imports_no_pydantic() -> None:
+    modules = imported_after('''
+        import asyncio, tempfile, os
+        from think_nb import Think
+        from think_nb.testing import ScriptedModel as S
+        script = S([[S.text("hello there")]])
+        class Bot(Think):
+            def get_model(self):
+                return script.model
+        agent = Bot("bot", db=os.path.join(tempfile.mkdtemp(), "bot.sqlite"))
+        result = asyncio.run(agent.send("hi"))
+        assert result.status == "completed" and agent.messages[-1]["parts"][-1]["text"] == "hello there"
+        offered = [t["function"]["name"] for t in script.requests[0]["tools"]]
+        assert offered == ["read", "write", "edit", "list", "find", "grep", "delete"], offered
+    ''')
+    assert not modules & set(HEAVY)
+
+
+@pytest.mark.parametrize("name", sorted(set(think_nb.__all__) - {"__version__", "load_ipython_extension"}))
+def test_every_public_name_loads_on_access(name: str) -> None:
+    value = getattr(think_nb, name)
+    assert getattr(value, "__name__", name) == name or name == "LOCAL_MODEL"
+    assert name in dir(think_nb)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Thinker'"):
+        think_nb.Thinker  # noqa: B018
