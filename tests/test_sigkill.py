@@ -120,9 +120,10 @@ class ForkServer:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
 
-    async def start_turn(self, db: Path, side: Path, listener: bool) -> int:
+    async def start_turn(self, db: Path, side: Path, listener: bool, **extra: object) -> int:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write((json.dumps({"db": str(db), "side": str(side), "listener": listener}) + "\n").encode())
+        cmd = {"db": str(db), "side": str(side), "listener": listener, **extra}
+        self.proc.stdin.write((json.dumps(cmd) + "\n").encode())
         await self.proc.stdin.drain()
         return int((await self.proc.stdout.readline()).decode())
 
@@ -213,3 +214,51 @@ async def test_sigkill_at_24_points_loses_nothing_broadcast(tmp_path: Path) -> N
     failed = {name: [p for p, good in o.items() if not good] for name, o in outcomes.items() if not all(o.values())}
     assert failed == {}
     assert len(outcomes) >= 20
+
+
+async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: Path) -> None:
+    """Deltas are held and recorded in runs (`Turn.emit`, `StreamRecorder`). A fast stream (no delay)
+    is stopped mid-way by an `on_chunk` hook at its N-th delta (applied, not yet published) and
+    killed there: the deltas not yet written are lost, and none of them was heard by a per-chunk
+    listener or by a batch listener (a panel's hub); the recovered reply is exactly what was written."""
+    from durable_child import FAST_DELTAS
+
+    from think_nb.jsonsafe import loads_stored
+
+    def texts(chunks: list[tuple[str, dict]]) -> str:
+        return "".join(c.get("delta", "") for _, c in chunks if c["type"] == "text-delta")
+
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    server = ForkServer(proc)
+    try:
+        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+        for stop_at in (700, FAST_DELTAS - 100):
+            db, side = tmp_path / f"fast{stop_at}.sqlite", tmp_path / f"fast{stop_at}.jsonl"
+            pid = await server.start_turn(db, side, True, stop_at=stop_at)
+            await eventually(lambda side=side: Path(f"{side}.stopped").exists(), timeout=120,
+                             what=f"the child stopped at delta {stop_at}")
+            os.kill(pid, signal.SIGKILL)
+            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            heard, batches = side_chunks(side), side_chunks(Path(f"{side}.batches"))
+            (rid,) = {r for r, _ in heard}
+            with contextlib.closing(sqlite3.connect(db)) as conn:
+                stored = [c for (segment,) in conn.execute(
+                    "SELECT chunks FROM think_stream_chunks WHERE request_id = ? ORDER BY seq", (rid,))
+                    for c in loads_stored(segment)]
+            written = "".join(c.get("delta", "") for c in stored if c["type"] == "text-delta")
+            assert texts(heard) and texts(heard) == texts(batches)  # both kinds of listener heard the same
+            assert expanded(stored)[:len(expanded([c for _, c in heard]))] == expanded([c for _, c in heard])
+            assert written.startswith(texts(heard))
+            assert len(written) < stop_at  # the N-th delta (and what was held with it) was never written
+            outcome = await check(db, side, True)
+            assert outcome == dict.fromkeys(PROPERTIES, True)
+            message_id = next(c["messageId"] for _, c in heard if c["type"] == "start")
+            with contextlib.closing(sqlite3.connect(db)) as conn:
+                (row,) = conn.execute("SELECT content FROM think_messages WHERE id = ?", (message_id,)).fetchone()
+            recovered = "".join(p.get("text", "") for p in loads_stored(row)["parts"] if p["type"] == "text")
+            assert recovered == written
+    finally:
+        proc.kill()
+        await proc.wait()

@@ -96,6 +96,10 @@ class Tracer:
             self.chunks.append((t, chunk))
         else:
             self.truncated = True
+        self._row(chunk, step, t)
+
+    def _row(self, chunk: dict, step: int | None, t: float) -> None:
+        """Count `chunk` (recorded at `t`) on its group's row, or open one."""
         kind = chunk.get("type", "")
         last = self.rows[-1] if self.rows else None
         text = chunk.get("delta") or chunk.get("inputTextDelta") or ""
@@ -123,6 +127,42 @@ class Tracer:
                                                                       if "output" in chunk else ""),
                    "duration_ms": 0.0})
 
+    def deltas(self, chunks: list[dict], step: int | None) -> None:
+        """`chunk` for a run of delta chunks published together (`Turn.release`), with one clock
+        reading: each is recorded at the run's time, and each group of same-type chunks of one
+        call adds to its row at once (its count, its text up to `SUMMARY_CHARS`)."""
+        if not chunks:
+            return
+        t = self.now_ms()
+        room = MAX_CHUNKS - len(self.chunks)
+        if room >= len(chunks):
+            self.chunks.extend([(t, chunk) for chunk in chunks])
+        else:
+            self.chunks.extend([(t, chunk) for chunk in chunks[:max(room, 0)]])
+            self.truncated = True
+        start, end = 0, len(chunks)
+        while start < end:
+            first = chunks[start]
+            kind, call = first.get("type", ""), first.get("toolCallId")
+            stop = start + 1
+            while stop < end and chunks[stop].get("type") == kind and chunks[stop].get("toolCallId") == call:
+                stop += 1
+            last = self.rows[-1] if self.rows else None
+            if not (last and last["kind"] == "chunks" and last["hook"] == kind and last.get("call") == call):
+                rows = len(self.rows)
+                self._row(first, step, t)  # opens the group's row
+                if len(self.rows) == rows:  # it could not be added (`MAX_ROWS`)
+                    start = stop
+                    continue
+                last, start = self.rows[-1], start + 1
+            if stop > start:
+                last["count"] += stop - start
+                if len(last["text"]) < SUMMARY_CHARS:
+                    more = "".join(_delta_text(chunk) for chunk in chunks[start:stop])
+                    last["text"] = (last["text"] + more)[:SUMMARY_CHARS]
+                last["end_ms"] = t
+            start = stop
+
     def _add(self, row: dict) -> None:
         if len(self.rows) < MAX_ROWS:
             self.rows.append(row)
@@ -139,6 +179,10 @@ class Tracer:
     def save(self, traces: TraceStore) -> None:
         """Store the rows and the recording (`think_nb.store.traces`)."""
         traces.save(self.request_id, self.rows_out(), self.chunks)
+
+
+def _delta_text(chunk: dict) -> str:
+    return chunk.get("delta") or chunk.get("inputTextDelta") or ""
 
 
 def _group_summary(row: dict) -> str:
