@@ -222,7 +222,6 @@ async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: P
     killed there: the deltas not yet written are lost, and none of them was heard by a per-chunk
     listener or by a batch listener (a panel's hub); the recovered reply is exactly what was written."""
     from durable_child import FAST_DELTAS
-
     from think_nb.jsonsafe import loads_stored
 
     def texts(chunks: list[tuple[str, dict]]) -> str:

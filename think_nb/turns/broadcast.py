@@ -36,8 +36,8 @@ from typing import Any, Literal, Protocol, get_args
 
 log = logging.getLogger("think_nb")
 
-Event = Literal["on_submitted", "on_chunk", "on_chunks", "on_turn_end", "on_messages", "on_message_updated", "on_paused",
-                "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers", "on_note"]
+Event = Literal["on_submitted", "on_chunk", "on_chunks", "on_turn_end", "on_messages", "on_message_updated",
+                "on_paused", "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers", "on_note"]
 """An agent's listener events (see the module docstring)."""
 
 EVENTS: frozenset[str] = frozenset(get_args(Event))
