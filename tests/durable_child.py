@@ -66,7 +66,7 @@ def touch(path: str) -> None:
 
 async def run(cmd: dict) -> None:
     side = cmd["side"]
-    if cmd.get("stop_at"):
+    if cmd.get("fast"):
         return await run_fast(cmd)
 
     @tool
@@ -97,24 +97,27 @@ async def run(cmd: dict) -> None:
 
 async def run_fast(cmd: dict) -> None:
     """One step of `FAST_DELTAS` text deltas with no delay, heard by a per-chunk listener (`side`)
-    and a batch listener (`side` + `.batches`). At the `stop_at`-th delta an `on_chunk` hook (it
-    sees each delta as it is applied, before the engine publishes it) writes `<side>.stopped` and
-    holds the process there, mid-stream, until it is killed."""
-    side, stop_at = cmd["side"], int(cmd["stop_at"])
+    and a batch listener (`side` + `.batches`). With `stop_at`, an `on_chunk` hook writes
+    `<side>.stopped` at the `stop_at`-th delta and holds the process there, mid-stream, until it
+    is killed; without, no hook runs (the engine holds deltas and publishes them in runs) and the
+    test kills the child whenever it likes."""
+    side, stop_at = cmd["side"], int(cmd.get("stop_at") or 0)
     script = S([[S.deltas([f"{n % 10}" for n in range(FAST_DELTAS)])]])
     seen = [0]
+
+    def on_chunk(self: Think, chunk: dict) -> None:
+        if chunk.get("type") == "text-delta":
+            seen[0] += 1
+            if seen[0] == stop_at:
+                touch(f"{side}.stopped")
+                time.sleep(3600)  # the loop stops here: nothing more is written or heard
 
     class Durable(Think):  # the name `check` reopens it by
         def get_model(self) -> str:
             return script.model
 
-        def on_chunk(self, chunk: dict) -> None:
-            if chunk.get("type") == "text-delta":
-                seen[0] += 1
-                if seen[0] == stop_at:
-                    touch(f"{side}.stopped")
-                    time.sleep(3600)  # the loop stops here: nothing more is written or heard
-
+    if stop_at:
+        Durable.on_chunk = on_chunk  # type: ignore[method-assign]
     agent = Durable("d", db=cmd["db"])
     runtime_of(agent).subscribe(SideFile(side))
     runtime_of(agent).subscribe(SideBatches(f"{side}.batches"))

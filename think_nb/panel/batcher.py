@@ -56,8 +56,16 @@ def coalesce(chunks: list[dict]) -> list[dict]:
     """``chunks`` with every run of consecutive deltas of one part joined into one chunk: the
     list ``merge_chunk`` builds one chunk at a time, each run's text joined once (no dict and no
     string copy per delta). The chunks given are never mutated."""
-    out: list[dict] = []
-    first: dict | None = None  # the first chunk of the run being joined
+    return [first if len(pieces) < 2 else {**first, text: "".join(pieces)} for first, text, pieces in runs(chunks)]
+
+
+def runs(chunks: list[dict]) -> list[tuple[dict, str, list[str]]]:
+    """``chunks`` as runs ``(first chunk, text key, texts)``: each run of consecutive deltas of
+    one part (``merge_chunk`` would join them) is its first chunk, its text key (``delta`` or
+    ``inputTextDelta``) and the text of each of its chunks in order; any other chunk is a run
+    of its own, ``(chunk, "", [])``."""
+    out: list[tuple[dict, str, list[str]]] = []
+    first: dict | None = None  # the first chunk of the run being collected
     pieces: list[str] = []
     match = text = ""
     for chunk in chunks:
@@ -65,16 +73,16 @@ def coalesce(chunks: list[dict]) -> list[dict]:
             if chunk.get("type") == first["type"] and _same_part(first, chunk, match, text):
                 pieces.append(chunk[text])
                 continue
-            out.append(first if len(pieces) == 1 else {**first, text: "".join(pieces)})
+            out.append((first, text, pieces))
             first = None
         keys = MERGEABLE.get(chunk.get("type", ""))
         if keys is None or keys[0] not in chunk or keys[1] not in chunk:
-            out.append(chunk)  # merge_chunk merges nothing else (a delta never continues one of these)
+            out.append((chunk, "", []))  # merge_chunk merges nothing else (a delta never continues one of these)
             continue
         first, (match, text) = chunk, keys
         pieces = [chunk[text]]
     if first is not None:
-        out.append(first if len(pieces) == 1 else {**first, text: "".join(pieces)})
+        out.append((first, text, pieces))
     return out
 
 

@@ -183,10 +183,11 @@ class Turn:
         to the model, as the AI SDK's step loop does) and shown to `on_chunk` (Think's `onChunk`
         sees it too), but neither recorded nor broadcast, and the stored message leaves it out.
 
-        A delta (`HELD`) is applied and shown to `on_chunk` at once but held, with the deltas after
-        it, until the turn's task lets the loop run, `HOLD_DELTAS` are held, or another chunk is
-        emitted (`release`): then the trace and the stream recorder get the run at once, one
-        clock reading for all (the recorder writes it before any view hears it, as every chunk)."""
+        A delta (`HELD`) is applied at once but held, with the deltas after it, until the turn's
+        task lets the loop run, `HOLD_DELTAS` are held, or another chunk is emitted (`release`):
+        then the trace and the stream recorder get the run at once, one clock reading for all
+        (the recorder writes it before any view hears it, as every chunk). With an `on_chunk`
+        hook nothing is held: each delta is published, then shown to the hook."""
         if self.aborted:
             raise asyncio.CancelledError("the turn was aborted")
         if chunk.get("type") in HELD and "errorText" not in chunk:
@@ -199,8 +200,9 @@ class Turn:
                     self.release()
                 if not self._held:
                     self._release_soon()
-                self._held.append(chunk)  # `on_chunk` sees it before any view hears it
-            if self._observe:
+                self._held.append(chunk)
+            if self._observe:  # per chunk: its trace row exists when the hook's time is counted on it
+                self.release()
                 await self.hooks.fire("on_chunk", chunk, step=self.step)
             return
         self.release()
