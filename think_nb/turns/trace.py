@@ -148,8 +148,10 @@ class Tracer:
             return
         t = self.now_ms()
         for first, _, pieces in runs(chunks):
-            count = len(pieces) or 1
-            self._record_run(t, first, pieces[1:count])
+            if not pieces:  # a delta no other joins (no part id, no text): a run of its own
+                pieces = [first.get("delta") or first.get("inputTextDelta") or ""]
+            count = len(pieces)
+            self._record_run(t, first, pieces[1:])
             last = self.rows[-1] if self.rows else None
             if not (last and last["kind"] == "chunks" and last["hook"] == first.get("type", "")
                     and last.get("call") == first.get("toolCallId")):
