@@ -4,7 +4,8 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
 (`runtime.subscribe`); it sees the agent only as a `PanelSource` (declared below, implemented by
 `think_nb.runtime.AgentRuntime`). It
 
-- fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
+- fans every event out to its panels (`on_chunks`: each recorded run of chunks once, deltas
+  joined; `on_turn_end`, `on_messages`,
   `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`,
   `on_mcp_servers`);
 - keeps the status every panel shows (`think_nb.panel.protocol.STATUSES`: submitted, pending (a turn
