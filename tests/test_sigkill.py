@@ -223,6 +223,7 @@ async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: P
     and per batch (a panel's hub), and the recovered reply is exactly what was written."""
     from durable_child import FAST_DELTAS
     from think_nb.jsonsafe import loads_stored
+    from think_nb.turns.recorder import SEGMENT_DELTAS
 
     def texts(chunks: list[tuple[str, dict]]) -> str:
         return "".join(c.get("delta", "") for _, c in chunks if c["type"] == "text-delta")
@@ -233,7 +234,7 @@ async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: P
     server = ForkServer(proc)
     try:
         assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
-        for stop_at in (700, FAST_DELTAS - 100):
+        for stop_at in (SEGMENT_DELTAS + 300, FAST_DELTAS - 100):  # after a write (at SEGMENT_DELTAS at the latest)
             db, side = tmp_path / f"fast{stop_at}.sqlite", tmp_path / f"fast{stop_at}.jsonl"
             pid = await server.start_turn(db, side, True, fast=True, stop_at=stop_at)
             await eventually(lambda side=side: Path(f"{side}.stopped").exists(), timeout=120,

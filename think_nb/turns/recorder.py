@@ -36,7 +36,9 @@ from think_nb.store.streams import StreamStore
 
 log = logging.getLogger("think_nb")
 
-SEGMENT_DELTAS = 50
+SEGMENT_DELTAS = 1000
+"""Deltas after which a batch is written even before `FLUSH_SECONDS` (each write is a SQLite commit:
+~200 per 10,000-delta turn at 50, a few at 1,000, since a fast stream reaches `FLUSH_SECONDS` first)."""
 FLUSH_SECONDS = 0.03
 KEEP_FINISHED_S = 600.0
 FLUSH_AT_ONCE = frozenset({
