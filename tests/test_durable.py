@@ -126,7 +126,7 @@ def test_recorder_replay_is_what_was_broadcast(tmp_path: Path) -> None:
 
     store = AgentStore(open_database(tmp_path / "r.sqlite"), "K:k", "K", "k")
     heard: list[dict] = []
-    recorder = StreamRecorder(store.streams, lambda rid, chunk, cont: heard.append(chunk))
+    recorder = StreamRecorder(store.streams, lambda rid, chunks, joined, cont: heard.extend(chunks))
     recorder.record("r1", {"type": "start"}, False)
     recorder.record("r1", {"type": "text-start", "id": "t"}, False)
     recorder.record("r1", {"type": "text-delta", "id": "t", "delta": "a"}, False)

@@ -120,9 +120,10 @@ class ForkServer:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
 
-    async def start_turn(self, db: Path, side: Path, listener: bool) -> int:
+    async def start_turn(self, db: Path, side: Path, listener: bool, **extra: object) -> int:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write((json.dumps({"db": str(db), "side": str(side), "listener": listener}) + "\n").encode())
+        cmd = {"db": str(db), "side": str(side), "listener": listener, **extra}
+        self.proc.stdin.write((json.dumps(cmd) + "\n").encode())
         await self.proc.stdin.drain()
         return int((await self.proc.stdout.readline()).decode())
 
@@ -213,3 +214,98 @@ async def test_sigkill_at_24_points_loses_nothing_broadcast(tmp_path: Path) -> N
     failed = {name: [p for p, good in o.items() if not good] for name, o in outcomes.items() if not all(o.values())}
     assert failed == {}
     assert len(outcomes) >= 20
+
+
+async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: Path) -> None:
+    """Deltas are recorded and broadcast in batches (`Turn.emit`, `StreamRecorder`). A fast stream (no
+    delay) is stopped mid-way by an `on_chunk` hook at its N-th delta, between two writes of the
+    recorder, and killed there: what was written is exactly what the listeners heard, per chunk
+    and per batch (a panel's hub), and the recovered reply is exactly what was written."""
+    from durable_child import FAST_DELTAS
+    from think_nb.jsonsafe import loads_stored
+    from think_nb.turns.recorder import SEGMENT_DELTAS
+
+    def texts(chunks: list[tuple[str, dict]]) -> str:
+        return "".join(c.get("delta", "") for _, c in chunks if c["type"] == "text-delta")
+
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    server = ForkServer(proc)
+    try:
+        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+        for stop_at in (SEGMENT_DELTAS + 300, FAST_DELTAS - 100):  # after a write (at SEGMENT_DELTAS at the latest)
+            db, side = tmp_path / f"fast{stop_at}.sqlite", tmp_path / f"fast{stop_at}.jsonl"
+            pid = await server.start_turn(db, side, True, fast=True, stop_at=stop_at)
+            await eventually(lambda side=side: Path(f"{side}.stopped").exists(), timeout=120,
+                             what=f"the child stopped at delta {stop_at}")
+            os.kill(pid, signal.SIGKILL)
+            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            heard, batches = side_chunks(side), side_chunks(Path(f"{side}.batches"))
+            (rid,) = {r for r, _ in heard}
+            with contextlib.closing(sqlite3.connect(db)) as conn:
+                stored = [c for (segment,) in conn.execute(
+                    "SELECT chunks FROM think_stream_chunks WHERE request_id = ? ORDER BY seq", (rid,))
+                    for c in loads_stored(segment)]
+            written = "".join(c.get("delta", "") for c in stored if c["type"] == "text-delta")
+            assert texts(heard) and texts(heard) == texts(batches)  # both kinds of listener heard the same
+            assert expanded(stored)[:len(expanded([c for _, c in heard]))] == expanded([c for _, c in heard])
+            assert written == texts(heard)  # between two writes: nothing written unheard, nothing heard unwritten
+            assert len(written) <= stop_at
+            outcome = await check(db, side, True)
+            assert outcome == dict.fromkeys(PROPERTIES, True)
+            message_id = next(c["messageId"] for _, c in heard if c["type"] == "start")
+            with contextlib.closing(sqlite3.connect(db)) as conn:
+                (row,) = conn.execute("SELECT content FROM think_messages WHERE id = ?", (message_id,)).fetchone()
+            recovered = "".join(p.get("text", "") for p in loads_stored(row)["parts"] if p["type"] == "text")
+            assert recovered == written
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def test_sigkill_while_deltas_are_held_loses_nothing_heard(tmp_path: Path) -> None:
+    """With no `on_chunk` hook the engine holds deltas and publishes them in runs (`Turn.release`):
+    a fast stream killed at any moment after its listeners heard 500 characters (several runs in)
+    has every chunk they heard, per chunk and per batch, in SQLite, and the recovered reply holds it."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    server = ForkServer(proc)
+    try:
+        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+        for n, heard_chars in enumerate((500, 1500, 3000)):
+            db, side = tmp_path / f"held{n}.sqlite", tmp_path / f"held{n}.jsonl"
+            pid = await server.start_turn(db, side, True, fast=True)
+            await eventually(lambda side=side, k=heard_chars: len(text_heard(side_chunks(side))) >= k, timeout=120,
+                             what=f"{heard_chars} characters heard")
+            os.kill(pid, signal.SIGKILL)
+            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            heard, batches = side_chunks(side), side_chunks(Path(f"{side}.batches"))
+            assert text_heard(heard).startswith(text_heard(batches)) or text_heard(batches).startswith(
+                text_heard(heard))  # the kill may fall between the two listeners of one batch
+            assert await check(db, side, True) == dict.fromkeys(PROPERTIES, True)
+            assert await check_heard(db, Path(f"{side}.batches"))
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+def text_heard(chunks: list[tuple[str, dict]]) -> str:
+    return "".join(c.get("delta", "") for _, c in chunks if c["type"] == "text-delta")
+
+
+async def check_heard(db: Path, side: Path) -> bool:
+    """Every chunk in `side` (what a listener heard) is in `db`'s stream rows, in order."""
+    from think_nb.jsonsafe import loads_stored
+
+    heard = side_chunks(side)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        for rid in {r for r, _ in heard}:
+            stored = [c for (segment,) in conn.execute(
+                "SELECT chunks FROM think_stream_chunks WHERE request_id = ? ORDER BY seq", (rid,))
+                for c in loads_stored(segment)]
+            mine = expanded([c for r, c in heard if r == rid])
+            if expanded(stored)[:len(mine)] != mine:
+                return False
+    return bool(heard)

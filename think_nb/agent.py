@@ -922,9 +922,10 @@ class Think:
     def recording(self, request_id: str | None = None) -> Recording | None:
         """The recorded chunks of a turn (default: the latest) as a `Recording`; None if none."""
         from think_nb.turns.replay import Recording
+        from think_nb.turns.trace import expand
 
         found = self.__runtime.store.traces.load(request_id)
-        return Recording(found[0], [(t, c) for t, c in found[2]]) if found else None
+        return Recording(found[0], expand(found[2])) if found else None
 
     async def replay(self, request_id: str | None = None, *, speed: float = 1.0,
                      recording: Recording | None = None) -> list[dict[str, Any]]:

@@ -108,9 +108,19 @@ class MessageAccumulator:
     """
 
     def __init__(self, message_id: str, base: dict | None = None) -> None:
-        self.message: dict = copy.deepcopy(base) if base else {"id": message_id, "role": "assistant", "parts": []}
+        self._message: dict = copy.deepcopy(base) if base else {"id": message_id, "role": "assistant", "parts": []}
         self._continuing = bool(base)
         self._open: dict[str, dict] = {}  # "text:<id>" / "reasoning:<id>" → the open part
+        self._unjoined: dict[str, list[str]] = {}  # the same keys → deltas not yet in the part's text
+        self._stale = False  # some open part's text lacks its latest deltas
+
+    @property
+    def message(self) -> dict:
+        """The assistant UIMessage so far (every delta's text in its part: a delta is appended to a
+        list, and an open part's text is joined when the message is read, not on every delta)."""
+        if self._stale:
+            self._join()
+        return self._message
 
     @property
     def parts(self) -> list[dict]:
@@ -119,6 +129,9 @@ class MessageAccumulator:
     def apply(self, chunk: dict) -> None:
         """Apply one chunk. Unknown chunk types are ignored (forward compatible)."""
         kind = chunk.get("type", "")
+        if kind == "text-delta":  # most chunks: no handler lookup
+            self._delta("text", chunk)
+            return
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, chunk)
@@ -140,25 +153,52 @@ class MessageAccumulator:
         self.parts.append({"type": "step-start"})
 
     def _step_finish(self, chunk: dict) -> None:
+        self._join()
         self._open.clear()
+        self._unjoined.clear()
 
     # -- text and reasoning -------------------------------------------------------------
+    def _join(self) -> None:
+        """Append the open parts' unjoined deltas to their text."""
+        for key, pieces in self._unjoined.items():
+            if pieces:
+                part = self._open[key]
+                part["text"] += "".join(pieces)
+                pieces.clear()
+        self._stale = False
+
     def _open_part(self, kind: str, chunk: dict) -> dict:
         part: dict[str, Any] = {"type": kind, "text": "", "state": "streaming"}
         part.update(_present(chunk, ("providerMetadata",)))
         self.parts.append(part)
-        self._open[f"{kind}:{_text(chunk, 'id')}"] = part
+        key = f"{kind}:{_text(chunk, 'id')}"
+        if key in self._open:  # a part of that id opened again: the old one's text is complete
+            self._join()
+        self._open[key] = part
+        self._unjoined[key] = []
         return part
 
     def _delta(self, kind: str, chunk: dict) -> None:
-        part = self._open.get(f"{kind}:{_text(chunk, 'id')}") or self._open_part(kind, chunk)
-        part["text"] += _text(chunk, "delta")
+        part_id = chunk.get("id")
+        key = f"{kind}:{part_id}" if isinstance(part_id, str) else f"{kind}:"
+        pieces = self._unjoined.get(key)
+        if pieces is None:
+            self._open_part(kind, chunk)
+            pieces = self._unjoined[key]
+        text = chunk.get("delta")
+        if isinstance(text, str) and text:
+            pieces.append(text)
+            self._stale = True
         meta = chunk.get("providerMetadata")  # what `_present` keeps, without a dict per delta
         if meta is not None:
-            part["providerMetadata"] = meta
+            self._open[key]["providerMetadata"] = meta
 
     def _end(self, kind: str, chunk: dict) -> None:
-        part = self._open.pop(f"{kind}:{_text(chunk, 'id')}", None)
+        key = f"{kind}:{_text(chunk, 'id')}"
+        if self._unjoined.get(key):
+            self._join()
+        self._unjoined.pop(key, None)
+        part = self._open.pop(key, None)
         if part is not None:
             part["state"] = "done"
             part.update(_present(chunk, ("providerMetadata",)))

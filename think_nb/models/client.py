@@ -84,6 +84,9 @@ def from_generic(chunk: dict) -> Delta:
     in-process providers yield) as a `Delta`, the way litellm's stream wrapper reads it; a
     `reasoning_content` key (a scripted model's reasoning) is the delta's reasoning."""
     tool_use = chunk.get("tool_use")
+    if not tool_use and not chunk.get("usage"):  # most chunks: text only, no usage to read
+        return Delta(chunk.get("text") or None, chunk.get("reasoning_content") or None, None, None,
+                     chunk.get("finish_reason") or None)
     calls = None
     if tool_use:
         function = tool_use.get("function") or {}

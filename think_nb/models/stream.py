@@ -114,6 +114,7 @@ class _Translator:
         self.outcome = StepOutcome()
         self.open: tuple[str, str] | None = None  # (kind "text"|"reasoning", part id)
         self.calls: dict[int, ToolCall] = {}
+        self.texts: list[str] = []  # the answer's pieces (`outcome.text`, joined once at `close`)
 
     async def feed(self, delta: Delta) -> None:
         if delta.usage is not None:
@@ -124,8 +125,11 @@ class _Translator:
         if delta.reasoning_signature:  # Anthropic's thinking signature, sent back with it (models/reasoning.py)
             await self._stream("reasoning", "", providerMetadata=reasoning.provider_metadata(delta.reasoning_signature))
         if delta.content:
-            self.outcome.text += delta.content
-            await self._stream("text", delta.content)
+            self.texts.append(delta.content)
+            if self.open is not None and self.open[0] == "text":  # the usual delta, without `_stream`'s work
+                await self.emit({"type": "text-delta", "id": self.open[1], "delta": delta.content})
+            else:
+                await self._stream("text", delta.content)
         if delta.tool_calls:
             for fragment in delta.tool_calls:
                 await self._tool_fragment(fragment)
@@ -160,6 +164,7 @@ class _Translator:
             await self._emit({"type": "tool-input-delta", "toolCallId": call.id, "inputTextDelta": fragment.arguments})
 
     async def close(self) -> StepOutcome:
+        self.outcome.text = "".join(self.texts)
         await self._close_open()
         for call in self.calls.values():
             call.input, call.error = _parse_arguments(call.arguments)

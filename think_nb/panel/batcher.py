@@ -52,6 +52,49 @@ def merge_chunk(chunks: list[dict], chunk: dict) -> None:
 _MISSING = object()
 
 
+def coalesce(chunks: list[dict]) -> list[dict]:
+    """``chunks`` with every run of consecutive deltas of one part joined into one chunk: the
+    list ``merge_chunk`` builds one chunk at a time, each run's text joined once (no dict and no
+    string copy per delta). The chunks given are never mutated."""
+    return [first if len(pieces) < 2 else {**first, text: "".join(pieces)} for first, text, pieces in runs(chunks)]
+
+
+def runs(chunks: list[dict]) -> list[tuple[dict, str, list[str]]]:
+    """``chunks`` as runs ``(first chunk, text key, texts)``: each run of consecutive deltas of
+    one part (``merge_chunk`` would join them) is its first chunk, its text key (``delta`` or
+    ``inputTextDelta``) and the text of each of its chunks in order; any other chunk is a run
+    of its own, ``(chunk, "", [])``."""
+    out: list[tuple[dict, str, list[str]]] = []
+    first: dict | None = None  # the first chunk of the run being collected
+    pieces: list[str] = []
+    match = text = ""
+    for chunk in chunks:
+        if first is not None:
+            if chunk.get("type") == first["type"] and _same_part(first, chunk, match, text):
+                pieces.append(chunk[text])
+                continue
+            out.append((first, text, pieces))
+            first = None
+        keys = MERGEABLE.get(chunk.get("type", ""))
+        if keys is None or keys[0] not in chunk or keys[1] not in chunk:
+            out.append((chunk, "", []))  # merge_chunk merges nothing else (a delta never continues one of these)
+            continue
+        first, (match, text) = chunk, keys
+        pieces = [chunk[text]]
+    if first is not None:
+        out.append((first, text, pieces))
+    return out
+
+
+def _same_part(first: dict, chunk: dict, match: str, text: str) -> bool:
+    """`merge_chunk`'s rule for a delta of `first`'s type (`first` holds `match` and `text`): the
+    same fields, equal except the text."""
+    if len(chunk) == 3 == len(first):  # type, part key, text: every delta the engine makes
+        return match in chunk and text in chunk and first[match] == chunk[match]
+    return len(first) == len(chunk) and text in chunk and \
+        all(k == text or first.get(k, _MISSING) == v for k, v in chunk.items())
+
+
 class ChunkBatcher:
     """Coalesces UIMessageChunks into ``use_chat_response`` frames.
 
@@ -82,6 +125,24 @@ class ChunkBatcher:
             merge_chunk(self._pending, chunk)
             self._continuation.setdefault(request_id, continuation)
             if chunk.get("type") in SEND_AT_ONCE:
+                self.flush()
+            else:
+                self._schedule()
+
+    def add_many(self, request_id: str, chunks: list[UIMessageChunk], continuation: bool) -> None:
+        """Queue chunks of turn ``request_id``, in order (as ``add`` one by one, locked and
+        scheduled once)."""
+        with self._lock:
+            key = (request_id, continuation)
+            if self._pending and self._pending_key != key:
+                self.flush()
+            self._pending_key = key
+            self._continuation.setdefault(request_id, continuation)
+            at_once = False
+            for chunk in chunks:
+                merge_chunk(self._pending, chunk)
+                at_once = at_once or chunk.get("type") in SEND_AT_ONCE
+            if at_once:
                 self.flush()
             else:
                 self._schedule()

@@ -4,7 +4,8 @@ One hub per agent (`ViewHub.for_agent(runtime)`) is the only panel-side listener
 (`runtime.subscribe`); it sees the agent only as a `PanelSource` (declared below, implemented by
 `think_nb.runtime.AgentRuntime`). It
 
-- fans every event out to its panels (`on_chunk`, `on_turn_end`, `on_messages`,
+- fans every event out to its panels (`on_chunks`: each recorded run of chunks once, deltas
+  joined; `on_turn_end`, `on_messages`,
   `on_message_updated`, `on_clear`, `on_status`, `on_session`, `on_runner`, `on_recovering`,
   `on_mcp_servers`);
 - keeps the status every panel shows (`think_nb.panel.protocol.STATUSES`: submitted, pending (a turn
@@ -292,27 +293,37 @@ class ViewHub:
             self._fan_out("on_annotations")
 
     def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
+        self.on_chunks(request_id, [chunk], continuation)
+
+    def on_chunks(self, request_id: str, chunks: list[dict], continuation: bool) -> None:
+        """A recorded batch of a turn's chunks (deltas joined): the status facts it changes, then
+        every panel gets it, once."""
         first = request_id not in self._streaming
         if first:
             self._streaming.add(request_id)
             self._submitted.discard(request_id)
             self.error = ""
-        kind = chunk.get("type")
-        shown = kind not in SILENT_CHUNKS and request_id not in self._shown
-        if shown:
-            self._shown.add(request_id)  # `streaming` from now (not at the `start` marker, which shows nothing)
-        if kind == "start" and chunk.get("messageId"):
-            self._message_of[request_id] = chunk["messageId"]
-        elif kind == "finish" and request_id in self._message_of:
-            self._finish[self._message_of.pop(request_id)] = str(chunk.get("finishReason") or "stop")
-            while len(self._finish) > 1000:
-                del self._finish[next(iter(self._finish))]
-        self._fan_out("on_chunk", request_id, chunk, continuation)
-        if kind == "data-tool-decision" and isinstance(chunk.get("data"), dict):
-            self._decisions[str(chunk["data"].get("toolCallId"))] = {
-                "action": chunk["data"].get("action"), "reason": chunk["data"].get("reason")}
-            while len(self._decisions) > 1000:
-                del self._decisions[next(iter(self._decisions))]
+        shown = False
+        decided = False
+        for chunk in chunks:
+            kind = chunk.get("type")
+            if kind not in SILENT_CHUNKS and request_id not in self._shown:
+                self._shown.add(request_id)  # `streaming` from now (not at the `start` marker, which shows nothing)
+                shown = True
+            if kind == "start" and chunk.get("messageId"):
+                self._message_of[request_id] = chunk["messageId"]
+            elif kind == "finish" and request_id in self._message_of:
+                self._finish[self._message_of.pop(request_id)] = str(chunk.get("finishReason") or "stop")
+                while len(self._finish) > 1000:
+                    del self._finish[next(iter(self._finish))]
+            elif kind == "data-tool-decision" and isinstance(chunk.get("data"), dict):
+                self._decisions[str(chunk["data"].get("toolCallId"))] = {
+                    "action": chunk["data"].get("action"), "reason": chunk["data"].get("reason")}
+                while len(self._decisions) > 1000:
+                    del self._decisions[next(iter(self._decisions))]
+                decided = True
+        self._listeners.notify_chunks(request_id, chunks, chunks, continuation)  # a panel: on_chunks, once
+        if decided:
             self._fan_out("on_annotations")
         if shown:
             self._refresh_now()  # at once: a reply that arrives whole still shows `streaming`

@@ -98,6 +98,10 @@ class _Listener:
         """Every UIMessageChunk of every turn, in order."""
         self._panel._batcher.add(request_id, chunk, continuation)
 
+    def on_chunks(self, request_id: str, chunks: list[UIMessageChunk], continuation: bool) -> None:
+        """A recorded batch of chunks of one turn, in order (deltas joined)."""
+        self._panel._batcher.add_many(request_id, chunks, continuation)
+
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None:
         """A turn ended (completed | error | aborted | skipped)."""
         self._panel._on_turn_end(request_id, status, error)

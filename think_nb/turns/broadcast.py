@@ -7,6 +7,11 @@ is the complete list, `Event` its type, and `Listeners.notify` / `wants` refuse 
 
     on_submitted(request_id, future)            a turn was started by any entry point (future: its task)
     on_chunk(request_id, chunk, continuation)   every UIMessageChunk, after it is recorded
+    on_chunks(request_id, chunks, continuation) instead of on_chunk, for a listener that has it: the
+                                                chunks of one recorded batch, in order, each run of
+                                                consecutive deltas of one part joined into one
+                                                chunk (their text concatenated, as the AI SDK's
+                                                accumulator would; `panel.batcher.coalesce`)
     on_turn_end(request_id, status, error)      a turn ended (completed | error | aborted | skipped)
     on_messages(messages)                       the current branch changed (authoritative transcript)
     on_message_updated(message)                 one stored message changed (approval, tool result)
@@ -31,8 +36,8 @@ from typing import Any, Literal, Protocol, get_args
 
 log = logging.getLogger("think_nb")
 
-Event = Literal["on_submitted", "on_chunk", "on_turn_end", "on_messages", "on_message_updated", "on_paused",
-                "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers", "on_note"]
+Event = Literal["on_submitted", "on_chunk", "on_chunks", "on_turn_end", "on_messages", "on_message_updated",
+                "on_paused", "on_session", "on_clear", "on_recovering", "on_waiting", "on_mcp_servers", "on_note"]
 """An agent's listener events (see the module docstring)."""
 
 EVENTS: frozenset[str] = frozenset(get_args(Event))
@@ -43,6 +48,7 @@ class Listener(Protocol):
 
     def on_submitted(self, request_id: str, future: Any = None) -> None: ...
     def on_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None: ...
+    def on_chunks(self, request_id: str, chunks: list[dict], continuation: bool) -> None: ...
     def on_turn_end(self, request_id: str, status: str, error: str | None) -> None: ...
     def on_messages(self, messages: list[dict]) -> None: ...
     def on_message_updated(self, message: dict) -> None: ...
@@ -96,6 +102,35 @@ class Listeners:
                 raise
             except BaseException:  # SystemExit too: a view must not end (or crash) the turn
                 log.exception("listener %r failed in %s", listener, event)
+
+    def notify_chunks(self, request_id: str, chunks: list[dict], joined: list[dict], continuation: bool) -> None:
+        """Hand one recorded batch to every listener: `on_chunks(request_id, joined, continuation)`
+        to one that has it (`joined`: `chunks` with runs of deltas joined), else `on_chunk` once per
+        chunk of `chunks`, in order. A listener that raises is logged; the others still hear."""
+        for listener in list(self._items):
+            batch = getattr(listener, "on_chunks", None)
+            if batch is not None:
+                self._call(listener, "on_chunks", batch, request_id, joined, continuation)
+                continue
+            handler = getattr(listener, "on_chunk", None)
+            if handler is None:
+                continue
+            for chunk in chunks:  # the try inlined: this loop runs once per chunk
+                try:
+                    handler(request_id, chunk, continuation)
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    raise
+                except BaseException:
+                    log.exception("listener %r failed in on_chunk", listener)
+
+    @staticmethod
+    def _call(listener: Any, event: str, handler: Callable, *args: Any) -> None:
+        try:
+            handler(*args)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException:  # SystemExit too: a view must not end (or crash) the turn
+            log.exception("listener %r failed in %s", listener, event)
 
 
 class RequestStream:

@@ -64,7 +64,7 @@ class TurnEngine:
         self.conversation = host.conversation
         self.store = host.store
         self.listeners = Listeners()
-        self.recorder = StreamRecorder(host.store.streams, self._broadcast_chunk)
+        self.recorder = StreamRecorder(host.store.streams, self._broadcast_chunks)
         self.queue = TurnQueue()
         self.active: dict[str, asyncio.Task] = {}
         self.unstarted: dict[str, bool] = {}  # request id -> stopped, for a task whose code has not run yet
@@ -95,8 +95,12 @@ class TurnEngine:
         (write-ahead: a view never hears of an unrecorded chunk; `turns/recorder.py`)."""
         self.recorder.record(request_id, chunk, continuation)
 
-    def _broadcast_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None:
-        self.listeners.notify("on_chunk", request_id, chunk, continuation)
+    def publish_deltas(self, request_id: str, deltas: list[dict], continuation: bool) -> None:
+        """`publish_chunk` for a run of delta chunks a turn held (`Turn.release`)."""
+        self.recorder.record_deltas(request_id, deltas, continuation)
+
+    def _broadcast_chunks(self, request_id: str, chunks: list[dict], joined: list[dict], continuation: bool) -> None:
+        self.listeners.notify_chunks(request_id, chunks, joined, continuation)
 
     def messages_changed(self) -> None:
         self.listeners.notify("on_messages", self.conversation.messages)
@@ -188,6 +192,7 @@ class TurnEngine:
         if turn is not None:
             turn.abort()
             try:  # what streamed before the abort reaches the views now; after it, only the abort chunk
+                turn.release()
                 self.recorder.flush(request_id)
             except Exception:
                 log.exception("could not flush the stream of %s at its abort", request_id)

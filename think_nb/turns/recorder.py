@@ -2,15 +2,18 @@
 (Think's resumable stream, `think_nb.store.streams`), and is the one that broadcasts them.
 
 The promise (write-ahead): **every chunk a listener hears (panel, terminal, `chat()` callback)
-is in SQLite first.** `record` buffers a chunk; `flush` writes the buffered batch as one
-segment in one transaction and only then hands the batch, chunk by chunk and in order, to
-`broadcast`. A kernel killed at any point therefore loses only chunks no view was ever shown.
+is in SQLite first.** `record` buffers a chunk (`record_deltas` a run of deltas the turn held,
+`think_nb.turns.runner`); `flush` writes the buffered batch as one segment (its deltas joined,
+`panel.batcher.coalesce`) in one transaction and only then hands the batch, once and in order, to
+`broadcast(request_id, chunks, joined, continuation)` (`Listeners.notify_chunks`: a panel's hub
+takes the joined segment, a per-chunk listener every chunk). A kernel killed at any point
+therefore loses only chunks no view was ever shown.
 
 A batch is flushed at once for a turn's first chunk and for the chunks in `FLUSH_AT_ONCE`
 (settled tool chunks above all, so a recovered turn never re-runs a tool whose result was
 shown; approvals, errors, the end), after `SEGMENT_DELTAS` deltas, when
-`FLUSH_SECONDS` have passed since the batch's first chunk (checked on every chunk, and by a
-`call_later` timer on the running loop when the stream goes quiet), and when the turn ends.
+`FLUSH_SECONDS` have passed since the batch's first chunk (checked whenever chunks are recorded,
+and by a `call_later` timer on the running loop when the stream goes quiet), and when the turn ends.
 `on_chunk` hooks and the accumulator stay per chunk (the engine calls them itself).
 
 A view created mid-stream replays a turn with `replay(request_id)`: what is stored, which is
@@ -28,19 +31,22 @@ import logging
 import time
 from collections.abc import Callable
 
-from think_nb.panel.batcher import MERGEABLE, merge_chunk
+from think_nb.panel.batcher import MERGEABLE, coalesce
 from think_nb.store.streams import StreamStore
 
 log = logging.getLogger("think_nb")
 
-SEGMENT_DELTAS = 50
+SEGMENT_DELTAS = 1000
+"""Deltas after which a batch is written even before `FLUSH_SECONDS` (each write is a SQLite commit:
+~200 per 10,000-delta turn at 50, a few at 1,000, since a fast stream reaches `FLUSH_SECONDS` first)."""
 FLUSH_SECONDS = 0.03
 KEEP_FINISHED_S = 600.0
 FLUSH_AT_ONCE = frozenset({
     "tool-input-available", "tool-approval-request", "tool-output-available", "tool-output-error",
     "tool-output-denied", "tool-input-error", "error", "finish", "abort",
 })
-Broadcast = Callable[[str, dict, bool], None]
+Broadcast = Callable[[str, list[dict], list[dict], bool], None]
+"""`broadcast(request_id, chunks, joined, continuation)`: a written batch, as recorded and joined."""
 
 
 class _Live:
@@ -60,7 +66,7 @@ class StreamRecorder:
 
     def __init__(self, streams: StreamStore, broadcast: Broadcast | None = None) -> None:
         self.streams = streams
-        self.broadcast: Broadcast = broadcast or (lambda request_id, chunk, continuation: None)
+        self.broadcast: Broadcast = broadcast or (lambda request_id, chunks, joined, continuation: None)
         self._live: dict[str, _Live] = {}
         self._cleared: set[str] = set()  # turns that were live when the conversation was cleared
         self.last_chunk_at: dict[str, float] = {}  # request id -> monotonic time of its last chunk (stall watchdog)
@@ -77,7 +83,7 @@ class StreamRecorder:
         the turn's first."""
         now = self.last_chunk_at[request_id] = time.monotonic()
         if request_id in self._cleared:
-            self.broadcast(request_id, chunk, continuation)
+            self.broadcast(request_id, [chunk], [chunk], continuation)
             return False
         live = self._live.get(request_id)
         first = live is None
@@ -93,11 +99,35 @@ class StreamRecorder:
             live.deltas += 1
         elif kind == "abort":
             live.stalled = chunk.get("reason") == "stalled"
-        if first or kind in FLUSH_AT_ONCE or live.deltas >= SEGMENT_DELTAS or now - live.since >= FLUSH_SECONDS:
+        if first or kind in FLUSH_AT_ONCE:
+            self.flush(request_id)
+        else:
+            self._due(request_id, live, now)
+        return first
+
+    def record_deltas(self, request_id: str, deltas: list[dict], continuation: bool) -> None:
+        """Buffer a run of delta chunks (`MERGEABLE` types: the turn's held deltas), as `record`
+        would one by one, with one clock reading for the run."""
+        if not deltas:
+            return
+        live = self._live.get(request_id)
+        if live is None or request_id in self._cleared:  # a turn's first chunk is never a held delta
+            for chunk in deltas:
+                self.record(request_id, chunk, continuation)
+            return
+        now = self.last_chunk_at[request_id] = time.monotonic()
+        if not live.pending:
+            live.since = now
+        live.pending.extend(deltas)
+        live.deltas += len(deltas)
+        self._due(request_id, live, now)
+
+    def _due(self, request_id: str, live: _Live, now: float) -> None:
+        """Flush when the batch is big or old enough, else make sure a timer will."""
+        if live.deltas >= SEGMENT_DELTAS or now - live.since >= FLUSH_SECONDS:
             self.flush(request_id)
         else:
             self._arm(request_id, live)
-        return first
 
     def flush(self, request_id: str) -> None:
         """Write the turn's buffered chunks (one transaction), then broadcast them in order."""
@@ -110,13 +140,10 @@ class StreamRecorder:
         live.deltas = 0
         if not live.pending:
             return
-        segment: list[dict] = []
-        for chunk in live.pending:
-            merge_chunk(segment, chunk)
+        segment = coalesce(live.pending)
         self.streams.append(request_id, segment)  # raises: the batch stays buffered, unbroadcast
         batch, live.pending = live.pending, []
-        for chunk in batch:
-            self.broadcast(request_id, chunk, live.continuation)
+        self.broadcast(request_id, batch, segment, live.continuation)
 
     def end(self, request_id: str, status: str) -> None:
         """The turn ended: write and broadcast what is left, then store its final status."""
@@ -142,10 +169,7 @@ class StreamRecorder:
         meta = self.streams.meta(request_id)
         if meta is None:
             return None
-        chunks: list[dict] = []
-        for segment in self.streams.segments(request_id):
-            for chunk in segment:
-                merge_chunk(chunks, chunk)
+        chunks = coalesce([chunk for segment in self.streams.segments(request_id) for chunk in segment])
         return chunks, meta[0], meta[1] != "streaming"
 
     def clear(self) -> None:

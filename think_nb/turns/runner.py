@@ -70,6 +70,7 @@ class TurnEngine(Protocol):
     rpc_tools: dict[str, dict[str, Any]]
 
     def publish_chunk(self, request_id: str, chunk: dict, continuation: bool) -> None: ...
+    def publish_deltas(self, request_id: str, deltas: list[dict], continuation: bool) -> None: ...
     def notify(self, event: Event, *args: Any) -> None: ...
     def replace_message(self, message: dict) -> None: ...
     def messages_changed(self) -> None: ...
@@ -80,6 +81,13 @@ FINISH_REASONS = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "
                   "length": "length", "content_filter": "content-filter"}
 CONTINUE_TEXT = "Continue your previous response from exactly where it left off. Do not repeat any of it."
 """Think's continue checkpoint: sent (never stored) when a continuation's messages end with the assistant."""
+
+
+HELD = frozenset({"text-delta", "reasoning-delta", "tool-input-delta"})
+"""Chunks `Turn.emit` holds and publishes in runs (`Turn.release`)."""
+
+HOLD_DELTAS = 256
+"""At most this many deltas are held before they are published (a model that never lets the loop run)."""
 
 
 UNSETTLED_TEXT = "The turn ended with an error before this call had a result."
@@ -121,6 +129,8 @@ class Turn:
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.model: ModelConfig | None = None
         self._observe = self.host.observes("on_chunk")
+        self._held: list[dict] = []  # deltas applied, not yet published (`emit`, `release`)
+        self._release_due = False  # a `_release_now` callback waits on the loop
         self.step = 0
         self.tracer = Tracer(request_id)
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
@@ -171,8 +181,31 @@ class Turn:
         """Apply a chunk to this turn's message, record and broadcast it, show it to `on_chunk`.
         With `send_reasoning` off a reasoning chunk is applied (the turn's later steps send it back
         to the model, as the AI SDK's step loop does) and shown to `on_chunk` (Think's `onChunk`
-        sees it too), but neither recorded nor broadcast, and the stored message leaves it out."""
-        self.check_aborted()
+        sees it too), but neither recorded nor broadcast, and the stored message leaves it out.
+
+        A delta (`HELD`) is applied at once but held, with the deltas after it, until the turn's
+        task lets the loop run, `HOLD_DELTAS` are held, or another chunk is emitted (`release`):
+        then the trace and the stream recorder get the run at once, one clock reading for all
+        (the recorder writes it before any view hears it, as every chunk). With an `on_chunk`
+        hook nothing is held: each delta is published, then shown to the hook."""
+        if self.aborted:
+            raise asyncio.CancelledError("the turn was aborted")
+        if chunk.get("type") in HELD and "errorText" not in chunk:
+            capture = self.capture.chunks
+            if capture is not None:  # a step's model output, for the turn's record
+                capture.append(chunk)
+            self.acc.apply(chunk)
+            if self.send_reasoning or chunk["type"] != "reasoning-delta":
+                if len(self._held) >= HOLD_DELTAS:
+                    self.release()
+                if not self._held:
+                    self._release_soon()
+                self._held.append(chunk)
+            if self._observe:  # per chunk: its trace row exists when the hook's time is counted on it
+                self.release()
+                await self.hooks.fire("on_chunk", chunk, step=self.step)
+            return
+        self.release()
         chunk = self.scrubbed(chunk)
         if self.capture.chunks is not None:  # a step's model output, for the turn's record
             self.capture.chunks.append(chunk)
@@ -186,9 +219,37 @@ class Turn:
         await self.emit_broadcast(chunk)
 
     def publish(self, chunk: dict) -> None:
-        """Record a chunk in the trace/recording and send it to every view (no hook: callable from sync code)."""
+        """Record a chunk in the trace/recording and send it to every view (no hook: callable from
+        sync code), after the deltas held before it."""
+        self.release()
         self.tracer.chunk(chunk, self.step)
         self.engine.publish_chunk(self.request_id, chunk, self.continuation)
+
+    def release(self) -> None:
+        """Publish the held deltas (see `emit`), in order, as one run."""
+        if self._held:
+            held, self._held = self._held, []
+            self.tracer.deltas(held, self.step)
+            self.engine.publish_deltas(self.request_id, held, self.continuation)
+
+    def _release_soon(self) -> None:
+        """Release the held deltas when the loop next runs its callbacks, i.e. as soon as the
+        turn's task waits (a hosted model's next network read, an in-process model's yield)."""
+        if self._release_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next other chunk, or `HOLD_DELTAS`, releases them
+        self._release_due = True
+        loop.call_soon(self._release_now)
+
+    def _release_now(self) -> None:
+        self._release_due = False
+        try:
+            self.release()
+        except Exception:  # the recorder keeps what it could not write; the turn's next chunk raises it
+            log.exception("could not record the stream of %s", self.request_id)
 
     async def run(self) -> TurnResult:
         """Run the turn; never raises for model, tool or hook failures (they end it with `error`).

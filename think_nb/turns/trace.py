@@ -10,6 +10,11 @@ context's tools, never their schemas), and (2) every
 UIMessageChunk with its time offset, so the turn can be replayed offline (`replay.py`). Both are
 stored with the turn in SQLite (table `think_turn_traces`) and bounded: at most `MAX_ROWS` rows and
 `MAX_CHUNKS` chunks per turn, and the latest `store.traces.KEEP_TURNS` turns per agent.
+
+The recording is kept and stored as entries `[t_ms, chunk]`, and `[t_ms, chunk, [text, ...]]` for a
+run of deltas of one part published together (`Turn.release`): the chunk, then one chunk like it
+per text, its text replaced (`expand` gives every chunk back; a delta costs its text, not a dict
+and a time, when the trace is stored).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 from typing import Any
 
 from think_nb import jsonsafe
+from think_nb.panel.batcher import MERGEABLE, runs
 from think_nb.redact import redact, scrub
 from think_nb.store.traces import TraceStore
 
@@ -52,7 +58,8 @@ class Tracer:
         self.request_id = request_id
         self.started = time.perf_counter()
         self.rows: list[dict] = []
-        self.chunks: list[tuple[float, dict]] = []
+        self.recorded: list[tuple] = []  # the recording's entries (see the module docstring)
+        self.recorded_chunks = 0  # how many chunks they hold
         self.truncated = False
         self._tool_names: dict[str, str] = {}
         self.secrets: set[str] = set()  # the turn's credential values, scrubbed from every summary
@@ -90,12 +97,22 @@ class Tracer:
         last["observed"] = last.get("observed", 0) + 1
         last["observed_ms"] = round(last.get("observed_ms", 0.0) + self.now_ms() - started_ms, 3)
 
+    @property
+    def chunks(self) -> list[tuple[float, dict]]:
+        """The recording so far, `[(t_ms, chunk)]` (`expand`)."""
+        return expand(self.recorded)
+
     def chunk(self, chunk: dict, step: int | None) -> None:
         t = self.now_ms()
-        if len(self.chunks) < MAX_CHUNKS:
-            self.chunks.append((t, chunk))
+        if self.recorded_chunks < MAX_CHUNKS:
+            self.recorded.append((t, chunk))
+            self.recorded_chunks += 1
         else:
             self.truncated = True
+        self._row(chunk, step, t)
+
+    def _row(self, chunk: dict, step: int | None, t: float) -> None:
+        """Count `chunk` (recorded at `t`) on its group's row, or open one."""
         kind = chunk.get("type", "")
         last = self.rows[-1] if self.rows else None
         text = chunk.get("delta") or chunk.get("inputTextDelta") or ""
@@ -123,6 +140,43 @@ class Tracer:
                                                                       if "output" in chunk else ""),
                    "duration_ms": 0.0})
 
+    def deltas(self, chunks: list[dict], step: int | None) -> None:
+        """`chunk` for delta chunks published together (`Turn.release`), with one clock reading:
+        each run of deltas of one part is one entry of the recording, and adds to its group's row
+        at once (its count, its text up to `SUMMARY_CHARS`)."""
+        if not chunks:
+            return
+        t = self.now_ms()
+        for first, _, pieces in runs(chunks):
+            if not pieces:  # a delta no other joins (no part id, no text): a run of its own
+                pieces = [first.get("delta") or first.get("inputTextDelta") or ""]
+            count = len(pieces)
+            self._record_run(t, first, pieces[1:])
+            last = self.rows[-1] if self.rows else None
+            if not (last and last["kind"] == "chunks" and last["hook"] == first.get("type", "")
+                    and last.get("call") == first.get("toolCallId")):
+                rows = len(self.rows)
+                self._row(first, step, t)  # opens the group's row
+                if len(self.rows) == rows:  # it could not be added (`MAX_ROWS`)
+                    continue
+                last, count, pieces = self.rows[-1], count - 1, pieces[1:]
+            if count:
+                last["count"] += count
+                if len(last["text"]) < SUMMARY_CHARS:
+                    last["text"] = (last["text"] + "".join(pieces))[:SUMMARY_CHARS]
+                last["end_ms"] = t
+
+    def _record_run(self, t: float, first: dict, rest: list[str]) -> None:
+        """Record `first` and one chunk like it per text of `rest`, within `MAX_CHUNKS`."""
+        room = MAX_CHUNKS - self.recorded_chunks
+        if room <= 0:
+            self.truncated = True
+            return
+        if len(rest) >= room:
+            rest, self.truncated = rest[:room - 1], True
+        self.recorded.append((t, first, rest) if rest else (t, first))
+        self.recorded_chunks += 1 + len(rest)
+
     def _add(self, row: dict) -> None:
         if len(self.rows) < MAX_ROWS:
             self.rows.append(row)
@@ -138,7 +192,20 @@ class Tracer:
 
     def save(self, traces: TraceStore) -> None:
         """Store the rows and the recording (`think_nb.store.traces`)."""
-        traces.save(self.request_id, self.rows_out(), self.chunks)
+        traces.save(self.request_id, self.rows_out(), self.recorded)
+
+
+def expand(entries: list) -> list[tuple[float, dict]]:
+    """A stored or kept recording (see the module docstring) as `[(t_ms, chunk)]`, every chunk
+    of every run in order."""
+    out: list[tuple[float, dict]] = []
+    for entry in entries:
+        t, chunk = entry[0], entry[1]
+        out.append((t, chunk))
+        if len(entry) > 2:
+            text = MERGEABLE[chunk["type"]][1]
+            out.extend((t, {**chunk, text: piece}) for piece in entry[2])
+    return out
 
 
 def _group_summary(row: dict) -> str:
