@@ -9,7 +9,8 @@ import pytest
 
 import helpers_comm
 
-pytest_plugins = ["loop_stalls"]  # a test fails when think_nb holds the event loop (tests/loop_stalls.py)
+# loop_stalls: a test fails when think_nb holds the event loop; xdist_schedule: how `-n 2` spreads the files.
+pytest_plugins = ["loop_stalls", "xdist_schedule"]
 
 # Set before anything imports litellm (platform-facts TL;DR 4): no cost-map fetch.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

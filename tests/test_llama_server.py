@@ -72,6 +72,10 @@ def llama_server() -> Iterator[LlamaServer]:
 
 
 class OnServer(Think):
+    # Only `add`: the server's model is not the embedded one by name, so Think's seven workspace tools would be
+    # offered too, and their schemas make the first prompt 1,065 tokens (~50 s of prompt evaluation on 2 loaded
+    # cores); this file tests the OpenAI-compatible path, not those tools.
+    include_workspace_tools = False
     server: LlamaServer
     choice: object = "auto"
     max_steps_now: int | None = None

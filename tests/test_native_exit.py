@@ -22,22 +22,31 @@ def test_exit_waits_for_a_monty_thread_still_in_python(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout.strip()) == (0, "done"), done.stderr[-2000:]
 
 
+FOREIGN = r'''
+import _thread
+import threading
+
+from think_nb.procs.threads import foreign_thread_states, wait_for_foreign_threads
+
+assert foreign_thread_states() == 0
+release, entered = threading.Event(), threading.Event()
+
+def foreign() -> None:
+    entered.set()
+    release.wait()
+
+_thread.start_new_thread(foreign, ())  # a thread outside `threading`'s registry, like a Rust one
+entered.wait()
+assert foreign_thread_states() == 1
+assert wait_for_foreign_threads(timeout=0.01) is False
+release.set()
+assert wait_for_foreign_threads(timeout=60) is True and foreign_thread_states() == 0
+print("counted")
+'''
+
+
 def test_foreign_thread_states_counts_a_thread_threading_does_not_know() -> None:
-    import _thread
-    import threading
-
-    from think_nb.procs.threads import foreign_thread_states, wait_for_foreign_threads
-
-    assert foreign_thread_states() == 0
-    release, entered = threading.Event(), threading.Event()
-
-    def foreign() -> None:
-        entered.set()
-        release.wait()
-
-    _thread.start_new_thread(foreign, ())  # a thread outside `threading`'s registry, like a Rust one
-    entered.wait()
-    assert foreign_thread_states() == 1
-    assert wait_for_foreign_threads(timeout=0.01) is False
-    release.set()
-    assert wait_for_foreign_threads(timeout=60) is True and foreign_thread_states() == 0
+    # In a fresh interpreter: the test's own process may hold foreign threads of its runner (a pytest-xdist
+    # worker's execnet thread is started with `_thread`), and `wait_for_foreign_threads` waits for none.
+    done = subprocess.run([sys.executable, "-c", FOREIGN], capture_output=True, text=True, timeout=300, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "counted"), done.stderr[-2000:]
