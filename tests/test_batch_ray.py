@@ -32,6 +32,13 @@ from think_nb.binding import runtime_of
 from think_nb.testing import FunctionModel
 from think_nb.testing import ScriptedModel as S
 
+# Ray Data runs its executor in threads of this process, and its pandas extension dtype calls
+# ast.literal_eval from them; CPython 3.11's AST constructor keeps one recursion counter per
+# interpreter (python/cpython#106905), so an ast.parse in another thread can fail with "AST
+# constructor recursion depth mismatch" (seen once: pytest's rewrite of hypothesis at the end of a
+# mixed run). .ci/test runs this file in its own pytest process (`-m ray`).
+pytestmark = pytest.mark.ray
+
 ROWS = 100
 SPOOL = ""
 """A folder the kill test's workers write to (set before the class is pickled, which captures it)."""
