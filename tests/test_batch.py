@@ -372,6 +372,36 @@ async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_ca
     assert sorted(RAN) == [0, 1, 2, 4, 5, 6, 7]  # the aborted row is settled: never run again
 
 
+async def test_a_row_stopped_while_its_tool_runs_is_aborted_as_stopped_not_as_a_refused_client_call() -> None:
+    import asyncio
+
+    from agents import eventually
+
+    started, gate = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def slow_work(x: int) -> int:
+        """Work slowly on x."""
+        started.set()
+        await gate.wait()
+        return x
+
+    def calling(messages: list[dict], info: Any) -> Any:
+        if messages[-1]["role"] == "tool":
+            return ["done", S.usage(10, 1)]
+        return [S.tool_call("slow_work", {"x": 1}), S.usage(10, 2)]
+
+    agent = agent_on(calling, tools=[slow_work])
+    run = asyncio.ensure_future(agent.map(pd.DataFrame({"n": [1]}), "Work {n}", run_id="t", progress=False))
+    await eventually(started.is_set, what="the row's tool runs")
+    run.cancel()  # Stop while the server tool's call is in flight
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    gate.set()
+    results = await agent.map(pd.DataFrame({"n": [1]}), "Work {n}", run_id="t", progress=False)
+    assert (results["status"].iloc[0], results["error"].iloc[0]) == ("aborted", "stopped")
+
+
 async def test_cancel_run_stops_a_running_call_and_aborts_its_pending_rows() -> None:
     import asyncio
 

@@ -87,9 +87,11 @@ def frame(rows: int = ROWS) -> pd.DataFrame:
 
 async def test_without_a_ray_cluster_the_engine_says_to_start_one() -> None:
     assert not ray.is_initialized()  # runs before the cluster fixture (this module's first test)
+    agent = Tripler("no-cluster")
     with pytest.raises(UserError, match=r"ray\.init\(\)"):
-        await Tripler("no-cluster").map(frame(2), "Triple {n}", engine="ray", progress=False)
+        await agent.map(frame(2), "Triple {n}", engine="ray", progress=False)
     assert not ray.is_initialized()  # the engine never starts Ray itself
+    assert agent.runs().empty  # refused before the run was written: nothing is left listed as running
 
 
 def free_port() -> int:
@@ -256,3 +258,4 @@ async def test_ray_engine_refuses_what_it_cannot_do() -> None:
         await agent.map(df, "Triple {n}", engine="ray", max_cost=1.0, progress=False)
     with pytest.raises(UserError, match="'local'"):
         await agent.map(df, "Triple {n}", engine="spark", progress=False)
+    assert agent.runs().empty  # each refused before the run was written

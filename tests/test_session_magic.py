@@ -165,6 +165,31 @@ def test_think_map_runs_a_batch_over_a_notebook_dataframe(ip, capsys) -> None:
     assert "required: --prompt" in capsys.readouterr().out
 
 
+def test_think_map_output_type_names_a_pydantic_model_of_the_notebook(ip, capsys) -> None:
+    from pydantic import BaseModel
+
+    from think_nb.testing import FunctionModel
+    from think_nb.testing import ScriptedModel as S
+
+    class Label(BaseModel):
+        category: str
+
+    fm = FunctionModel(lambda messages, info: [S.tool_call("think_final_answer", {"category": "billing"})])
+
+    class Typed(Think):
+        include_workspace_tools = False
+
+        def get_model(self):
+            return fm.model
+
+    ip.user_ns.update(Typed=Typed, Label=Label, tickets=pd.DataFrame({"text": ["a"]}))
+    results = ip.run_line_magic("think", 'map Typed tickets --prompt "Label {text}" --output-type Label')
+    assert (results["category"].tolist(), results["status"].tolist()) == (["billing"], ["completed"])
+    capsys.readouterr()
+    ip.run_line_magic("think", 'map Typed tickets --prompt "Label {text}" --output-type Nope')
+    assert "no pydantic model named 'Nope' in this notebook" in capsys.readouterr().out
+
+
 async def test_think_map_in_a_notebook_refuses_bad_input_on_its_line_not_in_a_task_nobody_awaits(ip, capsys) -> None:
     from think_nb.testing import FunctionModel
 

@@ -90,6 +90,10 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     if engine == "ray" and any(v is not None for v in (max_cost, max_tokens, rpm, tpm)):
         raise UserError("map(engine='ray') does not take max_cost, max_tokens, rpm or tpm yet; use the local "
                         "engine for a bounded run.")
+    if engine == "ray":  # refused before the run is written (it would stay listed as running)
+        from think_nb.batch.ray_engine import check_ready
+
+        await asyncio.to_thread(check_ready, approvals)  # imports ray (seconds), off the loop
     run_id = run_id or new_id("run")
     _check_run_id(run_id)
     rows = await asyncio.to_thread(prepare, df, prompt, context)  # 10,000 rows: ~80 ms, off the loop

@@ -144,7 +144,7 @@ async def row_turn(lane: Agent, row: Row, run_id: str, output_type: type | None,
     metadata = {"batch": {"run_id": run_id, "row": row.key}}
     result: TurnResult = await lane.send(row.text, context=row.context, output_type=output_type, metadata=metadata)
     refusals = 0
-    while result.waiting:
+    while result.status == "completed" and result.waiting:  # a stopped turn's cut calls wait for nobody
         if approvals == "ask":  # the panel answers; the lane waits, the other lanes go on
             result = await _answered(lane, result)
             break

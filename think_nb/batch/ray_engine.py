@@ -125,6 +125,17 @@ class _RowWorker:
                 "duration_s": time.monotonic() - started, "transcript": json.dumps(self.agent.get_messages())}
 
 
+def check_ready(approvals: str) -> None:
+    """Raise the `UserError` a Ray run would end with, before the run writes anything: Ray is not
+    installed, no cluster is initialised, or `approvals="ask"` (a worker has no panel)."""
+    if approvals == "ask":
+        raise UserError("map(engine='ray', approvals='ask'): a Ray worker has no panel to ask; use "
+                        "approvals='deny', or the local engine.")
+    if not _ray().is_initialized():
+        raise UserError("engine='ray' needs a Ray cluster: call ray.init() (a local one) or "
+                        "ray.init(address=...) first.")
+
+
 class RayRun:
     """One call of `map(engine="ray")` (see the module docstring)."""
 

@@ -105,7 +105,7 @@ def _prompt(prompt: Any, columns: list[Any]) -> Callable[[dict], Any]:
         fields = [f for _, f, _, _ in string.Formatter().parse(prompt) if f is not None]
     except ValueError as exc:
         raise UserError(f"map(prompt={prompt!r:.60}): not a valid template ({exc}); write {{column}} for a column, "
-                        "{{{{ for a brace.") from None
+                        "{{ for a brace.") from None
     names = {f.split(".", 1)[0].split("[", 1)[0] for f in fields}
     if not names:
         raise UserError(f"map(prompt={prompt!r:.60}) is neither a column ({_shown(columns)}) nor a template naming "

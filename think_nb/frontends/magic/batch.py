@@ -25,6 +25,8 @@ def run_map(magics: Any, args: list[str]) -> Any:
         options["run_id"] = parsed.run_id
     if parsed.max_cost is not None:
         options["max_cost"] = parsed.max_cost
+    if parsed.output_type:
+        options["output_type"] = _output_type(user_ns, parsed.output_type)
     df = user_ns[parsed.df]
     try:
         asyncio.get_running_loop()
@@ -36,6 +38,15 @@ def run_map(magics: Any, args: list[str]) -> Any:
     task = asyncio.ensure_future(agent.map(df, parsed.prompt, **options))
     print(f"Started a batch run of {agent.name!r} over {parsed.df}: `results = await _` waits for its table.")
     return task
+
+
+def _output_type(user_ns: dict, name: str) -> type:
+    """The pydantic model named `name` in the notebook (`--output-type Label`)."""
+    found = user_ns.get(name)
+    if not (isinstance(found, type) and hasattr(found, "model_validate")):
+        raise UserError(f"%think map --output-type {name}: no pydantic model named {name!r} in this notebook; "
+                        "define `class Label(BaseModel): ...` first and pass its name.")
+    return found
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,10 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--run-id", dest="run_id")
     parser.add_argument("--approvals", choices=["deny", "ask"], default="deny")
     parser.add_argument("--max-cost", dest="max_cost", type=float)
+    parser.add_argument("--output-type", dest="output_type")
     return parser
 
 
 MAP = Command('%think map AGENT DF --prompt "Classify: {text}" [--concurrency 8] [--run-id ID] '
-              "[--approvals deny|ask] [--max-cost USD] [--name NAME]\n"
+              "[--approvals deny|ask] [--max-cost USD] [--output-type MODEL] [--name NAME]\n"
               "    Run one turn of AGENT per row of the DataFrame DF (agent.map); in a notebook returns the "
               "running task\n    (`results = await _`), elsewhere the results table.", run_map)
