@@ -33,7 +33,13 @@ class RecordingComm(BaseComm):
 
 
 def install(monkeypatch: Any) -> None:
-    """Make every widget created from now on use a :class:`RecordingComm`."""
+    """Make every widget created from now on use a :class:`RecordingComm`.
+
+    ipykernel's `ipkernel` module sets `comm.create_comm` when it is first imported; think_nb
+    imports it lazily (e.g. during a turn), so it is imported here first, or a first import inside
+    the test would undo the patch (seen under pytest-xdist, where a worker's file order differs)."""
+    import ipykernel.ipkernel  # noqa: F401 - for its side effect on comm.create_comm
+
     monkeypatch.setattr(comm, "create_comm", RecordingComm)
 
 

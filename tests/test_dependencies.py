@@ -118,14 +118,19 @@ BROWSER = requirement_names(EXTRAS["browser"])
 """The `browser` extra (Playwright): optional, so only the browser tools (think_nb/browser/) may import it."""
 
 
+RAY = requirement_names(EXTRAS["ray"])
+"""The `ray` extra (Ray Data): optional, so only the Ray engine (think_nb/batch/ray_engine.py) may import it."""
+
+
 def test_every_third_party_import_of_think_nb_is_a_declared_dependency() -> None:
     imports = imports_of(["think_nb"])
-    assert undeclared(imports, DEPENDENCIES | LOCAL | MARIMO | BROWSER) == []
+    assert undeclared(imports, DEPENDENCIES | LOCAL | MARIMO | BROWSER | RAY) == []
     # store/location.py reads the running marimo app's path only when marimo is already imported
     # (`"marimo" in sys.modules`): an optional import that can never fail
     marimo = {"think_nb/frontends/marimo_chat.py", "think_nb/store/location.py"}
     browser = {"think_nb/browser/host.py", "think_nb/browser/page.py", "think_nb/browser/tools.py"}
-    for extra, only in ((LOCAL, {"think_nb/models/local.py"}), (MARIMO, marimo), (BROWSER, browser)):
+    for extra, only in ((LOCAL, {"think_nb/models/local.py"}), (MARIMO, marimo), (BROWSER, browser),
+                        (RAY, {"think_nb/batch/ray_engine.py"})):
         optional = {module: files for module, files in third_party(imports).items()
                     if distributions_of(module) & extra and not distributions_of(module) & DEPENDENCIES}
         assert set().union(*optional.values()) == only
@@ -139,7 +144,7 @@ def test_every_declared_dependency_is_used_by_think_nb() -> None:
 
 
 def test_tests_benchmarks_and_notebook_sources_import_only_declared_packages() -> None:
-    declared = (DEPENDENCIES | LOCAL | MARIMO | BROWSER | requirement_names(EXTRAS["test"])
+    declared = (DEPENDENCIES | LOCAL | MARIMO | BROWSER | RAY | requirement_names(EXTRAS["test"])
                 | requirement_names(EXTRAS["dev"]) | requirement_names(EXTRAS["bench"]))
     assert undeclared(imports_of(["tests", "bench", "notebooks"]), declared) == []
 

@@ -44,7 +44,7 @@ class CellTripler(Think):  # defined in this cell: only cloudpickle can take it 
 
 for attempt in range(3):  # Ray 2.60's raylet aborts if its dashboard agent takes > 15 s to start (a loaded machine)
     try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         break
     except Exception as exc:
         ray.shutdown()
