@@ -206,5 +206,6 @@ def test_the_reopened_transcript_keeps_a_messages_lines(servers, app, page) -> N
     page.reload()
     static = page.locator(".think-static-transcript")
     expect(static).to_be_visible(timeout=60_000)
+    expect(static).to_contain_text("the kernel is warm.", timeout=60_000)  # visible can come before its text
     text = static.inner_text()
     assert "A poem,\ntwo lines." in text and "Roses are red,\nthe kernel is warm." in text, text
