@@ -94,14 +94,8 @@ class Listeners:
         self._check(event)
         for listener in list(self._items):
             handler = getattr(listener, event, None)
-            if handler is None:
-                continue
-            try:
-                handler(*args)
-            except (KeyboardInterrupt, asyncio.CancelledError):
-                raise
-            except BaseException:  # SystemExit too: a view must not end (or crash) the turn
-                log.exception("listener %r failed in %s", listener, event)
+            if handler is not None:
+                self._call(listener, event, handler, *args)
 
     def notify_chunks(self, request_id: str, chunks: list[dict], joined: list[dict], continuation: bool) -> None:
         """Hand one recorded batch to every listener: `on_chunks(request_id, joined, continuation)`
