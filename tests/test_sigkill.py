@@ -21,7 +21,7 @@ import os
 import signal
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from agents import eventually
@@ -128,6 +128,26 @@ class ForkServer:
         return int((await self.proc.stdout.readline()).decode())
 
 
+@contextlib.asynccontextmanager
+async def fork_server() -> AsyncIterator[ForkServer]:
+    """The durable child, ready to fork one turn per `start_turn`; killed at the end."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+        yield ForkServer(proc)
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def kill(pid: int) -> None:
+    """SIGKILL a forked turn and wait until it is gone."""
+    os.kill(pid, signal.SIGKILL)
+    await eventually(lambda: gone(pid), timeout=30, what=f"child {pid} gone")
+
+
 def gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -189,24 +209,15 @@ async def check(db: Path, side: Path, listener: bool) -> dict[str, bool]:
 
 
 async def test_sigkill_at_24_points_loses_nothing_broadcast(tmp_path: Path) -> None:
-    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    server = ForkServer(proc)
-    try:
-        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+    async with fork_server() as server:
         outcomes: dict[str, dict[str, bool]] = {}
         for n, (name, listener, when) in enumerate(KILL_POINTS):
             db, side = tmp_path / f"kill{n}.sqlite", tmp_path / f"kill{n}.jsonl"
             pid = await server.start_turn(db, side, listener)
             await eventually(lambda db=db, side=side, when=when: when(db, side), timeout=120,
                              what=f"kill point {name!r}")
-            os.kill(pid, signal.SIGKILL)
-            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            await kill(pid)
             outcomes[name] = await check(db, side, listener)
-    finally:
-        proc.kill()
-        await proc.wait()
     table = {prop: sum(o[prop] for o in outcomes.values()) for prop in PROPERTIES}
     print(f"\nSIGKILL points: {len(outcomes)}")
     for prop in PROPERTIES:
@@ -225,22 +236,13 @@ async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: P
     from think_nb.jsonsafe import loads_stored
     from think_nb.turns.recorder import SEGMENT_DELTAS
 
-    def texts(chunks: list[tuple[str, dict]]) -> str:
-        return "".join(c.get("delta", "") for _, c in chunks if c["type"] == "text-delta")
-
-    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    server = ForkServer(proc)
-    try:
-        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+    async with fork_server() as server:
         for stop_at in (SEGMENT_DELTAS + 300, FAST_DELTAS - 100):  # after a write (at SEGMENT_DELTAS at the latest)
             db, side = tmp_path / f"fast{stop_at}.sqlite", tmp_path / f"fast{stop_at}.jsonl"
             pid = await server.start_turn(db, side, True, fast=True, stop_at=stop_at)
             await eventually(lambda side=side: Path(f"{side}.stopped").exists(), timeout=120,
                              what=f"the child stopped at delta {stop_at}")
-            os.kill(pid, signal.SIGKILL)
-            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            await kill(pid)
             heard, batches = side_chunks(side), side_chunks(Path(f"{side}.batches"))
             (rid,) = {r for r, _ in heard}
             with contextlib.closing(sqlite3.connect(db)) as conn:
@@ -248,9 +250,9 @@ async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: P
                     "SELECT chunks FROM think_stream_chunks WHERE request_id = ? ORDER BY seq", (rid,))
                     for c in loads_stored(segment)]
             written = "".join(c.get("delta", "") for c in stored if c["type"] == "text-delta")
-            assert texts(heard) and texts(heard) == texts(batches)  # both kinds of listener heard the same
+            assert text_heard(heard) and text_heard(heard) == text_heard(batches)  # both listeners heard it
             assert expanded(stored)[:len(expanded([c for _, c in heard]))] == expanded([c for _, c in heard])
-            assert written == texts(heard)  # between two writes: nothing written unheard, nothing heard unwritten
+            assert written == text_heard(heard)  # between two writes: nothing written unheard, nothing heard unwritten
             assert len(written) <= stop_at
             outcome = await check(db, side, True)
             assert outcome == dict.fromkeys(PROPERTIES, True)
@@ -259,36 +261,24 @@ async def test_sigkill_between_flushes_loses_only_what_no_view_heard(tmp_path: P
                 (row,) = conn.execute("SELECT content FROM think_messages WHERE id = ?", (message_id,)).fetchone()
             recovered = "".join(p.get("text", "") for p in loads_stored(row)["parts"] if p["type"] == "text")
             assert recovered == written
-    finally:
-        proc.kill()
-        await proc.wait()
 
 
 async def test_sigkill_while_deltas_are_held_loses_nothing_heard(tmp_path: Path) -> None:
     """With no `on_chunk` hook the engine holds deltas and publishes them in runs (`Turn.release`):
     a fast stream killed at any moment after its listeners heard 500 characters (several runs in)
     has every chunk they heard, per chunk and per batch, in SQLite, and the recovered reply holds it."""
-    proc = await asyncio.create_subprocess_exec(sys.executable, str(CHILD), stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    server = ForkServer(proc)
-    try:
-        assert (await asyncio.wait_for(proc.stdout.readline(), 120)).strip() == b"ready"
+    async with fork_server() as server:
         for n, heard_chars in enumerate((500, 1500, 3000)):
             db, side = tmp_path / f"held{n}.sqlite", tmp_path / f"held{n}.jsonl"
             pid = await server.start_turn(db, side, True, fast=True)
             await eventually(lambda side=side, k=heard_chars: len(text_heard(side_chunks(side))) >= k, timeout=120,
                              what=f"{heard_chars} characters heard")
-            os.kill(pid, signal.SIGKILL)
-            await eventually(lambda pid=pid: gone(pid), timeout=30, what=f"child {pid} gone")
+            await kill(pid)
             heard, batches = side_chunks(side), side_chunks(Path(f"{side}.batches"))
             assert text_heard(heard).startswith(text_heard(batches)) or text_heard(batches).startswith(
                 text_heard(heard))  # the kill may fall between the two listeners of one batch
             assert await check(db, side, True) == dict.fromkeys(PROPERTIES, True)
             assert await check_heard(db, Path(f"{side}.batches"))
-    finally:
-        proc.kill()
-        await proc.wait()
 
 
 def text_heard(chunks: list[tuple[str, dict]]) -> str:
