@@ -24,6 +24,21 @@ from playwright.sync_api import expect
 from jlab import JupyterServer, open_notebook, run_all, save, wait_kernel_idle
 from panel_flows import SETUP, TURN_MS, expect_status, last_text, send
 
+
+def _saved(file: Path, timeout_s: float = 30.0) -> dict:
+    """The saved notebook, once the server has finished writing it (the dirty mark can clear while
+    the file is still being written: it read '' once in Notebook 7)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return json.loads(file.read_text())
+        except json.JSONDecodeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
 pytestmark = pytest.mark.e2e
 
 
@@ -60,7 +75,7 @@ def test_reopened_without_its_kernel_the_saved_panel_shows_the_transcript(lab_sa
     expect_status(panel, "ready")
     save(page)
     expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-    saved = json.loads((server.root / path).read_text())
+    saved = _saved(server.root / path)
     assert "application/vnd.jupyter.widget-state+json" in saved["metadata"]["widgets"]
 
     server.delete_sessions()  # the kernel is shut down
@@ -137,7 +152,7 @@ def test_reopened_with_default_settings_the_saved_notebook_shows_the_conversatio
     expect(static).to_be_hidden()  # beside the live panel: one conversation on screen
     _save_by_keys(page)
     expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-    saved = json.loads((server.root / path).read_text())
+    saved = _saved(server.root / path)
     assert "widgets" not in saved["metadata"], "the default settings save no widget state"
 
     server.delete_sessions()  # the kernel is shut down
