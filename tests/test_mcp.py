@@ -346,7 +346,8 @@ def test_the_guard_reports_its_commands_exit_code_and_passes_input_through() -> 
 
 # -- issue 28 §5: what a server says is scrubbed of its secrets; literal secrets are never stored -----------
 ECHO = ("import json, os, sys; "
-        "open(sys.argv[1], 'w').write(json.dumps({'argv': sys.argv[2:], 'env': dict(os.environ)}))"
+        "open(sys.argv[1] + '.part', 'w').write(json.dumps({'argv': sys.argv[2:], 'env': dict(os.environ)}))"
+        "; os.replace(sys.argv[1] + '.part', sys.argv[1])"
         "; sys.stderr.write('auth failed for ' + ' '.join(sys.argv[2:]) + ' ' + os.environ.get('MY_GH', '') + ' '"
         " + os.environ.get('UPSTREAM', '') + ' ' + os.environ.get('OPENAI_API_KEY', '') + '\\n'); sys.exit(1)")
 LITERAL_KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c"
