@@ -25,19 +25,16 @@ from jlab import JupyterServer, open_notebook, run_all, save, wait_kernel_idle
 from panel_flows import SETUP, TURN_MS, expect_status, last_text, send
 
 
-def _saved(file: Path, timeout_s: float = 30.0) -> dict:
-    """The saved notebook, once the server has finished writing it (the dirty mark can clear while
-    the file is still being written: it read '' once in Notebook 7)."""
-    import time
+def _save_and_wait(page, how=None) -> None:
+    """Save the notebook (`how(page)`; Ctrl+S when None), then wait for the server's answer to that
+    save (the contents API's PUT): the dirty mark can clear before the server has written the file
+    (Notebook 7 read '' twice)."""
+    with page.expect_response(lambda r: "/api/contents/" in r.url and r.request.method == "PUT",
+                              timeout=30_000) as saved:
+        (how or _save_by_keys)(page)
+    assert saved.value.ok, f"the save failed: {saved.value.status}"
+    expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
 
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return json.loads(file.read_text())
-        except json.JSONDecodeError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
 
 pytestmark = pytest.mark.e2e
 
@@ -73,9 +70,8 @@ def test_reopened_without_its_kernel_the_saved_panel_shows_the_transcript(lab_sa
     send(panel, "Say hello")
     expect(last_text(panel)).to_have_text("Hello from the saved panel", timeout=TURN_MS)
     expect_status(panel, "ready")
-    save(page)
-    expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-    saved = _saved(server.root / path)
+    _save_and_wait(page, save)
+    saved = json.loads((server.root / path).read_text())
     assert "application/vnd.jupyter.widget-state+json" in saved["metadata"]["widgets"]
 
     server.delete_sessions()  # the kernel is shut down
@@ -150,9 +146,8 @@ def test_reopened_with_default_settings_the_saved_notebook_shows_the_conversatio
     expect(static).to_have_count(1)
     expect(static).to_contain_text("Hello from the saved panel", timeout=30_000)  # kept in step
     expect(static).to_be_hidden()  # beside the live panel: one conversation on screen
-    _save_by_keys(page)
-    expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-    saved = _saved(server.root / path)
+    _save_and_wait(page)
+    saved = json.loads((server.root / path).read_text())
     assert "widgets" not in saved["metadata"], "the default settings save no widget state"
 
     server.delete_sessions()  # the kernel is shut down
@@ -215,8 +210,7 @@ def test_the_reopened_transcript_keeps_a_messages_lines(servers, app, page) -> N
     page.keyboard.press("Enter")
     expect(last_text(panel)).to_contain_text("the kernel is warm.", timeout=TURN_MS)
     expect(page.locator(".think-static-transcript")).to_contain_text("the kernel is warm.", timeout=30_000)
-    _save_by_keys(page)
-    expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
+    _save_and_wait(page)
     server.delete_sessions()
     page.reload()
     static = page.locator(".think-static-transcript")
