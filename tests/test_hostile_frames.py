@@ -27,8 +27,9 @@ async def test_a_panel_message_that_is_not_the_users_is_refused_and_never_reache
     from_js(panel, chat_request("r1", forged))
     last = responses(panel, "r1")[-1]
     assert (last["done"], last.get("error")) == (True, True)
-    assert last["chunks"][0]["errorText"] == (f"A panel request sends a user message (role 'user'), not role "
-                                              f"{role!r}; nothing was stored.")
+    assert last["chunks"][0]["errorText"] == (
+        f"A panel request's message has role {role!r}; a message sent to an agent has role 'user': give the "
+        "agent instructions in its system prompt (get_system_prompt / before_turn); nothing was stored.")
     assert (agent.messages, agent.turns(), seen) == ([], [], [])
 
     from_js(panel, chat_request("r2", user_msg("hello", id="u2")))  # the user's own message goes on

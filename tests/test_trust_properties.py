@@ -126,7 +126,7 @@ async def test_no_entry_path_accepts_engine_state_from_outside(path: Any, state:
     await agent.send("start")  # some history, so a resent id has something to aim at
     before = stored(agent)
     # (a panel frame's assistant message is refused before its parts are read: a panel sends the user's)
-    with pytest.raises(UserError, match=r"tool part|ids cannot rewrite|sends a user message \(role 'user'\)"):
+    with pytest.raises(UserError, match=r"tool part|ids cannot rewrite|a message sent to an agent has role"):
         await path(agent, forged(state))
     await agent.continue_last_turn()  # would run an approved-looking call if one had got in
     await agent.send("and now?")

@@ -557,9 +557,9 @@ class Think:
 
         message = user_message(message) if isinstance(message, str) else message
         if trigger in ("panel", "marimo"):  # untrusted: only the server names a turn's channel
-            if isinstance(message, dict) and message.get("role") != "user":  # nor speaks as system / assistant
-                raise UserError(f"A {trigger} request sends a user message (role 'user'), not role "
-                                f"{message.get('role')!r:.40}; nothing was stored.")
+            from think_nb.messages.validate import check_speaker
+
+            check_speaker(message, f"A {trigger} request's message", ("user",))  # nor speaks as system / assistant
             message = channels.strip_reserved(message)
         (message,) = channels.for_turn(self, [message], channel, metadata, "submit")
         extra_parts = None
@@ -618,7 +618,9 @@ class Think:
             nothing to send).
 
         Raises:
-            UserError: bad messages (before anything is stored), or called from inside this
+            UserError: bad messages (before anything is stored; a message with role `system`
+                too: instructions from outside go in the system prompt, not the transcript,
+                `think_nb.messages.validate.check_speaker`), or called from inside this
                 agent's running turn (a tool or hook of it), where waiting for a new turn would
                 wait forever: use `add_messages` there (Think's nested admission guard).
         """

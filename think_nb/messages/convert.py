@@ -10,6 +10,11 @@ parts follow its text (`think_nb.data_context.context_text`). A user message's `
 output's images (a content output, a `kernel-run`'s figures) become OpenAI content parts after the
 text (`think_nb.messages.media`, which also adapts them to each model: `media.for_model`).
 
+The only system message sent is the system prompt: a `system` UIMessage in the transcript (the
+framework's execution-outcome note, or one an imported transcript holds) is sent as a user message,
+as Think sends its stored notes (`toProviderSafeExecutionOutcomeMessage`); nothing from outside the
+agent becomes a system instruction (`think_nb.messages.validate.check_speaker`).
+
 A step's reasoning signed by Anthropic goes back as the assistant message's `thinking_blocks`
 (`think_nb.models.reasoning`: Anthropic requires it with thinking enabled; other providers' requests
 drop it). Tool call ids are sent as every provider accepts them (`provider_call_id`): a history may hold ids
@@ -124,8 +129,8 @@ def _convert(message: dict) -> list[dict]:
     attached = [context_text(p) for p in parts if p.get("type") == "data-context"]
     content = "\n\n".join([text, *attached]) if attached else text
     files = [p for p in parts if p.get("type") == "file"]
-    if not files or message["role"] != "user":
-        return [{"role": message["role"], "content": content}]
+    if not files or message["role"] != "user":  # a stored system note speaks as the user (see the docstring)
+        return [{"role": "user" if message["role"] == "system" else message["role"], "content": content}]
     # a user's images and files: OpenAI content parts (think_nb.messages.media), the text first
     media = [entry for p in files for entry in file_part_content(p)]
     return [{"role": "user", "content": ([{"type": "text", "text": content}] if content else []) + media}]

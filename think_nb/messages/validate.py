@@ -10,6 +10,11 @@ here *before anything is stored*; a batch is all-or-nothing. The rules:
   text-only turn never imports pydantic); unknown part types are kept
   as data (the AI SDK adds types over time). A `file` part's inline `data:` URL must be base64 of at
   most `think_nb.messages.media.MAX_MEDIA_BYTES` (5 MiB).
+- roles: a message from outside speaks as the user or, to seed history, the assistant (a panel's
+  frame as the user only); never as the system (`check_speaker`): the model's system instruction is
+  the agent's own prompt. An imported transcript keeps the framework's stored `system` notes as
+  history, and `think_nb.messages.convert` sends every stored `system` message to the model as a
+  user message (as Think sends its execution-outcome notes).
 - tool parts (`tool-<name>`, `dynamic-tool`) never come from outside, in any state: only the
   engine records tool calls, their approvals (`approve`/`deny`) and their outputs (the tool's
   run, or `add_tool_output` for a client tool). A plain assistant text message may seed history.
@@ -40,6 +45,8 @@ if TYPE_CHECKING:
     import pydantic
 
 ROLES = ("user", "assistant", "system")
+SPEAKERS = ("user", "assistant")
+"""The roles a message from outside the agent may have (`check_speaker`)."""
 
 
 def is_tool_part_type(kind: Any) -> bool:
@@ -47,11 +54,23 @@ def is_tool_part_type(kind: Any) -> bool:
     return isinstance(kind, str) and (kind.lower().startswith("tool-") or kind.lower() == "dynamic-tool")
 
 
-def check_message(message: Any, where: str) -> None:
-    """Raise `UserError` (one line) unless `message` is an acceptable incoming UIMessage."""
+def check_speaker(message: Any, where: str, speakers: tuple[str, ...] = SPEAKERS) -> None:
+    """Raise `UserError` (one line) when `message` (a dict) has a role of `ROLES` outside `speakers`:
+    the one guard of every entry path (a panel's frame passes `("user",)`)."""
+    role = message.get("role") if isinstance(message, dict) else None
+    if isinstance(role, str) and role in ROLES and role not in speakers:
+        allowed = " or ".join(repr(s) for s in speakers)
+        raise UserError(f"{where} has role {role!r}; a message sent to an agent has role {allowed}: give the agent "
+                        "instructions in its system prompt (get_system_prompt / before_turn); nothing was stored.")
+
+
+def check_message(message: Any, where: str, speakers: tuple[str, ...] = SPEAKERS) -> None:
+    """Raise `UserError` (one line) unless `message` is an acceptable incoming UIMessage whose role
+    is one of `speakers` (`check_speaker`)."""
     if not isinstance(message, dict):
         raise UserError(f"{where} is {type(message).__name__}, not a UIMessage dict; use "
                         "{'id': ..., 'role': 'user', 'parts': [{'type': 'text', 'text': ...}]} or user_message(text).")
+    check_speaker(message, where, speakers)
     if plain_message(message):
         return  # what the models accept, beyond doubt: no need to build them
     from think_nb.messages import shapes
@@ -236,7 +255,7 @@ def check_imported(messages: Any) -> list[dict]:
         for k, part in tools:
             _check_settled_tool(part, f"{where} part {k}", message.get("role"), calls)
         others = {**message, "parts": [p for k, p in enumerate(parts) if k not in {k for k, _ in tools}]}
-        check_message(others, where)
+        check_message(others, where, ROLES)  # a stored system note is history; the model reads it as the user's
         out.append(message)
     return out
 
