@@ -528,3 +528,19 @@ async def test_resuming_a_large_run_reads_its_settled_rows_off_the_event_loop() 
         c.execute("UPDATE think_batch_rows SET result = ? WHERE run_id = 'big'", (json.dumps(done),))
     results = await asyncio.ensure_future(agent.map(df, "Double {n}", run_id="big", max_tokens=10**9, progress=False))
     assert len(results) == n and set(results["status"]) == {"completed"} and RAN == []
+
+
+@pytest.mark.parametrize("spec", ["not JSON", "[1]", ""])
+async def test_a_run_whose_stored_spec_is_damaged_is_listed_as_damaged_and_the_others_as_usual(spec: str) -> None:
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": [3, 5]})
+    await agent.map(df, "Double {n}", run_id="r1", progress=False)
+    await agent.map(df, "Twice {n}", run_id="r2", progress=False)
+    runtime_of(agent).store.db.execute("UPDATE think_batch_runs SET spec = ? WHERE run_id = 'r1'", (spec,))
+    table = agent.runs()
+    assert table[["run_id", "status", "rows", "completed"]].values.tolist() == [["r1", "damaged", 2, 2],
+                                                                                ["r2", "completed", 2, 2]]
+    assert agent.compare_runs("r1", "r2")["reply_a"].tolist() == ["double is 6", "double is 10"]  # nothing lost
+    again = await agent.map(df, "Double {n}", run_id="r1", progress=False)  # the same call repairs it
+    assert again["reply"].tolist() == ["double is 6", "double is 10"] and RAN == [3, 5, 3, 5]
+    assert agent.runs()["status"].tolist() == ["completed", "completed"]

@@ -1285,8 +1285,9 @@ class Think:
 
     def runs(self) -> pd.DataFrame:
         """This agent's batch runs, oldest first: run_id, status (running | completed | stopped |
-        cancelled), rows, completed, error, aborted, pending, running, cost_usd (<NA> when a row's
-        is unknown), created_at."""
+        cancelled | damaged: its stored spec is not JSON; its rows are listed as usual and
+        `map(..., run_id=...)` stores a new one), rows, completed, error, aborted, pending,
+        running, cost_usd (<NA> when a row's is unknown), created_at."""
         from think_nb import batch
 
         return batch.runs(self)

@@ -5,7 +5,8 @@ row per DataFrame row, under the agent key `<agent key>/map:<run id>`, which no 
 `pending` until a lane claims it (`running`, owned by this process), then `completed | error |
 aborted`. A row's result (its results-table row as JSON) is written in the same transaction that
 settles its ledger row, so a settled row always has its result and a kill between the two cannot
-happen. `think_batch_runs` keeps what the run was asked (`spec`) and its status.
+happen. `think_batch_runs` keeps what the run was asked (`spec`) and its status (`damaged` when its spec
+no longer reads as a JSON object: the run is listed, nothing of it is lost).
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ class RunChanged(Exception):
         self.keys = keys
 
 
-def _loaded(text: str) -> dict | None:
+def _loaded(text: str | bytes) -> dict | None:
     """A stored result, or None when it is not JSON (an edited file): `batch.outcome.checked` says so."""
     try:
         loaded = jsonsafe.loads_stored(text)
@@ -155,6 +156,10 @@ def _loaded(text: str) -> dict | None:
 
 
 def _run(row: tuple) -> dict:
+    """A run's row; a spec that is not a JSON object (an edited or damaged file) reads as
+    `{"spec": None, "status": "damaged"}`: the run is still listed, its rows and results are
+    untouched, and `map` with its run id stores a new spec (`accept`)."""
     run_id, spec, status, created, updated = row
-    return {"run_id": run_id, "spec": jsonsafe.loads_stored(spec), "status": status, "created_at": created,
-            "updated_at": updated}
+    loaded = _loaded(spec) if isinstance(spec, str | bytes) else None
+    return {"run_id": run_id, "spec": loaded, "status": status if loaded is not None else "damaged",
+            "created_at": created, "updated_at": updated}
