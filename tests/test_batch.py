@@ -544,3 +544,30 @@ async def test_a_run_whose_stored_spec_is_damaged_is_listed_as_damaged_and_the_o
     again = await agent.map(df, "Double {n}", run_id="r1", progress=False)  # the same call repairs it
     assert again["reply"].tolist() == ["double is 6", "double is 10"] and RAN == [3, 5, 3, 5]
     assert agent.runs()["status"].tolist() == ["completed", "completed"]
+
+
+def _bar_costs(err: str) -> list[str]:
+    """The `cost=` value of each drawing of the text bar (tqdm redraws with a carriage return)."""
+    import re
+
+    return re.findall(r"cost=([^\],]+)\]", err)
+
+
+async def test_the_bar_shows_an_unknown_cost_as_unknown_until_a_priced_row_settles(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    agent = agent_on(doubling)  # a scripted model: no price
+    await agent.map(pd.DataFrame({"n": range(3)}), "Double {n}", concurrency=1, run_id="u")
+    costs = _bar_costs(capsys.readouterr().err)
+    assert costs and set(costs) == {"?"}  # never $0.0000: unknown, before the first row as after it
+
+
+@pytest.mark.allow_stall("litellm's first hosted call in a process sets up its OpenAI client on the loop "
+                        "(litellm_client.stream), before any batch code runs")
+async def test_the_bar_shows_cost_once_a_priced_row_settles(priced: FakeProvider,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    priced.replies = [Reply(text=f"reply {n}", usage=(100_000, 10_000)) for n in range(2)]
+    config = priced.model_config()
+    agent = type("Priced", (Think,), {"include_workspace_tools": False, "get_model": lambda self: config})("p")
+    await agent.map(pd.DataFrame({"q": ["a", "b"]}), "q", concurrency=1, run_id="p")
+    costs = _bar_costs(capsys.readouterr().err)
+    assert costs[0] == "?" and costs[-1] == "$0.0420"  # gpt-4o-mini: $0.021 a row

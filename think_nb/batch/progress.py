@@ -16,7 +16,7 @@ class Progress:
     """`total` rows of which `done` settled before; `show=False` draws nothing."""
 
     def __init__(self, run_id: str, total: int, done: int, show: bool) -> None:
-        self.errors, self.cost, self.unknown = 0, 0.0, False
+        self.errors, self.cost, self.unknown, self.priced = 0, 0.0, False, False
         self.bar: Any = None
         self.flush: asyncio.TimerHandle | None = None
         if show:
@@ -26,8 +26,9 @@ class Progress:
             self.bar.set_postfix(self.postfix())  # errors and cost show from the start
 
     def postfix(self) -> dict[str, Any]:
-        """`{errors, cost}` so far: cost `$0.0123`, `$0.0123+?` when some row's is unknown, `?` when all are."""
-        cost = "?" if self.unknown and not self.cost else f"${self.cost:.4f}" + ("+?" if self.unknown else "")
+        """`{errors, cost}` so far: cost `$0.0123`, `$0.0123+?` when some row's is unknown, `?` until
+        a priced row settles (before the first row too: unknown is never shown as $0)."""
+        cost = f"${self.cost:.4f}" + ("+?" if self.unknown else "") if self.priced else "?"
         return {"errors": self.errors, "cost": cost}
 
     def settled(self, result: dict[str, Any]) -> None:
@@ -37,6 +38,7 @@ class Progress:
             self.unknown = True
         else:
             self.cost += float(result["cost_usd"])
+            self.priced = True
         if self.bar is not None:
             self.bar.set_postfix(self.postfix(), refresh=False)
             self.bar.update(1)
