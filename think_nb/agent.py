@@ -1268,7 +1268,9 @@ class Think:
         `max_cost` (US dollars) / `max_tokens`: no new row starts once reached (rows not run say
         why). `rpm` / `tpm`: rows started / tokens used per rolling minute. `evaluate`: `[fn(row,
         result) -> score]`, a column each and `results.attrs["summary"]`. `progress`: a tqdm bar.
-        Interrupting the cell stops the run: settled rows are kept, rows in flight aborted.
+        Interrupting the cell (Jupyter's Stop) stops the run: settled rows are kept, rows in flight
+        aborted, the cell prints one line saying so and `map` returns the results so far (rows not
+        run: `not_run`) instead of raising; any other cancellation of the call propagates.
         Raises `UserError` for bad arguments (nothing runs then)."""
         from think_nb import batch
 

@@ -57,23 +57,42 @@ def unwatch(agent: Any) -> None:
         _state["previous"] = None
 
 
+class Heard:
+    """What `loop_wakes_on_interrupt` heard: `stop` is True once Kernel → Interrupt (Jupyter's
+    Stop) reached the cell while it awaited."""
+
+    stop = False
+
+    def user_stop(self, task: asyncio.Task | None) -> bool:
+        """True when the cancellation `task` (the cell's) is getting now is the user's Stop and only
+        that (no other cancel is pending on it): then it is withdrawn (`Task.uncancel`), and the
+        awaiting call may end the cell cleanly. False otherwise: the caller re-raises."""
+        if not self.stop or task is None or task.cancelling() != 1:
+            return False
+        task.uncancel()
+        return True
+
+
 @contextlib.contextmanager
-def loop_wakes_on_interrupt() -> Iterator[None]:
-    """While a cell awaits something long (`agent.map`), make Kernel → Interrupt reach it.
+def loop_wakes_on_interrupt() -> Iterator[Heard]:
+    """While a cell awaits something long (`agent.map`), make Kernel → Interrupt reach it; yields
+    a `Heard` that says whether it did (so `map` can tell the user's Stop from another cancel).
 
     ipykernel turns an interrupt of an awaiting cell into a cancel of the cell's task, but its
     SIGINT handler schedules that with `call_soon` from the signal handler (ipython/ipykernel#881):
     when every task waits (rows waiting on a slow model or on an approval), the loop sleeps in
     `select` and never runs it. This chains a handler that also wakes the loop
     (`call_soon_threadsafe`), so the cancel runs at once. Outside an ipykernel, or off the main
-    thread, it does nothing."""
+    thread, it does nothing (and hears nothing: a script's Ctrl-C stays a KeyboardInterrupt)."""
+    heard = Heard()
     if threading.current_thread() is not threading.main_thread() or _kernel() is None:
-        yield
+        yield heard
         return
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
 
     def handler(signum: int, frame: Any) -> None:
+        heard.stop = True
         try:
             if callable(previous):
                 previous(signum, frame)
@@ -82,7 +101,7 @@ def loop_wakes_on_interrupt() -> Iterator[None]:
 
     signal.signal(signal.SIGINT, handler)
     try:
-        yield
+        yield heard
     finally:
         if signal.getsignal(signal.SIGINT) is handler:
             signal.signal(signal.SIGINT, previous)

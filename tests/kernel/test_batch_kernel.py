@@ -151,20 +151,31 @@ def test_in_a_notebook_kernel_the_progress_bar_is_a_widget_that_counts_every_row
 
 
 def test_stopping_the_cell_keeps_the_settled_rows_and_the_same_call_finishes_the_others(tmp_path: Path) -> None:
-    """Jupyter's Stop button interrupts the kernel while the cell awaits `map`."""
+    """Jupyter's Stop button interrupts the kernel while the cell awaits `map`: the cell ends
+    cleanly, saying in one line what settled (no CancelledError traceback), and `map` returns the
+    partial results table."""
     db = tmp_path / "b.sqlite"
     fe = start_frontend(tmp_path / "k")
     try:
         fe.execute(SETUP.format(log=str(tmp_path / "ran.log"), db=str(db), rows=400), timeout=120).check()
-        msg_id = fe.kc.execute("results = await agent.map(df, 'Double {n}', run_id='big', concurrency=4, "
-                               "progress=False)")
+        start = len(fe.log)
+        msg_id = fe.kc.execute("results = await agent.map(df, 'Double {n}', run_id='big', concurrency=4)")
         wait_until(lambda: len(completed(db)) >= 20, "some rows settle")
         fe.km.interrupt_kernel()
         fe.wait_for(lambda m: m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
                     and m["content"]["execution_state"] == "idle", timeout=120)
+        cell = [m for m in fe.log[start:] if m["parent_header"].get("msg_id") == msg_id]
+        assert [m["content"]["ename"] for m in cell if m["msg_type"] == "error"] == []  # no traceback
+        said = "".join(m["content"]["text"] for m in cell if m["msg_type"] == "stream")
+        assert said.startswith("map 'big' stopped: ") and said.count("\n") == 1, said  # one line, nothing else
+        assert fe._shell_reply(msg_id, timeout=30)["content"]["status"] == "ok"
         out = fe.execute("print(json.dumps(agent.runs()[['status', 'completed', 'aborted', 'pending', 'running']]"
-                         ".to_dict('records')[0]))").check()
-        line = json.loads(out.stdout.strip().splitlines()[-1])
+                         ".to_dict('records')[0]))\n"
+                         "print(json.dumps(results['status'].value_counts().to_dict()))").check()
+        line = json.loads(out.stdout.strip().splitlines()[-2])
+        partial = json.loads(out.stdout.strip().splitlines()[-1])  # the table of what settled, as map returns it
+        assert partial == {k: v for k, v in {"completed": line["completed"], "aborted": line["aborted"],
+                                             "not_run": line["pending"]}.items() if v}, (partial, line)
         assert line["status"] == "stopped" and line["running"] == 0, line
         assert line["completed"] >= 20 and line["pending"] > 0 and line["aborted"] <= 4, line
         assert line["completed"] + line["aborted"] + line["pending"] == 400

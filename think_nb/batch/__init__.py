@@ -116,8 +116,9 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     task = asyncio.current_task()
     if task is not None:
         _ACTIVE[key] = task
+    wakes = loop_wakes_on_interrupt()
     try:
-        with loop_wakes_on_interrupt():  # Stop (Kernel → Interrupt) reaches a run whose rows all wait
+        with wakes as heard:  # Stop (Kernel → Interrupt) reaches a run whose rows all wait
             if engine == "ray":
                 await _go_ray(agent, run_id, store, todo, len(rows), concurrency=concurrency, num_cpus=num_cpus,
                               output_type=output_type, approvals=approvals, progress=progress)
@@ -128,7 +129,11 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
             store.set_status(run_id, "stopped")
         if progress:  # Stop (an interrupted cell): the cell says what settled and what did not run
             print(stopped_text(run_id, store.statuses(run_id)))
-        raise
+        if not heard.user_stop(task):
+            raise  # cancel_run, a timeout, an outer task's cancel: not ours to swallow
+        # the user's Stop: the cell ends cleanly (no CancelledError traceback) with what settled
+        return await asyncio.to_thread(results_frame, agent, df, rows, run_id, output_type, evaluate,
+                                       f"stopped (Stop); map(..., run_id={run_id!r}) again runs it")
     finally:
         _ACTIVE.pop(key, None)
     settled = await asyncio.to_thread(_all_settled, store, run_id, rows)
