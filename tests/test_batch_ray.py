@@ -24,10 +24,11 @@ import pandas as pd
 import psutil
 import pytest
 import ray
+from pydantic import BaseModel
 
 from think_nb import Think, UserError, tool
 from think_nb.batch.local import open_conversation
-from think_nb.batch.ray_engine import BATCH_SIZE, reap_with_this_process
+from think_nb.batch.ray_engine import BATCH_SIZE, MAX_ATTEMPTS, reap_with_this_process
 from think_nb.binding import runtime_of
 from think_nb.testing import FunctionModel
 from think_nb.testing import ScriptedModel as S
@@ -44,11 +45,15 @@ SPOOL = ""
 """A folder the kill test's workers write to (set before the class is pickled, which captures it)."""
 HOLD = 50
 """The row whose tool waits, in the kill test, until the test has killed the actor running it."""
+EXIT_ON = -1
+"""The row whose tool ends its worker process (`os._exit`) every time it runs (the bounded-retry test)."""
 
 
 @tool
 def triple(x: int) -> int:
     """Triple x."""
+    if x == EXIT_ON:  # a row that kills whichever worker runs it
+        os._exit(1)
     if SPOOL:  # the kill test: one line per run of the tool, in whichever process runs it
         spool = Path(SPOOL)
         with open(spool / "ran.log", "a") as f:
@@ -259,3 +264,71 @@ async def test_ray_engine_refuses_what_it_cannot_do() -> None:
     with pytest.raises(UserError, match="'local'"):
         await agent.map(df, "Triple {n}", engine="spark", progress=False)
     assert agent.runs().empty  # each refused before the run was written
+
+
+@pytest.mark.allow_stall("Ray Data's planning runs on the test's loop thread; think_nb's own work is off the loop")
+async def test_a_row_that_kills_its_worker_every_time_ends_its_batch_as_error_rows_and_the_run_finishes(
+        cluster: None) -> None:
+    """Ray restarts a dead actor and runs its batch again, without a bound of its own: after
+    MAX_ATTEMPTS runs of one batch its rows are error rows saying so, and the others complete."""
+    global EXIT_ON
+    EXIT_ON = 10  # in the second batch: rows r8..r15
+    try:
+        agent = Tripler("exits")
+        results = await agent.map(frame(24), "Triple {n}", run_id="exit", concurrency=2, engine="ray",
+                                  progress=False)
+    finally:
+        EXIT_ON = -1
+    doomed = [f"r{n}" for n in range(BATCH_SIZE, 2 * BATCH_SIZE)]
+    assert results.loc[doomed, "status"].tolist() == ["error"] * BATCH_SIZE
+    assert set(results.loc[doomed, "error"]) == {(
+        f"the Ray worker running this row's batch died {MAX_ATTEMPTS} times (a row's tool or model ended its "
+        "process: os._exit, a crash, out of memory); its rows were not run again")}
+    others = results.drop(index=doomed)
+    assert others["status"].tolist() == ["completed"] * (24 - BATCH_SIZE)
+    assert others["reply"].tolist() == [f"triple is {3 * int(k[1:])}" for k in others.index]
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["completed"], line["error"], line["pending"], line["running"]) == (
+        "completed", 24 - BATCH_SIZE, BATCH_SIZE, 0, 0)
+    assert sessions_per_row(agent, results) == Counter({f'map exit "r{n}"': 1 for n in range(24)})
+
+
+class Label(BaseModel):
+    label: str
+    score: float
+
+
+def labelling(messages: list[dict], info: Any) -> Any:
+    text = next(m for m in reversed(messages) if m["role"] == "user")["content"]
+    text = text if isinstance(text, str) else text[0]["text"]
+    if "bad" in text:  # every attempt: its steps are spent without a valid answer
+        return S.tool_call("think_final_answer", {"label": "x", "score": "not a number"})
+    return S.tool_call("think_final_answer", {"label": text.split()[-1], "score": len(text) / 10})
+
+
+LABELS = FunctionModel(labelling)
+
+
+class Labeller(Think):
+    include_workspace_tools = False
+    max_steps = 2
+
+    def get_model(self) -> str:
+        return LABELS.model
+
+    def get_tools(self) -> list:
+        return []
+
+
+@pytest.mark.allow_stall("Ray Data's planning runs on the test's loop thread; think_nb's own work is off the loop")
+async def test_output_type_on_ray_gives_the_local_engines_validated_columns(cluster: None) -> None:
+    df = pd.DataFrame({"t": ["good", "bad", "fine", "okay"] * 3}, index=[f"r{i}" for i in range(12)])
+    local = await Labeller("local-labels").map(df, "Label {t}", output_type=Label, progress=False)
+    remote = await Labeller("ray-labels").map(df, "Label {t}", output_type=Label, engine="ray", concurrency=2,
+                                              progress=False)
+    assert list(remote.columns[:3]) == ["reply", "label", "score"]
+    assert remote["status"].tolist() == ["completed", "error", "completed", "completed"] * 3
+    assert remote["label"].tolist() == ["good", None, "fine", "okay"] * 3
+    assert "score" in remote.loc["r1", "error"]  # the validation problem is the row's error
+    same = [c for c in remote.columns if c not in ("duration_s", "conversation_id")]
+    pd.testing.assert_frame_equal(remote[same], local[same])  # the local engine's table (NaN equal to NaN)

@@ -15,7 +15,10 @@ is restarted by Ray Data, which runs its batch (`BATCH_SIZE` rows) again on it (
 tolerance: restarts and task retries); the driver stores each row once (one conversation, one
 ledger settlement), but the rows of that batch that had run before the death run again in the
 worker, tools included: a row's tools run at least once, its result is stored exactly once. (A row
-that raises is an error row, never a retry: only a dead process is retried.)
+that raises is an error row, never a retry: only a dead process is retried.) Ray retries without a
+bound (Ray Data 2.60 deprecated the per-actor restart bounds), so the engine bounds it: a run's
+`_Attempts` actor counts the starts of each batch, and a batch handed out more than `MAX_ATTEMPTS`
+times (a row that ends its process every time) comes back as error rows saying its worker died.
 
 The driver claims the rows as it submits them; a run that stops (Stop, an error) puts the claimed
 rows it has not stored back to pending (aborted when `cancel_run` cancelled it), and a driver
@@ -52,6 +55,10 @@ BATCH_SIZE = 8
 """Rows per Ray task: an actor runs them one after another and returns them together (a worker
 that dies loses, and Ray runs again, at most this many rows)."""
 
+MAX_ATTEMPTS = 3
+"""Runs of one batch at most: a batch whose worker died this many times (a row that ends its
+process every time) is not run again; its rows are error rows saying so."""
+
 Agent = Any
 
 
@@ -87,15 +94,34 @@ def reap_with_this_process(ray: Any) -> bool:
     return True
 
 
-class _RowWorker:
-    """A Ray actor: one agent of the user's class in a SQLite file of its own; runs a batch of rows."""
+DIED = (f"the Ray worker running this row's batch died {MAX_ATTEMPTS} times (a row's tool or model ended its "
+        "process: os._exit, a crash, out of memory); its rows were not run again")
+COLUMNS = ["key", "status", "error", "output", "duration_s", "transcript"]
 
-    def __init__(self, blob: bytes, run_id: str, output_type_blob: bytes, approvals: str) -> None:
+
+class _Attempts:
+    """A Ray actor (one per run, no CPU): how many times each batch has been started. A worker
+    asks it before running a batch, so a batch Ray runs again after its worker died is counted
+    wherever it runs (Ray Data restarts a dead actor and retries its task without a bound)."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, int] = {}
+
+    def start(self, batch_key: str) -> int:
+        self.started[batch_key] = self.started.get(batch_key, 0) + 1
+        return self.started[batch_key]
+
+
+class _RowWorker:
+    """A Ray actor: one agent of the user's class in a SQLite file of its own; runs a batch of rows
+    (or, the `MAX_ATTEMPTS + 1`-th time it is handed one, returns its rows as `DIED` error rows)."""
+
+    def __init__(self, blob: bytes, run_id: str, output_type_blob: bytes, approvals: str, attempts: Any) -> None:
         from ray import cloudpickle
 
         cls, name = cloudpickle.loads(blob)
         self.output_type = cloudpickle.loads(output_type_blob)
-        self.run_id, self.approvals = run_id, approvals
+        self.run_id, self.approvals, self.attempts = run_id, approvals, attempts
         folder = tempfile.mkdtemp(prefix="think-nb-ray-")
         os.environ["THINK_NB_DB"] = os.path.join(folder, "worker.sqlite")  # never the notebook's file
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -103,15 +129,20 @@ class _RowWorker:
 
     def __call__(self, batch: Any) -> Any:
         import pandas as pd
+        import ray
         from ray import cloudpickle
 
         from think_nb.aio import script_loop
 
+        keys = list(batch["key"])
+        if ray.get(self.attempts.start.remote(json.dumps(keys))) > MAX_ATTEMPTS:
+            return pd.DataFrame([_died(key, text) for key, text in zip(keys, batch["text"], strict=True)],
+                                columns=COLUMNS)
         out = []
-        for key, text, context in zip(batch["key"], batch["text"], batch["context"], strict=True):
+        for key, text, context in zip(keys, batch["text"], batch["context"], strict=True):
             row = Row(key, 0, key, text, cloudpickle.loads(context))
             out.append(script_loop().run_until_complete(self._one(row)))
-        return pd.DataFrame(out, columns=["key", "status", "error", "output", "duration_s", "transcript"])
+        return pd.DataFrame(out, columns=COLUMNS)
 
     async def _one(self, row: Row) -> dict[str, Any]:
         self.agent.create_session(f"map {self.run_id} {row.key}", switch=True)
@@ -123,6 +154,14 @@ class _RowWorker:
         dumped = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
         return {"key": row.key, "status": status, "error": error, "output": json.dumps(dumped),
                 "duration_s": time.monotonic() - started, "transcript": json.dumps(self.agent.get_messages())}
+
+
+def _died(key: str, text: str) -> dict[str, Any]:
+    """A row of a batch whose worker died `MAX_ATTEMPTS` times: an error row whose transcript is
+    the row's user message (as a local error row's is)."""
+    message = {"id": new_id("msg"), "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"key": key, "status": "error", "error": DIED, "output": "null", "duration_s": 0.0,
+            "transcript": json.dumps([message])}
 
 
 def check_ready(approvals: str) -> None:
@@ -164,8 +203,10 @@ class RayRun:
         frames = [pd.DataFrame({"key": [r.key for r in chunk], "text": [r.text for r in chunk],
                                 "context": [cloudpickle.dumps(r.context) for r in chunk]}) for chunk in chunks]
         blob = cloudpickle.dumps((type(self.agent), f"{self.agent.name}-ray-worker"))
+        attempts = ray.remote(num_cpus=0)(_Attempts).remote()
         dataset = ray.data.from_pandas(frames).map_batches(  # a block, a task, per batch
-            _RowWorker, fn_constructor_args=(blob, self.run_id, cloudpickle.dumps(self.output_type), self.approvals),
+            _RowWorker, fn_constructor_args=(blob, self.run_id, cloudpickle.dumps(self.output_type), self.approvals,
+                                             attempts),
             batch_format="pandas", batch_size=BATCH_SIZE, num_cpus=self.num_cpus,
             compute=ray.data.ActorPoolStrategy(size=self.concurrency))  # restarts a dead actor, retries its task
         lane = self.agent.sub_agent(type(self.agent), lane_name(self.run_id, "ray"))
@@ -179,6 +220,7 @@ class RayRun:
                         self._store(lane, record)
                         await asyncio.sleep(0)  # one row's storing at a time on the loop, never a whole batch's
         finally:  # stopped or failed: the claimed rows not stored are pending again (the next call runs them),
+            ray.kill(attempts)
             for row in claimed:  # or aborted when the run was cancelled (cancel_run)
                 if row.key not in stored:
                     self.store.requeue(self.run_id, row.key)
