@@ -49,6 +49,8 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_agents.py", ["instructions per agent", "think_nb new", "think_nb again", "think_nb reopened",
                          "agno new"], []),
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),
+    ("bench_annotations.py", ["instructions per sync, cached", "instructions per sync, uncached",
+                              "ratio uncached/cached"], []),
     ("bench_embedded.py", ["first token after import, s", "litellm imported                False",
                            "think-nb chat (main job), s"], [pytest.mark.localmodel]),
     ("quickstart_latency.py", ["quickstart latency:", "quickstart Calc  tools named  first text", "whole answer",

@@ -551,6 +551,10 @@ class AgentRuntime:
         self.conversation.known(message_id)
         return self.conversation.siblings(message_id)
 
+    def branch_revisions(self, message_ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        """`{message id: revision of its sibling group}` for the stored ones (`MessageRows.sibling_revisions`)."""
+        return self.store.messages.sibling_revisions(message_ids)
+
 
 def _build_workspace_tools(fs: Any, approval: bool) -> dict[str, Any]:
     from think_nb.workspace.tools import workspace_tools

@@ -83,6 +83,7 @@ class PanelSource(Protocol):
     def debouncing_turns(self) -> list[str]: ...
     def last_terminal(self) -> tuple[str, str] | None: ...
     def get_branches(self, message_id: str) -> list[dict]: ...
+    def branch_revisions(self, message_ids: list[str]) -> dict[str, tuple]: ...
     def client_tool_names(self) -> set[str]: ...
     def mcp_state(self) -> list[dict]: ...
     def list_sessions(self) -> list[dict]: ...
@@ -118,6 +119,7 @@ class ViewHub:
         self.detail = ""  # what the current turn waits for ("" when nothing is said)
         self.current: str | None = None  # the turn the status describes and Stop cancels (current_turn)
         self._waits: dict[str, str] = {}  # request id -> what its model path waits for (on_waiting)
+        self._branch_memo: dict[str, tuple[tuple, dict | None]] = {}  # reply id -> (group revision, its entry)
         self._notes: dict[str, str] = {}  # request id -> what its detail keeps saying until it ends (on_note)
         self.paused_at = ""  # the hook a step-mode turn waits at ("" when not paused)
         self._refresh_pending = False
@@ -195,27 +197,54 @@ class ViewHub:
                      for m in messages for p in m.get("parts", [])
                      if p.get("type") == "data-tool-decision" and isinstance(p.get("data"), dict)
                      and p["data"].get("toolCallId")}
-        branches: dict[str, dict] = {}
-        for m in messages[-100:]:
-            if m.get("role") != "assistant" or (m.get("metadata") or {}).get("continuation"):
-                continue
-            try:
-                siblings = [s.get("id") for s in self._agent.get_branches(m["id"])]
-            except Exception:  # noqa: BLE001 - an unsaved message has no branches
-                continue
-            if len(siblings) > 1 and m["id"] in siblings:
-                branches[m["id"]] = {"index": siblings.index(m["id"]), "count": len(siblings), "ids": siblings}
-                compared = self._compare_fork(m, siblings)
-                if compared is not None:
-                    branches[m["id"]]["compare"] = compared
         return {
             "finish": {k: v for k, v in self._finish.items() if k in ids},
             "tools": {k: dict(v) for k, v in decisions.items() if k in calls},
-            "branches": branches,
+            "branches": self._branches(messages[-100:]),
             "active": self.running(),
             "current": self.current,
             "queued": self._queued(),
         }
+
+    def _branches(self, messages: list[dict]) -> dict[str, dict]:
+        """`{messageId: {index, count, ids, compare?}}` for the replies of `messages` that have other
+        versions. Remembered per message and the revision of its sibling group (one query for all:
+        `branch_revisions`), so a sync of an unchanged transcript reads no branch and compares
+        nothing; a reply whose group changed (a new version, a removed or rewritten one) is read
+        again."""
+        replies = [m for m in messages
+                   if m.get("role") == "assistant" and not (m.get("metadata") or {}).get("continuation")]
+        try:
+            revisions = self._agent.branch_revisions([m["id"] for m in replies])
+        except Exception:  # noqa: BLE001 - what the panels show must not break a turn
+            _log.exception("branch_revisions() failed")
+            return {}
+        remembered, self._branch_memo = self._branch_memo, {}
+        branches: dict[str, dict] = {}
+        for m in replies:
+            revision = revisions.get(m["id"])  # None: not stored (no branches)
+            if revision is None or revision[0] < 2:
+                continue
+            hit = remembered.get(m["id"])
+            entry = hit[1] if hit is not None and hit[0] == revision else self._branch_entry(m)
+            self._branch_memo[m["id"]] = (revision, entry)  # only the window's replies are kept
+            if entry is not None:
+                branches[m["id"]] = entry
+        return branches
+
+    def _branch_entry(self, message: dict) -> dict | None:
+        """`{index, count, ids, compare?}` of one reply read now, or None when it has no other version."""
+        try:
+            siblings = [s.get("id") for s in self._agent.get_branches(message["id"])]
+        except Exception:  # noqa: BLE001 - an unsaved message has no branches
+            return None
+        if len(siblings) < 2 or message["id"] not in siblings:
+            return None
+        entry: dict = {"index": siblings.index(message["id"]), "count": len(siblings), "ids": siblings}
+        compared = self._compare_fork(message, siblings)
+        if compared is not None:
+            entry["compare"] = compared
+        return entry
 
     def _compare_fork(self, message: dict, siblings: list) -> dict | None:
         """For a forked reply (`agent.fork`) whose original is a sibling: `{of, label, diff: [[op,

@@ -209,6 +209,19 @@ class MessageStore:
             {"agent": self.key, "id": message_id})
         return [jsonsafe.loads_stored(row[0]) for row in rows]
 
+    def sibling_revisions(self, message_ids: list[str]) -> dict[str, tuple]:
+        """For each stored message of `message_ids`: its sibling group's revision `(count, newest
+        seq, newest updated_at)`, which changes whenever a sibling is added, removed or rewritten.
+        One indexed query for them all (the panel's branch annotations are remembered by it)."""
+        if not message_ids:
+            return {}
+        marks = ",".join("?" * len(message_ids))
+        rows = self.db.read(
+            "SELECT m.id, COUNT(s.seq), MAX(s.seq), MAX(s.updated_at) FROM think_messages m JOIN think_messages s "
+            f"ON s.agent_key = m.agent_key AND s.parent_id IS m.parent_id WHERE m.agent_key = ? AND m.id IN ({marks}) "
+            "GROUP BY m.id", (self.key, *message_ids))
+        return {row[0]: tuple(row[1:]) for row in rows}
+
     def newest_leaf_under(self, message_id: str) -> str:
         """Follow the newest child from `message_id` down to a leaf; returns that leaf's id."""
         current = message_id
