@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import socket
 import sys
 import tempfile
 import threading
@@ -41,8 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pandas as pd
 
 from think_nb import Think, tool
-from think_nb.testing import FunctionModel
-from think_nb.testing import ScriptedModel as S
+from think_nb.testing import FunctionModel, number_tool_reply, start_local_ray
 
 CONCURRENCY = 8
 
@@ -53,15 +51,7 @@ def double(x: int) -> int:
     return 2 * x
 
 
-def reply(messages: list[dict], info: object) -> object:
-    last = messages[-1]
-    if last["role"] == "tool":
-        return [f"double is {last['content']}", S.usage(10, 3)]
-    text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
-    return [S.tool_call("double", {"x": int(text.split()[-1])}), S.usage(10, 2)]
-
-
-MODEL = FunctionModel(reply)
+MODEL = FunctionModel(number_tool_reply("double", "double is"))  # "Double 4": calls double(x=4), says "double is 8"
 
 
 class Doubler(Think):
@@ -127,20 +117,8 @@ async def on_ray(rows: int) -> tuple[float, int, int]:
     (USS: what the process alone holds, without the shared object store and libraries; bytes, the
     largest of them) and how many actor processes were seen."""
     import psutil
-    import ray
-    from ray.cluster_utils import Cluster
 
-    def port() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return int(s.getsockname()[1])
-
-    # a local cluster of 2 CPUs, joined as a notebook joins one; its agents' ports given (a raylet
-    # waiting for its agents to pick ports aborts after 15 s on a loaded machine)
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 2, "include_dashboard": False, "metrics_agent_port": port(), "metrics_export_port": port(),
-        "dashboard_agent_listen_port": port(), "runtime_env_agent_port": port()})
-    ray.init(address=cluster.address, log_to_driver=False)
+    stop = start_local_ray(2, join=True)  # joined as a notebook joins a cluster; a start that timed out retried
     peaks: dict[int, int] = {}
     done = threading.Event()
 
@@ -164,8 +142,7 @@ async def on_ray(rows: int) -> tuple[float, int, int]:
     finally:
         done.set()
         sampler.join()
-        ray.shutdown()
-        cluster.shutdown()
+        stop()
     return rows / elapsed, max(peaks.values(), default=0), len(peaks)
 
 

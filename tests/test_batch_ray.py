@@ -9,10 +9,8 @@ Ray is the `ray` extra, which CI installs (`.ci/setup`): without it this module 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
-import socket
 import sys
 import time
 from collections import Counter
@@ -21,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import psutil
 import pytest
 import ray
 from pydantic import BaseModel
@@ -30,7 +27,7 @@ from think_nb import Think, UserError, tool
 from think_nb.batch.local import open_conversation
 from think_nb.batch.ray_engine import BATCH_SIZE, MAX_ATTEMPTS, reap_with_this_process
 from think_nb.binding import runtime_of
-from think_nb.testing import FunctionModel
+from think_nb.testing import FunctionModel, number_tool_reply, start_local_ray
 from think_nb.testing import ScriptedModel as S
 
 # Ray Data runs its executor in threads of this process, and its pandas extension dtype calls
@@ -65,15 +62,7 @@ def triple(x: int) -> int:
     return 3 * x
 
 
-def tripling(messages: list[dict], info: Any) -> Any:
-    last = messages[-1]
-    if last["role"] == "tool":
-        return [f"triple is {last['content']}", S.usage(10, 3)]
-    text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
-    return [S.tool_call("triple", {"x": int(text.split()[-1])}), S.usage(10, 2)]
-
-
-MODEL = FunctionModel(tripling)
+MODEL = FunctionModel(number_tool_reply("triple", "triple is"))  # "Triple 4": calls triple(x=4), says "triple is 12"
 
 
 class Tripler(Think):  # pickled by value below, as a class defined in a notebook cell is
@@ -99,44 +88,19 @@ async def test_without_a_ray_cluster_the_engine_says_to_start_one() -> None:
     assert agent.runs().empty  # refused before the run was written: nothing is left listed as running
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     """A local Ray cluster of 2 CPUs that this process starts and joins with `ray.init(address=...)`,
-    as a notebook joins a cluster it did not start. Its agents' ports are given (a raylet waiting for
-    its agents to pick ports aborts after a fixed 15 s); Ray 2.60 does not pass the dashboard agent's
-    listen port on to the raylet, which still waits 15 s for it, and a 2-core machine at load ~20 was
-    seen to miss that: a start that timed out is cleared away and tried again, up to 3 times."""
+    as a notebook joins a cluster it did not start (`think_nb.testing.start_local_ray`, which retries
+    a start that timed out on a loaded machine)."""
     from ray import cloudpickle
-    from ray.cluster_utils import Cluster
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    for attempt in range(3):
-        local = Cluster()
-        try:
-            local.add_node(num_cpus=2, include_dashboard=False, metrics_agent_port=free_port(),
-                           metrics_export_port=free_port(), dashboard_agent_listen_port=free_port(),
-                           runtime_env_agent_port=free_port())
-            break
-        except Exception as exc:  # "The current node timed out during startup"
-            local.shutdown()
-            for proc in psutil.Process().children(recursive=True):  # the Ray processes the failed start left
-                with contextlib.suppress(psutil.Error):
-                    if "/ray/" in " ".join(proc.cmdline()) or proc.name().startswith("ray::"):
-                        proc.kill()
-            if attempt == 2 or "timed out during startup" not in str(exc):
-                raise
+    stop = start_local_ray(2, join=True)
     try:
-        ray.init(address=local.address, log_to_driver=False)
         yield
     finally:
-        ray.shutdown()
-        local.shutdown()
+        stop()
 
 
 def table(results: pd.DataFrame) -> dict[str, list]:

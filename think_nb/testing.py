@@ -45,7 +45,8 @@ from think_nb.jsonsafe import dumps_plain
 from think_nb.models.litellm_env import register_provider
 from think_nb.models.resolve import SCRIPTED_PROVIDER
 
-__all__ = ["FakeClock", "FunctionModel", "ModelCallInfo", "ScriptedModel", "play"]
+__all__ = ["FakeClock", "FunctionModel", "ModelCallInfo", "ScriptedModel", "number_tool_reply", "play",
+           "start_local_ray"]
 
 _REGISTRY: dict[str, ScriptedModel | FunctionModel] = {}
 _ids = itertools.count(1)
@@ -474,3 +475,87 @@ class FakeClock:
             finally:
                 tick.cancel()
                 woken.cancel()
+
+
+def number_tool_reply(tool: str, answer: str) -> Callable[[list[dict], ModelCallInfo], Reply]:
+    """A `FunctionModel` function for batch tests and benchmarks: on the user's message it calls
+    `tool` with `{"x": <the number ending the message>}`; on the tool's result it answers
+    `"<answer> <result>"`, e.g. `number_tool_reply("triple", "triple is")` answers "Triple 4"
+    with "triple is 12" (usage 10 in / 2 out, then 10 / 3)."""
+
+    def reply(messages: list[dict], info: ModelCallInfo) -> Reply:
+        last = messages[-1]
+        if last["role"] == "tool":
+            return [f"{answer} {last['content']}", ScriptedModel.usage(10, 3)]
+        text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
+        return [ScriptedModel.tool_call(tool, {"x": int(text.split()[-1])}), ScriptedModel.usage(10, 2)]
+
+    reply.__name__ = reply.__qualname__ = f"{tool}_reply"
+    return reply
+
+
+def start_local_ray(num_cpus: int = 2, *, join: bool = True, attempts: int = 3) -> Callable[[], None]:
+    """Start a local Ray cluster of `num_cpus` CPUs and connect this process to it, for tests and
+    benchmarks of `map(engine="ray")`; returns `stop()`, which disconnects and shuts it down.
+
+    `join=True`: the cluster is started apart (`ray.cluster_utils.Cluster`, its agents' ports given)
+    and joined with `ray.init(address=...)`, as a notebook joins a cluster it did not start.
+    `join=False`: `ray.init(address="local")`, this process's own cluster (what a user's
+    `ray.init()` in a kernel does; `think_nb.batch.ray_engine.reap_with_this_process` applies).
+    Ray 2.60's raylet aborts when its dashboard agent takes over 15 s to start, which a loaded
+    2-core machine was seen to miss: a start that timed out ("timed out during startup") is
+    cleared away (the processes it left killed) and tried again, up to `attempts` times; any other
+    failure is raised at once. Needs the `ray` extra."""
+    import ray
+
+    for attempt in range(attempts):
+        cluster = None
+        try:
+            if join:
+                from ray.cluster_utils import Cluster
+
+                cluster = Cluster()
+                cluster.add_node(num_cpus=num_cpus, include_dashboard=False, metrics_agent_port=_free_port(),
+                                 metrics_export_port=_free_port(), dashboard_agent_listen_port=_free_port(),
+                                 runtime_env_agent_port=_free_port())
+                ray.init(address=cluster.address, log_to_driver=False)
+            else:
+                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+            break
+        except Exception as exc:
+            ray.shutdown()
+            if cluster is not None:
+                cluster.shutdown()
+            _kill_ray_children()
+            if attempt == attempts - 1 or "timed out during startup" not in str(exc):
+                raise
+
+    def stop() -> None:
+        ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+
+    return stop
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _kill_ray_children() -> None:
+    """Kill the Ray processes a failed start left among this process's children."""
+    import contextlib
+
+    try:
+        import psutil  # type: ignore[import-untyped]
+    except ImportError:  # not installed: Ray's own shutdown is all there is
+        return
+
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "/ray/" in " ".join(proc.cmdline()) or proc.name().startswith("ray::"):
+                proc.kill()

@@ -21,35 +21,21 @@ from test_processes_kernel import alive, descendants, wait_until
 CELL = """
 import json, os, pandas as pd, ray
 from think_nb import Think, tool
-from think_nb.testing import FunctionModel, ScriptedModel as S
+from think_nb.testing import FunctionModel, number_tool_reply, start_local_ray
 
 @tool
 def triple(x: int) -> int:
     '''Triple x.'''
     return 3 * x
 
-def reply(messages, info):
-    last = messages[-1]
-    if last["role"] == "tool":
-        return [f"triple is {last['content']}", S.usage(10, 3)]
-    text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
-    return [S.tool_call("triple", {"x": int(text.split()[-1])}), S.usage(10, 2)]
-
-fm = FunctionModel(reply)
+fm = FunctionModel(number_tool_reply("triple", "triple is"))
 
 class CellTripler(Think):  # defined in this cell: only cloudpickle can take it to a worker
     include_workspace_tools = False
     def get_model(self): return fm.model
     def get_tools(self): return [triple]
 
-for attempt in range(3):  # Ray 2.60's raylet aborts if its dashboard agent takes > 15 s to start (a loaded machine)
-    try:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-        break
-    except Exception as exc:
-        ray.shutdown()
-        if attempt == 2 or "timed out during startup" not in str(exc):
-            raise
+start_local_ray(2, join=False)  # ray.init(address="local"): the kernel's own cluster, a start that timed out retried
 agent = CellTripler("cell")
 results = await agent.map(pd.DataFrame({"n": range(24)}), "Triple {n}", engine="ray", concurrency=2, progress=False)
 print(json.dumps({"pid": os.getpid(), "replies": results["reply"].tolist(), "status": results["status"].tolist(),
