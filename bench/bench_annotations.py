@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def worker(turns: int, syncs: int, cached: bool) -> None:
     """Build the transcript, then sync `syncs` times."""
-    os.environ.setdefault("THINK_NB_DIR", tempfile.mkdtemp(prefix="bench-annotations-"))
+    os.environ["THINK_NB_DIR"] = tempfile.mkdtemp(prefix="bench-annotations-")  # each worker its own file
+    os.environ.pop("THINK_NB_DB", None)
     from think_nb import Think, tool
     from think_nb.aio import script_loop
     from think_nb.binding import runtime_of
