@@ -119,7 +119,8 @@ BROWSER = requirement_names(EXTRAS["browser"])
 
 
 RAY = requirement_names(EXTRAS["ray"])
-"""The `ray` extra (Ray Data): optional, so only the Ray engine (think_nb/batch/ray_engine.py) may import it."""
+"""The `ray` extra (Ray Data): optional, so only the Ray engine (think_nb/batch/ray_engine.py) and the local
+cluster helper of think_nb/testing.py (start_local_ray, importable from a kernel cell and bench/) may import it."""
 
 
 def test_every_third_party_import_of_think_nb_is_a_declared_dependency() -> None:
@@ -130,7 +131,7 @@ def test_every_third_party_import_of_think_nb_is_a_declared_dependency() -> None
     marimo = {"think_nb/frontends/marimo_chat.py", "think_nb/store/location.py"}
     browser = {"think_nb/browser/host.py", "think_nb/browser/page.py", "think_nb/browser/tools.py"}
     for extra, only in ((LOCAL, {"think_nb/models/local.py"}), (MARIMO, marimo), (BROWSER, browser),
-                        (RAY, {"think_nb/batch/ray_engine.py"})):
+                        (RAY, {"think_nb/batch/ray_engine.py", "think_nb/testing.py"})):
         optional = {module: files for module, files in third_party(imports).items()
                     if distributions_of(module) & extra and not distributions_of(module) & DEPENDENCIES}
         assert set().union(*optional.values()) == only
