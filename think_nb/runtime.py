@@ -421,12 +421,15 @@ class AgentRuntime:
 
     def mcp_tools(self) -> dict[str, Any]:
         """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
+        if not self._made("mcp"):
+            return {}  # no server was ever added or restored: a turn need not import think_nb.mcp
         return self.mcp.tools()
 
     async def mcp_ready(self) -> None:
         """Wait for connecting MCP servers as `wait_for_mcp_connections` says (a turn, before its
         first model call)."""
-        await self.mcp.ready(self.wait_for_mcp_connections)
+        if self._made("mcp"):  # else no server is connecting
+            await self.mcp.ready(self.wait_for_mcp_connections)
 
     async def extension_tools(self) -> dict[str, Any]:
         """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
