@@ -74,12 +74,15 @@ import base64
 import collections
 import dataclasses
 import datetime as dt
+import decimal
 import enum
+import ipaddress
 import json
 import math
 import pathlib
 import re
 import sys
+import uuid
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -97,24 +100,8 @@ MAX_DEPTH = 100
 REPR_LIMIT = 500
 """Characters of `repr(value)` kept for a value with no JSON form."""
 
-_STRINGIFIED_ELSEWHERE = {
-    "uuid": ("UUID",),
-    "ipaddress": ("IPv4Address", "IPv6Address", "IPv4Network", "IPv6Network", "IPv4Interface", "IPv6Interface"),
-}
-"""Types written as `str(value)` from modules looked up only when already imported (a value of theirs
-cannot exist otherwise): importing `uuid` (it imports `platform`) and `ipaddress` cost a fresh
-process's first turn ~13 M instructions (issue 29 §3)."""
-
-
-def _stringified(obj: Any) -> bool:
-    """A path, UUID or IP address/network/interface (written as `str(value)`)."""
-    if isinstance(obj, pathlib.PurePath):
-        return True
-    for name, types in _STRINGIFIED_ELSEWHERE.items():
-        module = sys.modules.get(name)
-        if module is not None and isinstance(obj, tuple(getattr(module, t) for t in types)):
-            return True
-    return False
+_STRINGIFIED = (uuid.UUID, pathlib.PurePath, ipaddress.IPv4Address, ipaddress.IPv6Address,
+                ipaddress.IPv4Network, ipaddress.IPv6Network, ipaddress.IPv4Interface, ipaddress.IPv6Interface)
 
 
 class TooDeep(ValueError):
@@ -344,8 +331,7 @@ class _Mapper:
 
     def other(self, obj: Any, depth: int) -> Any:
         """Every value but the plain JSON types and dict/list/tuple; `_NO_MATCH` when no row fits."""
-        decimal = sys.modules.get("decimal")  # a Decimal exists only once decimal is imported
-        if decimal is not None and isinstance(obj, decimal.Decimal):
+        if isinstance(obj, decimal.Decimal):
             return str(obj) if obj.is_finite() else None
         if isinstance(obj, (dt.datetime, dt.date, dt.time)):
             return None if _is_missing(obj) else _text(obj.isoformat())
@@ -355,7 +341,7 @@ class _Mapper:
             return {"type": "complex", "real": _float(obj.real), "imag": _float(obj.imag)}
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return {"type": "bytes", "base64": base64.b64encode(bytes(obj)).decode("ascii")}
-        if _stringified(obj):
+        if isinstance(obj, _STRINGIFIED):
             return _text(str(obj))
         if isinstance(obj, (Mapping, AbstractSet, collections.deque)):
             return self.container(obj, depth)
