@@ -30,7 +30,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from think_nb.agent_tools import Reattach
 from think_nb.conversation import Conversation
 from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL
@@ -38,7 +37,6 @@ from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.store.db import resolve_path
 from think_nb.store.presence import presence
 from think_nb.submissions import Submissions
-from think_nb.turns import recovery
 from think_nb.turns.engine import TurnEngine
 from think_nb.turns.hooks import user_code
 
@@ -137,7 +135,10 @@ class AgentRuntime:
         self.store = AgentStore(db, self.key, type(agent).__name__, self.name, registered=found.registered,
                                 session_id=None if found.state else "")
         self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state)
-        if found.interrupted or found.child_runs:
+        if found.interrupted or found.child_runs:  # recovery's modules load only when there is work for them
+            from think_nb.agent_tools import Reattach
+            from think_nb.turns import recovery
+
             reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
             left = recovery.recover(self, reattach.prepare)  # a dead kernel's turns: partial replies stored, hook asked
             self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
@@ -460,6 +461,8 @@ class AgentRuntime:
         """The stall watchdog ended a turn: ask `on_chat_recovery` (`ctx.reason == "stalled"`) and
         continue the turn if it says so; `recovery_task` is the task doing it. Returns a future of
         whether a continuation will own the answer, or None (recovery is off: none will)."""
+        from think_nb.turns import recovery
+
         routed = recovery.route_stall(self, self.engine, request_id, partial, trigger)
         if routed is None:
             return None
