@@ -36,7 +36,6 @@ from think_nb.models.resolve import LOCAL_MODEL
 from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.store.db import resolve_path
 from think_nb.store.presence import presence
-from think_nb.submissions import Submissions
 from think_nb.turns.engine import TurnEngine
 from think_nb.turns.hooks import user_code
 
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from think_nb.mcp.servers import McpServers
     from think_nb.schedules.scheduler import Scheduler
     from think_nb.session.builder import Session
+    from think_nb.submissions import Submissions
     from think_nb.turns.result import TurnResult
 
 __all__ = ["AgentRuntime"]
@@ -177,6 +177,8 @@ class AgentRuntime:
 
     @cached_property
     def submissions(self) -> Submissions:
+        from think_nb.submissions import Submissions
+
         return Submissions(self, self.engine)
 
     @cached_property

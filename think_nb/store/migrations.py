@@ -1,7 +1,7 @@
 """The schema as named, append-only migrations (llm's `migrations.py` pattern).
 
 Never edit or reorder a migration that has shipped: add a new one (a test pins the schema that
-m001-m013 make), then regenerate the snapshot a new file starts from (`python -m think_nb.store.schema`).
+m001-m013 make), then regenerate the snapshot a new file starts from (`python -m think_nb.store.snapshot`).
 Each is applied once, in order, inside a transaction, and recorded in
 `_think_nb_migrations(name, applied_at)`.
 
@@ -536,3 +536,4 @@ def m024_status_indexes(db: sqlite3.Connection, p: str) -> None:
     db.execute(f"CREATE INDEX {PREFIX}turns_status ON {PREFIX}turns (agent_key, status)")
     db.execute(f"CREATE INDEX {PREFIX}stream_metadata_status ON {PREFIX}stream_metadata (agent_key, status)")
     db.execute(f"CREATE INDEX {PREFIX}child_runs_status ON {PREFIX}child_runs (agent_key, status)")
+
