@@ -353,20 +353,15 @@ class AgentRuntime:
             return {}
         key, fs, approval = self._workspace_key()
         cached = self._workspace_tools
-        if cached is None or cached[0] is not key or cached[1] != approval:  # built once: ~90 ms of schemas
+        if cached is None or cached[0] is not key or cached[1] != approval:  # built once (declared schemas)
             cached = self._workspace_tools = (key, approval, _build_workspace_tools(fs, approval))
         return dict(cached[2])
 
     async def aworkspace_tools(self) -> dict[str, Any]:
-        """`workspace_tools()` for a turn: a first build (seven tools' pydantic schemas, 90-450 ms
-        of CPU) runs in a worker thread, never on the kernel's event loop."""
-        if not self._wants_workspace_tools():
-            return {}
-        key, fs, approval = self._workspace_key()
-        cached = self._workspace_tools
-        if cached is None or cached[0] is not key or cached[1] != approval:
-            built = await asyncio.to_thread(_build_workspace_tools, fs, approval)
-            self._workspace_tools = (key, approval, built)
+        """`workspace_tools()` for a turn. Built on the loop: the seven tools are declared from their
+        schemas (`think_nb.workspace.declarations`, ~0.2 ms), their pydantic input models are built
+        on a tool's first call, off the loop (`Tool.prepare`). (A worker thread for the build cost a
+        fresh process's first turn its thread pool's import and start-up, issue 29 §3.)"""
         return self.workspace_tools()
 
     def _workspace_key(self) -> tuple[Any, Any, bool]:
