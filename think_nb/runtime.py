@@ -277,7 +277,7 @@ class AgentRuntime:
     def session(self) -> Session:
         """The agent's `Session`, configured by the user's `configure_session` on first access."""
         if self._session is None:
-            from think_nb.session import Session
+            from think_nb.session.builder import Session
 
             session = Session(self, self.engine)
             self._session = session
