@@ -61,7 +61,7 @@ from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
 from think_nb.turns.capabilities import DEFAULT_SYSTEM_PROMPT
 from think_nb.turns.engine import Messages
-from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.hooks import TurnConfig, TurnContext
 from think_nb.turns.overflow import ChatErrorContext, ContextOverflow, default_context_overflow_classifier
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from think_nb.turns.fork import ForkStepper
     from think_nb.turns.replay import Recording
     from think_nb.turns.stepper import Stepper
+    from think_nb.turns.tool_hooks import ToolCallContext, ToolCallResultContext
 
 T = TypeVar("T", bound="Think")
 Json = Any
