@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers (at run time: `__geta
     from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
     from think_nb.turns.result import StepContext, TurnResult
     from think_nb.turns.signal import AbortController, AbortSignal
-    from think_nb.turns.steps import PrepareStepContext, StepConfig, has_tool_call, step_count_is
+    from think_nb.turns.steps import PrepareStepContext, StepConfig
+    from think_nb.turns.stop import has_tool_call, step_count_is
     from think_nb.turns.structured import StructuredOutputError
     from think_nb.turns.tool_hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 
@@ -51,7 +52,8 @@ _LAZY: dict[str, str] = {name: module for module, names in (
     ("think_nb.turns.recovery", "ChatRecoveryContext RecoveryDecision"),
     ("think_nb.turns.result", "StepContext TurnResult"),
     ("think_nb.turns.signal", "AbortController AbortSignal"),
-    ("think_nb.turns.steps", "PrepareStepContext StepConfig has_tool_call step_count_is"),
+    ("think_nb.turns.steps", "PrepareStepContext StepConfig"),
+    ("think_nb.turns.stop", "has_tool_call step_count_is"),
     ("think_nb.turns.structured", "StructuredOutputError"),
     ("think_nb.panel.widget", "ChatPanel"),
 ) for name in names.split()}

@@ -66,7 +66,6 @@ from think_nb.turns.overflow import ChatErrorContext, ContextOverflow, default_c
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
-from think_nb.turns.steps import PrepareStepContext, StepConfig
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,6 +79,7 @@ if TYPE_CHECKING:
     from think_nb.turns.fork import ForkStepper
     from think_nb.turns.replay import Recording
     from think_nb.turns.stepper import Stepper
+    from think_nb.turns.steps import PrepareStepContext, StepConfig
     from think_nb.turns.tool_hooks import ToolCallContext, ToolCallResultContext
 
 T = TypeVar("T", bound="Think")
