@@ -47,7 +47,7 @@ def from_snapshot(path: Path) -> dict:
 
 
 def test_a_new_file_from_the_snapshot_is_the_file_the_migrations_make(tmp_path: Path) -> None:
-    assert list(schema_snapshot.MIGRATIONS) == ALL  # else: python -m think_nb.store.schema
+    assert list(schema_snapshot.MIGRATIONS) == ALL, "a migration was added: run python -m think_nb.store.snapshot"
     assert from_snapshot(tmp_path / "snapshot.sqlite") == one_by_one(tmp_path / "steps.sqlite")
     assert migrate(sqlite3.connect(tmp_path / "snapshot.sqlite", isolation_level=None)) == []  # nothing left to do
 
