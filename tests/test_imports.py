@@ -2,7 +2,10 @@
 nothing heavy (its public names load on first access, PEP 562), and neither `from think_nb import
 Think, tool` nor a whole first turn of a text-only agent (the workspace tools offered, as by
 default) imports pydantic, docstring-parser or importlib.metadata (pydantic's plugin scan reads every
-installed distribution's entry points). Each case runs in a fresh interpreter."""
+installed distribution's entry points). A first text turn also leaves out what only other work needs
+(`LAZY`: filelock, MCP, the panel's frames, recovery, actions, the tool hooks' and before_step's
+types, session blocks/search, unused repositories, a thread pool); the turn still runs the engine and
+the SQLite store (WAL) and offers the workspace tools. Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -17,6 +20,22 @@ import pytest
 import think_nb
 
 HEAVY = ("pydantic", "docstring_parser", "importlib.metadata", "litellm", "fsspec", "httpx", "anywidget", "ipywidgets")
+LAZY = (
+    "filelock",  # owner locks: fcntl.flock (think_nb.store.owners)
+    "concurrent.futures.thread",  # the workspace tools are built on the loop
+    "think_nb.mcp", "think_nb.mcp.servers", "think_nb.mcp.config",  # no MCP server added
+    "think_nb.panel.protocol",  # no panel: the recorder only coalesces
+    "think_nb.turns.recovery", "think_nb.agent_tools",  # no dead kernel's work in the file
+    "think_nb.actions.spec", "think_nb.actions.context",  # no get_actions()
+    "think_nb.submissions", "think_nb.messages.shapes",  # no submit_messages(); a plain message
+    "think_nb.models.errors",  # no failed model call
+    "think_nb.turns.tool_hooks", "think_nb.turns.steps",  # no tool call, no before_step
+    "think_nb.session.blocks", "think_nb.session.providers", "think_nb.session.search", "think_nb.store.fts",
+    "think_nb.store.schedules", "think_nb.store.approvals", "think_nb.store.submissions", "think_nb.store.workspace",
+    "think_nb.store.mcp_servers", "think_nb.store.extensions", "think_nb.store.child_runs", "think_nb.store.blocks",
+)
+"""Modules a first text turn (scripted in-process model, workspace tools offered) does not import
+(issue 29 §3: each cost instructions a fresh process's first token waited for)."""
 
 
 def imported_after(code: str) -> set[str]:
@@ -41,8 +60,7 @@ def test_think_and_tool_import_nothing_heavy() -> None:
     assert not modules & set(HEAVY)
 
 
-def test_a_first_text_turn_imports_no_pydantic() -> None:
-    modules = imported_after('''
+FIRST_TURN = '''
         import asyncio, tempfile, os
         from think_nb import Think
         from think_nb.testing import ScriptedModel as S
@@ -55,8 +73,23 @@ def test_a_first_text_turn_imports_no_pydantic() -> None:
         assert result.status == "completed" and agent.messages[-1]["parts"][-1]["text"] == "hello there"
         offered = [t["function"]["name"] for t in script.requests[0]["tools"]]
         assert offered == ["read", "write", "edit", "list", "find", "grep", "delete"], offered
-    ''')
-    assert not modules & set(HEAVY)
+        import sqlite3
+        with sqlite3.connect(agent.db_path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert conn.execute("SELECT count(*) FROM think_messages").fetchone() == (2,)
+'''
+"""A first text turn in a fresh interpreter: an agent made, a turn run through the engine and the
+SQLite store (write-ahead log), the workspace tools offered as by default."""
+
+
+def test_a_first_text_turn_imports_no_pydantic() -> None:
+    assert not imported_after(FIRST_TURN) & set(HEAVY)
+
+
+def test_a_first_text_turn_imports_only_what_it_uses() -> None:
+    modules = imported_after(FIRST_TURN)
+    assert {"think_nb.turns.engine", "think_nb.store.db", "think_nb.workspace.tools"} <= modules  # the work was done
+    assert sorted(modules & set(LAZY)) == []
 
 
 @pytest.mark.parametrize("name", sorted(set(think_nb.__all__) - {"__version__", "load_ipython_extension"}))

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers (at run time: `__geta
     from think_nb.schedules import ScheduledTask, ScheduledTaskContext
     from think_nb.tools.client import client_tool
     from think_nb.tools.tool import Tool, tool
-    from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext, TurnConfig, TurnContext
+    from think_nb.turns.hooks import TurnConfig, TurnContext
     from think_nb.turns.overflow import (
         ChatErrorContext,
         ContextOverflow,
@@ -30,8 +30,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers (at run time: `__geta
     from think_nb.turns.recovery import ChatRecoveryContext, RecoveryDecision
     from think_nb.turns.result import StepContext, TurnResult
     from think_nb.turns.signal import AbortController, AbortSignal
-    from think_nb.turns.steps import PrepareStepContext, StepConfig, has_tool_call, step_count_is
+    from think_nb.turns.steps import PrepareStepContext, StepConfig
+    from think_nb.turns.stop import has_tool_call, step_count_is
     from think_nb.turns.structured import StructuredOutputError
+    from think_nb.turns.tool_hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
 
 _LAZY: dict[str, str] = {name: module for module, names in (
     ("think_nb.actions", "ActionAuthorizationContext ActionContext action"),
@@ -44,12 +46,14 @@ _LAZY: dict[str, str] = {name: module for module, names in (
     ("think_nb.schedules", "ScheduledTask ScheduledTaskContext"),
     ("think_nb.tools.client", "client_tool"),
     ("think_nb.tools.tool", "Tool tool"),
-    ("think_nb.turns.hooks", "ToolCallContext ToolCallDecision ToolCallResultContext TurnConfig TurnContext"),
+    ("think_nb.turns.hooks", "TurnConfig TurnContext"),
+    ("think_nb.turns.tool_hooks", "ToolCallContext ToolCallDecision ToolCallResultContext"),
     ("think_nb.turns.overflow", "ChatErrorContext ContextOverflow Proactive default_context_overflow_classifier"),
     ("think_nb.turns.recovery", "ChatRecoveryContext RecoveryDecision"),
     ("think_nb.turns.result", "StepContext TurnResult"),
     ("think_nb.turns.signal", "AbortController AbortSignal"),
-    ("think_nb.turns.steps", "PrepareStepContext StepConfig has_tool_call step_count_is"),
+    ("think_nb.turns.steps", "PrepareStepContext StepConfig"),
+    ("think_nb.turns.stop", "has_tool_call step_count_is"),
     ("think_nb.turns.structured", "StructuredOutputError"),
     ("think_nb.panel.widget", "ChatPanel"),
 ) for name in names.split()}

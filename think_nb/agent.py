@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from think_nb import names
 from think_nb.actions.authorize import default_decision
-from think_nb.actions.context import ActionAuthorizationContext
 from think_nb.aio import script_loop
 from think_nb.binding import bind
 from think_nb.errors import UserError
@@ -60,26 +59,28 @@ from think_nb.messages.media import MediaEviction
 from think_nb.messages.types import UIMessage, UIMessageChunk
 from think_nb.models.resolve import LOCAL_MODEL, ModelConfig
 from think_nb.runtime import AgentRuntime
-from think_nb.turns import recovery
 from think_nb.turns.capabilities import DEFAULT_SYSTEM_PROMPT
 from think_nb.turns.engine import Messages
-from think_nb.turns.hooks import ToolCallContext, ToolCallResultContext, TurnConfig, TurnContext
+from think_nb.turns.hooks import TurnConfig, TurnContext
 from think_nb.turns.overflow import ChatErrorContext, ContextOverflow, default_context_overflow_classifier
 from think_nb.turns.repair import default_repair
 from think_nb.turns.result import StepContext, TurnResult
 from think_nb.turns.signal import AbortSignal
-from think_nb.turns.steps import PrepareStepContext, StepConfig
 
 if TYPE_CHECKING:
     import pandas as pd
     from fsspec.spec import AbstractFileSystem
 
+    from think_nb.actions.context import ActionAuthorizationContext
     from think_nb.compare import Comparison
     from think_nb.panel.widget import ChatPanel
     from think_nb.session.builder import Session
+    from think_nb.turns import recovery
     from think_nb.turns.fork import ForkStepper
     from think_nb.turns.replay import Recording
     from think_nb.turns.stepper import Stepper
+    from think_nb.turns.steps import PrepareStepContext, StepConfig
+    from think_nb.turns.tool_hooks import ToolCallContext, ToolCallResultContext
 
 T = TypeVar("T", bound="Think")
 Json = Any

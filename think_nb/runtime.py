@@ -30,15 +30,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from think_nb.agent_tools import Reattach
 from think_nb.conversation import Conversation
 from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL
 from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.store.db import resolve_path
 from think_nb.store.presence import presence
-from think_nb.submissions import Submissions
-from think_nb.turns import recovery
 from think_nb.turns.engine import TurnEngine
 from think_nb.turns.hooks import user_code
 
@@ -50,6 +47,7 @@ if TYPE_CHECKING:
     from think_nb.mcp.servers import McpServers
     from think_nb.schedules.scheduler import Scheduler
     from think_nb.session.builder import Session
+    from think_nb.submissions import Submissions
     from think_nb.turns.result import TurnResult
 
 __all__ = ["AgentRuntime"]
@@ -137,7 +135,10 @@ class AgentRuntime:
         self.store = AgentStore(db, self.key, type(agent).__name__, self.name, registered=found.registered,
                                 session_id=None if found.state else "")
         self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state)
-        if found.interrupted or found.child_runs:
+        if found.interrupted or found.child_runs:  # recovery's modules load only when there is work for them
+            from think_nb.agent_tools import Reattach
+            from think_nb.turns import recovery
+
             reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
             left = recovery.recover(self, reattach.prepare)  # a dead kernel's turns: partial replies stored, hook asked
             self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
@@ -176,6 +177,8 @@ class AgentRuntime:
 
     @cached_property
     def submissions(self) -> Submissions:
+        from think_nb.submissions import Submissions
+
         return Submissions(self, self.engine)
 
     @cached_property
@@ -274,7 +277,7 @@ class AgentRuntime:
     def session(self) -> Session:
         """The agent's `Session`, configured by the user's `configure_session` on first access."""
         if self._session is None:
-            from think_nb.session import Session
+            from think_nb.session.builder import Session
 
             session = Session(self, self.engine)
             self._session = session
@@ -350,20 +353,15 @@ class AgentRuntime:
             return {}
         key, fs, approval = self._workspace_key()
         cached = self._workspace_tools
-        if cached is None or cached[0] is not key or cached[1] != approval:  # built once: ~90 ms of schemas
+        if cached is None or cached[0] is not key or cached[1] != approval:  # built once (declared schemas)
             cached = self._workspace_tools = (key, approval, _build_workspace_tools(fs, approval))
         return dict(cached[2])
 
     async def aworkspace_tools(self) -> dict[str, Any]:
-        """`workspace_tools()` for a turn: a first build (seven tools' pydantic schemas, 90-450 ms
-        of CPU) runs in a worker thread, never on the kernel's event loop."""
-        if not self._wants_workspace_tools():
-            return {}
-        key, fs, approval = self._workspace_key()
-        cached = self._workspace_tools
-        if cached is None or cached[0] is not key or cached[1] != approval:
-            built = await asyncio.to_thread(_build_workspace_tools, fs, approval)
-            self._workspace_tools = (key, approval, built)
+        """`workspace_tools()` for a turn. Built on the loop: the seven tools are declared from their
+        schemas (`think_nb.workspace.declarations`, ~0.2 ms), their pydantic input models are built
+        on a tool's first call, off the loop (`Tool.prepare`). (A worker thread for the build cost a
+        fresh process's first turn its thread pool's import and start-up, issue 29 §3.)"""
         return self.workspace_tools()
 
     def _workspace_key(self) -> tuple[Any, Any, bool]:
@@ -421,12 +419,15 @@ class AgentRuntime:
 
     def mcp_tools(self) -> dict[str, Any]:
         """`{name: Tool}` of the connected MCP servers' tools (what a turn merges)."""
+        if not self._made("mcp"):
+            return {}  # no server was ever added or restored: a turn need not import think_nb.mcp
         return self.mcp.tools()
 
     async def mcp_ready(self) -> None:
         """Wait for connecting MCP servers as `wait_for_mcp_connections` says (a turn, before its
         first model call)."""
-        await self.mcp.ready(self.wait_for_mcp_connections)
+        if self._made("mcp"):  # else no server is connecting
+            await self.mcp.ready(self.wait_for_mcp_connections)
 
     async def extension_tools(self) -> dict[str, Any]:
         """`{name: Tool}` a turn merges from extensions: the model's `load_extension` /
@@ -457,6 +458,8 @@ class AgentRuntime:
         """The stall watchdog ended a turn: ask `on_chat_recovery` (`ctx.reason == "stalled"`) and
         continue the turn if it says so; `recovery_task` is the task doing it. Returns a future of
         whether a continuation will own the answer, or None (recovery is off: none will)."""
+        from think_nb.turns import recovery
+
         routed = recovery.route_stall(self, self.engine, request_id, partial, trigger)
         if routed is None:
             return None

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from think_nb.actions.context import ActionAuthorizationContext, ActionContext
 from think_nb.aio import maybe_await
 from think_nb.errors import HookError, UserError
 from think_nb.turns.hooks import call_hook
+
+if TYPE_CHECKING:  # the contexts load with the first action call
+    from think_nb.actions.context import ActionAuthorizationContext, ActionContext
 
 DECISION_KEYS = frozenset({"allowed", "reason", "granted_permissions"})
 
@@ -101,6 +103,8 @@ async def authorize_call(host: Any, action: Any, value: Any, ctx: ActionContext,
     """`(decision, required permissions)` of one call: `authorize_action` when the agent overrides
     it (a raise or a bad return is a `HookError`), else `default_decision`."""
     needed = await required_permissions(action, value, ctx)
+    from think_nb.actions.context import ActionAuthorizationContext
+
     actx = ActionAuthorizationContext(ctx.request_id, ctx.tool_call_id, action.name, action.kind, value, needed,
                                       None if turn.granted_permissions is None else list(turn.granted_permissions),
                                       ctx.messages, host.agent, turn.allowed, turn.reason)

@@ -18,12 +18,14 @@ from __future__ import annotations
 import copy
 import logging
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from think_nb import events, jsonsafe
-from think_nb.actions.context import ActionContext
 from think_nb.messages.accumulator import is_tool_part
 from think_nb.messages.ids import new_id
+
+if TYPE_CHECKING:  # every turn asks `parked`; the contexts load with the first action
+    from think_nb.actions.context import ActionContext
 
 log = logging.getLogger("think_nb.actions")
 

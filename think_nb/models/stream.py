@@ -19,7 +19,6 @@ from think_nb.errors import ModelError, ThinkError
 from think_nb.messages.ids import new_id
 from think_nb.models import reasoning
 from think_nb.models.client import Delta, ModelClient, ToolCallDelta, UsageSource
-from think_nb.models.errors import describe_error
 from think_nb.models.resolve import IN_PROCESS_PROVIDERS, ModelConfig
 from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools.tool import object_input
@@ -103,6 +102,8 @@ def model_error(exc: BaseException, config: ModelConfig) -> ThinkError:
     missing extra) is returned as it is."""
     if isinstance(exc, ThinkError):
         return exc
+    from think_nb.models.errors import describe_error  # loads with the first failed model call
+
     error = ModelError(scrub(describe_error(exc, config.model), secrets_of(config) | env_secrets()))
     error.__cause__ = getattr(exc, "original_exception", None) or exc  # unwrap litellm's stream wrapper
     return error

@@ -16,9 +16,10 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from think_nb.panel import protocol
-from think_nb.panel.protocol import UIMessageChunk, UseChatResponse
+if TYPE_CHECKING:  # the frames' module loads with a panel (a turn's recorder uses `coalesce` only)
+    from think_nb.panel.protocol import UIMessageChunk, UseChatResponse
 
 MERGEABLE = {
     "text-delta": ("id", "delta"),
@@ -155,6 +156,8 @@ class ChunkBatcher:
             chunks, key = self._take()
             flag = self._continuation.pop(request_id, False)
             continuation = key[1] if key else flag
+            from think_nb.panel import protocol
+
             self._emit(protocol.use_chat_response(
                 request_id, chunks, done=True, error=error, continuation=continuation
             ))
@@ -164,6 +167,8 @@ class ChunkBatcher:
         with self._lock:
             chunks, key = self._take()
             if key is not None and chunks:
+                from think_nb.panel import protocol
+
                 self._emit(protocol.use_chat_response(key[0], chunks, continuation=key[1]))
 
     def close(self) -> None:

@@ -45,16 +45,15 @@ from think_nb.aio import close_unawaited as _close
 from think_nb.errors import UserError
 from think_nb.session import compaction, tokens
 from think_nb.session import skills as skills_mod
-from think_nb.session.blocks import ContextBlock, render_prompt
 from think_nb.session.history import count_history_tokens, message_text
-from think_nb.session.providers import SqliteBlockProvider, SqliteSearchProvider, provider_kind
-from think_nb.session.search import search_messages
 from think_nb.session.tokens import count_tokens
 from think_nb.store.messages import SYNTHETIC_PREFIX
 from think_nb.turns.hooks import user_code
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # blocks, providers and search load with the first block or search (a turn without any needs none)
+    from think_nb.session.blocks import ContextBlock
     from think_nb.session.host import SessionEngine, SessionHost
+    from think_nb.session.providers import SqliteSearchProvider
     from think_nb.tools.tool import Tool
 
 log = logging.getLogger("think_nb")
@@ -152,6 +151,8 @@ class Session:
         if label in self._specs or label in (PROMPT_KEY, skills_mod.CATALOG_LABEL):
             raise UserError(f"Context block {label!r} already exists (or is reserved).")
         if provider is None:
+            from think_nb.session.providers import SqliteBlockProvider
+
             provider = SqliteBlockProvider(self.store.blocks, label)
         self._specs[label] = _Spec(label, description or "", max_tokens, provider)
 
@@ -161,6 +162,8 @@ class Session:
 
     def searchable(self, label: str, limit: int = 10) -> SqliteSearchProvider:
         """A ready-made SQLite FTS5 search provider for `with_context(label, provider=...)`."""
+        from think_nb.session.providers import SqliteSearchProvider
+
         return SqliteSearchProvider(self.store.search_rows(label), limit)
 
     @property
@@ -234,6 +237,8 @@ class Session:
         spec = self._spec(label)
         if not callable(getattr(spec.provider, "set", None)):
             raise UserError(f"Block {label!r} is read-only.")
+        from think_nb.session.providers import provider_kind
+
         if provider_kind(spec.provider) == "skill":
             await _call(spec.provider.set, key, content, description)
         else:
@@ -301,6 +306,8 @@ class Session:
             if stored:
                 self._frozen[key] = stored
                 return stored
+        from think_nb.session.blocks import render_prompt
+
         prompt = render_prompt(await self.ablocks())
         if self._freeze:
             self._frozen[key] = prompt
@@ -448,6 +455,8 @@ class Session:
 
         store = self.store
         keys = conversation_keys(store) if all_sessions else {store.messages.key: store.session_id}
+        from think_nb.session.search import search_messages
+
         hits = search_messages(store.db, list(keys), query, limit, all_words)
         active = store.messages.key
         on_branch = store.messages.on_branch([h["id"] for h in hits if h["conversation_key"] == active])
@@ -521,6 +530,9 @@ class Session:
         return resolve_model(value)
 
     def _block(self, spec: _Spec, content: str) -> ContextBlock:
+        from think_nb.session.blocks import ContextBlock
+        from think_nb.session.providers import provider_kind
+
         kind = provider_kind(spec.provider)
         writable = callable(getattr(spec.provider, "set", None))
         return ContextBlock(spec.label, spec.description, kind, content, count_tokens(content, self.model_name()),
@@ -532,6 +544,8 @@ class Session:
         return self._specs[label]
 
     def _writable(self, label: str) -> _Spec:
+        from think_nb.session.providers import provider_kind
+
         spec = self._spec(label)
         if provider_kind(spec.provider) != "writable":
             raise UserError(f"Block {label!r} is read-only ({provider_kind(spec.provider)}); it cannot be written.")
@@ -550,6 +564,8 @@ class Session:
         registry = self.skill_registry()
         if not registry:
             return []
+        from think_nb.session.blocks import ContextBlock
+
         text = skills_mod.catalog(registry)
         return [ContextBlock(skills_mod.CATALOG_LABEL, "Skills you can activate", "readonly", text,
                              count_tokens(text, self.model_name()), None, False)]

@@ -6,6 +6,7 @@ Every table is owned here; no SQL lives outside this package.
 - `db.py`: the shared connection per file, opened and migrated once per process.
 - `migrations.py`: the schema, as named migrations recorded in `_think_nb_migrations`; every table,
   index and trigger is named `think_*`, so a user's own tables in the file never collide with them.
+- `schema.py`: the schema a new file gets in one step (`schema_snapshot.py`, written by `snapshot.py`).
 - `agent.py`: `AgentStore`, the repositories of one agent: `messages.py` (UIMessages as a tree),
   `fts.py` (full-text queries), `state.py` (key/value state), `turn_log.py`, `traces.py` (hook
   traces), `streams.py` (the resumable stream), `sessions.py`, `blocks.py` (context blocks and

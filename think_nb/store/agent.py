@@ -30,25 +30,28 @@ from __future__ import annotations
 import time
 from contextlib import AbstractContextManager
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from think_nb.store.actions import ActionRows
-from think_nb.store.approvals import Approvals
-from think_nb.store.blocks import BlockRows, SearchRows
-from think_nb.store.child_runs import ChildRunRows
-from think_nb.store.compactions import CompactionRows
 from think_nb.store.db import Database
-from think_nb.store.extensions import ExtensionRows
-from think_nb.store.mcp_servers import McpServerRows
 from think_nb.store.messages import ACTIVE_SESSION, MessageStore, conversation_key
-from think_nb.store.records import TurnRecords
-from think_nb.store.schedules import ScheduleRows
-from think_nb.store.sessions import SessionStore
-from think_nb.store.state import AgentState
-from think_nb.store.streams import StreamStore
-from think_nb.store.submissions import SubmissionRows
-from think_nb.store.traces import TraceStore
-from think_nb.store.turn_log import TurnLog
-from think_nb.store.workspace import WorkspaceRows
+
+if TYPE_CHECKING:  # each repository's module loads with it (an agent that never schedules imports no schedules)
+    from think_nb.store.actions import ActionRows
+    from think_nb.store.approvals import Approvals
+    from think_nb.store.blocks import BlockRows, SearchRows
+    from think_nb.store.child_runs import ChildRunRows
+    from think_nb.store.compactions import CompactionRows
+    from think_nb.store.extensions import ExtensionRows
+    from think_nb.store.mcp_servers import McpServerRows
+    from think_nb.store.records import TurnRecords
+    from think_nb.store.schedules import ScheduleRows
+    from think_nb.store.sessions import SessionStore
+    from think_nb.store.state import AgentState
+    from think_nb.store.streams import StreamStore
+    from think_nb.store.submissions import SubmissionRows
+    from think_nb.store.traces import TraceStore
+    from think_nb.store.turn_log import TurnLog
+    from think_nb.store.workspace import WorkspaceRows
 
 
 class AgentStore:
@@ -74,34 +77,50 @@ class AgentStore:
     # Each repository is made on first use: an agent that never schedules reads no schedule rows.
     @cached_property
     def state(self) -> AgentState:
+        from think_nb.store.state import AgentState
+
         return AgentState(self.db, self.agent_key)
 
     @cached_property
     def turn_log(self) -> TurnLog:
+        from think_nb.store.turn_log import TurnLog
+
         return TurnLog(self.db, self.agent_key)
 
     @cached_property
     def traces(self) -> TraceStore:
+        from think_nb.store.traces import TraceStore
+
         return TraceStore(self.db, self.agent_key)
 
     @cached_property
     def records(self) -> TurnRecords:
+        from think_nb.store.records import TurnRecords
+
         return TurnRecords(self.db, self.agent_key)
 
     @cached_property
     def streams(self) -> StreamStore:
+        from think_nb.store.streams import StreamStore
+
         return StreamStore(self.db, self.agent_key)
 
     @cached_property
     def submissions(self) -> SubmissionRows:
+        from think_nb.store.submissions import SubmissionRows
+
         return SubmissionRows(self.db, self.agent_key)
 
     @cached_property
     def sessions(self) -> SessionStore:
+        from think_nb.store.sessions import SessionStore
+
         return SessionStore(self.db, self.agent_key)
 
     @cached_property
     def blocks(self) -> BlockRows:
+        from think_nb.store.blocks import BlockRows
+
         return BlockRows(self.db, self.agent_key)
 
     @cached_property
@@ -111,30 +130,44 @@ class AgentStore:
 
     @cached_property
     def approvals(self) -> Approvals:
+        from think_nb.store.approvals import Approvals
+
         return Approvals(self.db, self.agent_key)
 
     @cached_property
     def actions(self) -> ActionRows:
+        from think_nb.store.actions import ActionRows
+
         return ActionRows(self.db, self.agent_key)
 
     @cached_property
     def schedules(self) -> ScheduleRows:
+        from think_nb.store.schedules import ScheduleRows
+
         return ScheduleRows(self.db, self.agent_key)
 
     @cached_property
     def mcp_servers(self) -> McpServerRows:
+        from think_nb.store.mcp_servers import McpServerRows
+
         return McpServerRows(self.db, self.agent_key)
 
     @cached_property
     def extensions(self) -> ExtensionRows:
+        from think_nb.store.extensions import ExtensionRows
+
         return ExtensionRows(self.db, self.agent_key)
 
     @cached_property
     def workspace(self) -> WorkspaceRows:
+        from think_nb.store.workspace import WorkspaceRows
+
         return WorkspaceRows(self.db, self.agent_key)
 
     @cached_property
     def child_runs(self) -> ChildRunRows:
+        from think_nb.store.child_runs import ChildRunRows
+
         return ChildRunRows(self.db, self.agent_key)
 
     def transaction(self) -> AbstractContextManager:
@@ -159,11 +192,15 @@ class AgentStore:
 
     def search_rows(self, label: str) -> SearchRows:
         """The entries of searchable block `label`."""
+        from think_nb.store.blocks import SearchRows
+
         return SearchRows(self.db, self.agent_key, label)
 
     def compactions(self, session_id: str | None = None) -> CompactionRows:
         """The compaction overlays of a session (default: the active one)."""
         sid = self.session_id if session_id is None else session_id
+        from think_nb.store.compactions import CompactionRows
+
         return CompactionRows(self.db, conversation_key(self.agent_key, sid))
 
     def conversation_key(self, session_id: str) -> str:

@@ -1,7 +1,8 @@
 """The schema as named, append-only migrations (llm's `migrations.py` pattern).
 
 Never edit or reorder a migration that has shipped: add a new one (a test pins the schema that
-m001-m013 make). Each is applied once, in order, inside a transaction, and recorded in
+m001-m013 make), then regenerate the snapshot a new file starts from (`python -m think_nb.store.snapshot`).
+Each is applied once, in order, inside a transaction, and recorded in
 `_think_nb_migrations(name, applied_at)`.
 
 Names: every name is `think_<name>` (`PREFIX`). A file made before m014 has the plain names of
@@ -52,8 +53,10 @@ def m001_initial(db: sqlite3.Connection, p: str) -> None:
                "PRIMARY KEY (agent_key, key))")
 
 
-def migrate(db: sqlite3.Connection) -> list[str]:
+def migrate(db: sqlite3.Connection, *, snapshot: bool = True) -> list[str]:
     """Apply every migration not yet recorded, all in one transaction; returns the names applied now.
+    A new file (no migration recorded) gets the schema of the migrations `think_nb.store.schema`'s
+    snapshot stands for in one step (unless `snapshot=False`), then the later ones one by one.
 
     Several kernels may open one new file at once: each takes the write lock once (`BEGIN
     IMMEDIATE`, waiting as long as the connection's busy timeout: `Database` opens with
@@ -71,6 +74,14 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         # another process may have applied them while this one waited for the write lock: read again
         done = {row[0] for row in db.execute("SELECT name FROM _think_nb_migrations")}
         p = "" if done else PREFIX  # a file made before m014 keeps its plain names until m014 renames them
+        if not done and snapshot:
+            from think_nb.store import schema
+
+            names = schema.covered([step.__name__ for step in MIGRATIONS])
+            if names:
+                schema.apply(db)
+                db.executemany("INSERT INTO _think_nb_migrations VALUES (?, ?)", [(n, time.time()) for n in names])
+                applied, done = list(names), set(names)
         for step in MIGRATIONS:
             if step.__name__ not in done:
                 step(db, p)
@@ -525,3 +536,4 @@ def m024_status_indexes(db: sqlite3.Connection, p: str) -> None:
     db.execute(f"CREATE INDEX {PREFIX}turns_status ON {PREFIX}turns (agent_key, status)")
     db.execute(f"CREATE INDEX {PREFIX}stream_metadata_status ON {PREFIX}stream_metadata (agent_key, status)")
     db.execute(f"CREATE INDEX {PREFIX}child_runs_status ON {PREFIX}child_runs (agent_key, status)")
+

@@ -13,7 +13,6 @@ import logging
 from typing import Any
 
 from think_nb.errors import UserError
-from think_nb.mcp.servers import merge as mcp_merge
 from think_nb.tools import builtin
 from think_nb.tools.client import from_schemas
 from think_nb.tools.collisions import is_gated, keep_gates
@@ -57,7 +56,11 @@ async def tools(host: AgentHost) -> dict[str, Any]:
     merged = {**local, **keep_gates(local, loaded, "extension"), **await builtin.offered(ctx, "memory")}
     if host.include_mcp_tools:
         await host.mcp_ready()
-        merged = mcp_merge(merged, keep_gates(merged, host.mcp_tools(), "MCP"))
+        remote = host.mcp_tools()
+        if remote:  # think_nb.mcp loads with the first server (a turn without one does not import it)
+            from think_nb.mcp.servers import merge as mcp_merge
+
+            merged = mcp_merge(merged, keep_gates(merged, remote, "MCP"))
     client = {n: t for n, t in from_schemas(host.store.state.get(LAST_CLIENT_TOOLS)).items()
               if not _refused_over_a_gate(merged, n)}
     return {**merged, **client}

@@ -7,7 +7,7 @@ that raises ends the turn with status `error` and a message naming the class and
 a `before_tool_call` / `after_tool_call` that raises fails its call only (that message is the
 call's `output-error`, as in Think; `think_nb.turns.tool_calls`); `on_chat_response`
 runs after the turn ended (still holding the queue), so what it raises is logged. `user_code(...)` is the one place user
-code's failures become a `HookError`.
+code's failures become a `HookError`. The tool hooks' contexts and decision are in `tool_hooks.py`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from think_nb.aio import maybe_await
 from think_nb.errors import HookError, defining_type, describe, is_think_nb
 
-__all__ = ["HookError", "ToolCallContext", "ToolCallDecision", "ToolCallResultContext", "TurnConfig", "TurnContext",
-           "call_hook", "user_code"]
+__all__ = ["HookError", "TurnConfig", "TurnContext", "call_hook", "user_code"]
+
+_TOOL_HOOKS = ("ToolCallContext", "ToolCallDecision", "ToolCallResultContext")
+"""The tool hooks' types live in `think_nb.turns.tool_hooks` (built when a turn first calls a tool);
+`from think_nb.turns.hooks import ToolCallDecision` still finds them (`__getattr__`)."""
 
 
 @contextlib.contextmanager
@@ -159,75 +162,9 @@ class TurnConfig:
         raise HookError("before_turn", f"must return a TurnConfig, a dict or None, not {type(value).__name__}.")
 
 
-@dataclass
-class ToolCallContext:
-    """What `before_tool_call(ctx)` sees (Think's `ToolCallContext`)."""
+def __getattr__(name: str) -> object:
+    if name in _TOOL_HOOKS:
+        from think_nb.turns import tool_hooks
 
-    tool_name: str
-    tool_call_id: str
-    input: dict
-    messages: list[dict]
-    step_number: int = 0
-    parent_tool_call_id: str | None = None
-    """Set for a call a tool makes from inside its run (an `execute` tool's inner call): the running
-    tool's call id; `tool_call_id` is then `<parent>.<n>`."""
-
-
-@dataclass
-class ToolCallDecision:
-    """What `before_tool_call` may return (Think's `ToolCallDecision`); None means allow.
-
-    - `ToolCallDecision.allow(input=None)`: run the tool, with `input` replacing the model's.
-    - `ToolCallDecision.block(reason=None)`: do not run; the reason becomes the tool's output.
-    - `ToolCallDecision.substitute(output)`: do not run; `output` is the tool's output.
-    Dicts in Think's shape (`{"action": "block", "reason": ...}`) are accepted too.
-    """
-
-    action: Literal["allow", "block", "substitute"]
-    input: dict | None = None
-    reason: str | None = None
-    output: Any = None
-
-    @classmethod
-    def allow(cls, input: dict | None = None) -> ToolCallDecision:
-        return cls("allow", input=input)
-
-    @classmethod
-    def block(cls, reason: str | None = None) -> ToolCallDecision:
-        return cls("block", reason=reason)
-
-    @classmethod
-    def substitute(cls, output: Any, input: dict | None = None) -> ToolCallDecision:
-        return cls("substitute", input=input, output=output)
-
-    @classmethod
-    def coerce(cls, value: Any, tool: str | None = None) -> ToolCallDecision:
-        """Accept a decision, a dict in Think's shape or None; raise `HookError` (naming `tool`) otherwise."""
-        if value is None:
-            return cls("allow")
-        if isinstance(value, ToolCallDecision):
-            return value
-        if isinstance(value, dict) and value.get("action") in ("allow", "block", "substitute"):
-            return cls(value["action"], value.get("input"), value.get("reason"), value.get("output"))
-        raise HookError("before_tool_call", f"returned {value!r}; return None, ToolCallDecision.allow/block/"
-                        "substitute(...) or {'action': 'allow'|'block'|'substitute', ...}.",
-                        subject=f"tool {tool!r}" if tool else None)
-
-
-@dataclass
-class ToolCallResultContext:
-    """What `after_tool_call(ctx)` sees (Think's `ToolCallResultContext`).
-
-    `success` is False only when the tool raised (`error` holds its text); blocked and substituted
-    calls report success with their output. `duration_ms` is the tool's run time in milliseconds.
-    """
-
-    tool_name: str
-    tool_call_id: str
-    input: dict
-    success: bool
-    output: Any = None
-    error: str | None = None
-    duration_ms: float = 0.0
-    step_number: int = 0
-    parent_tool_call_id: str | None = None
+        return getattr(tool_hooks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,12 +38,11 @@ from think_nb.tools import rpc_client
 from think_nb.tools.collisions import keep_gates
 from think_nb.tools.tool import CURRENT_TOOL_CALL
 from think_nb.tools.toolset import resolve_tools
-from think_nb.turns import assemble, blame, capabilities, overflow, steps, structured
+from think_nb.turns import assemble, blame, capabilities, overflow, stop, structured
 from think_nb.turns.hooks import HookError, TurnConfig, TurnContext, call_hook
 from think_nb.turns.hooksite import HookSite
 from think_nb.turns.repair import USED_TEXT
 from think_nb.turns.result import StepContext, TurnResult, TurnStatus
-from think_nb.turns.steps import PrepareStepContext, StepConfig
 from think_nb.turns.tool_calls import StepTools, run_all
 from think_nb.turns.trace import Tracer
 from think_nb.turns.turn_record import Capture, class_version
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
     from think_nb.store.agent import AgentStore
     from think_nb.turns.broadcast import Event
     from think_nb.turns.host import AgentHost
+    from think_nb.turns.steps import PrepareStepContext, StepConfig
 
 
 class TurnEngine(Protocol):
@@ -425,7 +425,7 @@ class Turn:
             extra = resolve_tools(config.tools)
             if config.max_steps is not None and (not isinstance(config.max_steps, int) or config.max_steps < 1):
                 raise ValueError(f"max_steps must be a positive int, not {config.max_steps!r}")
-            steps.stop_conditions(config.stop_when)
+            stop.stop_conditions(config.stop_when)
             structured.check_output_type(config.output_type)
         except Exception as exc:
             raise HookError("before_turn", f"returned an unusable TurnConfig: {exc}") from exc
@@ -498,7 +498,7 @@ class Turn:
         max_steps = max(1, int(config.max_steps if config.max_steps is not None else (limit or self.host.max_steps)))
         reasoning = config.send_reasoning if config.send_reasoning is not None else self.host.send_reasoning
         self.send_reasoning = bool(reasoning)
-        stop_when = steps.stop_conditions(config.stop_when)  # with max_steps, as Think's stepCountIs(maxSteps)
+        stop_when = stop.stop_conditions(config.stop_when)  # with max_steps, as Think's stepCountIs(maxSteps)
         system, options = self._structure(config, system, tools, options)
         self.capture.turn(self.model.model if self.model else "", tools, config, max_steps, self.compactions)
         start: dict = {"type": "start", "messageId": self.acc.message["id"]}
@@ -526,7 +526,7 @@ class Turn:
             await self._step_finished(step, finish, outcome, results)
             if not outcome.tool_calls or paused or parked(results) or self.output is not None:  # parked: durable pause
                 break
-            if await steps.should_stop(stop_when, self.steps):  # Think's stopWhen, after a step with calls
+            if await stop.should_stop(stop_when, self.steps):  # Think's stopWhen, after a step with calls
                 break
             if any(call.name in EXTENSION_CHANGERS for call in outcome.tool_calls):
                 tools = await self._tools_again(config)  # Think: a loaded extension's tools, from the next step
@@ -571,6 +571,8 @@ class Turn:
         chosen = False
         stepper = self.hooks.stepper
         if self.host.overrides("before_step") or (stepper is not None and stepper.pauses("before_step")):
+            from think_nb.turns.steps import PrepareStepContext, StepConfig  # loads with the first before_step
+
             ctx = PrepareStepContext(step, list(self.steps), messages, self.model.model, system, dict(tools),
                                      list(tools), self.request_id)
             config = StepConfig.coerce(await self.hooks.fire("before_step", ctx, step=step))

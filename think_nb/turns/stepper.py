@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from think_nb.aio import script_loop
-from think_nb.turns.hooks import ToolCallDecision
 from think_nb.turns.result import TurnResult
+from think_nb.turns.tool_hooks import ToolCallDecision
 
 
 @dataclass

@@ -7,7 +7,9 @@ model and tools about to be used) and may return a `StepConfig` (or a dict of it
 changes that step only: model, system prompt, messages, active tools, tool choice, sampling.
 None changes nothing. After each step with tool calls the turn's stop conditions
 (`TurnConfig.stop_when`, the AI SDK's `stopWhen`) are asked whether to stop; `max_steps` always
-bounds the turn as well (Think keeps `stepCountIs(maxSteps)` in every `stopWhen`).
+bounds the turn as well (Think keeps `stepCountIs(maxSteps)` in every `stopWhen`). The stop
+conditions live in `stop.py` (every turn asks them; this module loads when `before_step` is used)
+and are named here too.
 
     class Researcher(Think):
         def before_step(self, ctx):
@@ -20,21 +22,17 @@ bounds the turn as well (Think keeps `stepCountIs(maxSteps)` in every `stopWhen`
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from think_nb.aio import maybe_await
-from think_nb.errors import HookError, UserError
-from think_nb.turns.hooks import TurnConfig, user_code
+from think_nb.errors import HookError
+from think_nb.turns.hooks import TurnConfig
 from think_nb.turns.result import StepContext
+from think_nb.turns.stop import StopCondition, has_tool_call, should_stop, step_count_is, stop_conditions
 
 __all__ = ["PrepareStepContext", "StepConfig", "StopCondition", "has_tool_call", "should_stop", "step_count_is",
            "stop_conditions"]
 
-StopCondition = Callable[[list[StepContext]], bool | Awaitable[bool]]
-"""`condition(steps) -> bool` (sync or async): True stops the turn after the step just finished.
-`steps` are the turn's finished steps, oldest first (the AI SDK's `StopCondition({steps})`)."""
 
 
 @dataclass
@@ -117,52 +115,3 @@ class StepConfig:
                 raise HookError("before_step", f"returned unknown StepConfig fields {unknown}; known: {sorted(known)}.")
             return cls(**value)
         raise HookError("before_step", f"must return a StepConfig, a dict or None, not {type(value).__name__}.")
-
-
-def step_count_is(n: int) -> StopCondition:
-    """Stop once the turn has run `n` steps (the AI SDK's `stepCountIs(n)`). Raises `UserError`
-    unless `n` is a whole number >= 1."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise UserError(f"step_count_is(n) takes a whole number of steps >= 1, not {n!r}.")
-
-    def condition(steps: list[StepContext]) -> bool:
-        return len(steps) == n
-
-    condition.__name__ = condition.__qualname__ = f"step_count_is({n})"
-    return condition
-
-
-def has_tool_call(name: str) -> StopCondition:
-    """Stop after a step in which the model called tool `name` (the AI SDK's `hasToolCall(name)`).
-    Raises `UserError` unless `name` is a non-empty string."""
-    if not isinstance(name, str) or not name:
-        raise UserError(f"has_tool_call(name) takes a tool name, not {name!r}.")
-
-    def condition(steps: list[StepContext]) -> bool:
-        return bool(steps) and any(call.get("toolName") == name for call in steps[-1].tool_calls)
-
-    condition.__name__ = condition.__qualname__ = f"has_tool_call({name!r})"
-    return condition
-
-
-def stop_conditions(value: Any) -> list[StopCondition]:
-    """`TurnConfig.stop_when` as a list: None → [], one callable → [it], a list/tuple of callables
-    as is. Raises `ValueError` otherwise (the turn reports it as `before_turn`'s unusable config)."""
-    if value is None:
-        return []
-    found = list(value) if isinstance(value, (list, tuple)) else [value]
-    bad = [c for c in found if not callable(c)]
-    if bad:
-        raise ValueError(f"stop_when={bad[0]!r} is not a function of the steps; pass one (e.g. step_count_is(3), "
-                         "has_tool_call('search')) or a list of them")
-    return found
-
-
-async def should_stop(conditions: list[StopCondition], steps: list[StepContext]) -> bool:
-    """True when any condition holds for `steps` (each sync or async; the AI SDK's `isStopConditionMet`).
-    A condition that raises fails the turn as a hook does: `HookError` naming it."""
-    for condition in conditions:
-        with user_code(getattr(condition, "__name__", None) or repr(condition), subject="stop_when"):
-            if await maybe_await(condition(list(steps))):
-                return True
-    return False

@@ -21,7 +21,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from think_nb import events
 from think_nb.aio import maybe_await
@@ -39,7 +39,10 @@ from think_nb.tools.tool import (
     dump_output,
     dump_output_later,
 )
-from think_nb.turns.hooks import HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext
+from think_nb.turns.hooks import HookError
+
+if TYPE_CHECKING:  # the tool hooks' types load with a turn's first tool call
+    from think_nb.turns.tool_hooks import ToolCallContext, ToolCallDecision
 
 Emit = Callable[[dict], Awaitable[None]]
 
@@ -127,6 +130,8 @@ class StepTools:
         Think: its `HookError` text (naming the class and the hook) is the call's `output-error`,
         which the model reads, and the turn goes on; `after_tool_call` still sees a failed
         `before_tool_call` (`success=False`), and a failed `after_tool_call` replaces the result."""
+        from think_nb.turns.tool_hooks import ToolCallContext  # built with a turn's first tool call
+
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number)
         started = called = time.perf_counter()
         base = {"tool_call_id": call_id, "tool_name": name, "step": self.step_number}
@@ -157,6 +162,8 @@ class StepTools:
     async def _decide(self, ctx: ToolCallContext, name: str) -> ToolCallDecision:
         """Fire `before_tool_call`; its value as a decision. Raises `HookError` (the hook raised or
         returned something unusable)."""
+        from think_nb.turns.tool_hooks import ToolCallDecision
+
         value = await self.hooks.fire("before_tool_call", ctx, step=self.step_number, tool=name)
         return ToolCallDecision.coerce(value, name)
 
@@ -190,6 +197,8 @@ class StepTools:
         """Fire `after_tool_call` with `outcome` (`(success, output, error)`) and its duration;
         returns `outcome` itself, or, when the hook raised (`HookError`), a new failed outcome whose
         error is the hook's."""
+        from think_nb.turns.tool_hooks import ToolCallResultContext
+
         success, output, error = outcome
         result_ctx = ToolCallResultContext(name, call_id, arguments, success, output, error,
                                            (time.perf_counter() - started) * 1000, self.step_number,
@@ -227,6 +236,8 @@ class StepTools:
         that raises fails this inner call only, as it fails a direct call: `ToolHookFailed` (its
         text the direct call's `output-error` text) is raised to the calling code, and the turn
         goes on."""
+        from think_nb.turns.tool_hooks import ToolCallContext
+
         ctx = ToolCallContext(name, call_id, arguments, self.messages, self.step_number,
                               parent_tool_call_id=parent_call_id)
         started = time.perf_counter()
