@@ -331,12 +331,15 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception 
     for item in items:
         if item.kind == "text":
             for start in range(0, len(item.value), item.chunk_size):
-                yield _chunk(text=item.value[start:start + item.chunk_size])
+                yield {"text": item.value[start:start + item.chunk_size], "tool_use": None, "is_finished": False,
+                       "finish_reason": "", "usage": None, "index": 0}
         elif item.kind == "reasoning":
             for start in range(0, len(item.value), item.chunk_size):
                 yield {**_chunk(), "reasoning_content": item.value[start:start + item.chunk_size]}
         elif item.kind == "deltas":
-            yield from (_chunk(text=delta) for delta in item.value)
+            for delta in item.value:  # `_chunk(text=delta)`, without a call per delta
+                yield {"text": delta, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None,
+                       "index": 0}
         elif item.kind == "reasoning-deltas":
             yield from ({**_chunk(), "reasoning_content": delta} for delta in item.value)
         elif item.kind == "tool_call":
@@ -376,13 +379,30 @@ def _chunk(text: str = "", tool_use: dict | None = None, is_finished: bool = Fal
 
 async def play(model: str, messages: list, optional_params: dict) -> AsyncIterator[dict]:
     """One call of the `ScriptedModel` (or `FunctionModel`) named by `model`: its next step as litellm
-    `GenericStreamingChunk` dicts (called directly by `think_nb.models.inprocess`, or by litellm
-    through the `think-scripted` custom provider)."""
+    `GenericStreamingChunk` dicts (called by litellm through the `think-scripted` custom provider)."""
+    async for batch in play_batches(model, messages, optional_params):
+        for chunk in batch:
+            yield chunk
+
+
+async def play_batches(model: str, messages: list, optional_params: dict) -> AsyncIterator[list[dict]]:
+    """`play`, its chunks handed over in lists (what `think_nb.models.inprocess` calls): the chunks
+    that are ready together (every chunk up to the script's next stall, wait or error) come as one
+    list, as a real model hands over the tokens it made since it was last read; with a `delay`,
+    one chunk a list, after each wait."""
     source = _lookup(model)
     items, call = await _next_items(source, messages, optional_params)
+    delay = source.delay
+    batch: list[dict] = []
     for chunk in _generic_chunks(items, call):
-        if source.delay:
-            await asyncio.sleep(source.delay)
+        if type(chunk) is dict and not delay:
+            batch.append(chunk)
+            continue
+        if batch:
+            yield batch
+            batch = []
+        if delay:
+            await asyncio.sleep(delay)
         if isinstance(chunk, _Stall):
             if chunk.event is not None:
                 await chunk.event.wait()
@@ -391,7 +411,9 @@ async def play(model: str, messages: list, optional_params: dict) -> AsyncIterat
             continue
         if isinstance(chunk, Exception):
             raise chunk
-        yield chunk
+        yield [chunk]
+    if batch:
+        yield batch
 
 
 async def _next_items(source: ScriptedModel | FunctionModel, messages: list,
@@ -414,8 +436,9 @@ def _make_handler() -> Any:
         async def astreaming(  # type: ignore[override]
             self, model: str, messages: list, *args: Any, **kwargs: Any
         ) -> AsyncIterator[Any]:
-            async for chunk in play(model, messages, kwargs.get("optional_params") or {}):
-                yield chunk
+            async for batch in play_batches(model, messages, kwargs.get("optional_params") or {}):
+                for chunk in batch:
+                    yield chunk
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             items, _ = await _next_items(_lookup(model), messages, kwargs.get("optional_params") or {})

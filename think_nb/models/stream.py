@@ -90,7 +90,10 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
                 if error is exc:
                     raise
                 raise error from error.__cause__
-            await translator.feed(delta)
+            if isinstance(delta, list):  # pieces that arrived together
+                await translator.feed_many(delta)
+            else:
+                await translator.feed(delta)
     finally:  # an abort or a failing hook leaves the loop early: the client closes its request now
         await deltas.aclose()  # type: ignore[attr-defined]
     return await translator.close()
@@ -116,7 +119,18 @@ class _Translator:
         self.calls: dict[int, ToolCall] = {}
         self.texts: list[str] = []  # the answer's pieces (`outcome.text`, joined once at `close`)
 
-    async def feed(self, delta: Delta) -> None:
+    async def feed_many(self, deltas: list[Delta | str]) -> None:
+        """`feed` each of `deltas`, in order; a text (`str`) inside an open text part costs one chunk."""
+        emit = self.emit
+        for delta in deltas:
+            if type(delta) is str and self.open is not None and self.open[0] == "text":
+                self.texts.append(delta)
+                await emit({"type": "text-delta", "id": self.open[1], "delta": delta})
+            else:
+                await self.feed(delta)
+
+    async def feed(self, item: Delta | str) -> None:
+        delta = Delta(content=item) if isinstance(item, str) else item
         if delta.usage is not None:
             self.outcome.usage = delta.usage
             self.outcome.usage_source = delta.usage_source or "reported"
