@@ -128,15 +128,18 @@ class _Translator:
         """`feed` each of `deltas`, in order: the texts (`str`) inside an open text part go out as
         one run (`emit_run`), one chunk dict each."""
         run: list[dict] = []
+        texts = self.texts
+        part = self.open[1] if self.open is not None and self.open[0] == "text" else None  # the open text part
         for delta in deltas:
-            if type(delta) is str and self.open is not None and self.open[0] == "text":
-                self.texts.append(delta)
-                run.append({"type": "text-delta", "id": self.open[1], "delta": delta})
+            if part is not None and type(delta) is str:
+                texts.append(delta)
+                run.append({"type": "text-delta", "id": part, "delta": delta})
                 continue
             if run:
                 await self._emit_run(run)
                 run = []
             await self.feed(delta)
+            part = self.open[1] if self.open is not None and self.open[0] == "text" else None
         if run:
             await self._emit_run(run)
 
