@@ -16,6 +16,15 @@ Four measures, each in fresh processes, frameworks alternated run by run, median
    no tool of the user's on any side (think_nb offers its workspace tools, as it does by default);
    only think_nb's process imports think_nb. `bench_first_turn.py` counts its instructions.
 4. `rss`: resident memory after one turn (MiB).
+5. instructions per delta (valgrind's cachegrind, deterministic where wall time is not on a shared
+   machine): (I(N2) - I(N1)) / (N2 - N1) of two whole `deltas` workers, N1 = 2,000 and N2 = 12,000
+   deltas (`--quick`: 200 and 1,200, think_nb's rows only). Goal (issue 29 §5): think_nb with its
+   panel <= 20 k, and its wall time <= agno's. Measured (2 cores, loaded): think_nb 18.7 k, with
+   its panel 19.4 k, agno 120.6 k instructions per delta (was 37.4 k and 41.6 k).
+
+The panel row's warm-up waits for what the panel does once per process after its first turn
+(its status counts tokens: the tokenizer loads on a thread, ~0.15 s of CPU); every side's timed
+turn starts after a `gc.collect()`.
 
 Same work on every side: think_nb runs a `ScriptedModel` (the code users run, model replaced at
 the litellm provider seam); pydantic-ai a `FunctionModel` streaming the same strings / calling
@@ -309,6 +318,33 @@ def run_worker(framework: str, measure: str, size: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def instructions(framework: str, measure: str, size: int) -> int:
+    """Instructions of one whole `deltas`/`panel` worker of `size` deltas under cachegrind."""
+    import re
+
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                          sys.executable, __file__, "--worker", framework, measure, str(size)],
+                         capture_output=True, text=True, env=env, timeout=1800, check=False)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise SystemExit(f"{framework} {measure} ({size}) failed under valgrind:\n{out.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_delta(quick: bool) -> dict[str, float]:
+    """Instructions per delta of each row (see the module docstring)."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    small, large = (200, 1_200) if quick else (2_000, 12_000)
+    rows = [("think_nb", "think_nb", "deltas"), (PANEL, "think_nb", "panel")]
+    if not quick:
+        rows.append(("agno", "agno", "deltas"))
+    return {row: (instructions(f, m, large) - instructions(f, m, small)) / (large - small) for row, f, m in rows}
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):,.1f} ({min(values):,.1f}-{max(values):,.1f})"
 
@@ -322,7 +358,7 @@ def compile_sources() -> None:
     compileall.compile_dir(os.path.dirname(think_nb.__file__), quiet=1)
 
 
-def main(deltas: int, turns: int, runs: int) -> None:
+def main(deltas: int, turns: int, runs: int, quick: bool = False) -> None:
     compile_sources()
     columns = (*FRAMEWORKS, PANEL)
     rows: dict[str, dict[str, list[float]]] = {f: {} for f in columns}
@@ -358,6 +394,9 @@ def main(deltas: int, turns: int, runs: int) -> None:
                   f"{statistics.median(panel) / statistics.median(agno):>7.2f}x")
     rate = {f: deltas / statistics.median(rows[f]["deltas_ms"]) * 1000 for f in columns}
     print("deltas per second: " + ", ".join(f"{f} {r:,.0f}" for f, r in rate.items()))
+    counted = per_delta(quick)
+    print("instructions per delta (valgrind, goal: think_nb+panel <= 20 k): "
+          + ", ".join(f"{row} {n / 1000:,.1f} k" for row, n in counted.items()))
 
 
 if __name__ == "__main__":
@@ -375,4 +414,4 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="500 deltas, 10 turns, 1 run")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    main(500 if args.quick else 10_000, 10 if args.quick else 100, 1 if args.quick else args.runs)
+    main(500 if args.quick else 10_000, 10 if args.quick else 100, 1 if args.quick else args.runs, args.quick)
