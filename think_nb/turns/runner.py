@@ -87,7 +87,8 @@ HELD = frozenset({"text-delta", "reasoning-delta", "tool-input-delta"})
 """Chunks `Turn.emit` holds and publishes in runs (`Turn.release`)."""
 
 HOLD_DELTAS = 256
-"""At most this many deltas are held before they are published (a model that never lets the loop run)."""
+"""Deltas held before they are published although the loop has not run (a model that never lets it
+run); a run handed over at once (`Turn.emit_run`) may pass it by that run's length."""
 
 
 UNSETTLED_TEXT = "The turn ended with an error before this call had a result."
