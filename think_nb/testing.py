@@ -322,7 +322,9 @@ class _Stall:
     event: Any = None
 
 
-def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception | _Stall]:
+def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | list[dict] | Exception | _Stall]:
+    """The step's chunks, in order; a text item's chunks come as one list (`play_batches` hands
+    them over together)."""
     if any(item.kind == "silent" for item in items):
         return
     usage = None
@@ -330,16 +332,15 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception 
     tool_index = 0
     for item in items:
         if item.kind == "text":
-            for start in range(0, len(item.value), item.chunk_size):
-                yield {"text": item.value[start:start + item.chunk_size], "tool_use": None, "is_finished": False,
-                       "finish_reason": "", "usage": None, "index": 0}
+            size = item.chunk_size
+            yield [{"text": item.value[start:start + size], "tool_use": None, "is_finished": False,
+                    "finish_reason": "", "usage": None, "index": 0} for start in range(0, len(item.value), size)]
         elif item.kind == "reasoning":
             for start in range(0, len(item.value), item.chunk_size):
                 yield {**_chunk(), "reasoning_content": item.value[start:start + item.chunk_size]}
         elif item.kind == "deltas":
-            for delta in item.value:  # `_chunk(text=delta)`, without a call per delta
-                yield {"text": delta, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None,
-                       "index": 0}
+            yield [{"text": delta, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None,
+                    "index": 0} for delta in item.value]  # `_chunk(text=delta)` each, without a call per delta
         elif item.kind == "reasoning-deltas":
             yield from ({**_chunk(), "reasoning_content": delta} for delta in item.value)
         elif item.kind == "tool_call":
@@ -394,24 +395,29 @@ async def play_batches(model: str, messages: list, optional_params: dict) -> Asy
     items, call = await _next_items(source, messages, optional_params)
     delay = source.delay
     batch: list[dict] = []
-    for chunk in _generic_chunks(items, call):
-        if type(chunk) is dict and not delay:
-            batch.append(chunk)
-            continue
+    for item in _generic_chunks(items, call):
+        if not delay:
+            if type(item) is list:
+                batch.extend(item)
+                continue
+            if type(item) is dict:
+                batch.append(item)
+                continue
         if batch:
             yield batch
             batch = []
-        if delay:
-            await asyncio.sleep(delay)
-        if isinstance(chunk, _Stall):
-            if chunk.event is not None:
-                await chunk.event.wait()
-            else:
-                await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
-            continue
-        if isinstance(chunk, Exception):
-            raise chunk
-        yield [chunk]
+        for chunk in item if isinstance(item, list) else (item,):
+            if delay:
+                await asyncio.sleep(delay)
+            if isinstance(chunk, _Stall):
+                if chunk.event is not None:
+                    await chunk.event.wait()
+                else:
+                    await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
+                continue
+            if isinstance(chunk, Exception):
+                raise chunk
+            yield [chunk]
     if batch:
         yield batch
 
