@@ -19,8 +19,10 @@ Four measures, each in fresh processes, frameworks alternated run by run, median
 5. instructions per delta (valgrind's cachegrind, deterministic where wall time is not on a shared
    machine): (I(N2) - I(N1)) / (N2 - N1) of two whole `deltas` workers, N1 = 2,000 and N2 = 12,000
    deltas (`--quick`: 200 and 1,200, think_nb's rows only). Goal (issue 29 §5): think_nb with its
-   panel <= 20 k, and its wall time <= agno's. Measured (2 cores, loaded): think_nb 18.7 k, with
-   its panel 19.4 k, agno 120.6 k instructions per delta (was 37.4 k and 41.6 k).
+   panel <= 20 k, and its wall time <= agno's. Measured (2 cores, load 5-7): think_nb 17.4-17.9 k,
+   with its panel 19.1-19.8 k, agno 121.0 k instructions per delta (before: 37.4 k and 41.6 k);
+   the 10,000-delta turn 33.9 ms, with its panel 33.8 ms, agno 246.7 ms (medians of 7 alternated
+   runs at load 5; before: think_nb+panel 1.55x agno).
 
 The panel row's warm-up waits for what the panel does once per process after its first turn
 (its status counts tokens: the tokenizer loads on a thread, ~0.15 s of CPU); every side's timed
