@@ -16,6 +16,17 @@ Four measures, each in fresh processes, frameworks alternated run by run, median
    no tool of the user's on any side (think_nb offers its workspace tools, as it does by default);
    only think_nb's process imports think_nb. `bench_first_turn.py` counts its instructions.
 4. `rss`: resident memory after one turn (MiB).
+5. instructions per delta (valgrind's cachegrind, deterministic where wall time is not on a shared
+   machine): (I(N2) - I(N1)) / (N2 - N1) of two whole `deltas` workers, N1 = 2,000 and N2 = 12,000
+   deltas (`--quick`: 200 and 1,200, think_nb's rows only). Goal (issue 29 §5): think_nb with its
+   panel <= 20 k, and its wall time <= agno's. Measured (2 cores, load 5-7): think_nb 17.4-17.9 k,
+   with its panel 19.1-19.8 k, agno 121.0 k instructions per delta (before: 37.4 k and 41.6 k);
+   the 10,000-delta turn 33.9 ms, with its panel 33.8 ms, agno 246.7 ms (medians of 7 alternated
+   runs at load 5; before: think_nb+panel 1.55x agno).
+
+The panel row's warm-up waits for what the panel does once per process after its first turn
+(its status counts tokens: the tokenizer loads on a thread, ~0.15 s of CPU); every side's timed
+turn starts after a `gc.collect()`.
 
 Same work on every side: think_nb runs a `ScriptedModel` (the code users run, model replaced at
 the litellm provider seam); pydantic-ai a `FunctionModel` streaming the same strings / calling
@@ -31,6 +42,7 @@ compiled first (`compileall`), as `uv pip install --compile-bytecode` does for t
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -110,7 +122,12 @@ async def think_worker(measure: str, size: int, folder: str) -> dict:
             comm.create_comm = Quiet
             panel = agent.panel()
         await agent.send("warm up")
+        if panel is not None:  # the panel's status after a turn counts tokens: once per process, it loads
+            from think_nb.session.tokens import aready  # the tokenizer on a thread (~0.15 s of CPU); a warm-up
+
+            await aready(None)  # cost, waited for here (else that thread runs through the timed turn)
         keep.deltas.clear()
+        gc.collect()  # every side: the warm-up's garbage (a panel's fresh imports) is not collected in the timed turn
         start = time.perf_counter()
         result = await agent.send("go")
         elapsed = (time.perf_counter() - start) * 1000
@@ -161,6 +178,7 @@ async def pydantic_worker(measure: str, size: int) -> dict:
             async for _ in run.stream_text(delta=True, debounce_by=None):
                 pass
         keep = Keep()
+        gc.collect()
         start = time.perf_counter()
         async with agent.run_stream("go") as run:
             async for text in run.stream_text(delta=True, debounce_by=None):
@@ -256,6 +274,7 @@ async def agno_worker(measure: str, size: int) -> dict:
         agent = agno_agent(lambda messages: (f"{n % 10}" for n in range(next(sizes))))
         await agno_turn(agent, "warm up")
         keep = Keep()
+        gc.collect()
         start = time.perf_counter()
         await agno_turn(agent, "go", keep)
         elapsed = (time.perf_counter() - start) * 1000
@@ -301,6 +320,33 @@ def run_worker(framework: str, measure: str, size: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def instructions(framework: str, measure: str, size: int) -> int:
+    """Instructions of one whole `deltas`/`panel` worker of `size` deltas under cachegrind."""
+    import re
+
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                          sys.executable, __file__, "--worker", framework, measure, str(size)],
+                         capture_output=True, text=True, env=env, timeout=1800, check=False)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise SystemExit(f"{framework} {measure} ({size}) failed under valgrind:\n{out.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_delta(quick: bool) -> dict[str, float]:
+    """Instructions per delta of each row (see the module docstring)."""
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    small, large = (200, 1_200) if quick else (2_000, 12_000)
+    rows = [("think_nb", "think_nb", "deltas"), (PANEL, "think_nb", "panel")]
+    if not quick:
+        rows.append(("agno", "agno", "deltas"))
+    return {row: (instructions(f, m, large) - instructions(f, m, small)) / (large - small) for row, f, m in rows}
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):,.1f} ({min(values):,.1f}-{max(values):,.1f})"
 
@@ -314,7 +360,7 @@ def compile_sources() -> None:
     compileall.compile_dir(os.path.dirname(think_nb.__file__), quiet=1)
 
 
-def main(deltas: int, turns: int, runs: int) -> None:
+def main(deltas: int, turns: int, runs: int, quick: bool = False) -> None:
     compile_sources()
     columns = (*FRAMEWORKS, PANEL)
     rows: dict[str, dict[str, list[float]]] = {f: {} for f in columns}
@@ -350,6 +396,9 @@ def main(deltas: int, turns: int, runs: int) -> None:
                   f"{statistics.median(panel) / statistics.median(agno):>7.2f}x")
     rate = {f: deltas / statistics.median(rows[f]["deltas_ms"]) * 1000 for f in columns}
     print("deltas per second: " + ", ".join(f"{f} {r:,.0f}" for f, r in rate.items()))
+    counted = per_delta(quick)
+    print("instructions per delta (valgrind, goal: think_nb+panel <= 20 k): "
+          + ", ".join(f"{row} {n / 1000:,.1f} k" for row, n in counted.items()))
 
 
 if __name__ == "__main__":
@@ -367,4 +416,4 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="500 deltas, 10 turns, 1 run")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    main(500 if args.quick else 10_000, 10 if args.quick else 100, 1 if args.quick else args.runs)
+    main(500 if args.quick else 10_000, 10 if args.quick else 100, 1 if args.quick else args.runs, args.quick)

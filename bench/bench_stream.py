@@ -7,7 +7,8 @@ Two paths, each against its own floor (runs interleaved, medians compared):
   same litellm stream raw, with nothing else. Target (issue 12): ≤ 1.2×.
 - in-process path: the same ScriptedModel called directly through the model seam
   (`think_nb.models.inprocess`: what the embedded and scripted models use), baseline = consuming
-  the model's own generator raw. This ratio is the engine's whole cost per delta.
+  the model's own generator raw (`play_batches`: its chunks in the lists the client reads). This
+  ratio is the engine's whole cost per delta; `bench_peers.py` counts its instructions per delta.
 
     python bench/bench_stream.py [--deltas 10000] [--runs 5] [--quick]
 """
@@ -31,7 +32,7 @@ from comm.base_comm import BaseComm
 
 from think_nb import ModelConfig, Think
 from think_nb.models.litellm_env import get_litellm
-from think_nb.testing import ScriptedModel, play
+from think_nb.testing import ScriptedModel, play_batches
 
 
 class CountingComm(BaseComm):
@@ -66,7 +67,8 @@ async def raw(deltas: int) -> float:
 async def raw_generator(deltas: int) -> float:
     model = script(deltas).model
     start = time.perf_counter()
-    text = "".join([c["text"] async for c in play(model, [{"role": "user", "content": "go"}], {})])
+    text = "".join([c["text"] async for batch in play_batches(model, [{"role": "user", "content": "go"}], {})
+                    for c in batch])
     elapsed = time.perf_counter() - start
     assert len(text) == 5 * deltas
     return elapsed

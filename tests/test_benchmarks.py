@@ -31,7 +31,7 @@ QUICK = [  # (benchmark, what its output must say, marks)
     ("bench_transcript.py", ["IOPub bytes per turn", "opening the panel", "static transcript per turn"], []),
     ("bench_mcp.py", ["calls per run        50", "ratio think_nb/SDK"], []),
     ("bench_peers.py", ["one turn of 500 deltas", "same, think_nb with its panel", "10 tool turns, ms per turn",
-                        "RSS after one turn", "agno"], []),
+                        "RSS after one turn", "agno", "instructions per delta (valgrind"], []),
     ("bench_first_turn.py", ["turn 1 max loop stall", "kernel: 2nd %%think", "cpu loop alone",
                              "first token in a fresh process, M instructions", "import think_nb "], []),
     ("bench_workspace.py", ["grep over 500 files", "execute, 100 inner calls", "same in a hooked turn"], []),

@@ -30,6 +30,7 @@ DELTAS = [
     {"type": "text-delta", "delta": "no id"},
     {"type": "text-delta", "id": "a"},
     {"type": "text-delta", "id": "a", "delta": "", "extra": None},
+    {"type": "text-delta", "delta": "w", "extra": None},  # 3 keys, no id: never continues a run (runs' fast path)
 ]
 OTHERS = [
     {"type": "start"}, {"type": "start-step"}, {"type": "finish-step"},

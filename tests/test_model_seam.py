@@ -14,7 +14,8 @@ import pytest
 from agents import add, scripted_agent
 from think_nb import ModelConfig, Think
 from think_nb.errors import ModelError
-from think_nb.models.inprocess import InProcessClient
+from think_nb.models.client import as_deltas
+from think_nb.models.inprocess import BATCH, InProcessClient
 from think_nb.models.litellm_client import LitellmClient
 from think_nb.models.stream import client_for, stream_step
 from think_nb.testing import ScriptedModel as S
@@ -60,6 +61,20 @@ async def _run(items: list, via_litellm: bool) -> tuple[list[dict], Any, Excepti
     except Exception as exc:  # noqa: BLE001 - compared below
         return _normalise(chunks), None, exc
     return _normalise(chunks), outcome, None
+
+
+async def test_the_in_process_client_hands_a_fast_stream_over_in_lists() -> None:
+    """A model's chunks that were ready together reach the translator in lists of at most `BATCH`
+    (one generator step per list, not per chunk), every piece in order, the finish last."""
+    texts = [f"{n} " for n in range(200)]
+    script = S([[S.deltas(texts)]])
+    items = [item async for item in InProcessClient().stream(ModelConfig(script.model),
+                                                             [{"role": "user", "content": "go"}], [], {})]
+    assert all(isinstance(item, list) and 0 < len(item) <= BATCH for item in items)
+    assert len(items) == -(-(len(texts) + 1) // BATCH)  # the 200 texts and the finish, in full lists
+    deltas = [delta for item in items for delta in as_deltas(item)]
+    assert [d.content for d in deltas] == [*texts, None]
+    assert deltas[-1].finish_reason == "stop"
 
 
 def test_the_seam_picks_the_direct_client_for_in_process_models_only() -> None:

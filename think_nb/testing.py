@@ -323,7 +323,9 @@ class _Stall:
     event: Any = None
 
 
-def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception | _Stall]:
+def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | list[dict] | Exception | _Stall]:
+    """The step's chunks, in order; a text item's chunks come as one list (`play_batches` hands
+    them over together)."""
     if any(item.kind == "silent" for item in items):
         return
     usage = None
@@ -331,13 +333,15 @@ def _generic_chunks(items: list[_Item], call: int) -> Iterator[dict | Exception 
     tool_index = 0
     for item in items:
         if item.kind == "text":
-            for start in range(0, len(item.value), item.chunk_size):
-                yield _chunk(text=item.value[start:start + item.chunk_size])
+            size = item.chunk_size
+            yield [{"text": item.value[start:start + size], "tool_use": None, "is_finished": False,
+                    "finish_reason": "", "usage": None, "index": 0} for start in range(0, len(item.value), size)]
         elif item.kind == "reasoning":
             for start in range(0, len(item.value), item.chunk_size):
                 yield {**_chunk(), "reasoning_content": item.value[start:start + item.chunk_size]}
         elif item.kind == "deltas":
-            yield from (_chunk(text=delta) for delta in item.value)
+            yield [{"text": delta, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None,
+                    "index": 0} for delta in item.value]  # `_chunk(text=delta)` each, without a call per delta
         elif item.kind == "reasoning-deltas":
             yield from ({**_chunk(), "reasoning_content": delta} for delta in item.value)
         elif item.kind == "tool_call":
@@ -377,22 +381,46 @@ def _chunk(text: str = "", tool_use: dict | None = None, is_finished: bool = Fal
 
 async def play(model: str, messages: list, optional_params: dict) -> AsyncIterator[dict]:
     """One call of the `ScriptedModel` (or `FunctionModel`) named by `model`: its next step as litellm
-    `GenericStreamingChunk` dicts (called directly by `think_nb.models.inprocess`, or by litellm
-    through the `think-scripted` custom provider)."""
+    `GenericStreamingChunk` dicts (called by litellm through the `think-scripted` custom provider)."""
+    async for batch in play_batches(model, messages, optional_params):
+        for chunk in batch:
+            yield chunk
+
+
+async def play_batches(model: str, messages: list, optional_params: dict) -> AsyncIterator[list[dict]]:
+    """`play`, its chunks handed over in lists (what `think_nb.models.inprocess` calls): the chunks
+    that are ready together (every chunk up to the script's next stall, wait or error) come as one
+    list, as a real model hands over the tokens it made since it was last read; with a `delay`,
+    one chunk a list, after each wait."""
     source = _lookup(model)
     items, call = await _next_items(source, messages, optional_params)
-    for chunk in _generic_chunks(items, call):
-        if source.delay:
-            await asyncio.sleep(source.delay)
-        if isinstance(chunk, _Stall):
-            if chunk.event is not None:
-                await chunk.event.wait()
-            else:
-                await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
-            continue
-        if isinstance(chunk, Exception):
-            raise chunk
-        yield chunk
+    delay = source.delay
+    batch: list[dict] = []
+    for item in _generic_chunks(items, call):
+        if not delay:
+            if type(item) is list:
+                batch.extend(item)
+                continue
+            if type(item) is dict:
+                batch.append(item)
+                continue
+        if batch:
+            yield batch
+            batch = []
+        for chunk in item if isinstance(item, list) else (item,):
+            if delay:
+                await asyncio.sleep(delay)
+            if isinstance(chunk, _Stall):
+                if chunk.event is not None:
+                    await chunk.event.wait()
+                else:
+                    await (asyncio.sleep(chunk.seconds) if chunk.seconds is not None else asyncio.Event().wait())
+                continue
+            if isinstance(chunk, Exception):
+                raise chunk
+            yield [chunk]
+    if batch:
+        yield batch
 
 
 async def _next_items(source: ScriptedModel | FunctionModel, messages: list,
@@ -415,8 +443,9 @@ def _make_handler() -> Any:
         async def astreaming(  # type: ignore[override]
             self, model: str, messages: list, *args: Any, **kwargs: Any
         ) -> AsyncIterator[Any]:
-            async for chunk in play(model, messages, kwargs.get("optional_params") or {}):
-                yield chunk
+            async for batch in play_batches(model, messages, kwargs.get("optional_params") or {}):
+                for chunk in batch:
+                    yield chunk
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
             items, _ = await _next_items(_lookup(model), messages, kwargs.get("optional_params") or {})

@@ -138,6 +138,16 @@ class MessageAccumulator:
         elif kind.startswith("data-"):
             self._data(chunk)
 
+    def apply_run(self, chunks: list[dict]) -> None:
+        """`apply` each of `chunks`, a run of `text-delta` chunks of one part (`type`, `id`, and a
+        `delta` that is a str: what the engine streams): their texts appended at once."""
+        self._delta("text", chunks[0])
+        if len(chunks) > 1:
+            part_id = chunks[0].get("id")
+            pieces = self._unjoined[f"text:{part_id}" if isinstance(part_id, str) else "text:"]
+            pieces.extend([chunk["delta"] for chunk in chunks[1:]])
+            self._stale = True
+
     # -- message-level ----------------------------------------------------------------
     def _start(self, chunk: dict) -> None:
         if _text(chunk, "messageId") and not self._continuing:

@@ -69,22 +69,33 @@ class Delta:
 class ModelClient(Protocol):
     """Streams one model call.
 
-    `stream(config, messages, tools, options)` yields `Delta`s in order. `messages` are OpenAI-shaped
-    model messages, `tools` OpenAI function declarations (`[]`: none offered), `options` extra call
-    arguments (temperature, tool_choice, max_tokens, ...). Errors propagate as exceptions; closing
-    the iterator early (an abort) closes the upstream request.
+    `stream(config, messages, tools, options)` yields `Delta`s in order, or lists of them (pieces
+    that arrived together: `think_nb.models.inprocess`); a `str` stands for `Delta(content=str)`.
+    `messages` are OpenAI-shaped model messages, `tools` OpenAI function declarations (`[]`: none
+    offered), `options` extra call arguments (temperature, tool_choice, max_tokens, ...). Errors
+    propagate as exceptions; closing the iterator early (an abort) closes the upstream request.
     """
 
     def stream(self, config: ModelConfig, messages: list[dict], tools: list[dict],
-               options: dict[str, Any]) -> AsyncIterator[Delta]: ...
+               options: dict[str, Any]) -> AsyncIterator[Delta | str | list[Delta | str]]: ...
 
 
-def from_generic(chunk: dict) -> Delta:
+def as_deltas(item: Delta | str | list[Delta | str]) -> list[Delta]:
+    """What a client yielded (`ModelClient`: a `Delta`, a text, or a list of them) as `Delta`s."""
+    items = item if isinstance(item, list) else [item]
+    return [Delta(content=d) if isinstance(d, str) else d for d in items]
+
+
+def from_generic(chunk: dict) -> Delta | str:
     """A litellm `GenericStreamingChunk` dict (`text`, `tool_use`, `finish_reason`, `usage`; what
     in-process providers yield) as a `Delta`, the way litellm's stream wrapper reads it; a
-    `reasoning_content` key (a scripted model's reasoning) is the delta's reasoning."""
+    `reasoning_content` key (a scripted model's reasoning) is the delta's reasoning. A chunk of
+    text and nothing else is its text (a `str`: `Delta(content=text)` without the object)."""
+    if not chunk.get("tool_use") and not chunk.get("usage") and not chunk.get("finish_reason") \
+            and not chunk.get("reasoning_content"):  # most chunks: text only
+        return chunk.get("text") or Delta()
     tool_use = chunk.get("tool_use")
-    if not tool_use and not chunk.get("usage"):  # most chunks: text only, no usage to read
+    if not tool_use and not chunk.get("usage"):
         return Delta(chunk.get("text") or None, chunk.get("reasoning_content") or None, None, None,
                      chunk.get("finish_reason") or None)
     calls = None

@@ -24,6 +24,8 @@ from think_nb.redact import env_secrets, scrub, secrets_of
 from think_nb.tools.tool import object_input
 
 Emit = Callable[[dict], Awaitable[None]]
+EmitRun = Callable[[list[dict]], Awaitable[None]]
+"""`emit_run(chunks)`: a run of `text-delta` chunks of one part (`type`, `id`, `delta`), in order."""
 
 __all__ = ["StepOutcome", "ToolCall", "UsageSource", "model_error", "stream_step"]
 
@@ -55,8 +57,8 @@ class StepOutcome:
     usage_source: UsageSource = None
 
 
-async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dict], emit: Emit,
-                      **options: Any) -> StepOutcome:
+async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dict], emit: Emit, *,
+                      emit_run: EmitRun | None = None, **options: Any) -> StepOutcome:
     """Stream one model call, emitting chunks as they arrive.
 
     Args:
@@ -64,6 +66,8 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
         messages: model messages (OpenAI shape).
         tools: tool declarations (`Tool.schema()`); omitted from the call when empty.
         emit: awaited with every UIMessageChunk dict, in order.
+        emit_run: if given, awaited instead of `emit` with the text deltas of one part that the
+            client handed over together (`EmitRun`), in their place in the order.
         **options: extra call arguments (temperature, tool_choice, ...).
 
     Raises:
@@ -73,7 +77,7 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
             exception (litellm's stream wrapper unwrapped). Only what the model's stream raises
             is a `ModelError`; what `emit` raises (a hook, think_nb's own code) passes as it is.
     """
-    translator = _Translator(emit)
+    translator = _Translator(emit, emit_run)
     # `thinking_blocks` only for the providers that take them (think_nb/models/reasoning.py)
     deltas = client_for(config).stream(config, reasoning.for_provider(messages, config.provider), tools, options)
     try:
@@ -89,7 +93,10 @@ async def stream_step(config: ModelConfig, messages: list[dict], tools: list[dic
                 if error is exc:
                     raise
                 raise error from error.__cause__
-            await translator.feed(delta)
+            if isinstance(delta, list):  # pieces that arrived together
+                await translator.feed_many(delta)
+            else:
+                await translator.feed(delta)
     finally:  # an abort or a failing hook leaves the loop early: the client closes its request now
         await deltas.aclose()  # type: ignore[attr-defined]
     return await translator.close()
@@ -110,14 +117,42 @@ def model_error(exc: BaseException, config: ModelConfig) -> ThinkError:
 
 
 class _Translator:
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, emit_run: EmitRun | None = None) -> None:
         self.emit = emit
+        self.emit_run = emit_run
         self.outcome = StepOutcome()
         self.open: tuple[str, str] | None = None  # (kind "text"|"reasoning", part id)
         self.calls: dict[int, ToolCall] = {}
         self.texts: list[str] = []  # the answer's pieces (`outcome.text`, joined once at `close`)
 
-    async def feed(self, delta: Delta) -> None:
+    async def feed_many(self, deltas: list[Delta | str]) -> None:
+        """`feed` each of `deltas`, in order: the texts (`str`) inside an open text part go out as
+        one run (`emit_run`), one chunk dict each."""
+        run: list[dict] = []
+        texts = self.texts
+        part = self.open[1] if self.open is not None and self.open[0] == "text" else None  # the open text part
+        for delta in deltas:
+            if part is not None and type(delta) is str:
+                texts.append(delta)
+                run.append({"type": "text-delta", "id": part, "delta": delta})
+                continue
+            if run:
+                await self._emit_run(run)
+                run = []
+            await self.feed(delta)
+            part = self.open[1] if self.open is not None and self.open[0] == "text" else None
+        if run:
+            await self._emit_run(run)
+
+    async def _emit_run(self, run: list[dict]) -> None:
+        if self.emit_run is not None:
+            await self.emit_run(run)
+            return
+        for chunk in run:
+            await self.emit(chunk)
+
+    async def feed(self, item: Delta | str) -> None:
+        delta = Delta(content=item) if isinstance(item, str) else item
         if delta.usage is not None:
             self.outcome.usage = delta.usage
             self.outcome.usage_source = delta.usage_source or "reported"

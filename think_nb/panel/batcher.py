@@ -51,6 +51,7 @@ def merge_chunk(chunks: list[dict], chunk: dict) -> None:
 
 
 _MISSING = object()
+_NOT_PLAIN = object()  # equal to no part id: `runs` takes its general path
 
 
 def coalesce(chunks: list[dict]) -> list[dict]:
@@ -68,19 +69,26 @@ def runs(chunks: list[dict]) -> list[tuple[dict, str, list[str]]]:
     out: list[tuple[dict, str, list[str]]] = []
     first: dict | None = None  # the first chunk of the run being collected
     pieces: list[str] = []
-    match = text = ""
+    match = text = kind = ""
+    part: object = None  # the run's part id when `first` is a plain delta (type, part key, text), else _NOT_PLAIN
     for chunk in chunks:
         if first is not None:
-            if chunk.get("type") == first["type"] and _same_part(first, chunk, match, text):
+            # every delta the engine makes continues a plain run: `_same_part` without its call
+            if len(chunk) == 3 and chunk.get(match, _MISSING) == part and chunk.get("type") == kind and text in chunk:
+                pieces.append(chunk[text])
+                continue
+            if chunk.get("type") == kind and _same_part(first, chunk, match, text):
                 pieces.append(chunk[text])
                 continue
             out.append((first, text, pieces))
             first = None
-        keys = MERGEABLE.get(chunk.get("type", ""))
+        kind = chunk.get("type", "")
+        keys = MERGEABLE.get(kind)
         if keys is None or keys[0] not in chunk or keys[1] not in chunk:
             out.append((chunk, "", []))  # merge_chunk merges nothing else (a delta never continues one of these)
             continue
         first, (match, text) = chunk, keys
+        part = chunk[match] if len(chunk) == 3 else _NOT_PLAIN
         pieces = [chunk[text]]
     if first is not None:
         out.append((first, text, pieces))

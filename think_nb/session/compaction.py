@@ -221,11 +221,12 @@ async def summarize_with_model(model: Any, prompt: str) -> str:
     models (scripted, the embedded one) are called directly, hosted ones through litellm. So a
     compaction with an in-process model never imports litellm on the kernel's loop (issue 29 §6:
     it froze the kernel 6-24 s). Raises what the model's client raises."""
+    from think_nb.models.client import as_deltas
     from think_nb.models.stream import client_for
 
     messages = [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": prompt}]
-    pieces = [delta.content async for delta in client_for(model).stream(model, messages, [], dict(model.options))
-              if delta.content]
+    pieces = [delta.content async for item in client_for(model).stream(model, messages, [], dict(model.options))
+              for delta in as_deltas(item) if delta.content]
     return "".join(pieces)
 
 

@@ -17,6 +17,7 @@ import functools
 import importlib.util
 import math
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,20 @@ def count_tokens(text: str, model: str | None = None) -> int:
             return estimate_tokens(text)
 
 
-@functools.lru_cache(maxsize=1)
+_LOADING = threading.Lock()
+
+
 def bundled_encoding() -> Any:
     """tiktoken's cl100k_base, read from the copy bundled in the litellm wheel (offline; litellm
-    itself is not imported: its package directory is found with `importlib.util.find_spec`)."""
+    itself is not imported: its package directory is found with `importlib.util.find_spec`).
+    Loaded once (~0.15 s of CPU): a caller that comes while another thread loads it waits for that
+    load instead of making a second one."""
+    with _LOADING:
+        return _load_bundled_encoding()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_bundled_encoding() -> Any:
     spec = importlib.util.find_spec("litellm")
     if spec is not None and spec.submodule_search_locations:
         bundled = Path(spec.submodule_search_locations[0]) / "litellm_core_utils" / "tokenizers"
@@ -80,7 +91,7 @@ _WARM: set[str] = set()  # tokenizer models whose litellm tokenizer is loaded
 def is_ready(model: str | None) -> bool:
     """True when `count_tokens(..., model)` loads nothing (its tokenizer is in memory)."""
     if tokenizer_model(model) == DEFAULT_TOKENIZER_MODEL:
-        return bundled_encoding.cache_info().currsize > 0
+        return _load_bundled_encoding.cache_info().currsize > 0
     return tokenizer_model(model) in _WARM
 
 
@@ -89,7 +100,7 @@ async def aready(model: str | None) -> None:
     await litellm's import thread (`aget_litellm`) and load its tokenizer for `model` on a thread
     (litellm builds it on the first count: ~0.3 s of CPU), else load the bundled encoding on a thread."""
     if tokenizer_model(model) == DEFAULT_TOKENIZER_MODEL:
-        if bundled_encoding.cache_info().currsize == 0:
+        if _load_bundled_encoding.cache_info().currsize == 0:
             await asyncio.to_thread(bundled_encoding)
         return
     from think_nb.models.litellm_env import aget_litellm

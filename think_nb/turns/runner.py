@@ -87,7 +87,8 @@ HELD = frozenset({"text-delta", "reasoning-delta", "tool-input-delta"})
 """Chunks `Turn.emit` holds and publishes in runs (`Turn.release`)."""
 
 HOLD_DELTAS = 256
-"""At most this many deltas are held before they are published (a model that never lets the loop run)."""
+"""Deltas held before they are published although the loop has not run (a model that never lets it
+run); a run handed over at once (`Turn.emit_run`) may pass it by that run's length."""
 
 
 UNSETTLED_TEXT = "The turn ended with an error before this call had a result."
@@ -217,6 +218,25 @@ class Turn:
                 await self.hooks.fire("on_chunk", chunk, step=self.step)
             return
         await self.emit_broadcast(chunk)
+
+    async def emit_run(self, chunks: list[dict]) -> None:
+        """`emit` for a run of `text-delta` chunks of one part (`stream_step`'s `emit_run`): applied,
+        kept for the turn's record and held at once (with an `on_chunk` hook, or aborted: `emit`
+        one by one)."""
+        if self.aborted or self._observe:
+            for chunk in chunks:
+                await self.emit(chunk)
+            return
+        capture = self.capture.chunks
+        if capture is not None:  # a step's model output, for the turn's record
+            capture.extend(chunks)
+        self.acc.apply_run(chunks)
+        held = self._held
+        if not held:
+            self._release_soon()
+        held.extend(chunks)
+        if len(held) >= HOLD_DELTAS:
+            self.release()
 
     def publish(self, chunk: dict) -> None:
         """Record a chunk in the trace/recording and send it to every view (no hook: callable from
@@ -540,7 +560,8 @@ class Turn:
         recorded = self.fork.step_model(step) if self.fork is not None else None
         self.capture.chunks = []
         try:
-            outcome = await stream_step(recorded or plan.model, plan.sent, schemas, self.emit, **plan.options)
+            outcome = await stream_step(recorded or plan.model, plan.sent, schemas, self.emit, emit_run=self.emit_run,
+                                        **plan.options)
             self.capture.step(self.capture.chunks, outcome.usage, outcome.finish_reason)
         finally:
             self.capture.chunks = None

@@ -98,7 +98,9 @@ class Capture:
         block: list | None = None
         for chunk in chunks:
             kind = chunk.get("type")
-            if kind in ("text-start", "reasoning-start"):
+            if kind == "text-delta" and block is not None:  # most chunks: the branch below, first
+                block[1].append(chunk.get("delta") or "")
+            elif kind in ("text-start", "reasoning-start"):
                 block = ["T" if kind == "text-start" else "R", []]
                 out.append(block)
             elif kind in ("text-delta", "reasoning-delta") and block is not None:
