@@ -344,17 +344,21 @@ async def test_stopping_a_run_keeps_what_settled_aborts_what_ran_and_the_same_ca
 
     from agents import eventually
 
-    gate = asyncio.Event()
+    gate, reached = asyncio.Event(), asyncio.Event()
 
     async def slow(messages: list[dict], info: Any) -> Any:
         if _last_text(messages).endswith(" 3"):  # row 3 hangs until the run is stopped
+            reached.set()
             await gate.wait()
         return doubling(messages, info)
 
     agent = agent_on(slow)
     df = pd.DataFrame({"n": range(8)})
     run = asyncio.ensure_future(agent.map(df, "Double {n}", concurrency=1, run_id="s"))
-    await eventually(lambda: agent.runs()["completed"].tolist() == [3], what="rows 0-2 settle, row 3 runs")
+    # row 3's model call has begun (rows 0-2 settled before it: concurrency=1); waiting on the
+    # completed count alone raced: Stop could land before row 3 started, and it was then "not run"
+    await eventually(lambda: reached.is_set() and agent.runs()["completed"].tolist() == [3],
+                     what="rows 0-2 settle, row 3 runs")
     run.cancel()  # Jupyter's Stop (an interrupted cell) cancels the awaiting task
     with pytest.raises(asyncio.CancelledError):
         await run
