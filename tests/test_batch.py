@@ -575,3 +575,31 @@ async def test_the_bar_shows_cost_once_a_priced_row_settles(priced: FakeProvider
     await agent.map(pd.DataFrame({"q": ["a", "b"]}), "q", concurrency=1, run_id="p")
     costs = _bar_costs(capsys.readouterr().err)
     assert costs[0] == "?" and costs[-1] == "$0.0420"  # gpt-4o-mini: $0.021 a row
+
+
+async def test_a_second_map_under_a_running_run_id_is_refused_and_the_first_finishes_every_row() -> None:
+    """Two `map` calls with one run id at once (the s42 stranger): the second was let in while the
+    first was still reading its rows (the id was claimed after three awaits), the two interleaved on
+    the same lanes, and rows stayed `running` for good. The first call claims the id before it
+    awaits anything; the second is refused in one line, and the first settles every row once."""
+    import asyncio
+
+    agent = agent_on(doubling)
+    df = pd.DataFrame({"n": range(12)})
+    first = asyncio.ensure_future(agent.map(df, "Double {n}", concurrency=3, run_id="dup", progress=False))
+    await asyncio.sleep(0)  # the first call has started (and claimed its id); no row has run yet
+    with pytest.raises(UserError, match=r"Run 'dup' is running already; wait for it, or agent.cancel_run\('dup'\)"):
+        await agent.map(df, "Double {n}", concurrency=3, run_id="dup", progress=False)
+    results = await first
+    assert results["status"].tolist() == ["completed"] * 12
+    assert sorted(RAN) == list(range(12))  # each row's tool ran once
+    line = agent.runs().iloc[0]
+    assert (line["status"], line["completed"], line["running"], line["pending"]) == ("completed", 12, 0, 0)
+
+
+@pytest.mark.parametrize("run_id", ["", "  "])
+async def test_an_empty_run_id_is_refused_not_replaced(run_id: str) -> None:
+    agent = agent_on(doubling)
+    with pytest.raises(UserError, match="a run id is a non-empty string"):
+        await agent.map(pd.DataFrame({"n": [1]}), "Double {n}", run_id=run_id, progress=False)
+    assert agent.runs().empty and RAN == []

@@ -94,13 +94,32 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
         from think_nb.batch.ray_engine import check_ready
 
         await asyncio.to_thread(check_ready, approvals)  # imports ray (seconds), off the loop
-    run_id = run_id or new_id("run")
+    run_id = new_id("run") if run_id is None else run_id
     _check_run_id(run_id)
-    rows = await asyncio.to_thread(prepare, df, prompt, context)  # 10,000 rows: ~80 ms, off the loop
     store = _store(agent)
     key = (store.agent_key, run_id)
     if key in _ACTIVE and not _ACTIVE[key].done():
         raise UserError(f"Run {run_id!r} is running already; wait for it, or agent.cancel_run({run_id!r}).")
+    task = asyncio.current_task()
+    if task is not None:  # claimed before the first await: a second call with this id is refused, not interleaved
+        _ACTIVE[key] = task
+    try:
+        return await _map_claimed(agent, df, prompt, store, run_id, task, concurrency=concurrency, context=context,
+                                  output_type=output_type, approvals=approvals, max_cost=max_cost,
+                                  max_tokens=max_tokens, rpm=rpm, tpm=tpm, evaluate=evaluate, progress=progress,
+                                  engine=engine, num_cpus=num_cpus)
+    finally:
+        if _ACTIVE.get(key) is task:
+            _ACTIVE.pop(key, None)
+
+
+async def _map_claimed(agent: Agent, df: Any, prompt: Any, store: BatchRows, run_id: str,
+                       task: asyncio.Task[Any] | None, *, concurrency: int, context: Any, output_type: type | None,
+                       approvals: str, max_cost: float | None, max_tokens: int | None, rpm: float | None,
+                       tpm: float | None, evaluate: list[Callable[..., Any]] | None, progress: bool, engine: str,
+                       num_cpus: float) -> pd.DataFrame:
+    """The run under its claimed id: rows accepted into the ledger, the unsettled ones run, the table."""
+    rows = await asyncio.to_thread(prepare, df, prompt, context)  # 10,000 rows: ~80 ms, off the loop
     spec = {"total": len(rows), "concurrency": concurrency, "approvals": approvals, "max_cost": max_cost,
             "max_tokens": max_tokens, "output_type": getattr(output_type, "__name__", None),
             "prompt": prompt if isinstance(prompt, str) else getattr(prompt, "__name__", repr(prompt))}
@@ -113,9 +132,6 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
     todo, budget = await asyncio.to_thread(_resume, store, run_id, rows, Budget(max_cost, max_tokens))  # off the loop
     run = LocalRun(agent, run_id, rows, store, concurrency=concurrency, output_type=output_type,
                    approvals=approvals, budget=budget, pacer=Pacer(rpm, tpm), progress=progress)
-    task = asyncio.current_task()
-    if task is not None:
-        _ACTIVE[key] = task
     wakes = loop_wakes_on_interrupt()
     try:
         with wakes as heard:  # Stop (Kernel → Interrupt) reaches a run whose rows all wait
@@ -134,8 +150,6 @@ async def map_rows(agent: Agent, df: Any, prompt: Any, *, concurrency: int = 8, 
         # the user's Stop: the cell ends cleanly (no CancelledError traceback) with what settled
         return await asyncio.to_thread(results_frame, agent, df, rows, run_id, output_type, evaluate,
                                        f"stopped (Stop); map(..., run_id={run_id!r}) again runs it")
-    finally:
-        _ACTIVE.pop(key, None)
     settled = await asyncio.to_thread(_all_settled, store, run_id, rows)
     if store.run(run_id)["status"] != "cancelled":  # type: ignore[index]
         store.set_status(run_id, "completed" if settled else "stopped")
