@@ -525,6 +525,19 @@ class Think:
         nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
         return None
 
+    def stash(self, data: Any) -> None:
+        """Checkpoint `data` (JSON-serialisable) for the turn this code runs in, from a hook or a
+        tool, whatever started the turn (`send`, `save_messages`, `chat`, the panel) (Think's
+        `this.stash(data)`). If the turn is interrupted (its kernel dies, or the stall watchdog
+        ends it), `on_chat_recovery` reads it back as `ctx.recovery_data`; a turn that ends in its
+        own process deletes it. A later call replaces it. Raises `UserError` outside a turn or for
+        data JSON cannot hold (`think_nb.turns.stash`)."""
+        from think_nb.turns import stash as checkpoint
+
+        runtime = self.__runtime
+        running = runtime.engine.current_turn
+        checkpoint.stash(runtime.store, runtime.key, running.request_id if running is not None else None, data)
+
     def should_keep_recovering(self, ctx: recovery.ChatRecoveryContext) -> bool:
         """Asked before `on_chat_recovery` for each interrupted turn of a chain not sealed yet
         (Think's `chatRecovery.shouldKeepRecovering`; `ctx.incident_id`, `attempt`, `max_attempts`,

@@ -52,7 +52,7 @@ RESERVED: dict[str, str] = {
     "configure": "a method", "get_config": "a method", "get_branches": "a method", "switch_branch": "a method",
     # turns
     "submit": "a method", "send": "a method", "run": "a method", "save_messages": "a method",
-    "add_messages": "a method", "run_turn": "a method",
+    "add_messages": "a method", "run_turn": "a method", "stash": "a method",
     "continue_last_turn": "a method", "regenerate": "a method", "step": "a method", "abort_request": "a method",
     "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
     "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",

@@ -52,7 +52,7 @@ from think_nb.aio import maybe_await, task_loop
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part
 from think_nb.messages.ids import new_id
 from think_nb.store.agent import AgentStore
-from think_nb.turns import incidents
+from think_nb.turns import incidents, stash
 
 if TYPE_CHECKING:
     from think_nb.conversation import Conversation
@@ -87,6 +87,8 @@ class ChatRecoveryContext:
         exhausted_reason: why the chain is sealed, when it is (Think's exhaustion reasons:
             `max_attempts_exceeded`, `work_budget_exceeded`, `no_progress_timeout`,
             `recovery_aborted` when `should_keep_recovering` returned False), else None.
+        recovery_data: what the interrupted turn last passed to `agent.stash(data)` (Think's
+            `recoveryData`), or None.
     `think_nb.turns.incidents` keeps the chain's record (attempts reset on progress).
     """
 
@@ -102,6 +104,7 @@ class ChatRecoveryContext:
     work: int = 0
     age_ms: int = 0
     exhausted_reason: str | None = None
+    recovery_data: Any = None
 
     @property
     def partial_parts(self) -> list[dict]:
@@ -336,6 +339,8 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
         incidents.close(host.store, request_id)  # the chain ended: its incident record goes
     else:
         _tell(host, "failed", ctx, str(status), kind=kind)
+        if status != "aborted":  # error or skipped: the chain ended (an aborted one may be a stall's, routed again)
+            incidents.close(host.store, request_id)
     return result
 
 
@@ -444,7 +449,8 @@ def _context(host: RecoveryHost, request_id: str, partial: dict | None, trigger:
     ctx = ChatRecoveryContext(request_id, partial, _last_user(host.store), trigger, verdict.attempt,
                               exhausted=verdict.exhausted is not None, reason=reason,
                               incident_id=verdict.incident_id, max_attempts=host.chat_recovery_max_attempts,
-                              work=verdict.work, age_ms=verdict.age_ms, exhausted_reason=verdict.exhausted)
+                              work=verdict.work, age_ms=verdict.age_ms, exhausted_reason=verdict.exhausted,
+                              recovery_data=stash.take(host.store, request_id))
     if not ctx.exhausted and not _keep_recovering(host, ctx):
         ctx.exhausted, ctx.exhausted_reason = True, "recovery_aborted"
     _tell(host, "detected", ctx)
