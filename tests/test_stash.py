@@ -95,3 +95,58 @@ async def test_stash_outside_a_turn_or_of_non_json_data_is_a_user_error() -> Non
     assert (await agent.send("go")).status == "completed"
     assert len(bad) == 1 and "JSON-serialisable" in bad[0]
     assert runtime_of(agent).store.state.keys(stash.PREFIX) == []
+
+
+async def test_a_stash_survives_a_sigkill_of_the_process_running_the_turn(tmp_path: Path) -> None:
+    """A real process runs a turn that stashes, and is SIGKILLed while the model streams; the agent
+    created again on the file gets the stash as `ctx.recovery_data`, continues the turn, and the
+    chain's incident record is gone once the continuation completed."""
+    import asyncio
+    import sqlite3
+    import sys
+
+    from agents import eventually
+    from think_nb.turns import incidents
+
+    db = tmp_path / "killed.sqlite"
+    code = f"""
+from think_nb import Think
+from think_nb.testing import ScriptedModel as S
+s = S([[S.text("abcdefghij" * 40, chunk_size=2)]], delay=0.02)
+class Worker(Think):
+    def get_model(self): return s.model
+    def before_turn(self, ctx): self.stash({{"cursor": 3}})
+Worker("w", db={str(db)!r}).run("go")
+"""
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+
+    def stashed_and_streaming() -> bool:
+        try:
+            with sqlite3.connect(db) as conn:
+                stashes = conn.execute("SELECT count(*) FROM think_agent_state WHERE key LIKE 'stash:%'").fetchone()
+                chunks = conn.execute("SELECT count(*) FROM think_stream_chunks").fetchone()
+        except sqlite3.Error:  # not created yet
+            return False
+        return stashes[0] == 1 and chunks[0] >= 1
+
+    await eventually(stashed_and_streaming, timeout=60, what="the turn's stash and its first chunks in SQLite")
+    proc.kill()
+    await proc.wait()
+    seen: list = []
+
+    class Worker(Think):
+        def get_model(self) -> Any:
+            return S([[S.text("done.")]]).model
+
+        def on_chat_recovery(self, ctx: Any) -> Any:
+            seen.append((ctx.recovery_data, ctx.attempt, ctx.incident_id == ctx.request_id))
+            return {"continue": True}
+
+    agent = Worker("w", db=db)
+    assert seen == [({"cursor": 3}, 1, True)]
+    assert set(incidents.records(runtime_of(agent).store)) == {agent.turns()[0]["request_id"]}
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed"
+    assert incidents.records(runtime_of(agent).store) == {}
+    assert runtime_of(agent).store.state.keys(stash.PREFIX) == []
