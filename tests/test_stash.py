@@ -79,6 +79,17 @@ async def test_a_dead_processs_stash_is_the_recovery_data_once(tmp_path: Path, m
     assert seen == [{"cursor": 3}]  # nothing recovered again
 
 
+async def test_a_dead_processs_stash_goes_with_its_turn_when_recovery_is_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cls = agent_class(S([]), chat_recovery=False)
+    first = cls("r", db=tmp_path / "a.sqlite")
+    left_by_dead_process(first, monkeypatch, "req-dead", partial_chunks())
+    stash.stash(runtime_of(first).store, runtime_of(first).key, "req-dead", {"cursor": 3})
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert agent.messages[-1]["metadata"]["interrupted"] is True
+    assert runtime_of(agent).store.state.keys(stash.PREFIX) == []
+
+
 async def test_stash_outside_a_turn_or_of_non_json_data_is_a_user_error() -> None:
     agent = scripted_agent(S([]))
     with pytest.raises(UserError, match="from a hook or a tool"):

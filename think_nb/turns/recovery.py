@@ -214,6 +214,7 @@ def recover(host: RecoveryHost, prepare: Callable[[list[Incident]], None] | None
     for incident in incidents:
         if not host.chat_recovery:
             apply(host.conversation, incident, RecoveryDecision())
+            stash.take(store, incident.request_id)  # no hook reads it: it goes with the turn
             continue
         ctx = _context(host, incident.request_id, incident.partial, incident.trigger, "process-ended")
         if inspect.iscoroutinefunction(host.agent.on_chat_recovery):  # asked in the task; keep the partial now
