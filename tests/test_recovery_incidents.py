@@ -262,3 +262,36 @@ async def test_a_sub_agents_forwarded_progress_credits_the_parents_chain(
     if agent.recovery_task is not None:
         (result,) = await agent.recovery_task
         assert result.status == "completed"
+
+
+async def test_progress_counts_when_the_history_was_compacted_between_attempts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress is read from the attempt's own stream: compacting the history between two
+    attempts (Think's compaction-proof progress) does not hide it, and the attempts reset."""
+    from think_nb.session import create_compact_function
+
+    seen: list = []
+    script = S([])
+
+    def on_chat_recovery(self: Think, ctx: Any) -> object:
+        seen.append((ctx.attempt, ctx.exhausted, ctx.work))
+        return {"continue": True}
+
+    cls = type("Compacted", (Think,), {
+        "get_model": lambda self: script.model, "include_workspace_tools": False,
+        "configure_session": lambda self, s: s.on_compaction(create_compact_function(tail_token_budget=30)),
+        "on_chat_recovery": on_chat_recovery, "chat_recovery_max_attempts": 1})
+    first = cls("r", db=tmp_path / "a.sqlite")
+    for n in range(6):
+        script.steps.append([S.text(f"Answer {n}: details on topic {n}.")])
+        await first.send(f"Question {n} about topic {n}")
+    left_by_dead_process(first, monkeypatch, "req-dead", partial_chunks())
+    cut_again(first, monkeypatch, partial_chunks("m-again", "more"))
+    script.steps.append([S.text("## Topic\nTopics 0-3.")])
+    assert await first.compact() is not None
+    script.steps.append([S.text(" done.")])
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    assert seen == [(1, False, 1)]
+    assert agent.recovery_task is not None
+    (result,) = await agent.recovery_task
+    assert result.status == "completed"
