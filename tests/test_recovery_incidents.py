@@ -295,3 +295,23 @@ async def test_progress_counts_when_the_history_was_compacted_between_attempts(
     assert agent.recovery_task is not None
     (result,) = await agent.recovery_task
     assert result.status == "completed"
+
+
+async def test_an_async_on_exhausted_is_awaited_and_its_raise_changes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    told = asyncio.Event()
+
+    async def on_exhausted(self: Think, ctx: Any) -> None:
+        await asyncio.sleep(0)
+        told.set()
+        raise RuntimeError("on_exhausted broke")
+
+    cls = continuing([], chat_recovery_max_attempts=0, on_exhausted=on_exhausted)
+    left_by_dead_process(cls("r", db=tmp_path / "a.sqlite"), monkeypatch, "req-dead", partial_chunks())
+    agent = cls("r", db=tmp_path / "a.sqlite")
+    await asyncio.wait_for(told.wait(), 60)
+    assert agent.recovery_task is None
+    assert [(t["request_id"], t["status"]) for t in agent.turns()] == [("req-dead", "interrupted")]
+    assert runtime_of(agent).last_terminal() == ("req-dead", "interrupted")
