@@ -321,7 +321,7 @@ async def test_stall_recovery_is_bounded_by_the_attempt_budget() -> None:
         seen.append(ctx)
         return RecoveryDecision(continue_=True)
 
-    script = S([[S.text(f"try {n} "), S.stall()] for n in range(5)])
+    script = S([[S.text("try 0 "), S.stall()]] + [[S.stall()] for _ in range(4)])  # retries make no progress
     agent = scripted_agent(script, chat_stream_stall_timeout=0.2, chat_recovery_max_attempts=2,
                            on_chat_recovery=decide)
     await agent.send("go")
@@ -467,9 +467,11 @@ async def test_recovery_attempts_are_bounded(tmp_path: Path, monkeypatch: pytest
         m.setattr(owners, "PROCESS", "dead-process")
         runtime_of(first).store.turn_log.start("req-again", "recovery-continue", True)
         runtime_of(first).store.streams.set_status("req-again", True, "streaming")
-        runtime_of(first).store.streams.append("req-again", partial_chunks("m-again", "more"))
+        runtime_of(first).store.streams.append("req-again", [{"type": "start", "messageId": "m-again"},
+                                                             {"type": "start-step"}])  # no progress
     agent = cls("r", db=tmp_path / "a.sqlite")
-    assert [(c.request_id, c.attempt, c.exhausted) for c in seen] == [("req-again", 2, True)]
+    assert [(c.request_id, c.attempt, c.exhausted, c.exhausted_reason) for c in seen] == [
+        ("req-again", 2, True, "max_attempts_exceeded")]
     assert agent.recovery_task is None  # continue_ is ignored once the chain is exhausted
     assert agent.messages[-1]["id"] == "m-again" and agent.messages[-1]["metadata"]["interrupted"] is True
     assert {t["request_id"]: t["status"] for t in agent.turns()} == {"req-dead": "interrupted",

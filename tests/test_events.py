@@ -410,7 +410,7 @@ async def test_a_stall_routed_into_recovery_emits_stalled_and_the_recovery_event
 
 async def test_exhausted_recovery_is_an_event() -> None:
     await warm_litellm()
-    script = S([[S.text(f"try {n} "), S.stall()] for n in range(3)])
+    script = S([[S.text("try 0 "), S.stall()], [S.stall()], [S.stall()]])  # the retry makes no progress
     agent = scripted_agent(script, chat_stream_stall_timeout=0.2, chat_recovery_max_attempts=1,
                            on_chat_recovery=lambda self, ctx: RecoveryDecision(continue_=True))
     seen: list[events.Event] = []
@@ -422,7 +422,7 @@ async def test_exhausted_recovery_is_an_event() -> None:
     assert by_attempt == {
         1: [("chat:recovery:detected", None), ("chat:recovery:scheduled", None), ("chat:recovery:attempt", None),
             ("chat:recovery:failed", "aborted")],
-        2: [("chat:recovery:detected", None), ("chat:recovery:exhausted", "max-attempts")]}
+        2: [("chat:recovery:detected", None), ("chat:recovery:exhausted", "max_attempts_exceeded")]}
     assert len(seen) == 6
     assert {e.payload["incident_id"] for e in seen} == {first.request_id}  # one chain
 

@@ -168,7 +168,14 @@ class Think:
     False: their partial replies are still stored, nothing is continued."""
     chat_recovery_max_attempts: int = 3
     """How many recovery turns one interrupted turn may chain (each interrupted in turn) before
-    `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`)."""
+    `on_chat_recovery`'s `continue_` is ignored (`ctx.exhausted`); an attempt that recorded new
+    parts resets the count (Think's `chatRecovery.maxAttempts`, reset on progress)."""
+    chat_recovery_max_recovery_work: int = 1000
+    """How many parts a chain's recovery turns may record in all before the chain is sealed
+    (`ctx.exhausted_reason == "work_budget_exceeded"`; Think's `chatRecovery.maxRecoveryWork`)."""
+    chat_recovery_no_progress_timeout: float | None = 300.0
+    """Seconds a chain may go without an attempt recording new parts before it is sealed
+    (`"no_progress_timeout"`), or None for no limit (Think's `noProgressTimeoutMs`, in seconds)."""
     include_mcp_tools: bool = True
     """Merge the tools of connected MCP servers into every turn (Think's `includeMcpTools`)."""
     wait_for_mcp_connections: bool | float | dict[str, float] = False
@@ -516,6 +523,35 @@ class Think:
         also for None): `persist` stores the partial reply (settled tool results are kept either
         way), `continue_` starts a turn that continues it (or answers the user message again when
         nothing was streamed). May be async (then it runs in `agent.recovery_task`)."""
+        return None
+
+    def stash(self, data: Any) -> None:
+        """Checkpoint `data` (JSON-serialisable) for the turn this code runs in, from a hook or a
+        tool, whatever started the turn (`send`, `save_messages`, `chat`, the panel) (Think's
+        `this.stash(data)`). If the turn is interrupted (its kernel dies, or the stall watchdog
+        ends it), `on_chat_recovery` reads it back as `ctx.recovery_data`; a turn that ends in its
+        own process deletes it. A later call replaces it. Raises `UserError` outside a turn or for
+        data JSON cannot hold (`think_nb.turns.stash`)."""
+        from think_nb.turns import stash as checkpoint
+
+        runtime = self.__runtime
+        running = runtime.engine.current_turn
+        checkpoint.stash(runtime.store, runtime.key, running.request_id if running is not None else None, data)
+
+    def should_keep_recovering(self, ctx: recovery.ChatRecoveryContext) -> bool:
+        """Asked before `on_chat_recovery` for each interrupted turn of a chain not sealed yet
+        (Think's `chatRecovery.shouldKeepRecovering`; `ctx.incident_id`, `attempt`, `max_attempts`,
+        `work`, `age_ms`). Return False to seal the chain (`ctx.exhausted`, `exhausted_reason
+        "recovery_aborted"`: nothing continues it, `on_exhausted` is called). Default True; a raise
+        is logged and counts as True."""
+        return True
+
+    def on_exhausted(self, ctx: recovery.ChatRecoveryContext) -> Any:
+        """Called once when a chain is sealed while `on_chat_recovery` asked to continue it
+        (Think's `chatRecovery.onExhausted`; `ctx.exhausted_reason`, `ctx.partial`, `ctx.work`, ...).
+        Whatever it does, raising included (logged), the turn has ended `interrupted` (a dead
+        process's) or `aborted` (stalled) in the store and the views show it as the terminal state.
+        May be async (awaited in a task on the loop)."""
         return None
 
     def repair_interrupted_tool_part(self, part: dict[str, Any]) -> dict[str, Any]:

@@ -63,8 +63,9 @@ failed, exhausted):
 - `chat:recovery:detected` (a dead process's turn, or a stalled one), `chat:recovery:scheduled`
   (`on_chat_recovery` chose to continue), `chat:recovery:attempt` (its turn starts),
   `chat:recovery:completed`, `chat:recovery:failed` (that turn ended error or aborted),
-  `chat:recovery:skipped` (declined, or nothing to resume), `chat:recovery:exhausted` (no attempt
-  left, `chat_recovery_max_attempts`).
+  `chat:recovery:skipped` (declined, or nothing to resume), `chat:recovery:exhausted` (the chain is
+  sealed; reason `max_attempts_exceeded`, `work_budget_exceeded`, `no_progress_timeout` or
+  `recovery_aborted`: `think_nb.turns.incidents`).
 
 Durable work
 - `submission:create` — submission_id, request_id (None until it runs), idempotency_key.

@@ -25,13 +25,14 @@ OVERRIDABLE = frozenset({
     "configure_session", "before_turn", "before_step", "before_tool_call", "after_tool_call", "on_chunk",
     "on_step_finish", "on_chat_response", "on_chat_error", "on_chat_recovery", "repair_interrupted_tool_part",
     "configure_channels", "on_submission_status", "get_actions", "authorize_turn", "authorize_action",
-    "classify_chat_error",
+    "classify_chat_error", "should_keep_recovering", "on_exhausted",
 })
 """Methods and hooks a subclass overrides (Think's, in snake_case)."""
 
 SETTINGS = frozenset({
     "max_steps", "hydration_limit", "message_concurrency", "chat_stream_stall_timeout", "chat_recovery",
-    "chat_recovery_max_attempts", "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
+    "chat_recovery_max_attempts", "chat_recovery_max_recovery_work", "chat_recovery_no_progress_timeout",
+    "include_mcp_tools", "wait_for_mcp_connections", "include_extension_tools",
     "extension_timeout", "extension_hook_timeout", "extension_allowed_hosts", "extension_allow_private",
     "schedule_clock", "default_model", "include_workspace_tools", "workspace_approval",
     "include_kernel_tools", "send_reasoning", "action_ledger_pending_retry_lease", "context_overflow",
@@ -51,7 +52,7 @@ RESERVED: dict[str, str] = {
     "configure": "a method", "get_config": "a method", "get_branches": "a method", "switch_branch": "a method",
     # turns
     "submit": "a method", "send": "a method", "run": "a method", "save_messages": "a method",
-    "add_messages": "a method", "run_turn": "a method",
+    "add_messages": "a method", "run_turn": "a method", "stash": "a method",
     "continue_last_turn": "a method", "regenerate": "a method", "step": "a method", "abort_request": "a method",
     "abort_all_requests": "a method", "has_pending_interaction": "a method", "wait_until_stable": "a method",
     "pending_approvals": "a method", "approve": "a method", "deny": "a method", "add_tool_output": "a method",
@@ -136,6 +137,10 @@ _SETTING_RULES: dict[str, tuple[Callable[[object], bool], str]] = {
     "chat_recovery": (lambda v: isinstance(v, bool), "True or False"),
     "chat_recovery_max_attempts": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                                    "a whole number >= 0"),
+    "chat_recovery_max_recovery_work": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                                        "a whole number of parts >= 0"),
+    "chat_recovery_no_progress_timeout": (lambda v: v is None or _positive(v),
+                                          "seconds (a number > 0), or None for no limit"),
     "include_mcp_tools": (lambda v: isinstance(v, bool), "True or False"),
     "send_reasoning": (lambda v: isinstance(v, bool), "True or False"),
     "include_extension_tools": (lambda v: isinstance(v, bool), "True or False"),

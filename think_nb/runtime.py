@@ -90,6 +90,8 @@ class AgentRuntime:
     media_eviction = _Setting()
     chat_recovery = _Setting()
     chat_recovery_max_attempts = _Setting()
+    chat_recovery_max_recovery_work = _Setting()
+    chat_recovery_no_progress_timeout = _Setting()
     include_mcp_tools = _Setting()
     wait_for_mcp_connections = _Setting()
     include_extension_tools = _Setting()

@@ -30,7 +30,7 @@ from think_nb.errors import InternalError, UserError
 from think_nb.messages import new_id, validate
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 from think_nb.tools.tool import PAUSE_PREFIX, dump_output
-from think_nb.turns import assemble, blame
+from think_nb.turns import assemble, blame, stash
 from think_nb.turns.admission import Submission, TurnQueue
 from think_nb.turns.broadcast import Event, Listeners
 from think_nb.turns.hooks import user_code
@@ -332,6 +332,7 @@ class TurnEngine:
             continues = self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
             if continues is not None and sub.trigger == "chat":  # its caller asks `continuation_scheduled`
                 self.stall_outcomes[sub.request_id] = continues
+        stash.drop(self.store, sub.request_id)  # ended here: its checkpoint goes (recovery read it already)
         return result
 
     async def continuation_scheduled(self, request_id: str) -> bool:

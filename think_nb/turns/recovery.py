@@ -17,10 +17,12 @@ and, for each interrupted turn (an *incident*), oldest first:
 3. persists the partial with `metadata.interrupted = True` (`persist=False` keeps only its
    settled tool results), marks the stream row `interrupted` and settles the turn-log row
    `interrupted`;
-4. when `continue_` is set, and while the turn's chain has attempts left
-   (`Think.chat_recovery_max_attempts`), starts a turn: `continue_last_turn` when the branch ends
-   with the (partial) assistant reply (`trigger="recovery-continue"`), else a retry that answers
-   the unanswered user message without appending it again (`trigger="recovery-retry"`); either is
+4. when `continue_` is set, and while the turn's chain is not sealed (its incident record,
+   `think_nb.turns.incidents`: attempts reset by progress, a work budget, a no-progress window,
+   `should_keep_recovering`; a sealed chain calls `on_exhausted`), starts a turn:
+   `continue_last_turn` when the branch ends with the (partial) assistant reply
+   (`trigger="recovery-continue"`), else a retry that answers the unanswered user message
+   without appending it again (`trigger="recovery-retry"`); either is
    `skipped` when, by the time it starts, the branch ends with another message (one the user sent
    meanwhile: Think's superseded continuations skip).
 
@@ -50,6 +52,7 @@ from think_nb.aio import maybe_await, task_loop
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part
 from think_nb.messages.ids import new_id
 from think_nb.store.agent import AgentStore
+from think_nb.turns import incidents, stash
 
 if TYPE_CHECKING:
     from think_nb.conversation import Conversation
@@ -58,7 +61,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("think_nb")
 
 INTERRUPTED_ERROR = "The process running this turn ended before the turn finished."
-ATTEMPTS_KEY = "recovery_attempts"  # agent_state: {"roots": {request_id: root}, "attempts": {root: n}}
 SETTLED_TURN = ("completed", "error", "aborted", "skipped")
 
 
@@ -78,6 +80,16 @@ class ChatRecoveryContext:
         exhausted: True when the chain has no attempt left (`continue_` will be ignored).
         reason: `process-ended` (a dead kernel's turn, found when the agent is created) or
             `stalled` (the stall watchdog ended the turn in this process).
+        incident_id: the chain's first request id (Think's `incidentId`).
+        max_attempts: `chat_recovery_max_attempts` (Think's `maxAttempts`).
+        work: parts the chain's recovery turns recorded so far (Think's `work`).
+        age_ms: milliseconds since the chain's first interruption (Think's `ageMs`).
+        exhausted_reason: why the chain is sealed, when it is (Think's exhaustion reasons:
+            `max_attempts_exceeded`, `work_budget_exceeded`, `no_progress_timeout`,
+            `recovery_aborted` when `should_keep_recovering` returned False), else None.
+        recovery_data: what the interrupted turn last passed to `agent.stash(data)` (Think's
+            `recoveryData`), or None.
+    `think_nb.turns.incidents` keeps the chain's record (attempts reset on progress).
     """
 
     request_id: str
@@ -87,6 +99,12 @@ class ChatRecoveryContext:
     attempt: int = 1
     exhausted: bool = False
     reason: str = "process-ended"
+    incident_id: str = ""
+    max_attempts: int = 0
+    work: int = 0
+    age_ms: int = 0
+    exhausted_reason: str | None = None
+    recovery_data: Any = None
 
     @property
     def partial_parts(self) -> list[dict]:
@@ -169,6 +187,8 @@ class RecoveryHost(Protocol):
     conversation: Conversation
     chat_recovery: bool
     chat_recovery_max_attempts: int
+    chat_recovery_max_recovery_work: int
+    chat_recovery_no_progress_timeout: float | None
 
 
 class RecoveryEngine(Protocol):
@@ -194,11 +214,9 @@ def recover(host: RecoveryHost, prepare: Callable[[list[Incident]], None] | None
     for incident in incidents:
         if not host.chat_recovery:
             apply(host.conversation, incident, RecoveryDecision())
+            stash.take(store, incident.request_id)  # no hook reads it: it goes with the turn
             continue
-        attempt = _attempt(store, incident.request_id)
-        ctx = ChatRecoveryContext(incident.request_id, incident.partial, _last_user(store), incident.trigger,
-                                  attempt, exhausted=attempt > host.chat_recovery_max_attempts)
-        _tell(host, "detected", ctx)
+        ctx = _context(host, incident.request_id, incident.partial, incident.trigger, "process-ended")
         if inspect.iscoroutinefunction(host.agent.on_chat_recovery):  # asked in the task; keep the partial now
             apply(host.conversation, incident, RecoveryDecision())
             left.append((incident, (ctx, _Ask(host.agent.on_chat_recovery, ctx))))
@@ -230,11 +248,7 @@ def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, par
     `chat_recovery` is off."""
     if not host.chat_recovery:
         return None
-    store = host.store
-    attempt = _attempt(store, request_id)
-    ctx = ChatRecoveryContext(request_id, partial, _last_user(store), trigger, attempt,
-                              exhausted=attempt > host.chat_recovery_max_attempts, reason="stalled")
-    _tell(host, "detected", ctx)
+    ctx = _context(host, request_id, partial, trigger, "stalled")
     try:
         value = host.agent.on_chat_recovery(ctx)
     except Exception:
@@ -308,7 +322,7 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
     """Continue the partial reply, or answer the user message again (no duplicate)."""
     last = host.conversation.last
     request_id = new_id("req")
-    _count(host.store, incident.request_id, request_id)
+    incidents.begin_attempt(host.store, incident.request_id, request_id)
     role = last["role"] if last is not None else None
     if role not in ("assistant", "user"):
         _tell(host, "skipped", ctx, "nothing-to-resume")
@@ -323,8 +337,11 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
     status = getattr(result, "status", None)
     if status == "completed":
         _tell(host, "completed", ctx, kind=kind)
+        incidents.close(host.store, request_id)  # the chain ended: its incident record goes
     else:
         _tell(host, "failed", ctx, str(status), kind=kind)
+        if status != "aborted":  # error or skipped: the chain ended (an aborted one may be a stall's, routed again)
+            incidents.close(host.store, request_id)
     return result
 
 
@@ -333,9 +350,10 @@ def _told_decision(host: RecoveryHost, ctx: ChatRecoveryContext, decision: Recov
     will resume the incident."""
     if not decision.continue_:
         _tell(host, "skipped", ctx, "declined")
+        incidents.close(host.store, ctx.request_id)
         return False
     if ctx.exhausted:
-        _tell(host, "exhausted", ctx, "max-attempts")
+        _seal(host, ctx)
         return False
     _tell(host, "scheduled", ctx)
     return True
@@ -346,9 +364,8 @@ def _tell(host: RecoveryHost, what: str, ctx: ChatRecoveryContext, reason: str |
     """One `chat:recovery:<what>` event about `ctx`'s incident (see `think_nb.events`): its id is
     the first request id of the interrupted chain; `kind` (`continue` | `retry`) defaults to
     `continue` when something streamed before the interruption."""
-    state = host.store.state.get(ATTEMPTS_KEY) or {}
     fields: dict[str, Any] = {
-        "incident_id": (state.get("roots") or {}).get(ctx.request_id, ctx.request_id),
+        "incident_id": ctx.incident_id or incidents.incident_of(host.store, ctx.request_id),
         "request_id": ctx.request_id, "attempt": ctx.attempt, "max_attempts": host.chat_recovery_max_attempts,
         "recovery_kind": kind or ("continue" if ctx.partial is not None else "retry")}
     if reason:
@@ -422,17 +439,57 @@ def _parent(store: AgentStore, message_id: str) -> str | None:
     return store.messages.leaf_id
 
 
-def _attempt(store: AgentStore, request_id: str) -> int:
-    state = store.state.get(ATTEMPTS_KEY) or {}
-    root = (state.get("roots") or {}).get(request_id, request_id)
-    return int((state.get("attempts") or {}).get(root, 0)) + 1
+def _context(host: RecoveryHost, request_id: str, partial: dict | None, trigger: str,
+             reason: str) -> ChatRecoveryContext:
+    """The context `on_chat_recovery` sees: the chain's record read (progress credited, budgets
+    checked, `think_nb.turns.incidents`), then `should_keep_recovering` asked unless already sealed."""
+    verdict = incidents.observe(host.store, request_id, incidents.progress_of(partial),
+                                max_attempts=host.chat_recovery_max_attempts,
+                                max_work=host.chat_recovery_max_recovery_work,
+                                no_progress_s=host.chat_recovery_no_progress_timeout)
+    ctx = ChatRecoveryContext(request_id, partial, _last_user(host.store), trigger, verdict.attempt,
+                              exhausted=verdict.exhausted is not None, reason=reason,
+                              incident_id=verdict.incident_id, max_attempts=host.chat_recovery_max_attempts,
+                              work=verdict.work, age_ms=verdict.age_ms, exhausted_reason=verdict.exhausted,
+                              recovery_data=stash.take(host.store, request_id))
+    if not ctx.exhausted and not _keep_recovering(host, ctx):
+        ctx.exhausted, ctx.exhausted_reason = True, "recovery_aborted"
+    _tell(host, "detected", ctx)
+    return ctx
+
+
+def _keep_recovering(host: RecoveryHost, ctx: ChatRecoveryContext) -> bool:
+    try:
+        return host.agent.should_keep_recovering(ctx) is not False
+    except Exception:
+        log.exception("should_keep_recovering raised; recovery of %s goes on", ctx.request_id)
+        return True
+
+
+def _seal(host: RecoveryHost, ctx: ChatRecoveryContext) -> None:
+    """The chain is sealed: say so, delete its record, then tell `on_exhausted` (whatever it does,
+    raising included, the turn already ended `interrupted`/`aborted` in the store, which the views
+    replay as the terminal state)."""
+    _tell(host, "exhausted", ctx, ctx.exhausted_reason or "max_attempts_exceeded")
+    incidents.close(host.store, ctx.request_id)
+    try:
+        value = host.agent.on_exhausted(ctx)
+        if inspect.isawaitable(value):
+            _run_later(value)
+    except Exception:
+        log.exception("on_exhausted raised; the sealed chain of %s stays ended", ctx.request_id)
+
+
+def _run_later(value: Awaitable[Any]) -> None:
+    """An async `on_exhausted`: awaited in a task on the loop; its exception is logged."""
+    async def wait() -> None:
+        try:
+            await value
+        except Exception:
+            log.exception("on_exhausted raised; the sealed chain stays ended")
+    task_loop().create_task(wait(), name="think-on-exhausted")
 
 
 def _count(store: AgentStore, interrupted: str, new_request: str) -> None:
     """Remember that `new_request` recovers `interrupted`'s chain, one attempt more."""
-    state = store.state.get(ATTEMPTS_KEY) or {}
-    roots, attempts = dict(state.get("roots") or {}), dict(state.get("attempts") or {})
-    root = roots.get(interrupted, interrupted)
-    roots[new_request] = root
-    attempts[root] = int(attempts.get(root, 0)) + 1
-    store.state.set(ATTEMPTS_KEY, {"roots": roots, "attempts": attempts})
+    incidents.begin_attempt(store, interrupted, new_request)
