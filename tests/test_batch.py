@@ -603,3 +603,15 @@ async def test_an_empty_run_id_is_refused_not_replaced(run_id: str) -> None:
     with pytest.raises(UserError, match="a run id is a non-empty string"):
         await agent.map(pd.DataFrame({"n": [1]}), "Double {n}", run_id=run_id, progress=False)
     assert agent.runs().empty and RAN == []
+
+
+def test_the_bar_is_the_text_one_outside_a_kernel_even_when_ipykernel_was_imported() -> None:
+    """tqdm.auto picks its notebook bar when `ipykernel.zmqshell` has been imported, kernel or not (a
+    test process that ran a panel test first printed the widget's repr to stdout); the bar is
+    chosen by the running shell instead (the widget bar in a real kernel: tests/e2e/test_batch_browser.py)."""
+    import ipykernel.zmqshell  # noqa: F401
+    from tqdm.std import tqdm as text_tqdm
+
+    from think_nb.batch.progress import _tqdm_class
+
+    assert _tqdm_class() is text_tqdm

@@ -1,5 +1,5 @@
-"""A run's progress bar: `tqdm.auto`, so a notebook shows tqdm's widget bar and a terminal a text
-one (done/total, rate, ETA, with errors and cost so far in the postfix). Interrupting the cell
+"""A run's progress bar: tqdm's widget bar in a notebook (a kernel's shell: `_tqdm_class`), its text
+bar elsewhere (done/total, rate, ETA, with errors and cost so far in the postfix). Interrupting the cell
 (Jupyter's Stop button, Ctrl-C in a script) stops the run: rows in flight are aborted and kept,
 settled rows stay settled, pending rows stay pending for the same call to finish later, and the
 cell prints how many rows settled and how many were not run (`stopped_text`)."""
@@ -12,6 +12,27 @@ from typing import Any
 __all__ = ["Progress", "stopped_text"]
 
 
+def _tqdm_class() -> Any:
+    """tqdm's notebook bar when this code runs in a kernel's shell (IPython's `get_ipython()` is a
+    `ZMQInteractiveShell`, with ipywidgets), else its text bar. Not `tqdm.auto`: it picks the notebook
+    bar when `ipykernel.zmqshell` was merely imported before it, in a script or a test process too."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if type(shell).__name__ == "ZMQInteractiveShell":
+        try:
+            from tqdm.notebook import IProgress, tqdm  # type: ignore[import-untyped]
+
+            if IProgress is not None:  # ipywidgets is there: the widget bar
+                return tqdm
+        except ImportError:
+            pass
+    from tqdm.std import tqdm as text_tqdm  # type: ignore[import-untyped]
+
+    return text_tqdm
+
+
 class Progress:
     """`total` rows of which `done` settled before; `show=False` draws nothing."""
 
@@ -20,8 +41,7 @@ class Progress:
         self.bar: Any = None
         self.flush: asyncio.TimerHandle | None = None
         if show:
-            from tqdm.auto import tqdm  # type: ignore[import-untyped]
-
+            tqdm = _tqdm_class()
             self.bar = tqdm(total=total, initial=done, desc=f"map {run_id}", unit="row", dynamic_ncols=True)
             self.bar.set_postfix(self.postfix())  # errors and cost show from the start
 
