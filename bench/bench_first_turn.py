@@ -23,7 +23,8 @@ Four measures, each in fresh processes (litellm is imported once per process):
    bytecode cached, that imports asyncio and the framework and nothing of a harness (no argparse, json,
    statistics; no script compiled as `__main__` on every run), and ends the process with `os._exit` at
    the first text delta: the figure is the framework's work to its first token (asyncio and its ssl
-   included: any async agent pays them), less the floor `python -c "import os; os._exit(0)"` (the bare
+   included: any async agent pays them; the `asyncio` column is that floor alone: the loop started
+   and a token at once, no framework), less the floor `python -c "import os; os._exit(0)"` (the bare
    interpreter's start, ended the same way). Before, the worker was `bench_peers.py --worker FRAMEWORK
    first` run as a script to the end of the process, less `python -c pass`: ~262 M of think_nb's 541 M
    was that harness, paid by every side alike, so figures from before are not comparable with these.
@@ -191,12 +192,12 @@ def counted_start(think_nb: Path, frameworks: tuple[str, ...]) -> dict[str, int]
     compileall.compile_file(str(WORKER), quiet=1)  # the worker is imported, as a library is: its bytecode cached
     cases = {"bare": ["-c", "pass"], "bare_exit": ["-c", EXIT_FLOOR],
              **{name: ["-c", code] for name, code in IMPORTS.items()},
-             **{f: ["-c", FIRST_TOKEN, f, tempfile.mkdtemp(prefix=f"first-{f}-")] for f in frameworks}}
+             **{f: ["-c", FIRST_TOKEN, f, tempfile.mkdtemp(prefix=f"first-{f}-")] for f in ("asyncio", *frameworks)}}
     # single-threaded processes whose counts do not depend on the load: they run side by side
     with ThreadPoolExecutor(max_workers=len(cases)) as pool:
         runs = {name: pool.submit(instructions, argv, think_nb) for name, argv in cases.items()}
         counts = {name: run.result() for name, run in runs.items()}
-    return {name: n - counts["bare_exit" if name in frameworks else "bare"] for name, n in counts.items()
+    return {name: n - counts["bare_exit" if name in ("asyncio", *frameworks) else "bare"] for name, n in counts.items()
             if not name.startswith("bare")}
 
 
@@ -245,10 +246,11 @@ def main() -> None:
     print(f"cpu loop after       {spread([c['after_s'] for c in cpus])}")
     frameworks = ("think_nb",) if args.quick else PEERS
     counts = counted_start(args.think_nb, frameworks)
-    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind, bytecode)"
-          + (" (--quick: think_nb only)" if args.quick else ""))
-    print("  " + "  ".join(f"{f:>12}" for f in frameworks) + ("   think_nb / agno" if "agno" in frameworks else ""))
-    print("  " + "  ".join(f"{counts[f] / 1e6:>12,.0f}" for f in frameworks)
+    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind, bytecode; "
+          "bench/first_token_worker.py)" + (" (--quick: think_nb only)" if args.quick else ""))
+    columns = ("asyncio", *frameworks)
+    print("  " + "  ".join(f"{f:>12}" for f in columns) + ("   think_nb / agno" if "agno" in frameworks else ""))
+    print("  " + "  ".join(f"{counts[f] / 1e6:>12,.0f}" for f in columns)
           + (f"   {counts['think_nb'] / counts['agno']:>15.2f}x" if "agno" in frameworks else ""))
     for name, code in IMPORTS.items():
         wall = import_seconds(code, args.think_nb, 3 if args.quick else 7)

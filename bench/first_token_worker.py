@@ -88,7 +88,12 @@ async def _agno(folder: str) -> None:
             _first_token()
 
 
-WORKERS = {"think_nb": _think_nb, "pydantic_ai": _pydantic_ai, "agno": _agno}
+async def _asyncio(folder: str) -> None:
+    """The floor of any async agent: the event loop started, a first token at once (no framework)."""
+    _first_token()
+
+
+WORKERS = {"asyncio": _asyncio, "think_nb": _think_nb, "pydantic_ai": _pydantic_ai, "agno": _agno}
 
 
 def main() -> None:
