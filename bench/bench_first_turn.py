@@ -30,7 +30,11 @@ Four measures, each in fresh processes (litellm is imported once per process):
    was that harness, paid by every side alike, so figures from before are not comparable with these.
    Then `import think_nb` and `from think_nb import Think, tool` the same way (less `python -c pass`),
    and their wall time (median of fresh processes). Every process runs with bytecode (think_nb's
-   sources compiled first, as `--compile-bytecode` does).
+   sources compiled first, as `--compile-bytecode` does). Measured on main 986c637 (2 cores, load 8-18):
+   asyncio 185-196 M, think_nb 464-500 M, agno 1,888-1,946 M, pydantic-ai 3,790-3,864 M; think_nb at
+   52ed265 (main when issue 29 was filed) 1,375-1,413 M, at 444a0ef (this measure added) 718-744 M.
+   Counts move by a few % with the machine's load (how often a loop polls while a thread works, and
+   under valgrind a thread's work is slow): compare figures of one run, or ranges.
 4. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
    repeatedly while the import thread runs, and after it: what a cell computing something pays
    while litellm imports beside it (both threads share the GIL).
