@@ -17,11 +17,24 @@ Four measures, each in fresh processes (litellm is imported once per process):
    return. Before issue 18 the second waited for the import (the loop was blocked).
 3. **First token in instructions, side by side** (valgrind's cachegrind: deterministic, where the wall
    time on a shared machine is not): a fresh process, from start to the first token of a text turn,
-   for think_nb, pydantic-ai and agno (`bench_peers.py --worker FRAMEWORK first`: the same scripted
-   reply, no tool of the user's on any side; think_nb offers its workspace tools as by default), less
-   the bare interpreter's start (`python -c pass`); then `import think_nb` and
-   `from think_nb import Think, tool` the same way, and their wall time (median of fresh processes).
-   Every process runs with bytecode (think_nb's sources compiled first, as `--compile-bytecode` does).
+   for think_nb, pydantic-ai and agno: `python -c "import first_token_worker as w; w.main()" FRAMEWORK
+   FOLDER` (bench/first_token_worker.py: the same scripted reply, no tool of the user's on any side;
+   think_nb offers its workspace tools as by default). The worker is a module, imported with its
+   bytecode cached, that imports asyncio and the framework and nothing of a harness (no argparse, json,
+   statistics; no script compiled as `__main__` on every run), and ends the process with `os._exit` at
+   the first text delta: the figure is the framework's work to its first token (asyncio and its ssl
+   included: any async agent pays them; the `asyncio` column is that floor alone: the loop started
+   and a token at once, no framework), less the floor `python -c "import os; os._exit(0)"` (the bare
+   interpreter's start, ended the same way). Before, the worker was `bench_peers.py --worker FRAMEWORK
+   first` run as a script to the end of the process, less `python -c pass`: ~262 M of think_nb's 541 M
+   was that harness, paid by every side alike, so figures from before are not comparable with these.
+   Then `import think_nb` and `from think_nb import Think, tool` the same way (less `python -c pass`),
+   and their wall time (median of fresh processes). Every process runs with bytecode (think_nb's
+   sources compiled first, as `--compile-bytecode` does). Measured on main 986c637 (2 cores, load 8-18):
+   asyncio 185-196 M, think_nb 464-500 M, agno 1,888-1,946 M, pydantic-ai 3,790-3,864 M; think_nb at
+   52ed265 (main when issue 29 was filed) 1,375-1,413 M, at 444a0ef (this measure added) 718-744 M.
+   Counts move by a few % with the machine's load (how often a loop polls while a thread works, and
+   under valgrind a thread's work is slow): compare figures of one run, or ranges.
 4. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
    repeatedly while the import thread runs, and after it: what a cell computing something pays
    while litellm imports beside it (both threads share the GIL).
@@ -156,7 +169,7 @@ def child(code: str, think_nb: Path) -> dict:
 def instructions(argv: list[str], think_nb: Path) -> int:
     """CPU instructions one fresh process runs (valgrind's cachegrind), with `think_nb` importable."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0",
-           "PYTHONPATH": str(think_nb.resolve())}
+           "PYTHONPATH": os.pathsep.join([str(think_nb.resolve()), str(WORKER.parent)])}
     out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
                           sys.executable, *argv], capture_output=True, text=True, env=env, timeout=3600, check=False,
                          cwd=tempfile.gettempdir())
@@ -168,18 +181,28 @@ def instructions(argv: list[str], think_nb: Path) -> int:
 
 IMPORTS = {"import think_nb": "import think_nb", "from think_nb import Think, tool": "from think_nb import Think, tool"}
 PEERS = ("think_nb", "pydantic_ai", "agno")
+WORKER = ROOT / "bench" / "first_token_worker.py"
+FIRST_TOKEN = "import first_token_worker as w; w.main()"
+"""A fresh process to its first token: imports the worker (bytecode cached), which imports asyncio and one
+framework (see bench/first_token_worker.py); argv: FRAMEWORK FOLDER."""
+EXIT_FLOOR = "import os; os._exit(0)"
+"""The first-token worker's floor: the bare interpreter's start, ended as the worker ends (no shutdown)."""
 
 
 def counted_start(think_nb: Path, frameworks: tuple[str, ...]) -> dict[str, int]:
-    """Instructions above the bare interpreter: each framework's first token, and think_nb's imports."""
+    """Instructions above the bare interpreter: each framework's first token (less `EXIT_FLOOR`), and
+    think_nb's imports (less `python -c pass`)."""
     compileall.compile_dir(str(think_nb / "think_nb"), quiet=1)  # with bytecode, as an installed package
-    cases = {"bare": ["-c", "pass"], **{name: ["-c", code] for name, code in IMPORTS.items()},
-             **{f: [str(ROOT / "bench" / "bench_peers.py"), "--worker", f, "first", "0"] for f in frameworks}}
+    compileall.compile_file(str(WORKER), quiet=1)  # the worker is imported, as a library is: its bytecode cached
+    cases = {"bare": ["-c", "pass"], "bare_exit": ["-c", EXIT_FLOOR],
+             **{name: ["-c", code] for name, code in IMPORTS.items()},
+             **{f: ["-c", FIRST_TOKEN, f, tempfile.mkdtemp(prefix=f"first-{f}-")] for f in ("asyncio", *frameworks)}}
     # single-threaded processes whose counts do not depend on the load: they run side by side
     with ThreadPoolExecutor(max_workers=len(cases)) as pool:
         runs = {name: pool.submit(instructions, argv, think_nb) for name, argv in cases.items()}
         counts = {name: run.result() for name, run in runs.items()}
-    return {name: n - counts["bare"] for name, n in counts.items() if name != "bare"}
+    return {name: n - counts["bare_exit" if name in ("asyncio", *frameworks) else "bare"] for name, n in counts.items()
+            if not name.startswith("bare")}
 
 
 def import_seconds(code: str, think_nb: Path, runs: int) -> list[float]:
@@ -227,10 +250,11 @@ def main() -> None:
     print(f"cpu loop after       {spread([c['after_s'] for c in cpus])}")
     frameworks = ("think_nb",) if args.quick else PEERS
     counts = counted_start(args.think_nb, frameworks)
-    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind, bytecode)"
-          + (" (--quick: think_nb only)" if args.quick else ""))
-    print("  " + "  ".join(f"{f:>12}" for f in frameworks) + ("   think_nb / agno" if "agno" in frameworks else ""))
-    print("  " + "  ".join(f"{counts[f] / 1e6:>12,.0f}" for f in frameworks)
+    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind, bytecode; "
+          "bench/first_token_worker.py)" + (" (--quick: think_nb only)" if args.quick else ""))
+    columns = ("asyncio", *frameworks)
+    print("  " + "  ".join(f"{f:>12}" for f in columns) + ("   think_nb / agno" if "agno" in frameworks else ""))
+    print("  " + "  ".join(f"{counts[f] / 1e6:>12,.0f}" for f in columns)
           + (f"   {counts['think_nb'] / counts['agno']:>15.2f}x" if "agno" in frameworks else ""))
     for name, code in IMPORTS.items():
         wall = import_seconds(code, args.think_nb, 3 if args.quick else 7)
