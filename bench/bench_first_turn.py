@@ -29,8 +29,18 @@ Four measures, each in fresh processes (litellm is imported once per process):
    first` run as a script to the end of the process, less `python -c pass`: ~262 M of think_nb's 541 M
    was that harness, paid by every side alike, so figures from before are not comparable with these.
    Then `import think_nb` and `from think_nb import Think, tool` the same way (less `python -c pass`),
-   and their wall time (median of fresh processes). Every process runs with bytecode (think_nb's
-   sources compiled first, as `--compile-bytecode` does). Measured on main 986c637 (2 cores, load 8-18):
+   and their wall time (median of fresh processes). The "bytecode" row runs with bytecode (think_nb's
+   sources compiled first, as `--compile-bytecode` does). The "no bytecode" row (issue 29 asks for
+   first token with and without bytecode) runs the same workers as the first process after a `uv pip
+   install` without `--compile-bytecode`: `PYTHONPYCACHEPREFIX` points at a fresh tree, so no
+   `__pycache__` is read anywhere, and the tree holds only the stdlib's `.pyc` (copied from the
+   interpreter's install, which an install of packages leaves alone) and the worker's (harness);
+   `PYTHONDONTWRITEBYTECODE=1` so no process leaves bytecode for the next. think_nb and every
+   site-packages module a worker imports is compiled from source; the frozen stdlib modules (os, site,
+   io, codecs, abc, ...) come from the interpreter either way. Its floor is `EXIT_FLOOR` run the same
+   way (site's `.pth` files then compile `_distutils_hack` and the editable finder from source too).
+   Both rows print ratios think_nb/agno and think_nb/pydantic-ai, then the wall seconds from spawn to
+   exit of each worker (median of 3 fresh processes, each no-bytecode one with a fresh prefix). Measured on main 986c637 (2 cores, load 8-18):
    asyncio 185-196 M, think_nb 464-500 M, agno 1,888-1,946 M, pydantic-ai 3,790-3,864 M; think_nb at
    52ed265 (main when issue 29 was filed) 1,375-1,413 M, at 444a0ef (this measure added) 718-744 M.
    Counts move by a few % with the machine's load (how often a loop polls while a thread works, and
@@ -40,7 +50,8 @@ Four measures, each in fresh processes (litellm is imported once per process):
    while litellm imports beside it (both threads share the GIL).
 
     python bench/bench_first_turn.py [--runs 3] [--quick] [--think-nb PATH]
-    (--quick counts think_nb's side only: the peers' runs under valgrind take minutes)
+    (--quick counts think_nb's side only, with bytecode only: the peers' runs and the no-bytecode row
+    under valgrind take minutes; it prints no wall-seconds table)
 
 `--think-nb PATH` runs the children against another checkout (e.g. the commit before the change).
 """
@@ -52,9 +63,11 @@ import compileall
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -166,10 +179,11 @@ def child(code: str, think_nb: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def instructions(argv: list[str], think_nb: Path) -> int:
-    """CPU instructions one fresh process runs (valgrind's cachegrind), with `think_nb` importable."""
+def instructions(argv: list[str], think_nb: Path, extra_env: dict[str, str] | None = None) -> int:
+    """CPU instructions one fresh process runs (valgrind's cachegrind), with `think_nb` importable;
+    `extra_env`: e.g. `no_bytecode_env(...)`."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0",
-           "PYTHONPATH": os.pathsep.join([str(think_nb.resolve()), str(WORKER.parent)])}
+           "PYTHONPATH": os.pathsep.join([str(think_nb.resolve()), str(WORKER.parent)]), **(extra_env or {})}
     out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
                           sys.executable, *argv], capture_output=True, text=True, env=env, timeout=3600, check=False,
                          cwd=tempfile.gettempdir())
@@ -189,20 +203,80 @@ EXIT_FLOOR = "import os; os._exit(0)"
 """The first-token worker's floor: the bare interpreter's start, ended as the worker ends (no shutdown)."""
 
 
-def counted_start(think_nb: Path, frameworks: tuple[str, ...]) -> dict[str, int]:
+def no_bytecode_env(prefix: Path) -> dict[str, str]:
+    """The environment of a process that finds no cached bytecode for think_nb, its dependencies
+    (site-packages) or the worker's `-c` code, and writes none: as the first process after a `uv pip
+    install` without `--compile-bytecode`. `PYTHONPYCACHEPREFIX` makes Python look for every `.pyc`
+    under `prefix` only (no `__pycache__` is read, the stdlib's included); `prefix` holds the stdlib's
+    and the worker's bytecode (`seed_stdlib_bytecode`), which an install leaves in place, and nothing
+    else. `PYTHONDONTWRITEBYTECODE`: no process leaves bytecode for the next."""
+    return {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(prefix)}
+
+
+def seed_stdlib_bytecode() -> Path:
+    """A fresh `PYTHONPYCACHEPREFIX` tree holding the stdlib's bytecode (as the interpreter's install
+    ships it) and the worker's (harness, not framework), each where Python looks under a prefix:
+    PREFIX/<the source's directory>/<name>.cpython-311.pyc. The frozen modules (os, site, io, codecs,
+    abc, ...: `_imp._frozen_module_names()`) are in the interpreter and need no `.pyc` either way."""
+    prefix = Path(tempfile.mkdtemp(prefix="pycache-prefix-"))
+    tag = sys.implementation.cache_tag
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    caches = [c for c in stdlib.rglob("__pycache__") if "site-packages" not in c.parts]
+    compileall.compile_file(str(WORKER), quiet=1)
+    for cache in [*caches, WORKER.parent / "__pycache__"]:
+        pycs = list(cache.glob(f"*.{tag}.pyc"))
+        if cache.parent == WORKER.parent:
+            pycs = [f for f in pycs if f.name.startswith(WORKER.stem + ".")]
+        if not pycs:
+            continue
+        target = prefix / str(cache.parent.resolve()).lstrip(os.sep)
+        target.mkdir(parents=True, exist_ok=True)
+        for pyc in pycs:
+            shutil.copy2(pyc, target / pyc.name)
+    return prefix
+
+
+def counted_start(think_nb: Path, frameworks: tuple[str, ...], no_bytecode: bool = False) -> dict[str, int]:
     """Instructions above the bare interpreter: each framework's first token (less `EXIT_FLOOR`), and
-    think_nb's imports (less `python -c pass`)."""
+    think_nb's imports (less `python -c pass`); with `no_bytecode`, also each first token with no
+    bytecode but the stdlib's (`no_bytecode_env`), as `nobc:FRAMEWORK`, less `EXIT_FLOOR` run the same way."""
     compileall.compile_dir(str(think_nb / "think_nb"), quiet=1)  # with bytecode, as an installed package
     compileall.compile_file(str(WORKER), quiet=1)  # the worker is imported, as a library is: its bytecode cached
-    cases = {"bare": ["-c", "pass"], "bare_exit": ["-c", EXIT_FLOOR],
+    plain = {"bare": ["-c", "pass"], "bare_exit": ["-c", EXIT_FLOOR],
              **{name: ["-c", code] for name, code in IMPORTS.items()},
              **{f: ["-c", FIRST_TOKEN, f, tempfile.mkdtemp(prefix=f"first-{f}-")] for f in ("asyncio", *frameworks)}}
+    cases: dict[str, tuple[list[str], dict[str, str]]] = {name: (argv, {}) for name, argv in plain.items()}
+    if no_bytecode:
+        env = no_bytecode_env(seed_stdlib_bytecode())
+        cases["nobc:bare_exit"] = (["-c", EXIT_FLOOR], env)
+        for f in ("asyncio", *frameworks):
+            cases[f"nobc:{f}"] = (["-c", FIRST_TOKEN, f, tempfile.mkdtemp(prefix=f"first-nobc-{f}-")], env)
     # single-threaded processes whose counts do not depend on the load: they run side by side
     with ThreadPoolExecutor(max_workers=len(cases)) as pool:
-        runs = {name: pool.submit(instructions, argv, think_nb) for name, argv in cases.items()}
+        runs = {name: pool.submit(instructions, argv, think_nb, env) for name, (argv, env) in cases.items()}
         counts = {name: run.result() for name, run in runs.items()}
-    return {name: n - counts["bare_exit" if name in ("asyncio", *frameworks) else "bare"] for name, n in counts.items()
-            if not name.startswith("bare")}
+
+    def floor(name: str) -> str:
+        if name.startswith("nobc:"):
+            return "nobc:bare_exit"
+        return "bare_exit" if name in ("asyncio", *frameworks) else "bare"
+
+    return {name: n - counts[floor(name)] for name, n in counts.items() if "bare" not in name}
+
+
+def first_token_seconds(framework: str, think_nb: Path, runs: int, no_bytecode: bool) -> list[float]:
+    """Wall seconds of fresh first-token worker processes, from spawn to exit (the interpreter's start
+    included: a user waits for it too); `no_bytecode`: each with a fresh `no_bytecode_env`."""
+    out = []
+    for _ in range(runs):
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+               "PYTHONPATH": os.pathsep.join([str(think_nb.resolve()), str(WORKER.parent)]),
+               **(no_bytecode_env(seed_stdlib_bytecode()) if no_bytecode else {})}
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", FIRST_TOKEN, framework, tempfile.mkdtemp(prefix="first-wall-")],
+                       env=env, timeout=600, check=True, cwd=tempfile.gettempdir(), capture_output=True)
+        out.append(time.perf_counter() - started)
+    return out
 
 
 def import_seconds(code: str, think_nb: Path, runs: int) -> list[float]:
@@ -249,13 +323,27 @@ def main() -> None:
         print(f"cpu slowdown         {statistics.median(ratios):7.2f}x while litellm imports")
     print(f"cpu loop after       {spread([c['after_s'] for c in cpus])}")
     frameworks = ("think_nb",) if args.quick else PEERS
-    counts = counted_start(args.think_nb, frameworks)
-    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind, bytecode; "
-          "bench/first_token_worker.py)" + (" (--quick: think_nb only)" if args.quick else ""))
+    counts = counted_start(args.think_nb, frameworks, no_bytecode=not args.quick)
+    print("\nfirst token in a fresh process, M instructions above the bare interpreter (valgrind; "
+          "bench/first_token_worker.py)" + (" (--quick: think_nb only, with bytecode only)" if args.quick else ""))
     columns = ("asyncio", *frameworks)
-    print("  " + "  ".join(f"{f:>12}" for f in columns) + ("   think_nb / agno" if "agno" in frameworks else ""))
-    print("  " + "  ".join(f"{counts[f] / 1e6:>12,.0f}" for f in columns)
-          + (f"   {counts['think_nb'] / counts['agno']:>15.2f}x" if "agno" in frameworks else ""))
+    peers = [p for p in ("agno", "pydantic_ai") if p in frameworks]
+    print(f"  {'':14}" + "  ".join(f"{f:>12}" for f in columns) + "".join(f"  {'think_nb/' + p:>20}" for p in peers))
+    rows = [("bytecode", "")] + ([] if args.quick else [("no bytecode", "nobc:")])
+    for label, key in rows:
+        print(f"  {label:14}" + "  ".join(f"{counts[key + f] / 1e6:>12,.0f}" for f in columns)
+              + "".join(f"  {counts[key + 'think_nb'] / counts[key + p]:>19.2f}x" for p in peers))
+    if not args.quick:
+        print("  (no bytecode: PYTHONPYCACHEPREFIX=a fresh tree holding only the stdlib's and the worker's .pyc, "
+              "PYTHONDONTWRITEBYTECODE=1;\n   less `python -c \"import os; os._exit(0)\"` run the same way)")
+        print(f"\nfirst token, wall seconds from spawn to exit, median of 3 fresh processes "
+              f"(load average {os.getloadavg()[0]:.2f})")
+        print(f"  {'':14}" + "  ".join(f"{f:>12}" for f in frameworks)
+              + "".join(f"  {'think_nb/' + p:>20}" for p in peers))
+        for label, no_bc in (("bytecode", False), ("no bytecode", True)):
+            walls = {f: statistics.median(first_token_seconds(f, args.think_nb, 3, no_bc)) for f in frameworks}
+            print(f"  {label:14}" + "  ".join(f"{walls[f]:>10.2f} s" for f in frameworks)
+                  + "".join(f"  {walls['think_nb'] / walls[p]:>19.2f}x" for p in peers))
     for name, code in IMPORTS.items():
         wall = import_seconds(code, args.think_nb, 3 if args.quick else 7)
         print(f"{name:34} {counts[name] / 1e6:>8,.1f} M instructions, {spread(wall)} wall "
