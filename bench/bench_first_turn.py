@@ -40,7 +40,8 @@ Four measures, each in fresh processes (litellm is imported once per process):
    io, codecs, abc, ...) come from the interpreter either way. Its floor is `EXIT_FLOOR` run the same
    way (site's `.pth` files then compile `_distutils_hack` and the editable finder from source too).
    Both rows print ratios think_nb/agno and think_nb/pydantic-ai, then the wall seconds from spawn to
-   exit of each worker (median of 3 fresh processes, each no-bytecode one with a fresh prefix). Measured on main 986c637 (2 cores, load 8-18):
+   exit of each worker (median of 3 fresh processes, each no-bytecode one with a fresh prefix).
+   Bytecode row measured on main 986c637 (2 cores, load 8-18):
    asyncio 185-196 M, think_nb 464-500 M, agno 1,888-1,946 M, pydantic-ai 3,790-3,864 M; think_nb at
    52ed265 (main when issue 29 was filed) 1,375-1,413 M, at 444a0ef (this measure added) 718-744 M.
    Counts move by a few % with the machine's load (how often a loop polls while a thread works, and
