@@ -44,6 +44,9 @@ Four measures, each in fresh processes (litellm is imported once per process):
    Bytecode row measured on main 986c637 (2 cores, load 8-18):
    asyncio 185-196 M, think_nb 464-500 M, agno 1,888-1,946 M, pydantic-ai 3,790-3,864 M; think_nb at
    52ed265 (main when issue 29 was filed) 1,375-1,413 M, at 444a0ef (this measure added) 718-744 M.
+   On main 88e654c (load 7-11): bytecode think_nb 500 M, agno 2,037 M, pydantic-ai 3,945 M; no
+   bytecode think_nb 1,295 M, agno 5,553 M, pydantic-ai 12,899 M (asyncio 203 M both: the stdlib
+   keeps its bytecode); wall to exit 0.12 / 0.37 / 0.81 s with, 0.24 / 0.86 / 2.01 s without.
    Counts move by a few % with the machine's load (how often a loop polls while a thread works, and
    under valgrind a thread's work is slow): compare figures of one run, or ranges.
 4. **CPU-bound cell slowdown.** A pure-Python loop (fixed work) is timed before the import starts,
