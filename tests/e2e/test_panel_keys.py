@@ -45,8 +45,20 @@ def state(page: Any) -> dict:
     return page.evaluate(NOTEBOOK_STATE)
 
 
+EVERY_CELL_RAN = """() => window.jupyterapp.shell.currentWidget.content.widgets.every(
+  (c) => c.model.type !== "code" || c.model.executionCount !== null)"""
+
+
+def open_ran(notebook: Any, agent_cell: str, extra: list[str]) -> tuple[Any, Any]:
+    """`open_panel`, then wait until every code cell has run (Run All queues the cells after the panel's:
+    the panel can be ready before `y = 2` has its count, which then changed under the test's feet)."""
+    page, panel = open_panel(notebook, agent_cell, extra=extra)
+    page.wait_for_function(EVERY_CELL_RAN, timeout=TURN_MS)
+    return page, panel
+
+
 def test_keys_typed_in_the_panel_stay_in_the_panel(notebook, app: str) -> None:
-    page, panel = open_panel(notebook, AGENT, extra=["x = 1", "y = 2"])
+    page, panel = open_ran(notebook, AGENT, extra=["x = 1", "y = 2"])
     expect(page.locator(".jp-Cell").nth(4).locator(".jp-OutputArea-output")).to_have_count(0)  # x = 1 shows nothing
     page.locator(".jp-Cell").nth(4).locator(".jp-InputArea-editor").click()  # editing another cell
     box = panel.locator("textarea.think-input")
@@ -123,7 +135,7 @@ def test_a_new_line_typed_with_shift_enter_shows_in_the_sent_message(notebook, a
 def test_shift_enter_with_several_cells_selected_runs_none_of_them(notebook, app: str) -> None:
     """Issue 27 §1's worst case: with several cells selected (Shift+click in command mode), Shift+Enter
     and Ctrl+Enter typed in the panel's box re-ran every selected cell and sent their questions again."""
-    page, panel = open_panel(notebook, AGENT, extra=["x = 1", "y = 2"])
+    page, panel = open_ran(notebook, AGENT, extra=["x = 1", "y = 2"])
     prompts = page.locator(".jp-Cell .jp-InputPrompt")
     prompts.nth(0).click()
     prompts.nth(4).click(modifiers=["Shift"])
