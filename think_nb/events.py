@@ -82,13 +82,16 @@ Durable work
   tool_call_id; `action:pause:approved` / `rejected` — action, execution_id
   (`think_nb.actions.pause`); `action:reply-attached` — action, attachment_type.
 - `notice:delivered` — channel, kind, inform_model (`Think.deliver_notice`).
+- `chat:onstart:degraded` — step (`transcript-hydration` | `durable-work-recovery` |
+  `scheduled-task-reconcile`), error: a start-up step failed, the agent was created without it
+  (`think_nb.startup`, `Think.get_on_start_degradations()`).
 
 Declared, not emitted yet: `action:ledger:swept` (settled, pending), `action:pause:swept` (swept),
 `channel:resolved` (channel, kind, request_id), `channel:delivered` (channel, kind, turn_ended),
 `notice:failed` (channel, error),
 `chat:hydration:windowed` (total_content_bytes, budget_bytes, hydrated_messages),
-`chat:media:evicted` (messages, parts, bytes, externalized_bytes), `chat:onstart:degraded`
-(step, error). Such code emits with one line where the thing happens:
+`chat:media:evicted` (messages, parts, bytes, externalized_bytes). Such code emits with one line where the thing
+happens:
 
     events.emit("action:pause:created", {"action": name, "execution_id": eid, "tool_call_id": cid},
                 agent=runtime.key)
