@@ -25,6 +25,11 @@ and, for each interrupted turn (an *incident*), oldest first:
    without appending it again (`trigger="recovery-retry"`); either is
    `skipped` when, by the time it starts, the branch ends with another message (one the user sent
    meanwhile: Think's superseded continuations skip).
+5. a submission whose turn started the chain (`think_nb.submissions`) stays `running` meanwhile
+   and is settled with the outcome of the turn that ends the chain (completed, error, skipped,
+   aborted; `error` when the hook declines or the chain is sealed): Think's "recovery continuation
+   completes submissions", chained continuations keeping the root submission. One cancelled
+   before its continuation starts is not continued.
 
 A turn the stall watchdog ends in a live process takes the same route (`route_stall`, Think's
 `_routeStallToBoundedRecovery`): its partial is already persisted; the hook is asked with
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("think_nb")
 
 INTERRUPTED_ERROR = "The process running this turn ended before the turn finished."
+STALLED_ERROR = "The turn stalled and was not continued."
 SETTLED_TURN = ("completed", "error", "aborted", "skipped")
 
 
@@ -337,7 +343,7 @@ async def _finish_all(host: RecoveryHost, engine: RecoveryEngine, left: list[tup
             engine.messages_changed()
             _decided(incident, pending.continue_ and not ctx.exhausted)
             if not _told_decision(host, ctx, pending):
-                await _settle(host, ctx, "error", INTERRUPTED_ERROR)  # a submission it kept running ends
+                await _settle(host, ctx, "error", INTERRUPTED_ERROR if ctx.reason == "process-ended" else STALLED_ERROR)
                 continue
         results.append(await _resume(host, engine, incident, ctx))
     return results
@@ -361,10 +367,15 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
     kind = "continue" if role == "assistant" else "retry"
     _tell(host, "attempt", ctx, kind=kind)
     expect = last["id"] if last is not None else None  # a message sent meanwhile supersedes the resume
-    if kind == "continue":
-        result = await engine.start([], request_id, trigger="recovery-continue", continuation=True, expect_last=expect)
-    else:
-        result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True, expect_last=expect)
+    try:
+        if kind == "continue":
+            result = await engine.start([], request_id, trigger="recovery-continue", continuation=True,
+                                        expect_last=expect)
+        else:
+            result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True, expect_last=expect)
+    except Exception as exc:
+        await _settle(host, ctx, "error", f"{type(exc).__name__}: {exc}")
+        raise
     status = getattr(result, "status", None)
     if status == "completed":
         _tell(host, "completed", ctx, kind=kind)
