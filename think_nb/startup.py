@@ -30,8 +30,10 @@ everywhere; `KeyboardInterrupt` and other `BaseException`s pass.
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from think_nb import events
@@ -55,6 +57,11 @@ _FIX = {
 
 class DegradedStartWarning(UserWarning):
     """A start-up step failed and was skipped; the agent works without it (see `think_nb.startup`)."""
+
+
+# shown every time, not once per place (Python's default): a cell that creates the agent again and fails
+# again says so again
+warnings.filterwarnings("always", category=DegradedStartWarning)
 
 
 class StartUp:
@@ -90,7 +97,7 @@ class StartUp:
         log.debug("start-up step %s of %s failed", step, self.key, exc_info=exc)
         events.emit("chat:onstart:degraded", {"step": step, "error": error}, agent=self.key)
         warnings.warn(f"{self.key}: start-up step {step!r} failed ({error}); the agent works without it: "
-                      f"{_FIX[step]}", DegradedStartWarning, stacklevel=2)
+                      f"{_FIX[step]}", DegradedStartWarning, stacklevel=_outside())
 
     def succeeded(self, step: str) -> None:
         """`step` ran (again) and succeeded: it is no longer listed."""
@@ -102,3 +109,15 @@ class StartUp:
     def list(self) -> list[dict[str, str]]:
         """`[{"step": ..., "error": ...}]`, in the order the steps failed."""
         return [{"step": step, "error": error} for step, error in self._failed.items()]
+
+
+_PACKAGE = str(Path(__file__).resolve().parent)
+
+
+def _outside() -> int:
+    """The `stacklevel` of the first caller outside think_nb (the user's cell that created the agent),
+    which the warning names as its place."""
+    frame, level = sys._getframe(1), 1  # the caller of this function is warnings.warn's stacklevel 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
