@@ -44,9 +44,9 @@ class Conversation:
     Args:
         store: the agent's `AgentStore`.
         hydration_limit: messages kept in memory (the newest; at least 4), None for all.
-        start_up: where a failed first read (hydration) is recorded; the branch is then empty in
-            memory until a later `sync()` / `reload()` reads it (Think's best-effort
-            `transcript-hydration`, `think_nb.startup`). None: the first read raises.
+        start_up: returns where a failed first read (hydration) is recorded (called only then); the
+            branch is then empty in memory until a later `sync()` / `reload()` reads it (Think's
+            best-effort `transcript-hydration`, `think_nb.startup`). None: the first read raises.
     """
 
     _messages: list[dict]
@@ -54,7 +54,7 @@ class Conversation:
     _final: int  # _messages[:_final] are final (never changed in place: see the module docstring)
 
     def __init__(self, store: AgentStore, hydration_limit: int | None, *, empty: bool = False,
-                 start_up: StartUpSteps | None = None) -> None:
+                 start_up: Callable[[], StartUpSteps] | None = None) -> None:
         self.store = store
         self.limit = None if hydration_limit is None else max(4, int(hydration_limit))
         self.start_up = start_up
@@ -81,7 +81,7 @@ class Conversation:
                 raise
             self._set([])
             self.degraded = True
-            self.start_up.failed(HYDRATION, exc)
+            self.start_up().failed(HYDRATION, exc)
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -129,7 +129,7 @@ class Conversation:
         if self.degraded:
             self.degraded = False
             if self.start_up is not None:
-                self.start_up.succeeded(HYDRATION)
+                self.start_up().succeeded(HYDRATION)
 
     def _set(self, messages: list[dict]) -> None:
         """Make `messages` the branch in memory (indexes rebuilt)."""

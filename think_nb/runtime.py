@@ -116,6 +116,7 @@ class AgentRuntime:
         self.db_path: Path = resolve_path(db if db else default_db_path())
         self.key: str = key or f"{type(agent).__name__}:{name}"
         self.recovery_task: asyncio.Task[Any] | None = None
+        self._start_up: StartUp | None = None
         self._session: Session | None = None
         self._session_pending: Any = None
         self._workspace: Any = None
@@ -140,7 +141,7 @@ class AgentRuntime:
         self.store = AgentStore(db, self.key, type(agent).__name__, self.name, registered=found.registered,
                                 session_id=None if found.state else "")
         self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state,
-                                         start_up=self.start_up)
+                                         start_up=lambda: self.start_up)
         if found.interrupted or found.child_runs or found.expired_actions or found.submissions:
             self.start_up.run("durable-work-recovery", lambda: self._recover_durable_work(found))
         if found.mcp_servers:
@@ -184,10 +185,13 @@ class AgentRuntime:
         self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
         self.scheduler.kick()
 
-    @cached_property
+    @property
     def start_up(self) -> StartUp:
-        """The best-effort start-up steps and what failed (`get_on_start_degradations()`)."""
-        return StartUp(self.key)
+        """The best-effort start-up steps and what failed (`get_on_start_degradations()`); made on
+        first use (creating an agent whose steps all succeed makes none: issue 29 §4)."""
+        if self._start_up is None:
+            self._start_up = StartUp(self.key)
+        return self._start_up
 
     def on_start_degradations(self) -> list[dict[str, str]]:
         """`Think.get_on_start_degradations()`: the hydration is done first (it is lazy), then the
