@@ -34,9 +34,15 @@ async def test_an_agent_whose_get_scheduled_tasks_raises_is_created_and_chats(tm
     with pytest.warns(DegradedStartWarning, match=r"'scheduled-task-reconcile' failed .*simulated get_scheduled_tasks "
                                                   r"failure.*fix get_scheduled_tasks\(\)"):
         agent = failing_schedules_class(script)("r", db=tmp_path / "a.sqlite")
-    (degradation,) = agent.get_on_start_degradations()
+    listed = agent.get_on_start_degradations()
+    (degradation,) = listed
     assert degradation["step"] == "scheduled-task-reconcile"
     assert "simulated get_scheduled_tasks failure" in degradation["error"]
+    listed.clear()
+    degradation["step"] = "changed by the caller"
+    assert agent.get_on_start_degradations() == [  # hydration-budget.test.ts: "degradations accessor" (a copy)
+        {"step": "scheduled-task-reconcile", "error": "HookError: ReconcileFails.get_scheduled_tasks() raised "
+                                                      "RuntimeError: simulated get_scheduled_tasks failure"}]
     result = await agent.send("hello")
     assert result.status == "completed" and result.error is None
     assert [(m["role"], m["parts"][-1]["text"]) for m in agent.messages] == [("user", "hello"),
