@@ -10,7 +10,8 @@ small delay; the tool `work` writes `<side>.tool<n>` when it starts and sleeps 0
 `listener`, a panel-like listener appends every chunk it hears to the side file as a JSON line
 `{"rid", "chunk"}`, fsync'd: the record of what was broadcast. After the turn the child waits to
 be killed. With `stop_at` the child runs `run_fast` instead (a fast stream stopped mid-way). With
-`submit` the turn is a submission's (`submit_messages(..., submission_id="job")`, then the drain).
+`submit` the turn is a submission's (`submit_messages(..., submission_id="job")`, then the drain);
+with `hold_tool` the tool call `work(n=hold_tool)` never returns (the child waits there to be killed).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ async def run(cmd: dict) -> None:
     async def work(n: int) -> int:
         """Do some work."""
         touch(f"{side}.tool{n}")
+        if n == cmd.get("hold_tool"):
+            await asyncio.Event().wait()
         await asyncio.sleep(0.3)
         return n * 10
 

@@ -200,15 +200,15 @@ async def _continuation_streaming(agent: Think, text: str) -> str:
 
 async def test_sigkill_in_a_submissions_turn_is_continued_and_completes_the_submission(tmp_path: Path) -> None:
     """submission-recovery e2e: "continue in-flight". A real child process runs a submission's turn
-    and is SIGKILLed after its first tool settled; the agent created again here continues the turn
-    (the settled tool is not run again) and the submission completes."""
-    from test_sigkill import chunk, fork_server, kill
+    and is SIGKILLed inside its second tool call (held there), after its first settled; the agent
+    created again here continues the turn (no tool runs again) and the submission completes."""
+    from test_sigkill import fork_server, kill, marker
     from think_nb import tool
 
     db, side = tmp_path / "d.sqlite", tmp_path / "side"
     async with fork_server() as server:
-        pid = await server.start_turn(db, side, True, submit=True)
-        await eventually(lambda: chunk("tool-output-available")(db, side), what="tool 1 settled in the child")
+        pid = await server.start_turn(db, side, True, submit=True, hold_tool=2)
+        await eventually(lambda: marker(2)(db, side), what="the child in tool 2, tool 1 settled")
         await kill(pid)
     runs: list[int] = []
 
@@ -236,9 +236,12 @@ async def test_sigkill_in_a_submissions_turn_is_continued_and_completes_the_subm
     (result,) = await agent.recovery_task
     assert result.status == "completed"
     assert agent.inspect_submission("job")["status"] == "completed"
-    assert runs == []  # the settled tool was not run again
+    assert runs == []  # tool 1 (settled) was not run again, nor tool 2 (cut: repaired as interrupted)
     assert [(t["trigger"], t["status"]) for t in agent.turns()] == [("submission", "interrupted"),
                                                                     ("recovery-continue", "completed")]
     assert said(agent)[-1] == ("assistant", "Finished.")
+    cut = agent.messages[1]  # the child's partial reply: tool 1 settled, tool 2 repaired before the continuation
+    assert [(p["type"], p["state"]) for p in cut["parts"] if p["type"] == "tool-work"] == [
+        ("tool-work", "output-available"), ("tool-work", "output-error")]
     sent = script.requests[0]["messages"]
     assert any(m["role"] == "tool" and m["content"] == "10" for m in sent)  # tool 1's result, from the child
