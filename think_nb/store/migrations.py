@@ -537,3 +537,13 @@ def m024_status_indexes(db: sqlite3.Connection, p: str) -> None:
     db.execute(f"CREATE INDEX {PREFIX}stream_metadata_status ON {PREFIX}stream_metadata (agent_key, status)")
     db.execute(f"CREATE INDEX {PREFIX}child_runs_status ON {PREFIX}child_runs (agent_key, status)")
 
+
+
+@migration
+def m025_message_sizes(db: sqlite3.Connection, p: str) -> None:
+    # Media eviction (`think_nb.session.media_eviction`, Think's `getHistoryRowStats` for #1710): which
+    # stored messages are large enough to hold media worth evicting. The index holds each row's size
+    # (characters of its JSON, computed once when the row is written) with its depth and id, so a
+    # background pass asks "which rows of this conversation are at least N characters" from the index
+    # alone, never reading a message: a conversation with nothing to evict costs one index range scan.
+    db.execute(f"CREATE INDEX {PREFIX}messages_size ON {PREFIX}messages (agent_key, length(content), depth, id)")
