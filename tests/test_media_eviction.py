@@ -102,7 +102,8 @@ async def test_a_pass_is_silent_and_reports_once(tmp_path: Path) -> None:
                                                                      "min_part_bytes": 10_000})
 
     class Listener:
-        heard: list[str] = []
+        def __init__(self) -> None:
+            self.heard: list[str] = []
 
         def __getattr__(self, name: str) -> Any:
             return lambda *args: self.heard.append(name)
@@ -188,8 +189,20 @@ async def test_drop_mode_keeps_no_bytes(tmp_path: Path) -> None:
         "keep_recent_messages": 2, "min_part_bytes": 10_000, "externalize_to_workspace": False})
     totals = await evictor(agent).run_pass()
     assert totals is not None and (totals.messages, totals.externalized_bytes) == (2, 0)
-    assert stored(agent, "d0")["parts"][1] == {"type": "text", "text": f"[evicted image/png, {len(PNG_B64) + 22} bytes]"}
+    marker = f"[evicted image/png, {len(PNG_B64) + 22} bytes]"
+    assert stored(agent, "d0")["parts"][1] == {"type": "text", "text": marker}
     assert not agent.workspace.exists("/attachments/evicted")
+
+
+async def test_disabled_eviction_leaves_the_store_alone(tmp_path: Path) -> None:
+    """hydration-budget.test.ts: disabled. `media_eviction=False`: no pass, no task after a change."""
+    agent = seeded("off", tmp_path / "a.sqlite", media_eviction=False)
+    before = copy.deepcopy(agent.messages)
+    assert await evictor(agent).run_pass() is None
+    await agent.add_messages([{"id": "more", "role": "user", "parts": [{"type": "text", "text": "x"}]}])
+    assert evictor(agent).task is None
+    assert [stored(agent, m["id"]) for m in before] == before
+    assert stored(agent, "m0")["parts"][1]["url"].startswith("data:image/png;base64,")
 
 
 async def test_turns_evict_aged_media_in_the_background(tmp_path: Path) -> None:
@@ -283,7 +296,7 @@ def test_the_walk_stops_at_the_depth_limit() -> None:
     deep: dict = {"blob": "D" * THRESHOLD}
     for _ in range(10):
         deep = {"nested": deep}
-    message = {"id": "m", "role": "assistant", "parts": [
+    message: dict[str, Any] = {"id": "m", "role": "assistant", "parts": [
         {"type": "tool-deep", "toolCallId": "c1", "state": "output-available", "input": {}, "output": deep}]}
     result = evict_message(message, THRESHOLD, True, path_for)
     assert (result.changed, result.message is message) == (False, True)

@@ -139,8 +139,8 @@ class _Walk:
         if self.externalize:
             path = self.path_for(len(state.blobs), _extension(media))
             state.blobs.append(Blob(path, _bytes_of(data, base64_data), media))
-        kind = f"{media}, " if media else ""
-        return f"[evicted {kind}{len(data)} bytes; preserved at {path}]" if path else f"[evicted {kind}{len(data)} bytes]"
+        what = f"{media + ', ' if media else ''}{len(data)} bytes"
+        return f"[evicted {what}; preserved at {path}]" if path else f"[evicted {what}]"
 
 
 def _url_media(url: str) -> str | None:

@@ -221,8 +221,8 @@ class MessageStore:
         if not on or leaf is None:
             return {}
         depths = dict(self.db.read(
-            "SELECT id, depth FROM think_messages WHERE agent_key = :agent AND id IN (SELECT value FROM json_each(:ids))",
-            {"agent": self.key, "ids": jsonsafe.dumps_plain([*on, leaf])}))
+            "SELECT id, depth FROM think_messages WHERE agent_key = :agent AND id IN "
+            "(SELECT value FROM json_each(:ids))", {"agent": self.key, "ids": jsonsafe.dumps_plain([*on, leaf])}))
         if depths.get(leaf) is not None and all(depths.get(i) is not None for i in on):
             return {i: depths[leaf] - depths[i] for i in on}
         rows = self.db.read(
