@@ -182,6 +182,40 @@ async def test_a_second_pass_is_one_index_query(tmp_path: Path) -> None:
     assert index and {op[2] for op in program if op[1] == "Column"} <= index
 
 
+async def test_a_message_written_during_the_pass_is_not_overwritten(tmp_path: Path, monkeypatch) -> None:
+    """Safe against a concurrent turn: a message rewritten between the pass's read and its write
+    keeps the newer version, in SQLite and in memory (the row is replaced only while it is what the
+    pass read); the next pass evicts the newer version."""
+    from think_nb.session import media_eviction as module
+
+    agent = seeded("race", tmp_path / "a.sqlite", media_eviction={"keep_recent_messages": 2,
+                                                                   "min_part_bytes": 10_000,
+                                                                   "max_rows_per_pass": 1})
+    conversation = runtime_of(agent).engine.conversation
+    m0 = conversation.held("m0")
+    assert m0 is not None
+    newer = {**m0, "parts": [*m0["parts"], {"type": "text", "text": "edited meanwhile"}]}
+    real = module.evict_message
+
+    def racing(message: dict, *args: Any) -> Any:
+        result = real(message, *args)
+        if message["id"] == "m0" and conversation.held("m0") is m0:
+            conversation.replace(newer)  # the loop waits for this thread: as if a turn wrote it now
+        return result
+
+    monkeypatch.setattr(module, "evict_message", racing)
+    seen: list[events.Event] = []
+    with events.subscribe(seen.append, agent=agent, names="chat:media:evicted"):
+        first = await evictor(agent).run_pass()
+    assert first is not None and first.messages == 0 and seen == []
+    assert stored(agent, "m0") == newer and conversation.held("m0") == newer
+    await evictor(agent).settled()  # the backlog's pass (m1), then m0 again: its newer version
+    await evictor(agent).run_pass()
+    assert stored(agent, "m0")["parts"][1]["text"].startswith("[evicted image/png")
+    assert stored(agent, "m0")["parts"][2] == {"type": "text", "text": "edited meanwhile"}
+    assert conversation.held("m0") == stored(agent, "m0")
+
+
 async def test_drop_mode_keeps_no_bytes(tmp_path: Path) -> None:
     """hydration-budget.test.ts: externalize off. The marker gives the size only and nothing is
     written to the workspace."""

@@ -94,7 +94,8 @@ Memory (cloudflare/agents#1710)
 
 Declared, not emitted yet: `action:ledger:swept` (settled, pending), `action:pause:swept` (swept),
 `channel:resolved` (channel, kind, request_id), `channel:delivered` (channel, kind, turn_ended),
-`notice:failed` (channel, error), `chat:onstart:degraded` (step, error). Such code emits with one line where the thing happens:
+`notice:failed` (channel, error), `chat:onstart:degraded` (step, error). Such code emits with one
+line where the thing happens:
 
     events.emit("action:pause:created", {"action": name, "execution_id": eid, "tool_call_id": cid},
                 agent=runtime.key)

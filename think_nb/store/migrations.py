@@ -546,4 +546,6 @@ def m025_message_sizes(db: sqlite3.Connection, p: str) -> None:
     # (characters of its JSON, computed once when the row is written) with its depth and id, so a
     # background pass asks "which rows of this conversation are at least N characters" from the index
     # alone, never reading a message: a conversation with nothing to evict costs one index range scan.
+    # bench/bench_media_eviction.py: the check after a turn, 6.7 us at 2,000 and at 10,000 messages;
+    # the same question without the index (every row read) 360 us and 8.3 ms.
     db.execute(f"CREATE INDEX {PREFIX}messages_size ON {PREFIX}messages (agent_key, length(content), depth, id)")
