@@ -63,3 +63,29 @@ def test_each_lookup_by_status_searches_an_index_not_all_the_agents_rows(tmp_pat
     for table in ("think_turns", "think_stream_metadata", "think_child_runs", "think_submissions",
                   "think_action_ledger"):
         assert "(agent_key=? AND status=?" in searched[table], searched[table]
+
+
+def test_rows_another_connection_commits_to_a_table_that_held_none_are_seen(tmp_path: Path) -> None:
+    """The statement asks only the tables that held rows when last looked (`_OCCUPIED`): a commit of
+    another connection (another kernel on the file) to a table that held none, and this connection's
+    own writes, committed or still in a transaction, are seen at the next creation."""
+    import sqlite3
+
+    path = tmp_path / "p.sqlite"
+    db = open_database(path)
+    AgentStore(db, "A:a", "A", "a")
+    db.flush_agents()
+    assert presence(db, "A:a") == presence(db, "A:a") == Presence(True, *(False,) * 8)  # known from here
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("INSERT INTO think_extensions VALUES ('A:a', 'e', '1', '{}', '', 0)")
+    assert presence(db, "A:a").extensions
+    other.execute("INSERT INTO think_schedules (agent_key, id, source, kind, spec, task, task_repr, digest, anchor, "
+                  "created_at, updated_at) VALUES ('A:a', 't', 'runtime', 'once', 'x', '{}', 'x', 'd', 0, 0, 0)")
+    assert presence(db, "A:a").schedules
+    other.close()
+    with db.write() as conn:
+        conn.execute("INSERT INTO think_agent_state VALUES ('A:a', 'leaf_id', '\"m\"')")
+        assert presence(db, "A:a").state  # its own write, not committed yet
+    db.execute("INSERT INTO think_submissions (agent_key, id, status, messages, digest, created_at) "
+               "VALUES ('A:a', 's', 'pending', '[]', '', 0)")
+    assert presence(db, "A:a") == Presence(True, True, False, False, False, True, False, True, True)

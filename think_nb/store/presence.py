@@ -21,34 +21,82 @@ still answers True; the subsystem's own query tells it apart), never a subset.
 
 from __future__ import annotations
 
+import os
+import re
 import time
+import weakref
 from typing import NamedTuple
 
 from think_nb.store import owners
 from think_nb.store.actions import PAUSED_TTL_S, PENDING_TTL_S, SETTLED_TTL_S
 from think_nb.store.db import Database
 
-# One statement: an agent not in `think_agents` has no rows at all (every write registers the agents made
-# before it, in its own transaction: `Database.register_agent`), so the other tables are read only for a
-# registered agent (SQLite evaluates a CASE branch only when taken); their answers come back as bits.
-_SQL = """SELECT registered, CASE WHEN registered THEN
-   EXISTS (SELECT 1 FROM think_agent_state WHERE agent_key = ?1)
- + 2 * (EXISTS (SELECT 1 FROM think_stream_metadata WHERE agent_key = ?1 AND status = 'streaming' AND owner != ?2)
-        OR EXISTS (SELECT 1 FROM think_turns WHERE agent_key = ?1 AND status = 'running'
-                   AND (owner IS NULL OR owner != ?2)))
- + 4 * EXISTS (SELECT 1 FROM think_child_runs WHERE agent_key = ?1 AND status = 'running'
-               AND (owner IS NULL OR owner != ?2))
- + 8 * (EXISTS (SELECT 1 FROM think_action_ledger WHERE agent_key = ?1 AND status = 'settled'
-                AND updated_at < ?3)
-        OR EXISTS (SELECT 1 FROM think_action_ledger WHERE agent_key = ?1 AND status = 'pending'
-                   AND updated_at < ?4)
-        OR EXISTS (SELECT 1 FROM think_action_pending_approvals WHERE agent_key = ?1 AND created_at < ?5))
- + 16 * EXISTS (SELECT 1 FROM think_submissions WHERE agent_key = ?1 AND status IN ('pending', 'running'))
- + 32 * EXISTS (SELECT 1 FROM think_mcp_servers WHERE agent_key = ?1)
- + 64 * EXISTS (SELECT 1 FROM think_extensions WHERE agent_key = ?1)
- + 128 * EXISTS (SELECT 1 FROM think_schedules WHERE agent_key = ?1)
- ELSE 0 END
+# Each subsystem's answer is an OR of terms, one per table: (bit, table, condition on the agent's rows).
+# ?1 agent key, ?2 this process (owners.PROCESS), ?3 / ?4 / ?5 the settled / pending / paused cut-offs.
+_TERMS = (
+    (0, "think_agent_state", "agent_key = ?1"),
+    (1, "think_stream_metadata", "agent_key = ?1 AND status = 'streaming' AND owner != ?2"),
+    (1, "think_turns", "agent_key = ?1 AND status = 'running' AND (owner IS NULL OR owner != ?2)"),
+    (2, "think_child_runs", "agent_key = ?1 AND status = 'running' AND (owner IS NULL OR owner != ?2)"),
+    (3, "think_action_ledger", "agent_key = ?1 AND status = 'settled' AND updated_at < ?3"),
+    (3, "think_action_ledger", "agent_key = ?1 AND status = 'pending' AND updated_at < ?4"),
+    (3, "think_action_pending_approvals", "agent_key = ?1 AND created_at < ?5"),
+    (4, "think_submissions", "agent_key = ?1 AND status IN ('pending', 'running')"),
+    (5, "think_mcp_servers", "agent_key = ?1"),
+    (6, "think_extensions", "agent_key = ?1"),
+    (7, "think_schedules", "agent_key = ?1"),
+)
+_TABLES = ("think_agents", *dict.fromkeys(table for _, table, _ in _TERMS))
+
+# Opening a cursor on a table costs SQLite about as much as a lookup in it, and most files hold no rows
+# at all in most of these tables (no MCP server, no schedule...): the statement asks only the tables
+# that hold rows. Which ones do is read once (`_OCCUPIED`) and kept while neither this connection wrote
+# (`Database.writes`) nor another connection committed: every commit to a WAL file moves the header of
+# its wal-index (the `-shm` file: mxFrame, the salts; https://sqlite.org/walformat.html), which is read
+# before the query (48 bytes; `PRAGMA data_version` would tell the same at ~14 k instructions, more than
+# the lookups it saves). A file not in WAL mode is asked all tables each time. An agent not in
+# `think_agents` has no rows at all (every write registers the agents made before it, in its own
+# transaction: `Database.register_agent`), so the other tables are read only for a registered agent
+# (SQLite evaluates a CASE branch only when taken); their answers come back as bits.
+_OCCUPIED = "SELECT " + ", ".join(f"EXISTS (SELECT 1 FROM {t})" for t in _TABLES)
+
+
+def _wal_mark(db: Database) -> bytes | None:
+    """The header of the file's wal-index (changes with every commit of any connection), None when the
+    file has none."""
+    try:
+        fd = os.open(f"{db.path}-shm", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.pread(fd, 48, 0)
+    finally:
+        os.close(fd)
+
+
+def _statement(occupied: frozenset[str]) -> str | None:
+    """The presence query over the `occupied` tables (every table: `_TABLES`); None when no agent is
+    registered (every agent is new: nothing to ask)."""
+    if "think_agents" not in occupied:
+        return None
+    terms = " + ".join(f"{1 << bit} * EXISTS (SELECT 1 FROM {table} WHERE {where})"
+                       for bit, table, where in _TERMS if table in occupied) or "0"
+    return f"""SELECT registered, CASE WHEN registered THEN {terms} ELSE 0 END
 FROM (SELECT EXISTS (SELECT 1 FROM think_agents WHERE key = ?1) AS registered)"""
+
+
+def _bound(statement: str | None) -> int:
+    """How many parameters `statement` binds: up to the highest it names (?1 ... ?5)."""
+    return 0 if statement is None else max((int(n) for n in re.findall(r"\?(\d)", statement)), default=0)
+
+
+_SQL: str = _statement(frozenset(_TABLES))  # type: ignore[assignment]
+"""The presence query over every table."""
+
+_known: weakref.WeakKeyDictionary[Database, tuple[int, bytes, str | None, int]] = weakref.WeakKeyDictionary()
+"""A `Database` -> (its `writes`, its wal-index header (`_wal_mark`), the statement over the tables holding rows then
+(None: no agent registered),
+how many parameters it binds)."""
 
 
 class Presence(NamedTuple):
@@ -68,8 +116,21 @@ class Presence(NamedTuple):
 def presence(db: Database, agent_key: str) -> Presence:
     """One query: which subsystems of agent `agent_key` have rows to act on at its creation."""
     now = time.time()
-    registered, bits = db.read(_SQL, (agent_key, owners.PROCESS, now - SETTLED_TTL_S, now - PENDING_TTL_S,
-                                      now - PAUSED_TTL_S))[0]
+    params = (agent_key, owners.PROCESS, now - SETTLED_TTL_S, now - PENDING_TTL_S, now - PAUSED_TTL_S)
+    with db.locked():  # no write of this process's other threads between what is known and the query
+        known = _known.get(db)
+        if (known is not None and known[0] == db.writes and not db.in_transaction
+                and _wal_mark(db) == known[1]):
+            if known[2] is None:
+                return NEW
+            registered, bits = db.read(known[2], params[:known[3]])[0]
+        else:
+            mark = _wal_mark(db)  # before the tables are read: a commit after it is seen next time
+            registered, bits = db.read(_SQL, params)[0]
+            if mark is not None and not db.in_transaction and db.read("PRAGMA journal_mode")[0][0] == "wal":
+                occupied = frozenset(t for t, rows in zip(_TABLES, db.read(_OCCUPIED)[0], strict=True) if rows)
+                statement = _statement(occupied)
+                _known[db] = (db.writes, mark, statement, _bound(statement))
     if not registered:
         return NEW
     return Presence(True, *(bool(bits >> n & 1) for n in range(8)))
