@@ -21,7 +21,6 @@ still answers True; the subsystem's own query tells it apart), never a subset.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import weakref
@@ -50,53 +49,40 @@ _TABLES = ("think_agents", *dict.fromkeys(table for _, table, _ in _TERMS))
 
 # Opening a cursor on a table costs SQLite about as much as a lookup in it, and most files hold no rows
 # at all in most of these tables (no MCP server, no schedule...): the statement asks only the tables
-# that hold rows. Which ones do is read once (`_OCCUPIED`) and kept while neither this connection wrote
-# (`Database.writes`) nor another connection committed: every commit to a WAL file moves the header of
-# its wal-index (the `-shm` file: mxFrame, the salts; https://sqlite.org/walformat.html), which is read
-# before the query (48 bytes; `PRAGMA data_version` would tell the same at ~14 k instructions, more than
-# the lookups it saves). A file not in WAL mode is asked all tables each time. An agent not in
-# `think_agents` has no rows at all (every write registers the agents made before it, in its own
-# transaction: `Database.register_agent`), so the other tables are read only for a registered agent
-# (SQLite evaluates a CASE branch only when taken); their answers come back as bits.
-_OCCUPIED = "SELECT " + ", ".join(f"EXISTS (SELECT 1 FROM {t})" for t in _TABLES)
+# that hold rows. Which ones do is read once (`_OCCUPIED`) and kept while neither this connection began
+# a transaction (`Database.writes`) nor another connection committed (the file's `data_version`, read
+# by the same statement: when it moved, the agent is asked again over all tables). (Reading the
+# wal-index header from the `-shm` file would be cheaper, but closing any descriptor of that file drops
+# SQLite's POSIX locks on it.) An agent not in `think_agents` has no rows at all (every write registers
+# the agents made before it, in its own transaction: `Database.register_agent`), so the other tables
+# are read only for a registered agent (SQLite evaluates a CASE branch only when taken); their answers
+# come back as bits.
+_VERSION = "(SELECT data_version FROM pragma_data_version)"
+_OCCUPIED = f"SELECT {_VERSION}, " + ", ".join(f"EXISTS (SELECT 1 FROM {t})" for t in _TABLES)
 
 
-def _wal_mark(db: Database) -> bytes | None:
-    """The header of the file's wal-index (changes with every commit of any connection), None when the
-    file has none."""
-    try:
-        fd = os.open(f"{db.path}-shm", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return os.pread(fd, 48, 0)
-    finally:
-        os.close(fd)
-
-
-def _statement(occupied: frozenset[str]) -> str | None:
-    """The presence query over the `occupied` tables (every table: `_TABLES`); None when no agent is
-    registered (every agent is new: nothing to ask)."""
+def _statement(occupied: frozenset[str]) -> str:
+    """The presence query over the `occupied` tables (every table: `_TABLES`), with the file's
+    data_version."""
     if "think_agents" not in occupied:
-        return None
+        return f"SELECT 0, 0, {_VERSION}"  # no agent registered
     terms = " + ".join(f"{1 << bit} * EXISTS (SELECT 1 FROM {table} WHERE {where})"
                        for bit, table, where in _TERMS if table in occupied) or "0"
-    return f"""SELECT registered, CASE WHEN registered THEN {terms} ELSE 0 END
+    return f"""SELECT registered, CASE WHEN registered THEN {terms} ELSE 0 END, {_VERSION}
 FROM (SELECT EXISTS (SELECT 1 FROM think_agents WHERE key = ?1) AS registered)"""
 
 
-def _bound(statement: str | None) -> int:
+def _bound(statement: str) -> int:
     """How many parameters `statement` binds: up to the highest it names (?1 ... ?5)."""
-    return 0 if statement is None else max((int(n) for n in re.findall(r"\?(\d)", statement)), default=0)
+    return max((int(n) for n in re.findall(r"\?(\d)", statement)), default=0)
 
 
-_SQL: str = _statement(frozenset(_TABLES))  # type: ignore[assignment]
+_SQL = _statement(frozenset(_TABLES))
 """The presence query over every table."""
 
-_known: weakref.WeakKeyDictionary[Database, tuple[int, bytes, str | None, int]] = weakref.WeakKeyDictionary()
-"""A `Database` -> (its `writes`, its wal-index header (`_wal_mark`), the statement over the tables holding rows then
-(None: no agent registered),
-how many parameters it binds)."""
+_known: weakref.WeakKeyDictionary[Database, tuple[int, int, str, int]] = weakref.WeakKeyDictionary()
+"""A `Database` -> (its `writes`, the file's data_version, the statement over the tables holding rows
+then, how many parameters it binds)."""
 
 
 class Presence(NamedTuple):
@@ -119,18 +105,18 @@ def presence(db: Database, agent_key: str) -> Presence:
     params = (agent_key, owners.PROCESS, now - SETTLED_TTL_S, now - PENDING_TTL_S, now - PAUSED_TTL_S)
     with db.locked():  # no write of this process's other threads between what is known and the query
         known = _known.get(db)
-        if (known is not None and known[0] == db.writes and not db.in_transaction
-                and _wal_mark(db) == known[1]):
-            if known[2] is None:
-                return NEW
-            registered, bits = db.read(known[2], params[:known[3]])[0]
+        if known is not None and known[0] == db.writes and not db.in_transaction:
+            registered, bits, version = db.read(known[2], params[:known[3]])[0]
+            if version != known[1]:  # another connection committed: what is known may be stale
+                known = None
         else:
-            mark = _wal_mark(db)  # before the tables are read: a commit after it is seen next time
-            registered, bits = db.read(_SQL, params)[0]
-            if mark is not None and not db.in_transaction and db.read("PRAGMA journal_mode")[0][0] == "wal":
-                occupied = frozenset(t for t, rows in zip(_TABLES, db.read(_OCCUPIED)[0], strict=True) if rows)
-                statement = _statement(occupied)
-                _known[db] = (db.writes, mark, statement, _bound(statement))
+            known = None
+        if known is None:
+            registered, bits, _ = db.read(_SQL, params)[0]
+            if not db.in_transaction:
+                version, *rows = db.read(_OCCUPIED)[0]
+                statement = _statement(frozenset(t for t, held in zip(_TABLES, rows, strict=True) if held))
+                _known[db] = (db.writes, version, statement, _bound(statement))
     if not registered:
         return NEW
     return Presence(True, *(bool(bits >> n & 1) for n in range(8)))
