@@ -66,8 +66,11 @@ def _statement(occupied: frozenset[str]) -> str:
     data_version."""
     if "think_agents" not in occupied:
         return f"SELECT 0, 0, {_VERSION}"  # no agent registered
-    terms = " + ".join(f"{1 << bit} * EXISTS (SELECT 1 FROM {table} WHERE {where})"
-                       for bit, table, where in _TERMS if table in occupied) or "0"
+    ors: dict[int, list[str]] = {}  # a subsystem's terms are OR-ed, never added (2 + 2 would be bit 2)
+    for bit, table, where in _TERMS:
+        if table in occupied:
+            ors.setdefault(bit, []).append(f"EXISTS (SELECT 1 FROM {table} WHERE {where})")
+    terms = " + ".join(f"{1 << bit} * ({' OR '.join(found)})" for bit, found in ors.items()) or "0"
     return f"""SELECT registered, CASE WHEN registered THEN {terms} ELSE 0 END, {_VERSION}
 FROM (SELECT EXISTS (SELECT 1 FROM think_agents WHERE key = ?1) AS registered)"""
 
