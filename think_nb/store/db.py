@@ -75,6 +75,11 @@ class Database:
         self.path = path
         check_db_path(path)
         self._lock = threading.RLock()
+        self.lock = self._lock
+        """Held by every statement of this `Database`: hold it over several reads that no other thread
+        of this process may interleave a write with."""
+        self.memo: dict[str, Any] = {}
+        """What modules know of this connection's file, kept for its life (`think_nb.store.presence`)."""
         self._depth = 0  # nesting of write() in the thread holding the lock
         self.writes = 0
         """Transactions begun on this connection (counted at BEGIN): with the file's `data_version`,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 import time
-import weakref
 from typing import NamedTuple
 
 from think_nb.store import owners
@@ -83,11 +82,6 @@ def _bound(statement: str) -> int:
 _SQL = _statement(frozenset(_TABLES))
 """The presence query over every table."""
 
-_known: weakref.WeakKeyDictionary[Database, tuple[int, int, str, int]] = weakref.WeakKeyDictionary()
-"""A `Database` -> (its `writes`, the file's data_version, the statement over the tables holding rows
-then, how many parameters it binds)."""
-
-
 class Presence(NamedTuple):
     """What `presence()` found (see the module docstring); every field a bool."""
 
@@ -103,27 +97,30 @@ class Presence(NamedTuple):
 
 
 def presence(db: Database, agent_key: str) -> Presence:
-    """One query: which subsystems of agent `agent_key` have rows to act on at its creation."""
+    """One query: which subsystems of agent `agent_key` have rows to act on at its creation.
+
+    What this connection knows of the file's tables (`db.memo["presence"]`: its `writes`, the file's
+    data_version, the statement over the tables holding rows then, how many parameters it binds)
+    is used while neither moved; else the statement over every table runs, and what is known is
+    read again (outside a transaction: rows this connection has not committed are not known)."""
     now = time.time()
     params = (agent_key, owners.PROCESS, now - SETTLED_TTL_S, now - PENDING_TTL_S, now - PAUSED_TTL_S)
-    with db.locked():  # no write of this process's other threads between what is known and the query
-        known = _known.get(db)
+    with db.lock:  # no write of this process's other threads between what is known and the query
+        known = db.memo.get("presence")
         if known is not None and known[0] == db.writes and not db.in_transaction:
             registered, bits, version = db.read(known[2], params[:known[3]])[0]
-            if version != known[1]:  # another connection committed: what is known may be stale
-                known = None
-        else:
-            known = None
-        if known is None:
-            registered, bits, _ = db.read(_SQL, params)[0]
-            if not db.in_transaction:
-                version, *rows = db.read(_OCCUPIED)[0]
-                statement = _statement(frozenset(t for t, held in zip(_TABLES, rows, strict=True) if held))
-                _known[db] = (db.writes, version, statement, _bound(statement))
-    if not registered:
-        return NEW
-    return Presence(True, *(bool(bits >> n & 1) for n in range(8)))
+            if version == known[1]:  # no other connection committed since
+                return _FOUND[bits] if registered else NEW
+        registered, bits, _ = db.read(_SQL, params)[0]
+        if not db.in_transaction:
+            version, *rows = db.read(_OCCUPIED)[0]
+            statement = _statement(frozenset(t for t, held in zip(_TABLES, rows, strict=True) if held))
+            db.memo["presence"] = (db.writes, version, statement, _bound(statement))
+    return _FOUND[bits] if registered else NEW
 
 
 NEW = Presence(*(False,) * 9)
 """An agent never registered: nothing stored."""
+
+_FOUND = tuple(Presence(True, *(bool(bits >> n & 1) for n in range(8))) for bits in range(256))
+"""A registered agent's `Presence` by the statement's bits."""
