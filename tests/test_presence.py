@@ -97,22 +97,22 @@ _OLD = time.time() - 400 * 24 * 3600
 _ROWS = (
     ("state", "INSERT INTO think_agent_state VALUES (?, 'leaf_id', '\"m\"')"),
     ("interrupted", "INSERT INTO think_stream_metadata VALUES (?, 'r', 0, 'streaming', 'dead-process', 0, 0)"),
-    ("interrupted", "INSERT INTO think_turns (agent_key, request_id, trigger, status, started_at, owner) "
-                    "VALUES (?, 'r', 'send', 'running', 0, 'dead-process')"),
-    ("child_runs", "INSERT INTO think_child_runs (agent_key, run_id, child_key, child_class, child_name, status, "
-                   "owner, started_at) VALUES (?, 'run', 'c', 'C', 'c', 'running', 'dead-process', 0)"),
-    ("expired_actions", "INSERT INTO think_action_ledger VALUES (?, 'k1', 'act', NULL, NULL, 'h', 'settled', NULL, "
-                        f"0, {_OLD})"),
-    ("expired_actions", "INSERT INTO think_action_ledger VALUES (?, 'k2', 'act', NULL, NULL, 'h', 'pending', NULL, "
-                        f"0, {_OLD})"),
-    ("expired_actions", f"INSERT INTO think_action_pending_approvals VALUES (?, 'e', 'act', 'call', NULL, '{{}}', "
-                        f"NULL, {_OLD})"),
-    ("submissions", "INSERT INTO think_submissions (agent_key, id, status, messages, digest, created_at) "
-                    "VALUES (?, 's', 'pending', '[]', '', 0)"),
+    ("interrupted", ("INSERT INTO think_turns (agent_key, request_id, trigger, status, started_at, owner) "
+                    "VALUES (?, 'r', 'send', 'running', 0, 'dead-process')")),
+    ("child_runs", ("INSERT INTO think_child_runs (agent_key, run_id, child_key, child_class, child_name, status, "
+                   "owner, started_at) VALUES (?, 'run', 'c', 'C', 'c', 'running', 'dead-process', 0)")),
+    ("expired_actions", ("INSERT INTO think_action_ledger VALUES (?, 'k1', 'act', NULL, NULL, 'h', 'settled', NULL, "
+                        f"0, {_OLD})")),
+    ("expired_actions", ("INSERT INTO think_action_ledger VALUES (?, 'k2', 'act', NULL, NULL, 'h', 'pending', NULL, "
+                        f"0, {_OLD})")),
+    ("expired_actions", (f"INSERT INTO think_action_pending_approvals VALUES (?, 'e', 'act', 'call', NULL, '{{}}', "
+                        f"NULL, {_OLD})")),
+    ("submissions", ("INSERT INTO think_submissions (agent_key, id, status, messages, digest, created_at) "
+                    "VALUES (?, 's', 'pending', '[]', '', 0)")),
     ("mcp_servers", "INSERT INTO think_mcp_servers VALUES (?, 'm', 'stdio', 'x', '[]', '{}', '{}', 'false', 1, 0)"),
     ("extensions", "INSERT INTO think_extensions VALUES (?, 'e', '1', '{}', '', 0)"),
-    ("schedules", "INSERT INTO think_schedules (agent_key, id, source, kind, spec, task, task_repr, digest, anchor, "
-                  "created_at, updated_at) VALUES (?, 't', 'runtime', 'once', 'x', '{}', 'x', 'd', 0, 0, 0)"),
+    ("schedules", ("INSERT INTO think_schedules (agent_key, id, source, kind, spec, task, task_repr, digest, anchor, "
+                  "created_at, updated_at) VALUES (?, 't', 'runtime', 'once', 'x', '{}', 'x', 'd', 0, 0, 0)")),
 )
 
 
