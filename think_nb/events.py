@@ -86,12 +86,18 @@ Durable work
   `scheduled-task-reconcile`), error: a start-up step failed, the agent was created without it
   (`think_nb.startup`, `Think.get_on_start_degradations()`).
 
+Memory (cloudflare/agents#1710)
+- `chat:hydration:windowed` — total_messages (the stored branch's length; None for rows older than
+  m016), budget_messages (`hydration_limit`), hydrated_messages: the branch read into memory is a
+  window of a longer one; once per change of those numbers (Think counts bytes: `totalContentBytes`,
+  `budgetBytes`).
+- `chat:media:evicted` — messages, parts, bytes, externalized_bytes (characters kept in the workspace,
+  0 when dropping): a background pass moved aged media out of the stored transcript
+  (`think_nb.session.media_eviction`); once per pass that changed something.
+
 Declared, not emitted yet: `action:ledger:swept` (settled, pending), `action:pause:swept` (swept),
 `channel:resolved` (channel, kind, request_id), `channel:delivered` (channel, kind, turn_ended),
-`notice:failed` (channel, error),
-`chat:hydration:windowed` (total_content_bytes, budget_bytes, hydrated_messages),
-`chat:media:evicted` (messages, parts, bytes, externalized_bytes). Such code emits with one line where the thing
-happens:
+`notice:failed` (channel, error). Such code emits with one line where the thing happens:
 
     events.emit("action:pause:created", {"action": name, "execution_id": eid, "tool_call_id": cid},
                 agent=runtime.key)
@@ -159,7 +165,7 @@ NAMES: dict[str, str] = {
     "channel:delivered": "channel, kind, turn_ended",
     "notice:delivered": "channel, kind, inform_model",
     "notice:failed": "channel, error",
-    "chat:hydration:windowed": "total_content_bytes, budget_bytes, hydrated_messages",
+    "chat:hydration:windowed": "total_messages, budget_messages, hydrated_messages",
     "chat:media:evicted": "messages, parts, bytes, externalized_bytes",
     "chat:onstart:degraded": "step, error",
 }

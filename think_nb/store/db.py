@@ -75,7 +75,16 @@ class Database:
         self.path = path
         check_db_path(path)
         self._lock = threading.RLock()
+        self.lock = self._lock
+        """Held by every statement of this `Database`: hold it over several reads that no other thread
+        of this process may interleave a write with."""
+        self.memo: dict[str, Any] = {}
+        """What modules know of this connection's file, kept for its life (`think_nb.store.presence`)."""
         self._depth = 0  # nesting of write() in the thread holding the lock
+        self.writes = 0
+        """Transactions begun on this connection (counted at BEGIN): with the file's `data_version`,
+        which changes when another connection commits, it tells `think_nb.store.presence` that what
+        it knows of the file's tables still holds."""
         self._atexit = False
         self._unregistered: dict[str, tuple[str, str, str, float]] = {}  # agents made, not in think_agents yet
         try:
@@ -118,6 +127,11 @@ class Database:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction is open on this connection (its writes not committed yet)."""
+        return self._conn.in_transaction
+
     @contextmanager
     def locked(self) -> Iterator[sqlite3.Connection]:
         """The connection for several statements no other thread interleaves with, outside any
@@ -139,6 +153,7 @@ class Database:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
+            self.writes += 1
             registering = self._take_unregistered()
             try:
                 if registering:  # the agents made since the last write, in this transaction
