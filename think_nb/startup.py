@@ -30,6 +30,7 @@ everywhere; `KeyboardInterrupt` and other `BaseException`s pass.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -103,15 +104,12 @@ class StartUp:
         """`step` ran (again) and succeeded: it is no longer listed."""
         self._failed.pop(step, None)
 
-    def degraded(self, step: str) -> bool:
-        return step in self._failed
-
     def list(self) -> list[dict[str, str]]:
         """`[{"step": ..., "error": ...}]`, in the order the steps failed."""
         return [{"step": step, "error": error} for step, error in self._failed.items()]
 
 
-_PACKAGE = str(Path(__file__).resolve().parent)
+_PACKAGE = str(Path(__file__).resolve().parent) + os.sep
 
 
 def _outside() -> int:
