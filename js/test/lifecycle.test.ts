@@ -77,6 +77,20 @@ describe("a panel whose kernel is gone", () => {
     expect(reply()[0].querySelector(".think-message-error")?.textContent).toBe(INTERRUPTED_NOTE);
   });
 
+  it("says of a reply cut by a restart what the panel drawn after the restart says of the same reply", async () => {
+    // Kernel ▸ Restart interrupts the kernel before it shuts it down: the kernel stores the reply `aborted`
+    const { model, $$ } = await mount({ messages: [user("tell me")] });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false,
+      chunks: [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Half" }] });
+    model.trigger("comm_live_update");
+    const notes = (all: HTMLElement[]) => all.map((e) => e.textContent);
+    const old = notes($$(".think-message[data-role=assistant] :is(.think-message-error, .think-stopped)"));
+    const stored = { id: "a1", role: "assistant", parts: [{ type: "text", text: "Half" }], metadata: { aborted: true } };
+    const after = await mount({ messages: [user("tell me"), stored] });
+    expect(notes(after.$$(".think-message[data-role=assistant] :is(.think-message-error, .think-stopped)"))).toEqual(old);
+    expect(old).toEqual([INTERRUPTED_NOTE]);
+  });
+
   it("says a reply cut before the model sent anything was interrupted before the model answered", async () => {
     const { model, $$ } = await mount({ messages: [user("tell me")] });
     model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false, chunks: [{ type: "start", messageId: "a1" }] });
