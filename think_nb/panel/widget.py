@@ -510,11 +510,12 @@ class ChatPanel(anywidget.AnyWidget):
                                           client_tools=tools or None)
         except Exception as exc:  # noqa: BLE001 - the agent refused: tell the panel, keep the kernel alive
             _log.exception("the agent refused request %s", request_id)
-            self._send_frame(protocol.use_chat_response(  # the view marks its message not sent, with why
+            # every view hears why: the one that sent it marks its message not sent, with why; no turn ran,
+            # so none failed (the shared status stays as it was, not `error`)
+            self._send_frame(protocol.use_chat_response(
                 request_id, [{"type": "error", "errorText": str(exc)}], done=True, error=True, refused=True
             ))
             self._hub.forget_submitted(request_id)
-            self._hub.fail(str(exc))
             return
         self._tasks.add(task)  # a strong reference until the turn ends
         task.add_done_callback(self._tasks.discard)
