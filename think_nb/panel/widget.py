@@ -15,7 +15,8 @@ recorded stream) and turns what the agent streams into frames for the front end
 - frames from the panel (send, regenerate, stop, clear, approve/deny, client tool
   results, resume) are parsed by :mod:`think_nb.panel.protocol` and dispatched to the agent;
   malformed ones, and ones the agent refuses (unknown or settled tool calls), are logged
-  and ignored, never raised.
+  and ignored, never raised; a message the agent refuses is answered with a ``refused``
+  ``use_chat_response`` saying why (the view marks the message not sent).
 
 It is not the agent: it never runs a turn or stores a message itself.
 """
