@@ -9,7 +9,9 @@ The child's turn: three steps (text + tool call, text + tool call, text) on a Sc
 small delay; the tool `work` writes `<side>.tool<n>` when it starts and sleeps 0.3 s. With
 `listener`, a panel-like listener appends every chunk it hears to the side file as a JSON line
 `{"rid", "chunk"}`, fsync'd: the record of what was broadcast. After the turn the child waits to
-be killed. With `stop_at` the child runs `run_fast` instead (a fast stream stopped mid-way).
+be killed. With `stop_at` the child runs `run_fast` instead (a fast stream stopped mid-way). With
+`submit` the turn is a submission's (`submit_messages(..., submission_id="job")`, then the drain);
+with `hold_tool` the tool call `work(n=hold_tool)` never returns (the child waits there to be killed).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ async def run(cmd: dict) -> None:
     async def work(n: int) -> int:
         """Do some work."""
         touch(f"{side}.tool{n}")
+        if n == cmd.get("hold_tool"):
+            await asyncio.Event().wait()
         await asyncio.sleep(0.3)
         return n * 10
 
@@ -90,7 +94,14 @@ async def run(cmd: dict) -> None:
     agent = Durable("d", db=cmd["db"])
     if cmd["listener"]:
         runtime_of(agent).subscribe(SideFile(side))
-    await agent.send("go")
+    if cmd.get("submit"):
+        from think_nb.messages import user_message
+
+        await agent.submit_messages([user_message("go")], submission_id="job")
+        assert agent.submissions_task is not None
+        await agent.submissions_task
+    else:
+        await agent.send("go")
     touch(f"{side}.done")
     await asyncio.Event().wait()  # wait to be killed
 

@@ -273,11 +273,22 @@ async def test_a_method_returning_the_wrong_shape_is_the_users_not_think_nbs(met
 
 @pytest.mark.parametrize("method", ["get_extensions", "get_scheduled_tasks"])
 def test_a_creation_time_method_that_fails_is_named_at_creation(method: str) -> None:
+    """`get_scheduled_tasks()` is a best-effort start-up step (Think's `scheduled-task-reconcile`,
+    `think_nb.startup`): the agent is created and the warning names the method; `get_extensions()`
+    raises from the constructor."""
+    from think_nb.startup import DegradedStartWarning
+
     def boom(self: Think) -> object:
         raise KeyError("x")
 
     cls = type("Calc", (Think,), {method: boom})
-    with pytest.raises(HookError, match=re.escape(f"Calc.{method}() raised KeyError: 'x'")):
+    named = re.escape(f"Calc.{method}() raised KeyError: 'x'")
+    if method == "get_scheduled_tasks":
+        with pytest.warns(DegradedStartWarning, match=named):
+            agent = cls(f"create-{method}")
+        assert [d["step"] for d in agent.get_on_start_degradations()] == ["scheduled-task-reconcile"]
+        return
+    with pytest.raises(HookError, match=named):
         cls(f"create-{method}")
     if method == "get_extensions":
         bad = type("Calc", (Think,), {method: lambda self: 42})

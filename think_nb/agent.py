@@ -508,6 +508,16 @@ class Think:
         """The value stored by `configure`, or None if never set (Think's `getConfig`)."""
         return self.__runtime.store.state.get("_think_config")
 
+    def get_on_start_degradations(self) -> list[dict[str, str]]:
+        """The start-up steps that failed when this agent was created, `[{"step": ..., "error":
+        "<Type>: <message>"}]` in the order they failed (Think's `getOnStartDegradations()`:
+        best-effort steps, cloudflare/agents#1710). Steps: `transcript-hydration` (the branch could
+        not be read: `messages` is empty until a later turn reads it; cleared then),
+        `durable-work-recovery` (a dead process's turns and submissions were not recovered),
+        `scheduled-task-reconcile` (`get_scheduled_tasks()` or the stored tasks failed). Each failure
+        was also emitted as `chat:onstart:degraded` and warned (`think_nb.startup`)."""
+        return self.__runtime.on_start_degradations()
+
     def get_branches(self, message_id: str) -> list[dict[str, Any]]:
         """The alternatives at `message_id`'s position (itself and its siblings, oldest first),
         e.g. every reply produced by `regenerate()`. Raises `UserError` for an unknown id."""

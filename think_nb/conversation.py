@@ -20,6 +20,7 @@ are counted once, so `unfinished()` looks only at the messages after them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from think_nb import events
 from think_nb.errors import UserError
@@ -28,6 +29,15 @@ from think_nb.messages import new_id
 from think_nb.messages.final import is_final
 from think_nb.store.agent import AgentStore
 
+HYDRATION = "transcript-hydration"
+
+
+class StartUpSteps(Protocol):
+    """Where a failed hydration is recorded (`think_nb.startup.StartUp`)."""
+
+    def failed(self, step: str, exc: BaseException) -> None: ...
+    def succeeded(self, step: str) -> None: ...
+
 
 class Conversation:
     """The current branch (see the module docstring).
@@ -35,6 +45,9 @@ class Conversation:
     Args:
         store: the agent's `AgentStore`.
         hydration_limit: messages kept in memory (the newest; at least 4), None for all.
+        start_up: returns where a failed first read (hydration) is recorded (called only then); the
+            branch is then empty in memory until a later `sync()` / `reload()` reads it (Think's
+            best-effort `transcript-hydration`, `think_nb.startup`). None: the first read raises.
     """
 
     _messages: list[dict]
@@ -42,18 +55,35 @@ class Conversation:
     _final: int  # _messages[:_final] are final (never changed in place: see the module docstring)
     _windowed: tuple[int, int] | None  # (stored branch length, messages held) last told, while a window
 
-    def __init__(self, store: AgentStore, hydration_limit: int | None, *, empty: bool = False) -> None:
+    def __init__(self, store: AgentStore, hydration_limit: int | None, *, empty: bool = False,
+                 start_up: Callable[[], StartUpSteps] | None = None) -> None:
         self.store = store
         self.limit = None if hydration_limit is None else max(4, int(hydration_limit))
+        self.start_up = start_up
+        self.degraded = False  # the first read failed: the branch in memory is empty, not what is stored
         if empty:  # the caller knows nothing is stored (`think_nb.store.presence`): nothing to read
             self._set([])
 
     def __getattr__(self, attr: str) -> object:
         """The branch is read from SQLite on first use (an agent made and not used reads nothing)."""
         if attr in ("_messages", "_position", "_final"):
-            self.reload()
+            self.hydrate()
             return self.__dict__[attr]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def hydrate(self) -> None:
+        """Read the branch unless it was read: the first read, best effort when `start_up` is given
+        (a failure leaves the branch empty in memory and is recorded there)."""
+        if "_messages" in self.__dict__:
+            return
+        try:
+            self.reload()
+        except Exception as exc:
+            if self.start_up is None:
+                raise
+            self._set([])
+            self.degraded = True
+            self.start_up().failed(HYDRATION, exc)
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -95,11 +125,16 @@ class Conversation:
 
     # -- writing ---------------------------------------------------------------------------
     def reload(self) -> None:
-        """Re-read the branch from SQLite (after a session switch, a recovery, another writer).
-        When the window holds less than the stored branch, `chat:hydration:windowed` tells so, once
-        per change of what it holds (Think's: a chronically long branch is re-read often)."""
+        """Re-read the branch from SQLite (after a session switch, a recovery, another writer); a
+        degraded hydration is recovered by it. When the window holds less than the stored branch,
+        `chat:hydration:windowed` tells so, once per change of what it holds (Think's: a chronically
+        long branch is re-read often)."""
         messages, total = self.store.messages.branch_window(limit=self.limit)
         self._set(messages)
+        if self.degraded:
+            self.degraded = False
+            if self.start_up is not None:
+                self.start_up().succeeded(HYDRATION)
         seen = None if total is None else (total, len(messages))
         if total is not None and seen != self.__dict__.get("_windowed"):
             events.emit("chat:hydration:windowed", {"total_messages": None if total < 0 else total,
@@ -120,7 +155,15 @@ class Conversation:
 
     def sync(self) -> bool:
         """Re-read the branch when another writer (a second process on the same file) moved the
-        leaf since this object last wrote or read it; True when it did."""
+        leaf since this object last wrote or read it, or when the first read failed (each turn
+        tries it again: Think's next safe-boundary sync); True when it did."""
+        self.hydrate()
+        if self.degraded:
+            try:
+                self.reload()
+            except Exception:  # noqa: BLE001 - still unreadable: the turn goes on; its first write reads it again
+                return False
+            return True
         last = self._messages[-1]["id"] if self._messages else None
         if self.store.messages.leaf_id == last:
             return False

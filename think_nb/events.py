@@ -82,6 +82,9 @@ Durable work
   tool_call_id; `action:pause:approved` / `rejected` — action, execution_id
   (`think_nb.actions.pause`); `action:reply-attached` — action, attachment_type.
 - `notice:delivered` — channel, kind, inform_model (`Think.deliver_notice`).
+- `chat:onstart:degraded` — step (`transcript-hydration` | `durable-work-recovery` |
+  `scheduled-task-reconcile`), error: a start-up step failed, the agent was created without it
+  (`think_nb.startup`, `Think.get_on_start_degradations()`).
 
 Memory (cloudflare/agents#1710)
 - `chat:hydration:windowed` — total_messages (the stored branch's length; None for rows older than
@@ -94,8 +97,7 @@ Memory (cloudflare/agents#1710)
 
 Declared, not emitted yet: `action:ledger:swept` (settled, pending), `action:pause:swept` (swept),
 `channel:resolved` (channel, kind, request_id), `channel:delivered` (channel, kind, turn_ended),
-`notice:failed` (channel, error), `chat:onstart:degraded` (step, error). Such code emits with one
-line where the thing happens:
+`notice:failed` (channel, error). Such code emits with one line where the thing happens:
 
     events.emit("action:pause:created", {"action": name, "execution_id": eid, "tool_call_id": cid},
                 agent=runtime.key)

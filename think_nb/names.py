@@ -50,6 +50,7 @@ RESERVED: dict[str, str] = {
     # messages and config
     "get_messages": "a method", "clear_messages": "a method", "export": "a method", "import_messages": "a method",
     "configure": "a method", "get_config": "a method", "get_branches": "a method", "switch_branch": "a method",
+    "get_on_start_degradations": "a method",
     # turns
     "submit": "a method", "send": "a method", "run": "a method", "save_messages": "a method",
     "add_messages": "a method", "run_turn": "a method", "stash": "a method",

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any, cast
 from think_nb.conversation import Conversation
 from think_nb.models.litellm_env import preload_for
 from think_nb.models.resolve import LOCAL_MODEL
+from think_nb.startup import StartUp
 from think_nb.store import AgentStore, default_db_path, open_database
 from think_nb.store.db import resolve_path
-from think_nb.store.presence import presence
+from think_nb.store.presence import Presence, presence
 from think_nb.turns.engine import TurnEngine
 from think_nb.turns.hooks import user_code
 
@@ -116,6 +117,7 @@ class AgentRuntime:
         self.db_path: Path = resolve_path(db if db else default_db_path())
         self.key: str = key or f"{type(agent).__name__}:{name}"
         self.recovery_task: asyncio.Task[Any] | None = None
+        self._start_up: StartUp | None = None
         self._session: Session | None = None
         self._session_pending: Any = None
         self._workspace: Any = None
@@ -129,7 +131,9 @@ class AgentRuntime:
         (`Think.__init__`, once the agent is bound to this runtime, so user code called from here may
         use the agent). One query says which subsystems have rows (`think_nb.store.presence`); the
         others are made, and read, when first used, so creating an agent writes nothing and reads
-        one row (issue 29 §4)."""
+        one row (issue 29 §4). Hydration, durable-work recovery and the scheduled-task reconcile
+        are best effort (`think_nb.startup`): one that fails is listed by
+        `get_on_start_degradations()`, and the agent is created without it."""
         agent = self.agent
         # first: a hosted model's litellm import / the embedded model's load overlaps the set-up and typing
         preload_for(self._model_hint())
@@ -137,18 +141,10 @@ class AgentRuntime:
         found = presence(db, self.key)
         self.store = AgentStore(db, self.key, type(agent).__name__, self.name, registered=found.registered,
                                 session_id=None if found.state else "")
-        self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state)
-        if found.interrupted or found.child_runs:  # recovery's modules load only when there is work for them
-            from think_nb.agent_tools import Reattach
-            from think_nb.turns import recovery
-
-            reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
-            left = recovery.recover(self, reattach.prepare)  # a dead kernel's turns: partial replies stored, hook asked
-            self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
-        if found.expired_actions:
-            self.actions.sweep()  # get_actions(): ledger, durable pauses (think_nb.actions)
-        if found.submissions:
-            self.submissions.recover()  # a dead kernel's accepted submissions run again
+        self.conversation = Conversation(self.store, self.hydration_limit, empty=not found.state,
+                                         start_up=lambda: self.start_up)
+        if found.interrupted or found.child_runs or found.expired_actions or found.submissions:
+            self.start_up.run("durable-work-recovery", lambda: self._recover_durable_work(found))
         if found.mcp_servers:
             self.mcp.restore()  # servers added before reconnect in the background
         static = None
@@ -157,14 +153,58 @@ class AgentRuntime:
                 static = agent.get_extensions()
         if static is not None or found.extensions:
             self.extensions.restore(static if static is not None else [])  # static, then stored ones load later
+        if self.overrides("get_scheduled_tasks") or found.schedules:
+            self.start_up.run("scheduled-task-reconcile", lambda: self._reconcile_scheduled_tasks(found.schedules))
+        _panels_follow(agent)
+
+    def _recover_durable_work(self, found: Presence) -> None:
+        """A dead process's work: its turns (partial replies stored, `on_chat_recovery` asked), its
+        agent-tool runs, the expired action ledger rows and its submissions (a submission whose turn
+        a recovery continuation resumes stays `running` until that continuation ends)."""
+        continuing: set[str] = set()
+        if found.interrupted or found.child_runs:  # recovery's modules load only when there is work for them
+            from think_nb.agent_tools import Reattach
+            from think_nb.turns import recovery
+
+            reattach = Reattach(self)  # sub-agent runs a dead kernel left: outcomes delivered, children resumed
+            left = recovery.recover(self, reattach.prepare)  # a dead kernel's turns: partial replies stored, hook asked
+            continuing = recovery.chains(left)
+            self.recovery_task = recovery.schedule(self, self.engine, left, reattach.pending)
+        if found.expired_actions:
+            self.actions.sweep()  # get_actions(): ledger, durable pauses (think_nb.actions)
+        if found.submissions:
+            self.submissions.recover(continuing)  # a dead kernel's accepted submissions run again
+
+    def _reconcile_scheduled_tasks(self, stored: bool) -> None:
+        """`get_scheduled_tasks()`' declarations written, stored tasks re-armed (`stored`: there are some)."""
         declared = None
         if self.overrides("get_scheduled_tasks"):
-            with user_code("get_scheduled_tasks", agent):
-                declared = agent.get_scheduled_tasks()
-        if declared is not None or found.schedules:
-            self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
-            self.scheduler.kick()
-        _panels_follow(agent)
+            with user_code("get_scheduled_tasks", self.agent):
+                declared = self.agent.get_scheduled_tasks()
+        if declared is None and not stored:
+            return
+        self.scheduler.reconcile(declared)  # declared tasks; stored ones re-armed
+        self.scheduler.kick()
+
+    @property
+    def start_up(self) -> StartUp:
+        """The best-effort start-up steps and what failed (`get_on_start_degradations()`); made on
+        first use (creating an agent whose steps all succeed makes none: issue 29 §4)."""
+        if self._start_up is None:
+            self._start_up = StartUp(self.key)
+        return self._start_up
+
+    def on_start_degradations(self) -> list[dict[str, str]]:
+        """`Think.get_on_start_degradations()`: the hydration is done first (it is lazy), then the
+        failed steps `[{"step", "error"}]` (`think_nb.startup`)."""
+        self.conversation.hydrate()
+        return self.start_up.list()
+
+    @property
+    def recovered_submissions(self) -> Submissions | None:
+        """The submission ledger when it exists (recovery settles the submission a continuation
+        resumed), else None (no submission is stored or used: nothing to settle)."""
+        return self.submissions if self._made("submissions") else None
 
     # -- the subsystems, each made on first use (or at creation, when it has stored rows) --------------
     @cached_property

@@ -22,9 +22,14 @@ when their turn starts, so a submission cancelled before that never shows up.
   hook before it goes on; a hook that raises is logged and changes nothing. From sync callers
   (`cancel_submission`, `clear_messages`, the agent's creation) an async hook runs as a task.
 - When the agent is created again, `running` rows of a dead process go back to `pending` if their
-  messages were never applied, else become `error` (the turn's partial reply is recovered by
-  `think_nb.turns.recovery`); then pending rows are drained (on the running loop, or on the script
-  loop that `agent.run()` drives; `agent.submissions_task` is the drain).
+  messages were never applied; an applied one whose turn recovery continues (`on_chat_recovery`
+  returned `continue_`, `think_nb.turns.recovery`) stays `running`, owned by this process, and
+  is settled with the continuation's outcome (completed | error | skipped | aborted; a chain of
+  continuations, each cut off in turn, settles the submission its first turn ran); one cancelled
+  before the continuation starts is not continued, and cancelling it while the continuation runs
+  aborts that turn. Any other applied one becomes `error` (its partial reply is kept). Then
+  pending rows are drained (on the running loop, or on the script loop that `agent.run()` drives;
+  `agent.submissions_task` is the drain).
 """
 
 from __future__ import annotations
@@ -83,6 +88,8 @@ class Submissions:
         self.rows = host.store.submissions
         self.task: asyncio.Task | None = None
         self._reports: set[asyncio.Task] = set()  # async status hooks started from sync code
+        self._recovering: dict[str, str] = {}  # incident id (its first request id) -> submission kept running
+        self._continuing: dict[str, str] = {}  # submission id -> request id of the continuation running it
 
     async def submit(self, messages: list[dict], submission_id: str | None, idempotency_key: str | None,
                      metadata: Any) -> dict:
@@ -207,8 +214,8 @@ class Submissions:
             if self.rows.finish(submission_id, "aborted", None, only_from=("running",)):
                 self._status(submission_id, row["request_id"], "aborted")
                 self.report_soon(submission_id)
-            if row["request_id"]:
-                self.engine.abort_request(row["request_id"], "submission cancelled")
+            for request_id in {row["request_id"], self._continuing.get(submission_id)} - {None}:
+                self.engine.abort_request(request_id, "submission cancelled")
         return self.inspect(submission_id)
 
     def skip_pending(self) -> None:
@@ -222,10 +229,16 @@ class Submissions:
         row = self.rows.get(submission_id)
         return inspection(row) if row is not None else None
 
-    def recover(self) -> None:
-        """Settle the running rows of a dead process, then drain what is pending (see the module docstring)."""
+    def recover(self, continuing: set[str] | frozenset[str] = frozenset()) -> None:
+        """Settle the running rows of a dead process, then drain what is pending (see the module
+        docstring). `continuing`: the incident ids recovery continues (`think_nb.turns.recovery.chains`);
+        a row whose turn started one of them stays running until `continue_ends`."""
         for row in self.rows.orphaned():
             applied = any(self.host.store.messages.get(m["id"]) is not None for m in row["messages"])
+            if applied and row["request_id"] in continuing:
+                if self.rows.adopt(row["id"]):  # this process continues it: no other opener settles it
+                    self._recovering[row["request_id"]] = row["id"]
+                continue
             if applied:
                 if self.rows.finish(row["id"], "error", INTERRUPTED, only_from=("running",)):
                     self._status(row["id"], row["request_id"], "error", INTERRUPTED)
@@ -235,3 +248,34 @@ class Submissions:
             self.report_soon(row["id"])
         if self.rows.next_pending() is not None:
             self.kick()
+
+    # -- recovery continuations (think_nb.turns.recovery.RecoveredSubmissions) -------------------
+    def continue_begins(self, incident_id: str, request_id: str) -> bool | None:
+        """Turn `request_id` continues chain `incident_id`: None when no submission recovery kept
+        running is linked to it, False when that one is no longer running (cancelled: do not
+        continue), else True (a cancel now aborts `request_id` too)."""
+        submission_id = self._recovering.get(incident_id)
+        if submission_id is None:
+            return None
+        row = self.rows.get(submission_id)
+        if row is None or row["status"] != "running":
+            del self._recovering[incident_id]
+            return False
+        self._continuing[submission_id] = request_id
+        return True
+
+    async def continue_ends(self, incident_id: str, status: str, error: str | None) -> None:
+        """The continuation of chain `incident_id` ended `status`: its submission is settled so
+        (not when it was cancelled meanwhile: a cancel is never overwritten)."""
+        submission_id = self._recovering.pop(incident_id, None)
+        if submission_id is None:
+            return
+        request_id = self._continuing.pop(submission_id, None)
+        if status not in STATUSES or status in ("pending", "running"):
+            status, error = "error", error or f"the continuation ended {status}"
+        if self.rows.finish(submission_id, status, error, only_from=("running",)):
+            self._status(submission_id, request_id, status, error)
+            await self.report(self.rows.get(submission_id))
+        row = self.rows.get(submission_id)
+        if row is not None:
+            self._tell_schedule(row, status, error)

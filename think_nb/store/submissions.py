@@ -82,6 +82,14 @@ class SubmissionRows:
                         "started_at = NULL WHERE agent_key = ? AND id = ? AND status = 'running'",
                         (self.agent_key, submission_id))
 
+    def adopt(self, submission_id: str) -> bool:
+        """A dead process's `running` row is continued by this process (its turn's recovery): owned
+        by this process from now on; False when it is no longer running."""
+        with self.db.write() as c:
+            cur = c.execute("UPDATE think_submissions SET owner = ? WHERE agent_key = ? AND id = ? "
+                            "AND status = 'running'", (owners.PROCESS, self.agent_key, submission_id))
+            return cur.rowcount == 1
+
     def orphaned(self) -> list[dict]:
         """`running` rows a dead process owned, oldest first (`think_nb.store.owners`)."""
         rows = self.db.read(f"SELECT {', '.join(COLUMNS)} FROM think_submissions WHERE agent_key = ? "

@@ -25,6 +25,11 @@ and, for each interrupted turn (an *incident*), oldest first:
    without appending it again (`trigger="recovery-retry"`); either is
    `skipped` when, by the time it starts, the branch ends with another message (one the user sent
    meanwhile: Think's superseded continuations skip).
+5. a submission whose turn started the chain (`think_nb.submissions`) stays `running` meanwhile
+   and is settled with the outcome of the turn that ends the chain (completed, error, skipped,
+   aborted; `error` when the hook declines or the chain is sealed): Think's "recovery continuation
+   completes submissions", chained continuations keeping the root submission. One cancelled
+   before its continuation starts is not continued.
 
 A turn the stall watchdog ends in a live process takes the same route (`route_stall`, Think's
 `_routeStallToBoundedRecovery`): its partial is already persisted; the hook is asked with
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("think_nb")
 
 INTERRUPTED_ERROR = "The process running this turn ended before the turn finished."
+STALLED_ERROR = "The turn stalled and was not continued."
 SETTLED_TURN = ("completed", "error", "aborted", "skipped")
 
 
@@ -177,9 +183,23 @@ def collect(store: AgentStore) -> list[Incident]:
     return list(found.values())
 
 
+class RecoveredSubmissions(Protocol):
+    """What recovery needs of the submission ledger (`think_nb.submissions.Submissions`): a
+    submission whose turn a dead process left is continued by the recovery of that turn's chain,
+    and settled when the continuation ends (Think's submission recovery: recoverable → continued)."""
+
+    def continue_begins(self, incident_id: str, request_id: str) -> bool | None: ...
+    """`request_id` continues chain `incident_id`: None when no recovered submission is linked to
+    it, False when the linked one was cancelled meanwhile (then nothing is continued), else True."""
+
+    async def continue_ends(self, incident_id: str, status: str, error: str | None) -> None: ...
+    """The chain's continuation ended `status`: its submission (if any) is settled so."""
+
+
 class RecoveryHost(Protocol):
     """What recovery needs of its agent (`think_nb.runtime.AgentRuntime` implements it): the user's
-    object (whose `on_chat_recovery` is asked), the settings, the store and, once created, the branch."""
+    object (whose `on_chat_recovery` is asked), the settings, the store and, once created, the branch
+    and the submission ledger (None when the agent has none)."""
 
     agent: Any
     key: str
@@ -189,6 +209,9 @@ class RecoveryHost(Protocol):
     chat_recovery_max_attempts: int
     chat_recovery_max_recovery_work: int
     chat_recovery_no_progress_timeout: float | None
+
+    @property
+    def recovered_submissions(self) -> RecoveredSubmissions | None: ...
 
 
 class RecoveryEngine(Protocol):
@@ -235,6 +258,13 @@ def recover(host: RecoveryHost, prepare: Callable[[list[Incident]], None] | None
         if _told_decision(host, ctx, decision):
             left.append((incident, (ctx, decision)))
     return left
+
+
+def chains(left: list[tuple[Incident, Any]]) -> set[str]:
+    """The incident ids (each chain's first request id) of what `recover` left to continue, or to
+    decide later (an async hook): a submission whose turn started one of these chains stays
+    `running` until its continuation ends."""
+    return {ctx.incident_id for _, (ctx, _) in left}
 
 
 def route_stall(host: RecoveryHost, engine: RecoveryEngine, request_id: str, partial: dict | None,
@@ -313,6 +343,7 @@ async def _finish_all(host: RecoveryHost, engine: RecoveryEngine, left: list[tup
             engine.messages_changed()
             _decided(incident, pending.continue_ and not ctx.exhausted)
             if not _told_decision(host, ctx, pending):
+                await _settle(host, ctx, "error", INTERRUPTED_ERROR if ctx.reason == "process-ended" else STALLED_ERROR)
                 continue
         results.append(await _resume(host, engine, incident, ctx))
     return results
@@ -326,14 +357,25 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
     role = last["role"] if last is not None else None
     if role not in ("assistant", "user"):
         _tell(host, "skipped", ctx, "nothing-to-resume")
+        await _settle(host, ctx, "skipped", "nothing to resume")
+        return None
+    link = host.recovered_submissions
+    if link is not None and link.continue_begins(ctx.incident_id, request_id) is False:
+        _tell(host, "skipped", ctx, "submission-cancelled")  # Think: a recovered continuation respects cancel
+        incidents.close(host.store, request_id)
         return None
     kind = "continue" if role == "assistant" else "retry"
     _tell(host, "attempt", ctx, kind=kind)
     expect = last["id"] if last is not None else None  # a message sent meanwhile supersedes the resume
-    if kind == "continue":
-        result = await engine.start([], request_id, trigger="recovery-continue", continuation=True, expect_last=expect)
-    else:
-        result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True, expect_last=expect)
+    try:
+        if kind == "continue":
+            result = await engine.start([], request_id, trigger="recovery-continue", continuation=True,
+                                        expect_last=expect)
+        else:
+            result = await engine.start([], request_id, trigger="recovery-retry", regenerate=True, expect_last=expect)
+    except Exception as exc:
+        await _settle(host, ctx, "error", f"{type(exc).__name__}: {exc}")
+        raise
     status = getattr(result, "status", None)
     if status == "completed":
         _tell(host, "completed", ctx, kind=kind)
@@ -342,7 +384,18 @@ async def _resume(host: RecoveryHost, engine: RecoveryEngine, incident: Incident
         _tell(host, "failed", ctx, str(status), kind=kind)
         if status != "aborted":  # error or skipped: the chain ended (an aborted one may be a stall's, routed again)
             incidents.close(host.store, request_id)
+    if not getattr(result, "interrupted", False):  # a stalled one: the stall's recovery settles it
+        await _settle(host, ctx, str(status), getattr(result, "error", None) or getattr(result, "reason", None))
     return result
+
+
+async def _settle(host: RecoveryHost, ctx: ChatRecoveryContext, status: str, error: str | None) -> None:
+    """The chain of `ctx` ended `status`: the submission its first turn ran (if recovery kept one
+    running) is settled so (Think: the recovery continuation completes the submission; chained
+    continuations keep the root submission, the chain's incident id)."""
+    link = host.recovered_submissions
+    if link is not None:
+        await link.continue_ends(ctx.incident_id, status, error)
 
 
 def _told_decision(host: RecoveryHost, ctx: ChatRecoveryContext, decision: RecoveryDecision) -> bool:
