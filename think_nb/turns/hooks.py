@@ -146,8 +146,7 @@ class TurnConfig:
 
     def litellm_options(self) -> dict:
         """The sampling options as `litellm.acompletion` keyword arguments (unset ones left out)."""
-        out = {target: getattr(self, name) for name, target in self._LITELLM.items() if getattr(self, name) is not None}
-        return {**out, **self.options}
+        return litellm_options(self)
 
     @classmethod
     def coerce(cls, value: Any) -> TurnConfig | None:
@@ -161,6 +160,14 @@ class TurnConfig:
                 raise HookError("before_turn", f"returned unknown TurnConfig fields {unknown}; known: {sorted(known)}.")
             return cls(**value)
         raise HookError("before_turn", f"must return a TurnConfig, a dict or None, not {type(value).__name__}.")
+
+
+def litellm_options(config: Any) -> dict:
+    """A `TurnConfig`'s or `StepConfig`'s sampling options and `options` as `litellm.acompletion`
+    keyword arguments (`TurnConfig._LITELLM` names them; unset ones left out, `options` over them)."""
+    out = {target: getattr(config, name) for name, target in TurnConfig._LITELLM.items()
+           if getattr(config, name) is not None}
+    return {**out, **config.options}
 
 
 __getattr__ = _attach(__name__, _TOOL_HOOKS)
