@@ -227,6 +227,21 @@ class UrlGuard:
         return url, host, addresses[0]
 
 
+def pinned(url: str, address: str, headers: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The URL to request and the headers to send for `url`, whose host `UrlGuard.check` resolved to
+    `address`: over http the request goes to that address (not to a second DNS lookup, which could
+    answer otherwise) with a `Host` header naming the host; https URLs are left as they are (the
+    certificate names the host). `headers` is not changed."""
+    parts = urlsplit(url)
+    target, sent = url, dict(headers)
+    if parts.scheme == "http":
+        shown = f"[{address}]" if ":" in address else address
+        target = urlunsplit(("http", shown + (f":{parts.port}" if parts.port else ""), parts.path or "/",
+                             parts.query, ""))
+        sent["host"] = parts.netloc.rsplit("@", 1)[-1]
+    return target, sent
+
+
 class _Fetcher(UrlGuard):
     def __init__(self, hosts: list[str], private: list[Network], max_bytes: int, timeout: float,
                  max_redirects: int, workspace: Any, inline_chars: int, headers: _Headers) -> None:
@@ -269,13 +284,7 @@ class _Fetcher(UrlGuard):
         raise _Refused("too_many_redirects", f"more than {self.max_redirects} redirects")
 
     async def _send(self, client: httpx.AsyncClient, url: str, host: str, address: str, sent: dict[str, str]) -> Any:
-        parts = urlsplit(url)
-        target, headers = url, dict(sent)
-        if parts.scheme == "http":  # connect to the address that was checked, not to a second lookup
-            shown = f"[{address}]" if ":" in address else address
-            netloc = shown + (f":{parts.port}" if parts.port else "")
-            target = urlunsplit(("http", netloc, parts.path or "/", parts.query, ""))
-            headers["host"] = parts.netloc.rsplit("@", 1)[-1]
+        target, headers = pinned(url, address, sent)  # connect to the address that was checked
         async with client.stream("GET", target, headers=headers) as response:
             if response.is_redirect:
                 location = response.headers.get("location", "")
