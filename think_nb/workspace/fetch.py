@@ -95,10 +95,7 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
         if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+|\[?[0-9a-f:.]+\]?", h):
             raise UserError(f"fetch_tool(allowed_hosts=...): {h!r} is not a host name; pass e.g. 'example.com' "
                             "or '*.example.com'.")
-    try:
-        private = [ipaddress.ip_network(p, strict=False) for p in allow_private]
-    except ValueError as exc:
-        raise UserError(f"fetch_tool(allow_private=...): {exc}; pass addresses or networks like '127.0.0.1'.") from None
+    private = private_networks(allow_private, "fetch_tool")
     for label, value in (("max_bytes", max_bytes), ("timeout", timeout), ("inline_chars", inline_chars)):
         if not isinstance(value, (int, float)) or value <= 0:
             raise UserError(f"fetch_tool({label}={value!r}): pass a positive number.")
@@ -120,6 +117,15 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
         return result
 
     return from_function(fetch, name=name)
+
+
+def private_networks(allow_private: Iterable[str], where: str) -> list[Network]:
+    """`allow_private`'s addresses and networks (`"127.0.0.1"`, `"10.0.0.0/8"`) as networks, for
+    `UrlGuard`; `UserError` naming `where(allow_private=...)` (`fetch_tool`, `browser_tools`) otherwise."""
+    try:
+        return [ipaddress.ip_network(p, strict=False) for p in allow_private]
+    except ValueError as exc:
+        raise UserError(f"{where}(allow_private=...): {exc}; pass addresses or networks like '127.0.0.1'.") from None
 
 
 def _fetched(tool: str, url: str, result: dict) -> None:
