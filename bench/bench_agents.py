@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import cachegrind
 
 CASES = ("think_nb new", "think_nb again", "think_nb reopened", "agno new")
 HISTORY = 50
@@ -95,14 +95,7 @@ def worker(case: str, n: int, stored: int) -> list[str]:
 
 def instructions(case: str, n: int, stored: int) -> int:
     """CPU instructions of one fresh worker process (cachegrind)."""
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0"}
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          *worker(case, n, stored)], capture_output=True, text=True, env=env, timeout=3600,
-                         check=False)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
-    if out.returncode != 0 or found is None:
-        raise SystemExit(f"{case} ({n} agents) failed under valgrind:\n{out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return cachegrind.instructions(worker(case, n, stored)[1:], f"{case} ({n} agents)")
 
 
 def per_second(case: str, n: int) -> float:
@@ -113,8 +106,7 @@ def per_second(case: str, n: int) -> float:
 
 def main(n: int, counted: tuple[str, ...] = CASES) -> None:
     """Instructions per agent for the `counted` cases (valgrind), agents per second for all."""
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    cachegrind.require_valgrind()
     with ThreadPoolExecutor(max_workers=2 * len(counted)) as pool:
         runs = {(c, k): pool.submit(instructions, c, k, n) for c in counted for k in (0, n)}
         counts = {key: run.result() for key, run in runs.items()}

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import cachegrind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -70,19 +69,12 @@ def worker(turns: int, syncs: int, cached: bool) -> None:
 
 
 def instructions(turns: int, syncs: int, cached: bool) -> int:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0"}
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          sys.executable, __file__, "--worker", str(turns), str(syncs), str(int(cached))],
-                         capture_output=True, text=True, env=env, timeout=3600, check=False)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
-    if out.returncode != 0 or found is None:
-        raise SystemExit(f"worker ({turns} turns, {syncs} syncs) failed under valgrind:\n{out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return cachegrind.instructions([__file__, "--worker", str(turns), str(syncs), str(int(cached))],
+                                   f"worker ({turns} turns, {syncs} syncs)")
 
 
 def main(turns: int, k1: int, k2: int) -> None:
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    cachegrind.require_valgrind()
     cases = [(syncs, cached) for cached in (True, False) for syncs in (k1, k2)]
     with ThreadPoolExecutor(2) as pool:
         counts = dict(zip(cases, pool.map(lambda c: instructions(turns, *c), cases), strict=True))

@@ -66,7 +66,6 @@ import argparse
 import compileall
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -76,6 +75,8 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import cachegrind
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,15 +187,8 @@ def child(code: str, think_nb: Path) -> dict:
 def instructions(argv: list[str], think_nb: Path, extra_env: dict[str, str] | None = None) -> int:
     """CPU instructions one fresh process runs (valgrind's cachegrind), with `think_nb` importable;
     `extra_env`: e.g. `no_bytecode_env(...)`."""
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0",
-           "PYTHONPATH": os.pathsep.join([str(think_nb.resolve()), str(WORKER.parent)]), **(extra_env or {})}
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          sys.executable, *argv], capture_output=True, text=True, env=env, timeout=3600, check=False,
-                         cwd=tempfile.gettempdir())
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
-    if out.returncode != 0 or found is None:
-        raise SystemExit(f"{argv} failed under valgrind:\n{out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    env = {"PYTHONPATH": os.pathsep.join([str(think_nb.resolve()), str(WORKER.parent)]), **(extra_env or {})}
+    return cachegrind.instructions(argv, str(argv), env, cwd=tempfile.gettempdir())
 
 
 IMPORTS = {"import think_nb": "import think_nb", "from think_nb import Think, tool": "from think_nb import Think, tool"}

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
+
+import cachegrind
 
 SIZES = (20, 60, 100)
 QUICK_SIZES = (2, 4, 6)
@@ -32,14 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def instructions(framework: str, turns: int) -> int:
     """CPU instructions of one fresh `bench_peers.py --worker FRAMEWORK tools TURNS` process."""
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0"}
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          sys.executable, os.path.join(HERE, "bench_peers.py"), "--worker", framework, "tools",
-                          str(turns)], capture_output=True, text=True, env=env, timeout=3600, check=False)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
-    if out.returncode != 0 or found is None:
-        raise SystemExit(f"{framework} {turns} turns failed under valgrind:\n{out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return cachegrind.instructions([os.path.join(HERE, "bench_peers.py"), "--worker", framework, "tools", str(turns)],
+                                   f"{framework} {turns} turns")
 
 
 def fit(counts: dict[int, int]) -> tuple[float, float]:
@@ -52,8 +44,7 @@ def fit(counts: dict[int, int]) -> tuple[float, float]:
 
 
 def main(frameworks: list[str], sizes: tuple[int, int, int] = SIZES) -> None:
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    cachegrind.require_valgrind()
     print(f"turn counts {sizes}" + ("  (--quick: too few turns for a meaningful fit; it checks the bench runs)"
                                     if sizes != SIZES else ""))
     print(f"{'framework':12} {'per turn (a)':>16} {'per turn of history (s)':>24} {'turns 91-100 / 1-10':>20}")

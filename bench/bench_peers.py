@@ -322,24 +322,17 @@ def run_worker(framework: str, measure: str, size: int) -> dict:
 
 def instructions(framework: str, measure: str, size: int) -> int:
     """Instructions of one whole `deltas`/`panel` worker of `size` deltas under cachegrind."""
-    import re
+    import cachegrind  # here: a worker process of this file imports only what it measures
 
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          sys.executable, __file__, "--worker", framework, measure, str(size)],
-                         capture_output=True, text=True, env=env, timeout=1800, check=False)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
-    if out.returncode != 0 or found is None:
-        raise SystemExit(f"{framework} {measure} ({size}) failed under valgrind:\n{out.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return cachegrind.instructions([__file__, "--worker", framework, measure, str(size)],
+                                   f"{framework} {measure} ({size})", timeout=1800)
 
 
 def per_delta(quick: bool) -> dict[str, float]:
     """Instructions per delta of each row (see the module docstring)."""
-    import shutil
+    import cachegrind
 
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    cachegrind.require_valgrind()
     small, large = (200, 1_200) if quick else (2_000, 12_000)
     rows = [("think_nb", "think_nb", "deltas"), (PANEL, "think_nb", "panel")]
     if not quick:

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from test_processes_kernel import wait_until
+from harness import wait_until
 from think_nb.browser import browser_tools, close_browser
 from think_nb.browser.host import HOST
 from think_nb.browser.page import BrowserError
@@ -448,7 +448,8 @@ async def test_a_turn_uses_the_tools_browser_execute_asks_approval_and_shutdown_
     assert agent.messages[-1]["parts"][-1] == {"type": "text", "text": "Fruit it is.", "state": "done"}
     assert browser_pids()  # the browser runs ...
     await agent.shutdown()
-    await asyncio.to_thread(wait_until, lambda: not browser_pids(), "the agent's shutdown closed the browser")
+    await asyncio.to_thread(wait_until, lambda: not browser_pids(), "the agent's shutdown closed the browser",
+                            timeout=30)
 
 
 async def test_a_request_interception_did_not_see_goes_nowhere(site: Server) -> None:

@@ -102,3 +102,15 @@ def test_every_public_name_loads_on_access(name: str) -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Thinker'"):
         think_nb.Thinker  # noqa: B018
+
+
+@pytest.mark.parametrize("package", ["think_nb.actions", "think_nb.session", "think_nb.kernel", "think_nb.workspace",
+                                     "think_nb.turns.hooks"])
+def test_a_package_s_lazy_names_load_and_unknown_ones_are_named(package: str) -> None:
+    """Each package that loads its names on access (`think_nb.lazy`) gives every name it exports, and
+    an unknown name is Python's own error naming the module and the name."""
+    module = __import__(package, fromlist=["__all__"])
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(module, name)
+    with pytest.raises(AttributeError, match=rf"^module '{package}' has no attribute 'Thinker'$"):
+        module.Thinker  # noqa: B018

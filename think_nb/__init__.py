@@ -109,16 +109,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'think_nb' has no attribute {name!r}")
-    value = getattr(__import__(module, fromlist=[name]), name)  # not importlib: it is not imported yet
-    globals()[name] = value  # the next access is a plain attribute
-    return value
+    from think_nb.lazy import load  # here, not above: `import think_nb` imports only `_version`
+
+    return load(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    from think_nb.lazy import listing
+
+    return listing(__name__, _LAZY)
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:  # IPython's own signature

@@ -22,6 +22,14 @@ async def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return await maybe_await(fn(*args, **kwargs))
 
 
+async def call_method(obj: Any, method: str, *args: Any) -> None:
+    """Call `obj.method(*args)` (sync or async) when `obj` has it, else nothing: a callback object
+    implements the methods it wants (`run_turn`'s and `sub_agent`'s `on_start`, `on_event`, ...)."""
+    fn = getattr(obj, method, None)
+    if fn is not None:
+        await maybe_await(fn(*args))
+
+
 def close_unawaited(value: Any) -> None:
     """Close a coroutine a sync caller cannot await (avoids "never awaited" warnings)."""
     if inspect.iscoroutine(value):

@@ -31,7 +31,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from think_nb import agent_tools, jsonsafe
-from think_nb.aio import maybe_await
+from think_nb.aio import call_method, maybe_await
 from think_nb.binding import runtime_of
 from think_nb.errors import describe
 from think_nb.messages import new_id, text_of, user_message
@@ -44,12 +44,6 @@ if TYPE_CHECKING:
     from think_nb.turns.engine import TurnEngine
 
 FORWARD_INTERVAL_S = 0.1  # data-subagent updates at most every 100 ms
-
-
-async def _call(callback: Any, method: str, *args: Any) -> None:
-    fn = getattr(callback, method, None)
-    if fn is not None:
-        await maybe_await(fn(*args))
 
 
 def _accepts_argument(fn: Any) -> bool:
@@ -85,21 +79,21 @@ async def chat(engine: TurnEngine, message: str | dict | list[dict], callback: A
     if rpc:
         engine.rpc_tools[request_id] = rpc
     try:
-        await _call(callback, "on_start", {"request_id": request_id})
+        await call_method(callback, "on_start", {"request_id": request_id})
         task = engine.start(messages, request_id, trigger="chat", signal=signal)
         while (chunk := await listener.queue.get()) is not None:
-            await _call(callback, "on_event", jsonsafe.dumps(chunk))
+            await call_method(callback, "on_event", jsonsafe.dumps(chunk))
         result = await task
     finally:
         unsubscribe()
         engine.rpc_tools.pop(request_id, None)
     continues = result.interrupted and await engine.continuation_scheduled(result.request_id)  # asked once, always
     if result.status == "completed":
-        await _call(callback, "on_done")
+        await call_method(callback, "on_done")
     elif continues and callable(getattr(callback, "on_interrupted", None)):
         await _interrupted(callback, result.error or "The turn was interrupted.")
     else:
-        await _call(callback, "on_error", result.error or f"The turn ended: {result.status}.")
+        await call_method(callback, "on_error", result.error or f"The turn ended: {result.status}.")
     return result
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from harness import wait_until
 from jlab import run_cell
 from panel_flows import TURN_MS, expect_status, last_text, open_panel, send
 
@@ -36,16 +37,6 @@ def kbot(steps, run="ask", name="analyst"):
 # the last cell (after %load_ext, SETUP + KERNEL_SETUP, the agent's cell): what the namespace holds now
 CHECK = 'print("X =", globals().get("x"), "SUM =", int(df["a"].sum()))'
 CHECK_CELL = 3
-
-
-def wait_until_exists(path, timeout_s: float = 120.0) -> None:
-    """Wait for the kernel's code to create `path` (a condition, bounded)."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
 
 
 def namespace_says(page, text: str) -> None:
@@ -129,7 +120,7 @@ def test_stop_interrupts_a_busy_loop_and_the_kernel_stays_usable(kernel_notebook
     # the code itself has begun, so this checks an interrupt inside it (the namespace then holds x = 7).
     # A Stop in the instant between the card showing "running" and the code starting is latched and
     # stops the call before it runs: tests/kernel/test_kernel_tools_kernel.py holds the call there
-    wait_until_exists(started)
+    wait_until(started.exists, "the kernel's code began (it creates its marker file first)")
     panel.locator("button.think-stop").click()
     expect(card).to_have_attribute("data-state", "output-error", timeout=TURN_MS)
     expect(card.locator(".think-tool-error")).to_contain_text("Interrupted")

@@ -45,6 +45,17 @@ def kernel_env(think_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 120.0) -> None:
+    """Wait until ``condition()`` is true, checking every 50 ms: for what no IOPub message announces
+    (a file the kernel's code writes, rows another process commits, a process that exits).
+    ``timeout`` only bounds a failure: ``AssertionError("not true after {timeout} s: {what}")``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {timeout} s: {what}")
+        time.sleep(0.05)
+
+
 def _write_kernelspec(folder: Path) -> KernelSpecManager:
     """A kernelspec pinned to this interpreter, so no user-installed `python3` spec wins."""
     spec_dir = folder / "kernels" / "think-nb-test"

@@ -8,11 +8,10 @@ import json
 import os
 import signal
 import sqlite3
-import time
 from collections import Counter
 from pathlib import Path
 
-from harness import start_frontend, stop_frontend
+from harness import start_frontend, stop_frontend, wait_until
 
 ROWS = 1_000
 
@@ -63,13 +62,6 @@ def completed(db: Path) -> set[str]:
             return set()
 
 
-def wait_until(condition: object, what: str, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"not true after {timeout} s: {what}"
-        time.sleep(0.05)
-
-
 def test_a_run_killed_at_row_500_finishes_in_a_new_kernel_and_no_row_runs_twice(tmp_path: Path) -> None:
     db, log = tmp_path / "batch.sqlite", tmp_path / "ran.log"
     setup = SETUP.format(log=str(log), db=str(db), rows=ROWS)
@@ -78,7 +70,7 @@ def test_a_run_killed_at_row_500_finishes_in_a_new_kernel_and_no_row_runs_twice(
         pid = json.loads(first.execute(setup, timeout=120).check().stdout.strip().splitlines()[-1])["pid"]
         first.execute("run = asyncio.ensure_future(agent.map(df, 'Double {n}', run_id='big', concurrency=8, "
                       "progress=False))").check()
-        wait_until(lambda: len(completed(db)) >= ROWS // 2, "half the rows settle")
+        wait_until(lambda: len(completed(db)) >= ROWS // 2, "half the rows settle", timeout=300)
         os.kill(pid, signal.SIGKILL)
     finally:
         with contextlib.suppress(Exception):
@@ -160,7 +152,7 @@ def test_stopping_the_cell_keeps_the_settled_rows_and_the_same_call_finishes_the
         fe.execute(SETUP.format(log=str(tmp_path / "ran.log"), db=str(db), rows=400), timeout=120).check()
         start = len(fe.log)
         msg_id = fe.kc.execute("results = await agent.map(df, 'Double {n}', run_id='big', concurrency=4)")
-        wait_until(lambda: len(completed(db)) >= 20, "some rows settle")
+        wait_until(lambda: len(completed(db)) >= 20, "some rows settle", timeout=300)
         fe.km.interrupt_kernel()
         fe.wait_for(lambda m: m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
                     and m["content"]["execution_state"] == "idle", timeout=120)

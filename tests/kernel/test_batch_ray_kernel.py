@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psutil
 
-from harness import start_frontend, stop_frontend
-from test_processes_kernel import alive, descendants, wait_until
+from harness import start_frontend, stop_frontend, wait_until
+from test_processes_kernel import GONE_WITHIN_S, alive, descendants
 
 CELL = """
 import json, os, pandas as pd, ray
@@ -69,7 +69,8 @@ def test_a_notebook_cell_class_runs_on_ray_and_no_ray_process_outlives_the_kerne
         assert "gcs_server" in commands and "raylet" in commands, procs
         os.kill(kernel, signal.SIGKILL)
         wait_until(lambda: not any(alive(pid) for pid in procs),
-                   f"every Ray process is gone: {({p: c for p, c in procs.items() if alive(p)})}")
+                   f"every Ray process is gone: {({p: c for p, c in procs.items() if alive(p)})}",
+                   timeout=GONE_WITHIN_S)
         assert naming(out["session"]) == {}  # nor one started after the count
     finally:
         stop_frontend(fe)

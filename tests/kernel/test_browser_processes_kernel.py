@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness import start_frontend, stop_frontend
-from test_processes_kernel import alive, descendants, wait_until
+from harness import start_frontend, stop_frontend, wait_until
+from test_processes_kernel import GONE_WITHIN_S, alive, descendants
 
 release = threading.Event()
 
@@ -123,7 +123,7 @@ def test_no_browser_process_survives_its_kernel(tmp_path: Path, hanging: str, en
             stopped = True
         wait_until(lambda: not any(alive(pid) for pid in procs),
                    f"every browser process is gone: {({p: c for p, c in procs.items() if alive(p)})} "
-                   f"(outside the kernel's tree: {marked})")
+                   f"(outside the kernel's tree: {marked})", timeout=GONE_WITHIN_S)
     finally:
         if not stopped:
             stop_frontend(fe)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import textwrap
-import time
 from pathlib import Path
 
-from harness import FakeFrontend
+from harness import FakeFrontend, wait_until
 
 SETUP = textwrap.dedent(
     """
@@ -156,10 +155,7 @@ def test_the_kernels_interrupt_stops_run_code_in_a_background_turn(frontend: Fak
                      '[S.text("never")]]\nruns = Runner("spinner")').check()
     start = len(frontend.log)
     frontend.execute("task = runs.submit('spin')").check()  # returns at once: the turn runs outside any cell
-    deadline = time.monotonic() + 90
-    while not marker.exists():  # the code is running (a condition, not a delay)
-        assert time.monotonic() < deadline, "run_code never started"
-        time.sleep(0.05)
+    wait_until(marker.exists, "run_code started", timeout=90)  # the code is running (a condition, not a delay)
     frontend.km.interrupt_kernel()
     try:
         frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
@@ -221,10 +217,7 @@ def test_an_interrupt_between_the_card_showing_running_and_the_code_starting_sto
                      '[S.text("never")]]\n' + HELD).check()
     start = len(frontend.log)
     frontend.execute("task = held.submit('spin')").check()  # the turn runs outside any cell
-    deadline = time.monotonic() + 90
-    while not marker.exists():  # the hook holds the call (a condition, not a delay)
-        assert time.monotonic() < deadline, "the call never reached before_tool_call"
-        time.sleep(0.05)
+    wait_until(marker.exists, "the call reached before_tool_call", timeout=90)  # the hook holds it there
     frontend.km.interrupt_kernel()
     try:
         frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],

@@ -15,14 +15,12 @@ import os
 import signal
 import sys
 import textwrap
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 
-from harness import start_frontend, stop_frontend
+from harness import start_frontend, stop_frontend, wait_until
 
 SERVER = Path(__file__).resolve().parents[1] / "mcp_server.py"
 GONE_WITHIN_S = 30.0  # bounds a failure only: the check passes as soon as the PIDs are gone
@@ -69,14 +67,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = GONE_WITHIN_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {timeout} s: {what}")
-        time.sleep(0.05)
-
-
 def descendants(pid: int) -> dict[int, str]:
     out = {}
     for child in psutil.Process(pid).children(recursive=True):
@@ -93,7 +83,7 @@ def test_no_process_of_think_nb_survives_its_kernel(tmp_path: Path, end: str) ->
         info = json.loads(fe.execute(SETUP, timeout=180).check().stdout.strip().splitlines()[-1])
         assert info["demo"] == "connected" and info["ext"] == "loaded", info
         kernel = info["pid"]
-        wait_until(lambda: (tmp_path / "burning").exists(), "the execute code runs")
+        wait_until(lambda: (tmp_path / "burning").exists(), "the execute code runs", timeout=GONE_WITHIN_S)
         children = descendants(kernel)
         # what think_nb started: two MCP servers (each a guard and the server), the extensions'
         # and the execute tool's Monty workers (each a guard and a `monty` worker)
@@ -117,7 +107,8 @@ def test_no_process_of_think_nb_survives_its_kernel(tmp_path: Path, end: str) ->
             fe.km.shutdown_kernel(now=False)
             stopped = True
         wait_until(lambda: not any(alive(pid) for pid in children),
-                   f"every process the kernel started is gone: {({p: c for p, c in children.items() if alive(p)})}")
+                   f"every process the kernel started is gone: {({p: c for p, c in children.items() if alive(p)})}",
+                   timeout=GONE_WITHIN_S)
     finally:
         if not stopped:
             stop_frontend(fe)

@@ -26,22 +26,17 @@ function under its timeout), `output` (bounds and envelopes), `pause` (durable p
 `think_nb.store.actions`.
 """
 
+from think_nb.lazy import attach as _attach
+
 TYPE_CHECKING = False  # not typing's: this package is imported by every turn (`authorize`), its names only by actions
 if TYPE_CHECKING:
     from think_nb.actions.context import ActionAuthorizationContext, ActionContext
     from think_nb.actions.spec import Action, action
 
-_LAZY = {"Action": "spec", "action": "spec", "ActionAuthorizationContext": "context", "ActionContext": "context"}
+_LAZY = {"Action": ".spec", "action": ".spec", "ActionAuthorizationContext": ".context", "ActionContext": ".context"}
+"""The public names load on first access (`think_nb.lazy`): a turn that imports `think_nb.actions.authorize`
+does not build `Action` or the contexts (dataclasses: ~2-4 M instructions each, issue 29 §3)."""
 
 __all__ = ["Action", "ActionAuthorizationContext", "ActionContext", "action"]
 
-
-def __getattr__(name: str) -> object:
-    """The public names load on first access (PEP 562): a turn that imports `think_nb.actions.authorize`
-    does not build `Action` or the contexts (dataclasses: ~2-4 M instructions each, issue 29 §3)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'think_nb.actions' has no attribute {name!r}")
-    value = getattr(__import__(f"think_nb.actions.{module}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = _attach(__name__, _LAZY)

@@ -31,7 +31,7 @@ import contextlib
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from think_nb.workspace.fetch import UrlGuard, _origin, _Refused
+from think_nb.workspace.fetch import UrlGuard, _origin, _Refused, pinned
 
 ROUTED_SCHEMES = ("http", "https")
 MAX_REDIRECTS = 10
@@ -128,13 +128,7 @@ class Guard:
 
     async def _hop(self, client: Any, method: str, url: str, address: str, headers: dict[str, str],
                    body: bytes | None) -> tuple[int, str] | tuple[int, dict[str, str], bytes]:
-        parts = urlsplit(url)
-        target, sent = url, dict(headers)
-        if parts.scheme == "http":  # connect to the address that was checked, not to a second lookup
-            shown = f"[{address}]" if ":" in address else address
-            target = urlunsplit(("http", shown + (f":{parts.port}" if parts.port else ""), parts.path or "/",
-                                 parts.query, ""))
-            sent["host"] = parts.netloc.rsplit("@", 1)[-1]
+        target, sent = pinned(url, address, headers)  # connect to the address that was checked
         async with asyncio.timeout(self._remaining()) as until_headers:
             async with client.stream(method, target, headers=sent, content=body) as response:
                 until_headers.reschedule(None)  # the body has its own deadline (`_read`: cut, not failed)

@@ -7,7 +7,6 @@ import asyncio
 import base64
 import contextlib
 import contextvars
-import ipaddress
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
@@ -16,7 +15,7 @@ from think_nb.browser.host import HOST, SYSTEM_CHROMIUM, Settings
 from think_nb.browser.page import BrowserError, Options, Page
 from think_nb.errors import UserError
 from think_nb.tools.tool import Tool, ToolInputError, from_function
-from think_nb.workspace.fetch import UrlGuard
+from think_nb.workspace.fetch import UrlGuard, private_networks
 
 GRACE_S = 10.0
 """Seconds a page action may take past the load `timeout` (reading the page, a screenshot)."""
@@ -103,11 +102,7 @@ def _options(allow_hosts: Iterable[str], allow_private: Iterable[str], timeout: 
         if not _HOST.fullmatch(h):
             raise UserError(f"browser_tools(allow_hosts=...): {h!r} is not a host; pass e.g. 'example.com', "
                             "'*.example.com' or '127.0.0.1:8000'.")
-    try:
-        private = [ipaddress.ip_network(p, strict=False) for p in allow_private]
-    except ValueError as exc:
-        raise UserError(f"browser_tools(allow_private=...): {exc}; pass addresses or networks like '127.0.0.1'.") \
-            from None
+    private = private_networks(allow_private, "browser_tools")
     for label, value in (("timeout", timeout), ("max_bytes", max_bytes), ("max_chars", max_chars),
                          ("max_screenshot_bytes", max_screenshot_bytes)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:

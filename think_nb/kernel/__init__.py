@@ -63,14 +63,8 @@ connection file name (`kernel-<id>.json`), so the panel can POST /api/kernels/<i
 changed in place: df -- cannot be undone"). `%think kernel AGENT` prints what list_variables shows.
 """
 
-from __future__ import annotations
+from think_nb.lazy import attach as _attach
 
 __all__ = ["kernel_tools"]
 
-
-def __getattr__(name: str):  # lazy: importing think_nb.kernel costs nothing
-    if name == "kernel_tools":
-        from think_nb.kernel.toolset import kernel_tools
-
-        return kernel_tools
-    raise AttributeError(name)
+__getattr__ = _attach(__name__, {"kernel_tools": ".toolset"})  # lazy: importing think_nb.kernel costs nothing

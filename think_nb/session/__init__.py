@@ -12,6 +12,8 @@ sessions per agent.
 - `magic_commands.py`: `%think context|messages|search|sessions`.
 """
 
+from think_nb.lazy import attach as _attach
+
 TYPE_CHECKING = False  # not typing's (see think_nb/__init__.py)
 if TYPE_CHECKING:
     from think_nb.session.blocks import ContextBlock
@@ -20,20 +22,13 @@ if TYPE_CHECKING:
     from think_nb.session.providers import SqliteSearchProvider
     from think_nb.session.skills import Skill, SkillDirectory
 
-_LAZY = {"ContextBlock": "blocks", "Session": "builder", "CompactionContext": "compaction",
-         "create_compact_function": "compaction", "SqliteSearchProvider": "providers", "Skill": "skills",
-         "SkillDirectory": "skills"}
+_LAZY = {"ContextBlock": ".blocks", "Session": ".builder", "CompactionContext": ".compaction",
+         "create_compact_function": ".compaction", "SqliteSearchProvider": ".providers", "Skill": ".skills",
+         "SkillDirectory": ".skills"}
+"""The public names load on first access (`think_nb.lazy`): a turn imports only the session modules it
+uses (`builder`, `compaction`, `skills`), not blocks, providers or search (issue 29 §3)."""
 
 __all__ = ["CompactionContext", "ContextBlock", "Session", "Skill", "SkillDirectory", "SqliteSearchProvider",
            "create_compact_function"]
 
-
-def __getattr__(name: str) -> object:
-    """The public names load on first access (PEP 562): a turn imports only the session modules it
-    uses (`builder`, `compaction`, `skills`), not blocks, providers or search (issue 29 §3)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'think_nb.session' has no attribute {name!r}")
-    value = getattr(__import__(f"think_nb.session.{module}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = _attach(__name__, _LAZY)

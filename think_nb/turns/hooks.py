@@ -20,12 +20,13 @@ from typing import Any, ClassVar
 
 from think_nb.aio import maybe_await
 from think_nb.errors import HookError, defining_type, describe, is_think_nb
+from think_nb.lazy import attach as _attach
 
 __all__ = ["HookError", "TurnConfig", "TurnContext", "call_hook", "user_code"]
 
-_TOOL_HOOKS = ("ToolCallContext", "ToolCallDecision", "ToolCallResultContext")
+_TOOL_HOOKS = dict.fromkeys(("ToolCallContext", "ToolCallDecision", "ToolCallResultContext"), ".tool_hooks")
 """The tool hooks' types live in `think_nb.turns.tool_hooks` (built when a turn first calls a tool);
-`from think_nb.turns.hooks import ToolCallDecision` still finds them (`__getattr__`)."""
+`from think_nb.turns.hooks import ToolCallDecision` still finds them (`__getattr__`, `think_nb.lazy`)."""
 
 
 @contextlib.contextmanager
@@ -145,8 +146,7 @@ class TurnConfig:
 
     def litellm_options(self) -> dict:
         """The sampling options as `litellm.acompletion` keyword arguments (unset ones left out)."""
-        out = {target: getattr(self, name) for name, target in self._LITELLM.items() if getattr(self, name) is not None}
-        return {**out, **self.options}
+        return litellm_options(self)
 
     @classmethod
     def coerce(cls, value: Any) -> TurnConfig | None:
@@ -162,9 +162,12 @@ class TurnConfig:
         raise HookError("before_turn", f"must return a TurnConfig, a dict or None, not {type(value).__name__}.")
 
 
-def __getattr__(name: str) -> object:
-    if name in _TOOL_HOOKS:
-        from think_nb.turns import tool_hooks
+def litellm_options(config: Any) -> dict:
+    """A `TurnConfig`'s or `StepConfig`'s sampling options and `options` as `litellm.acompletion`
+    keyword arguments (`TurnConfig._LITELLM` names them; unset ones left out, `options` over them)."""
+    out = {target: getattr(config, name) for name, target in TurnConfig._LITELLM.items()
+           if getattr(config, name) is not None}
+    return {**out, **config.options}
 
-        return getattr(tool_hooks, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__getattr__ = _attach(__name__, _TOOL_HOOKS)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from think_nb import channels
-from think_nb.aio import maybe_await
+from think_nb.aio import call_method
 from think_nb.errors import UserError
 from think_nb.messages import new_id, user_message
 from think_nb.turns.result import SKIPPED, TurnResult
@@ -70,8 +70,8 @@ async def run_turn(agent: Any, input: Any, *, mode: str, continuation: bool, bod
     messages = input if callable(input) else as_messages(input)
     if mode == "stream":
         if not callable(messages) and not messages:
-            await _call(callback, "on_start", {"request_id": new_id("req")})
-            await _call(callback, "on_done")
+            await call_method(callback, "on_start", {"request_id": new_id("req")})
+            await call_method(callback, "on_done")
             return None
         await agent.chat(messages if callable(messages) else list(messages), callback, signal=signal,
                          channel=channel, metadata=metadata)
@@ -80,9 +80,3 @@ async def run_turn(agent: Any, input: Any, *, mode: str, continuation: bool, bod
         return TurnResult("", "skipped", reason=SKIPPED["no-new-messages"])
     return await agent.save_messages(channels.for_turn(agent, messages, channel, metadata, "run_turn"), signal=signal,
                                      output_type=output_type)
-
-
-async def _call(callback: Any, method: str, *args: Any) -> None:
-    fn = getattr(callback, method, None)
-    if fn is not None:
-        await maybe_await(fn(*args))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from think_nb.errors import HookError
-from think_nb.turns.hooks import TurnConfig
+from think_nb.turns.hooks import litellm_options
 from think_nb.turns.result import StepContext
 from think_nb.turns.stop import StopCondition, has_tool_call, should_stop, step_count_is, stop_conditions
 
@@ -96,9 +96,7 @@ class StepConfig:
 
     def litellm_options(self) -> dict:
         """The step's call options as `litellm.acompletion` keyword arguments (unset ones left out)."""
-        out = {target: getattr(self, name) for name, target in TurnConfig._LITELLM.items()
-               if getattr(self, name) is not None}
-        return {**out, **self.options}
+        return litellm_options(self)
 
     @classmethod
     def coerce(cls, value: Any) -> StepConfig:

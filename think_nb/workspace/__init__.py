@@ -13,29 +13,22 @@ Importing this package imports none of them: each name below is imported on firs
 so an agent that is offered the workspace tools but never calls one never loads fsspec or httpx.
 """
 
-from __future__ import annotations
+from think_nb.lazy import attach as _attach
+from think_nb.lazy import listing as _listing
 
-import importlib
-from typing import Any
-
-_WHERE = {"execute_tool": "execute", "fetch_tool": "fetch", "WorkspaceFileSystem": "fs", "PathError": "paths",
-          "normalize": "paths", **dict.fromkeys(("delete_tool", "edit_tool", "find_tool", "grep_tool", "list_tool",
-                                                 "read_tool", "workspace_tools", "write_tool"), "tools")}
+_WHERE = {"execute_tool": ".execute", "fetch_tool": ".fetch", "WorkspaceFileSystem": ".fs", "PathError": ".paths",
+          "normalize": ".paths", **dict.fromkeys(("delete_tool", "edit_tool", "find_tool", "grep_tool", "list_tool",
+                                                  "read_tool", "workspace_tools", "write_tool"), ".tools")}
 
 __all__ = ["PathError", "WorkspaceFileSystem", "delete_tool", "edit_tool", "execute_tool", "fetch_tool", "find_tool",
            "grep_tool", "list_tool", "normalize", "read_tool", "workspace_tools", "write_tool"]
 
 
 _SUBMODULES = ("execute", "fetch", "fs", "frame", "ops", "paths", "patterns", "tools")
+"""`import think_nb.workspace as w; w.ops` imports `ops`, as before the names were lazy."""
 
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:  # `import think_nb.workspace as w; w.ops`, as before the names were lazy
-        return importlib.import_module(f"think_nb.workspace.{name}")
-    if name not in _WHERE:
-        raise AttributeError(f"module 'think_nb.workspace' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"think_nb.workspace.{_WHERE[name]}"), name)
+__getattr__ = _attach(__name__, _WHERE, _SUBMODULES)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_SUBMODULES})
+    return _listing(__name__, _WHERE, _SUBMODULES)

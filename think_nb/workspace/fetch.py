@@ -95,10 +95,7 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
         if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+|\[?[0-9a-f:.]+\]?", h):
             raise UserError(f"fetch_tool(allowed_hosts=...): {h!r} is not a host name; pass e.g. 'example.com' "
                             "or '*.example.com'.")
-    try:
-        private = [ipaddress.ip_network(p, strict=False) for p in allow_private]
-    except ValueError as exc:
-        raise UserError(f"fetch_tool(allow_private=...): {exc}; pass addresses or networks like '127.0.0.1'.") from None
+    private = private_networks(allow_private, "fetch_tool")
     for label, value in (("max_bytes", max_bytes), ("timeout", timeout), ("inline_chars", inline_chars)):
         if not isinstance(value, (int, float)) or value <= 0:
             raise UserError(f"fetch_tool({label}={value!r}): pass a positive number.")
@@ -120,6 +117,15 @@ def fetch_tool(*, allowed_hosts: Iterable[str] = (), allow_private: Iterable[str
         return result
 
     return from_function(fetch, name=name)
+
+
+def private_networks(allow_private: Iterable[str], where: str) -> list[Network]:
+    """`allow_private`'s addresses and networks (`"127.0.0.1"`, `"10.0.0.0/8"`) as networks, for
+    `UrlGuard`; `UserError` naming `where(allow_private=...)` (`fetch_tool`, `browser_tools`) otherwise."""
+    try:
+        return [ipaddress.ip_network(p, strict=False) for p in allow_private]
+    except ValueError as exc:
+        raise UserError(f"{where}(allow_private=...): {exc}; pass addresses or networks like '127.0.0.1'.") from None
 
 
 def _fetched(tool: str, url: str, result: dict) -> None:
@@ -227,6 +233,21 @@ class UrlGuard:
         return url, host, addresses[0]
 
 
+def pinned(url: str, address: str, headers: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The URL to request and the headers to send for `url`, whose host `UrlGuard.check` resolved to
+    `address`: over http the request goes to that address (not to a second DNS lookup, which could
+    answer otherwise) with a `Host` header naming the host; https URLs are left as they are (the
+    certificate names the host). `headers` is not changed."""
+    parts = urlsplit(url)
+    target, sent = url, dict(headers)
+    if parts.scheme == "http":
+        shown = f"[{address}]" if ":" in address else address
+        target = urlunsplit(("http", shown + (f":{parts.port}" if parts.port else ""), parts.path or "/",
+                             parts.query, ""))
+        sent["host"] = parts.netloc.rsplit("@", 1)[-1]
+    return target, sent
+
+
 class _Fetcher(UrlGuard):
     def __init__(self, hosts: list[str], private: list[Network], max_bytes: int, timeout: float,
                  max_redirects: int, workspace: Any, inline_chars: int, headers: _Headers) -> None:
@@ -269,13 +290,7 @@ class _Fetcher(UrlGuard):
         raise _Refused("too_many_redirects", f"more than {self.max_redirects} redirects")
 
     async def _send(self, client: httpx.AsyncClient, url: str, host: str, address: str, sent: dict[str, str]) -> Any:
-        parts = urlsplit(url)
-        target, headers = url, dict(sent)
-        if parts.scheme == "http":  # connect to the address that was checked, not to a second lookup
-            shown = f"[{address}]" if ":" in address else address
-            netloc = shown + (f":{parts.port}" if parts.port else "")
-            target = urlunsplit(("http", netloc, parts.path or "/", parts.query, ""))
-            headers["host"] = parts.netloc.rsplit("@", 1)[-1]
+        target, headers = pinned(url, address, sent)  # connect to the address that was checked
         async with client.stream("GET", target, headers=headers) as response:
             if response.is_redirect:
                 location = response.headers.get("location", "")
