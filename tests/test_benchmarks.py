@@ -48,6 +48,7 @@ QUICK = [  # (benchmark, what its output must say, marks)
                         "memory per in-flight row", "engine='ray'                   skipped"], []),
     ("bench_agents.py", ["instructions per agent", "think_nb new", "think_nb again", "think_nb reopened",
                          "agno new"], []),
+    ("bench_media_eviction.py", ["no-op check, us", "ratio scan/index", "longest loop hold during the pass"], []),
     ("bench_growth.py", ["turn counts (2, 4, 6)", "per turn of history (s)", "think_nb"], []),
     ("bench_annotations.py", ["instructions per sync, cached", "instructions per sync, uncached",
                               "ratio uncached/cached"], []),

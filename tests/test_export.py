@@ -235,3 +235,13 @@ def test_a_single_line_break_is_kept_in_the_html() -> None:
     messages = [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "A poem,\ntwo lines."}]}]
     _, html = static_transcript(messages, title="Demo")
     assert "A poem,<br" in html and "two lines." in html
+
+
+def test_a_stopped_reply_and_a_cut_one_say_the_same_in_the_export() -> None:
+    """A reply the kernel aborted (Stop, or the interrupt of a Kernel ▸ Restart) and one recovered as
+    interrupted (the kernel killed) are one state: the panel and the export say "interrupted" of both."""
+    from think_nb.frontends.export import footer
+
+    stopped = footer({"metadata": {"model": "m", "aborted": True}})
+    cut = footer({"metadata": {"model": "m", "interrupted": True}})
+    assert stopped == cut == "*model m · interrupted*"

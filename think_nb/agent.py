@@ -157,12 +157,16 @@ class Think:
     `{"reactive": True}`. A `ContextOverflow` or a dict of its fields; bad values raise
     `UserError`. See `think_nb.turns.overflow`."""
     media_eviction: MediaEviction | dict[str, Any] | bool | None = True
-    """Keep old images and files out of requests (Think's `mediaEviction`, on by default): media
-    older than the last `keep_recent_messages` (8) messages and at least `min_part_bytes` (32 KiB)
-    large, and the oldest past `max_request_bytes` (20 MiB) in one request, reach the model as a
-    one-line placeholder; the stored messages and the panel keep them. True (the defaults), False
-    (off), a `MediaEviction` or a dict of its fields; bad values raise `UserError`. See
-    `think_nb.messages.media`."""
+    """Keep old images and files out of requests and out of the stored transcript (Think's
+    `mediaEviction`, on by default). In each request, media older than the last
+    `keep_recent_messages` (8, never fewer than 4) messages and at least `min_part_bytes` (32 KiB)
+    large, and the oldest past `max_request_bytes` (20 MiB), reach the model as a one-line
+    placeholder. After a turn, a background pass rewrites such aged stored messages (at most
+    `max_rows_per_pass`, 64, per pass): large `data:` file parts and tool-output strings become
+    `[evicted image/png, N bytes; preserved at /attachments/evicted/<id>-<n>.png]`, the bytes kept in
+    `agent.workspace` (`externalize_to_workspace=False`: dropped); `chat:media:evicted` reports it.
+    True (the defaults), False (off), a `MediaEviction` or a dict of its fields; bad values raise
+    `UserError`. See `think_nb.messages.media`, `think_nb.session.media_eviction`."""
     chat_recovery: bool = True
     """Ask `on_chat_recovery` about turns a dead process left unfinished (Think's `chatRecovery`);
     False: their partial replies are still stored, nothing is continued."""

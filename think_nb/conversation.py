@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from think_nb import events
 from think_nb.errors import UserError
 from think_nb.jsonsafe import stored_value
 from think_nb.messages import new_id
@@ -40,6 +41,7 @@ class Conversation:
     _messages: list[dict]
     _position: dict[str, int]  # message id -> index in _messages
     _final: int  # _messages[:_final] are final (never changed in place: see the module docstring)
+    _windowed: tuple[int, int] | None  # (stored branch length, messages held) last told, while a window
 
     def __init__(self, store: AgentStore, hydration_limit: int | None, *, empty: bool = False) -> None:
         self.store = store
@@ -94,8 +96,17 @@ class Conversation:
 
     # -- writing ---------------------------------------------------------------------------
     def reload(self) -> None:
-        """Re-read the branch from SQLite (after a session switch, a recovery, another writer)."""
-        self._set(self.store.messages.branch(limit=self.limit))
+        """Re-read the branch from SQLite (after a session switch, a recovery, another writer).
+        When the window holds less than the stored branch, `chat:hydration:windowed` tells so, once
+        per change of what it holds (Think's: a chronically long branch is re-read often)."""
+        messages, total = self.store.messages.branch_window(limit=self.limit)
+        self._set(messages)
+        seen = None if total is None else (total, len(messages))
+        if total is not None and seen != self.__dict__.get("_windowed"):
+            events.emit("chat:hydration:windowed", {"total_messages": None if total < 0 else total,
+                                                     "budget_messages": self.limit, "hydrated_messages": len(messages)},
+                        agent=self.store.agent_key)
+        self._windowed = seen
 
     def _set(self, messages: list[dict]) -> None:
         """Make `messages` the branch in memory (indexes rebuilt)."""
@@ -176,6 +187,27 @@ class Conversation:
                 self._put(n, fixed)
                 changed.append(fixed)
         return changed
+
+    def held(self, message_id: str) -> dict | None:
+        """The branch's message `message_id` as held in memory (the live dict: do not mutate), or None
+        when it is not in the window."""
+        n = self._position.get(message_id)
+        return self._messages[n] if n is not None else None
+
+    def rewrite_stored(self, message: dict, expected: str) -> bool:
+        """Store `message`'s stored form in place of the stored message of its id while that is still
+        the JSON text `expected` (a maintenance rewrite: media eviction; `MessageStore.rewrite_if_unchanged`).
+        Touches SQLite only, so a worker thread may call it; `rewritten` then updates memory. True
+        when stored."""
+        return self.store.messages.rewrite_if_unchanged(_stored(message), expected)
+
+    def rewritten(self, message: dict, was: dict | None) -> None:
+        """Hold `message`, which `rewrite_stored` stored, in memory in place of `was` when the branch
+        still holds that very dict (a turn that replaced it since keeps its own version). Views are not
+        told: they keep what they show until they read the branch again (Think's silent rewrite)."""
+        n = self._position.get(message["id"])
+        if n is not None and was is not None and self._messages[n] is was:
+            self._put(n, _stored(message))
 
     def rewind_to_last_user(self) -> bool:
         """Make the last user message the leaf (regenerate); False when there is none."""

@@ -83,12 +83,19 @@ Durable work
   (`think_nb.actions.pause`); `action:reply-attached` — action, attachment_type.
 - `notice:delivered` — channel, kind, inform_model (`Think.deliver_notice`).
 
+Memory (cloudflare/agents#1710)
+- `chat:hydration:windowed` — total_messages (the stored branch's length; None for rows older than
+  m016), budget_messages (`hydration_limit`), hydrated_messages: the branch read into memory is a
+  window of a longer one; once per change of those numbers (Think counts bytes: `totalContentBytes`,
+  `budgetBytes`).
+- `chat:media:evicted` — messages, parts, bytes, externalized_bytes (characters kept in the workspace,
+  0 when dropping): a background pass moved aged media out of the stored transcript
+  (`think_nb.session.media_eviction`); once per pass that changed something.
+
 Declared, not emitted yet: `action:ledger:swept` (settled, pending), `action:pause:swept` (swept),
 `channel:resolved` (channel, kind, request_id), `channel:delivered` (channel, kind, turn_ended),
-`notice:failed` (channel, error),
-`chat:hydration:windowed` (total_content_bytes, budget_bytes, hydrated_messages),
-`chat:media:evicted` (messages, parts, bytes, externalized_bytes), `chat:onstart:degraded`
-(step, error). Such code emits with one line where the thing happens:
+`notice:failed` (channel, error), `chat:onstart:degraded` (step, error). Such code emits with one
+line where the thing happens:
 
     events.emit("action:pause:created", {"action": name, "execution_id": eid, "tool_call_id": cid},
                 agent=runtime.key)
@@ -156,7 +163,7 @@ NAMES: dict[str, str] = {
     "channel:delivered": "channel, kind, turn_ended",
     "notice:delivered": "channel, kind, inform_model",
     "notice:failed": "channel, error",
-    "chat:hydration:windowed": "total_content_bytes, budget_bytes, hydrated_messages",
+    "chat:hydration:windowed": "total_messages, budget_messages, hydrated_messages",
     "chat:media:evicted": "messages, parts, bytes, externalized_bytes",
     "chat:onstart:degraded": "step, error",
 }

@@ -7,6 +7,13 @@ keeps Python's own Ctrl+C), think_nb installs a handler that aborts every runnin
 (status `aborted`). The handler is removed when the last turn ends. During a cell's execution
 ipykernel swaps in its own handler and restores ours afterwards, so interrupting a cell works
 as usual.
+
+The handler runs between two bytecodes of the kernel's thread and can only schedule the aborts
+(`call_soon_threadsafe`): when the interrupt lands while a turn's own code runs on (a tool call
+announced "running" whose `run_code` has not reached its `exec` yet), the turn would reach the
+`exec` before the loop runs the aborts, and the code would run on with the interrupt spent. So
+the interrupt is also latched: `stop_pending()` is True from the handler until the aborts ran,
+and `run_code` checks it (after its own handler is in place) before running anything.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 _agents: weakref.WeakSet = weakref.WeakSet()
-_state: dict[str, Any] = {"previous": None, "loop": None}
+_state: dict[str, Any] = {"previous": None, "loop": None, "pending": False}
 
 
 def watch(agent: Any) -> None:
@@ -118,12 +125,21 @@ def _kernel() -> Any:
     return Kernel.instance() if Kernel.initialized() else None
 
 
+def stop_pending() -> bool:
+    """True while an interrupt `_on_interrupt` heard has not yet aborted the running turns (the
+    aborts wait for the loop): a turn's code that checks this before a long synchronous step
+    (`run_code`'s `exec`) stops there instead of running with the interrupt spent."""
+    return bool(_state["pending"])
+
+
 def _on_interrupt(signum: int, frame: Any) -> None:
     loop = _state["loop"]
     if loop is not None and not loop.is_closed():
+        _state["pending"] = True  # latched first: the turn's own code may run before the loop does
         loop.call_soon_threadsafe(_abort_all)
 
 
 def _abort_all() -> None:
+    _state["pending"] = False  # an interrupt heard after this line schedules its own `_abort_all`
     for agent in list(_agents):
         agent.abort_all()

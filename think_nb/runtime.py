@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from think_nb.mcp.servers import McpServers
     from think_nb.schedules.scheduler import Scheduler
     from think_nb.session.builder import Session
+    from think_nb.session.media_eviction import MediaEvictor
     from think_nb.submissions import Submissions
     from think_nb.turns.result import TurnResult
 
@@ -196,6 +197,13 @@ class AgentRuntime:
         return ExtensionManager(self)
 
     @cached_property
+    def media_evictor(self) -> MediaEvictor:
+        """Background media eviction of the stored transcript (`media_eviction`; Think's #1710 passes)."""
+        from think_nb.session.media_eviction import MediaEvictor
+
+        return MediaEvictor(self)
+
+    @cached_property
     def scheduler(self) -> Scheduler:
         from think_nb.schedules.scheduler import Scheduler
 
@@ -265,6 +273,18 @@ class AgentRuntime:
     def messages_changed(self) -> None:
         """Tell every view the branch changed (after an import, a switch, ...)."""
         self.engine.messages_changed()
+
+    def messages_grew(self) -> None:
+        """A turn ended or `add_messages` stored messages: older ones may have aged, so media
+        eviction checks (one index query) and, when it finds work, runs passes in the background."""
+        from think_nb.errors import UserError
+
+        if self.media_eviction is False:
+            return
+        try:
+            self.media_evictor.schedule()
+        except UserError:  # a media_eviction the turns refuse too, with this message
+            return
 
     def clear(self) -> None:
         """Think's `clearMessages`: transcript, prompt and skill state, pending submissions, turns."""
@@ -474,6 +494,8 @@ class AgentRuntime:
         return self.recovery_task is not None and not self.recovery_task.done()
 
     async def shutdown(self) -> None:
+        if self._made("media_evictor"):
+            self.media_evictor.cancel()
         await self.mcp.close()
         await self.extensions.close()
         self.scheduler.stop()

@@ -370,10 +370,14 @@ function usageFooter(meta: Record<string, unknown> | undefined): HTMLElement | n
   return el;
 }
 
-/** "cut at N tokens — continue?" under a reply that hit its token limit; "stopped" under a stopped one. */
-function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLElement | null {
+/** "cut at N tokens — continue?" under a reply that hit its token limit; under a stopped one the note an
+ * interrupted one shows (`stoppedNote`), unless the message says it already (`said`). */
+function endingNote(message: ViewMessage["message"], ctx: MessageContext, said: string | undefined): HTMLElement | null {
   const meta = message.metadata ?? {};
-  if (meta.aborted === true) return h("div", "think-stopped", "stopped");
+  if (meta.aborted === true) {
+    const note = stoppedNote(message);
+    return said === note ? null : h("div", "think-stopped", note);
+  }
   const finish = ctx.finishReason ?? (typeof meta.finishReason === "string" ? meta.finishReason : undefined);
   if (finish !== "length") return null;
   const usage = turnUsage(meta);
@@ -392,6 +396,17 @@ function endingNote(message: ViewMessage["message"], ctx: MessageContext): HTMLE
 export { INTERRUPTED_NOTE };
 /** The same, under an interrupted reply that holds nothing (killed before the model sent anything). */
 export const INTERRUPTED_EMPTY_NOTE = "The turn was interrupted before the model answered.";
+
+/**
+ * What a reply that ended before it finished says, however it ended: stopped (Stop, the kernel's
+ * interrupt — a Kernel ▸ Restart interrupts the kernel before it shuts it down, so the new kernel
+ * stores the reply `aborted`) or cut (the kernel went away under an open panel; recovery stores
+ * it `interrupted`). One state, one wording: a panel open through a restart and the one drawn after
+ * it say the same of the same reply.
+ */
+function stoppedNote(message: ViewMessage["message"]): string {
+  return hasContent(message) ? INTERRUPTED_NOTE : INTERRUPTED_EMPTY_NOTE;
+}
 
 function hasContent(message: ViewMessage["message"]): boolean {
   return message.parts.some((p) => p.type !== "step-start" &&
@@ -573,7 +588,7 @@ export function messageElement(view: ViewMessage, ctx: MessageContext, previous?
   const replayed = view.errorText === INTERRUPTED_NOTE && interrupted ? interrupted : view.errorText;
   const errorText = replayed ?? (typeof stored === "string" ? stored : interrupted);
   if (errorText) children.push(h("div", "think-message-error", errorText));
-  const ending = view.live ? null : view.stopped ? h("div", "think-stopped", "stopped before the model answered") : endingNote(message, ctx);
+  const ending = view.live ? null : view.stopped ? h("div", "think-stopped", INTERRUPTED_EMPTY_NOTE) : endingNote(message, ctx, errorText);
   if (ending) children.push(ending);
   const usage = view.live ? null : usageFooter(message.metadata);
   if (usage) children.push(usage);

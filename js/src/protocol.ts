@@ -95,6 +95,9 @@ export interface UseChatResponse {
   error?: boolean;
   continuation?: boolean;
   replay?: boolean;
+  /** The agent refused the request before any turn began (its one `error` chunk says why): its
+   * message was not stored, and no reply follows. */
+  refused?: boolean;
 }
 /** Kernel → panel: turn `id` is streaming; its replay follows. */
 export interface StreamResuming {
@@ -313,7 +316,7 @@ const idAndProbe = (raw: Obj): string | null => needId(raw) ?? probe(raw);
 function checkResponse(raw: Obj): string | null {
   if (!Array.isArray(raw.chunks)) return "'chunks' must be a list";
   if (typeof raw.done !== "boolean") return "'done' must be a boolean";
-  for (const flag of ["error", "continuation", "replay"]) {
+  for (const flag of ["error", "continuation", "replay", "refused"]) {
     if (flag in raw && typeof raw[flag] !== "boolean") return `'${flag}' must be a boolean`;
   }
   if (!raw.chunks.every((c) => isObj(c) && isId(c.type))) return "a chunk has no string 'type'";

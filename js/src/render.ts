@@ -9,7 +9,7 @@
  * the user is there. User input goes out through `actions`; this module sends nothing.
  */
 import { INTERRUPTED_NOTE, type MessageContext, type ToolDecision, type Versions, messageElement, reconcile, seconds } from "./parts";
-import { type PanelState, type Shown, type ViewMessage, displayStatus, isBusy, mcpToolServers, visibleMessages } from "./state";
+import { type PanelState, type Shown, type ViewMessage, displayStatus, errorSaidUnder, isBusy, mcpToolServers, visibleMessages } from "./state";
 import { formatTotals, usageTotals } from "./usage";
 import { isToolPart } from "./ui-message";
 import { CSS } from "./styles";
@@ -179,11 +179,15 @@ export function keepKeysInside(root: HTMLElement): void {
   }
 }
 
-/** A message the kernel never confirmed stored (`ViewMessage.unsent`) says so under its text. */
+/** A message the kernel never confirmed stored (`ViewMessage.unsent`) says so under its text, with
+ * why the agent refused it when it did (`ViewMessage.refused`; the banner does not repeat it). It stays
+ * where it was typed, as a chat app leaves a message that failed to send: its place in the conversation
+ * and its text (to copy) are kept, and the note says plainly that the agent never got it. */
 function markUnsent(el: HTMLElement, view: ViewMessage): HTMLElement {
   if (!view.unsent) return el;
   el.dataset.unsent = "true";
-  el.append(h("div", "think-unsent", "not sent: the kernel went away before it stored this message"));
+  const why = view.refused !== undefined ? `not sent: ${view.refused}` : "not sent: the kernel went away before it stored this message";
+  el.append(h("div", "think-unsent", why));
   return el;
 }
 
@@ -368,7 +372,7 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       const decided = view.message.parts.filter((p) => isToolPart(p) && notes.tools?.[p.toolCallId]).length;
       const v = ctx.versions;
       const undoing = view.message.parts.filter((p) => isToolPart(p) && state.undoing[p.toolCallId]).length;
-      const sig = `${view.unsent ? "unsent:" : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${offline}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
+      const sig = `${view.unsent ? `unsent:${view.refused ?? ""}:` : ""}${view.queued ? "queued:" : ""}${view.stopped ? "stopped:" : ""}${serversSig}:${offline}:${ctx.canRegenerate}:${answered}:${undoing}:${decided}:${ctx.finishReason ?? ""}:${idle}:${v ? `${v.index}/${v.count}` : ""}`;
       const old = cache.get(view.message.id);
       const el = old && same(old.view, view) && old.sig === sig ? old.el : markQueued(markUnsent(messageElement(view, ctx, old?.el), view), view);
       next.set(view.message.id, { view, sig, el });
@@ -414,7 +418,8 @@ export function createPanel(el: HTMLElement, actions: PanelActions): PanelView {
       gone.hidden = !offline;
       banner.textContent = state.error;
       // an interruption is said under the interrupted reply itself (metadata.interrupted), not twice
-      banner.hidden = !state.error || offline || state.error === INTERRUPTED_NOTE;
+      // and a refusal under the refused message
+      banner.hidden = !state.error || offline || state.error === INTERRUPTED_NOTE || errorSaidUnder(state);
       // Neither disabled nor read-only: a disabled box takes no focus, and Notebook 7 treats a click on a
       // read-only one as a click outside any editor; either way the keyboard went to the notebook and the
       // typed keys ran as command-mode shortcuts (inserting cells). The box keeps focus, and with it the

@@ -70,6 +70,10 @@ export interface PanelState {
   kernelGone: string;
   /** Ids of messages this view sent that the kernel never confirmed stored before it went away. */
   unsent: string[];
+  /** Messages this view sent that the agent refused (`use_chat_response.refused`): message id → why,
+   * and the stored message it was typed after (null: the first). They stay there, marked not sent with
+   * the reason (said there only, once), while the conversation goes on below them. */
+  refused: Record<string, Refusal>;
   /** User messages of turns the kernel accepted and has not started (any entry point: a `%%think`
    * cell, another view), in run order (`annotations.queued`); stored when their turn starts. */
   queued: UIMessage[];
@@ -78,6 +82,12 @@ export interface PanelState {
   /** The user message whose turn was stopped before its model sent anything (Think stores no empty
    * reply): a "stopped" note shows under it while it is the last message, or null. */
   stoppedAfter: string | null;
+}
+
+/** Why the agent refused a message of this view, and where it stays (`PanelState.refused`). */
+export interface Refusal {
+  why: string;
+  after: string | null;
 }
 
 /** What the status line shows: a kernel status, or `disconnected` (this view's kernel is gone). */
@@ -89,8 +99,11 @@ export interface ViewMessage {
   live: boolean;
   rawInput?: Record<string, string>;
   errorText?: string;
-  /** Sent from this view, never confirmed stored: the kernel went away first (`disconnected`). */
+  /** Sent from this view, never confirmed stored: the kernel went away first (`disconnected`), or
+   * the agent refused it (`refused` says why). */
   unsent?: boolean;
+  /** Why the agent refused this message (`PanelState.refused`). */
+  refused?: string;
   /** Accepted by the kernel, waiting for the turn ahead of it: stored when its own turn starts. */
   queued?: boolean;
   /** The last message, and the turn it asked for was stopped before anything streamed (`stoppedAfter`). */
@@ -126,6 +139,7 @@ export function initialState(init: Partial<PanelState> = {}): PanelState {
     recovering: false,
     kernelGone: "",
     unsent: [],
+    refused: {},
     queued: [],
     requestOf: {},
     stoppedAfter: null,
@@ -175,6 +189,7 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
         more: false,
         live: [],
         optimistic: [],
+        refused: {},
         error: "",
         pendingRequestId: null,
         localSubmitted: false,
@@ -189,7 +204,34 @@ export function reduce(state: PanelState, frame: Frame): PanelState {
   }
 }
 
+/** Why the agent refused request `frame` (its error chunk), said under this view's message of it; a
+ * refusal of a request that sent no message from here (another view's, a regenerate) goes to the banner.
+ * No reply is drawn for it: nothing began. */
+function applyRefusal(state: PanelState, frame: UseChatResponse): PanelState {
+  const said = frame.chunks.find((c) => c.type === "error") as { errorText?: unknown } | undefined;
+  const why = (typeof said?.errorText === "string" && said.errorText) || "The agent refused this message.";
+  const known = ids(state.transcript);
+  const mine = state.optimistic.filter((m) => state.requestOf[m.id] === frame.id && !known.has(m.id)).map((m) => m.id);
+  const ours = state.pendingRequestId === frame.id;
+  const after = state.transcript.at(-1)?.id ?? null; // where it was drawn: after what was stored
+  return {
+    ...state,
+    live: state.live.filter((t) => t.requestId !== frame.id),
+    refused: mine.length ? { ...state.refused, ...Object.fromEntries(mine.map((id) => [id, { why, after }])) } : state.refused,
+    error: mine.length ? state.error : why,
+    pendingRequestId: ours ? null : state.pendingRequestId,
+    localSubmitted: ours ? false : state.localSubmitted,
+    pendingTurn: state.pendingTurn === frame.id ? null : state.pendingTurn,
+  };
+}
+
+/** The banner's error is said under a refused message already (`refused`): it is not said twice. */
+export function errorSaidUnder(state: PanelState): boolean {
+  return state.error !== "" && Object.values(state.refused).some((r) => r.why === state.error);
+}
+
 function applyResponse(state: PanelState, frame: UseChatResponse): PanelState {
+  if (frame.refused === true && frame.done) return applyRefusal(state, frame);
   const others = state.live.filter((t) => t.requestId !== frame.id);
   const previous = frame.replay ? undefined : state.live.find((t) => t.requestId === frame.id);
   let turn = previous ?? (frame.chunks.length ? newTurn(frame.id, frame.continuation === true) : undefined);
@@ -448,11 +490,12 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
   const liveRequests = new Set(state.live.map((t) => t.requestId));
   const unechoed = (before: boolean): void => {
     for (const message of state.optimistic) {
-      if (known.has(message.id) || queuedIds.has(message.id)) continue;
+      if (known.has(message.id) || queuedIds.has(message.id) || message.id in state.refused) continue;
       if (liveRequests.has(state.requestOf[message.id] ?? "") !== before) continue;
       out.push({ message, live: false, unsent: state.unsent.includes(message.id) || undefined });
     }
   };
+  placeRefused(state, out, known);
   unechoed(true);
   for (const turn of state.live) {
     const view: ViewMessage = { message: turn.message, live: !turn.done, rawInput: turn.rawInput, errorText: turn.errorText };
@@ -473,6 +516,19 @@ export function visibleMessages(state: PanelState): ViewMessage[] {
   const last = out.at(-1);
   if (state.stoppedAfter !== null && last && last.message.id === state.stoppedAfter) out[out.length - 1] = { ...last, stopped: true };
   return out;
+}
+
+/** This view's refused messages, each after the stored message it was typed after (after the ones
+ * refused there before it), else after the stored ones: `out` holds the transcript only. */
+function placeRefused(state: PanelState, out: ViewMessage[], known: Set<string>): void {
+  for (const message of state.optimistic) {
+    const refusal = state.refused[message.id];
+    if (refusal === undefined || known.has(message.id)) continue;
+    const anchor = refusal.after === null ? 0 : out.findIndex((v) => v.message.id === refusal.after) + 1;
+    let at = refusal.after !== null && anchor === 0 ? out.length : anchor;
+    while (at < out.length && out[at].refused !== undefined) at++;
+    out.splice(at, 0, { message, live: false, unsent: true, refused: refusal.why });
+  }
 }
 
 /** Tool name (as the model sees it) → the MCP server it came from, for the tool cards. */

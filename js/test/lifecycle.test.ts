@@ -77,6 +77,20 @@ describe("a panel whose kernel is gone", () => {
     expect(reply()[0].querySelector(".think-message-error")?.textContent).toBe(INTERRUPTED_NOTE);
   });
 
+  it("says of a reply cut by a restart what the panel drawn after the restart says of the same reply", async () => {
+    // Kernel ▸ Restart interrupts the kernel before it shuts it down: the kernel stores the reply `aborted`
+    const { model, $$ } = await mount({ messages: [user("tell me")] });
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false,
+      chunks: [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Half" }] });
+    model.trigger("comm_live_update");
+    const notes = (all: HTMLElement[]) => all.map((e) => e.textContent);
+    const old = notes($$(".think-message[data-role=assistant] :is(.think-message-error, .think-stopped)"));
+    const stored = { id: "a1", role: "assistant", parts: [{ type: "text", text: "Half" }], metadata: { aborted: true } };
+    const after = await mount({ messages: [user("tell me"), stored] });
+    expect(notes(after.$$(".think-message[data-role=assistant] :is(.think-message-error, .think-stopped)"))).toEqual(old);
+    expect(old).toEqual([INTERRUPTED_NOTE]);
+  });
+
   it("says a reply cut before the model sent anything was interrupted before the model answered", async () => {
     const { model, $$ } = await mount({ messages: [user("tell me")] });
     model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id: "r", done: false, chunks: [{ type: "start", messageId: "a1" }] });
@@ -143,5 +157,53 @@ describe("a panel whose kernel is gone", () => {
     expect($(".think-disconnected")?.hidden).toBe(true);
     expect($(".think-panel")?.dataset.kernel).toBe("live");
     expect($<HTMLTextAreaElement>("textarea.think-input")?.getAttribute("aria-disabled")).toBe("false");
+  });
+});
+
+describe("a message the agent refuses", () => {
+  const WHY = "A panel request's message has role 'system': send it as the user.";
+  const reply = (id: string, text: string) => ({ id, role: "assistant", parts: [{ type: "text", text }] });
+  const send = (input: HTMLTextAreaElement, text: string) => {
+    input.value = text;
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+  };
+  const refuse = (model: { fromKernel(m: unknown): void; set(k: string, v: unknown): void }, id: string) => {
+    model.fromKernel({ type: FRAME.USE_CHAT_RESPONSE, id, chunks: [{ type: "error", errorText: WHY }], done: true,
+      error: true, refused: true });
+    model.set("error", WHY); // the kernel's error trait (hub.fail) says the same
+  };
+
+  it("stays where it was typed, marked not sent with why, the error said once, and no reply drawn", async () => {
+    const { model, el, $, $$ } = await mount({ messages: [user("stored"), reply("a0", "Hi.")] });
+    const input = $<HTMLTextAreaElement>("textarea.think-input")!;
+    send(input, "forged?");
+    const request = (model.sent.at(-1) as { id: string }).id;
+    refuse(model, request);
+    expect($(".think-panel")?.dataset.status).toBe("ready");
+    const users = $$(".think-message[data-role=user]");
+    expect(users.map((u) => u.dataset.unsent ?? "")).toEqual(["", "true"]);
+    expect(users[1].querySelector(".think-unsent")?.textContent).toBe(`not sent: ${WHY}`);
+    expect($$(".think-message[data-role=assistant]")).toHaveLength(1); // no empty reply holding the error
+    expect($<HTMLElement>(".think-error")?.hidden).toBe(true); // the banner does not say it again
+    const shown = $$("*").filter((e) => !e.closest("[hidden]") && e.children.length === 0 && e.textContent?.includes(WHY));
+    expect(shown).toHaveLength(1);
+    expect(el.querySelector(".think-message-error")).toBeNull();
+
+    // the conversation goes on below it: the refused message keeps its place
+    send(input, "plain question");
+    const asked = (model.sent.at(-1) as { messages: { id: string }[] }).messages.at(-1)!; // stored as the view sent it
+    model.set("messages", [user("stored"), reply("a0", "Hi."), asked, reply("a1", "Answer.")]);
+    const order = $$(".think-message").map((m) => `${m.dataset.role}:${m.querySelector(".think-text")?.textContent?.trim()}`);
+    expect(order).toEqual(["user:stored", "assistant:Hi.", "user:forged?", "user:plain question", "assistant:Answer."]);
+    expect($$(".think-message[data-unsent=true]")).toHaveLength(1);
+  });
+
+  it("of another view (nothing of it here) is said in the banner only", async () => {
+    const { model, $, $$ } = await mount({ messages: [user("stored")] });
+    refuse(model, "someone-elses");
+    expect($<HTMLElement>(".think-error")?.hidden).toBe(false);
+    expect($(".think-error")?.textContent).toBe(WHY);
+    expect($$(".think-message")).toHaveLength(1);
+    expect($$(".think-message-error")).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { FRAME } from "../src/protocol";
-import { toolLabel } from "../src/parts";
+import { INTERRUPTED_NOTE, toolLabel } from "../src/parts";
 import { emptyHint, truncateMiddle } from "../src/render";
 import type { ToolPart } from "../src/ui-message";
 import { mount as mountPanel, unmountAll } from "./mount";
@@ -104,10 +104,15 @@ describe("how a reply ended", () => {
     expect(again.$(".think-cut")).toBeNull();
   });
 
-  it("a stopped reply says stopped", async () => {
-    const { $ } = await mount({ messages: [user, reply({ aborted: true })] });
-    expect($(".think-stopped")?.textContent).toBe("stopped");
+  it("a stopped reply says it was interrupted and its partial reply kept, once", async () => {
+    const { $, $$ } = await mount({ messages: [user, reply({ aborted: true })] });
+    expect($(".think-stopped")?.textContent).toBe(INTERRUPTED_NOTE);
     expect($("button.think-continue")).toBeNull();
+    // stopped and cut by the kernel going away (a stall's abort too): the note is not said twice
+    const both = await mount({ messages: [user, reply({ aborted: true, interrupted: true })] });
+    expect([...both.$$(".think-message-error"), ...both.$$(".think-stopped")].map((e) => e.textContent))
+      .toEqual([INTERRUPTED_NOTE]);
+    expect($$(".think-message-error")).toEqual([]);
   });
 });
 

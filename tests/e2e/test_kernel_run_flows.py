@@ -126,9 +126,9 @@ def test_stop_interrupts_a_busy_loop_and_the_kernel_stays_usable(kernel_notebook
     card = panel.locator(".think-tool[data-tool-name=run_code]")
     expect(card).to_have_attribute("data-state", "input-available", timeout=TURN_MS)
     expect(card).to_have_attribute("data-outcome", "running")
-    # the code itself has begun (run_code's SIGINT handler is in place): a Stop clicked in the instant
-    # between the card showing "running" and the code starting was lost in one CI run (ipykernel ignores
-    # SIGINT outside its own execute requests) — see the session note
+    # the code itself has begun, so this checks an interrupt inside it (the namespace then holds x = 7).
+    # A Stop in the instant between the card showing "running" and the code starting is latched and
+    # stops the call before it runs: tests/kernel/test_kernel_tools_kernel.py holds the call there
     wait_until_exists(started)
     panel.locator("button.think-stop").click()
     expect(card).to_have_attribute("data-state", "output-error", timeout=TURN_MS)

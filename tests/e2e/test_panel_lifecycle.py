@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from jlab import menu, wait_kernel_idle
+from jlab import menu, run_all, wait_kernel_idle
 from panel_flows import TURN_MS, expect_status, last_text, open_panel, send
 
 pytestmark = pytest.mark.e2e
@@ -139,6 +139,61 @@ def test_a_killed_kernel_disconnects_the_panel_and_an_unstored_message_says_not_
     users = panel.locator(".think-message[data-role=user]")
     print("user messages after the kill:", users.count())
     expect_nothing_looks_sent(panel, stored=2)
+
+
+def test_a_reply_cut_by_a_restart_says_the_same_before_and_after_it(notebook, app: str) -> None:
+    """Kernel ▸ Restart mid-turn: the panel open through it and the one the re-run cell draws say one
+    thing of the cut reply (the restart interrupts the kernel first, which stores the reply stopped)."""
+    page, panel = open_panel(notebook, AGENT_CUT)
+    first_turn(page, panel)
+    send(panel, "Tell me more")
+    reply = panel.locator(".think-message[data-role=assistant]").last
+    expect(reply.locator(".think-text")).to_have_text("Half a reply, then", timeout=TURN_MS)  # then it stalls
+    menu(page, "Kernel", "Restart Kernel")
+    page.locator(".jp-Dialog .jp-mod-accept").click()  # "Restart"
+    expect_disconnected(panel)
+    notes = ".think-message-error, .think-stopped"
+    expect(reply.locator(notes)).to_have_text([CUT_NOTE])
+    wait_kernel_idle(page)
+    run_all(page)  # the same cells on the new kernel: the agent reads the stored conversation
+    fresh = page.locator(".think-panel").first
+    expect(fresh).to_have_attribute("data-status", "ready", timeout=TURN_MS)
+    again = fresh.locator(".think-message[data-role=assistant]").last
+    expect(again.locator(".think-text")).to_have_text("Half a reply, then")
+    expect(again.locator(notes)).to_have_text([CUT_NOTE])
+
+
+# A refusal a person cannot provoke through the panel (the role guard refuses forged frames only): the
+# kernel's guard is made to refuse, the same way (UserError), one message the person types
+AGENT_REFUSING = ('import think_nb.messages.validate as guard\nfrom think_nb.errors import UserError\n'
+                  'role_guard = guard.check_speaker\n'
+                  'def check_speaker(message, where, speakers):\n'
+                  '    if "forbidden" in str(message.get("parts")):\n'
+                  '        raise UserError(f"{where} says forbidden: this agent refuses it; nothing was stored.")\n'
+                  '    role_guard(message, where, speakers)\n'
+                  'guard.check_speaker = check_speaker\n'
+                  'agent = bot([[S.text("Stored reply.")], [S.text("Second reply.")]])\nagent.panel()')
+REFUSAL = "A panel request's message says forbidden: this agent refuses it; nothing was stored."
+
+
+def test_a_refused_message_says_not_sent_once_and_keeps_its_place(notebook, app: str) -> None:
+    page, panel = open_panel(notebook, AGENT_REFUSING)
+    first_turn(page, panel)
+    send(panel, "forbidden words")
+    users = panel.locator(".think-message[data-role=user]")
+    expect(users.nth(1)).to_have_attribute("data-unsent", "true", timeout=TURN_MS)
+    expect(users.nth(1).locator(".think-unsent")).to_have_text(f"not sent: {REFUSAL}")
+    expect_status(panel, "ready")
+    expect(panel.locator(".think-error")).to_be_hidden()  # said once: not in the banner too
+    expect(panel.get_by_text(REFUSAL)).to_have_count(1)
+    expect(panel.locator(".think-message[data-role=assistant]")).to_have_count(1)  # no reply holding the error
+    expect(panel.locator(".think-message-error")).to_have_count(0)
+    send(panel, "a fair question")  # the conversation goes on below it
+    expect(last_text(panel)).to_have_text("Second reply.", timeout=TURN_MS)
+    expect_status(panel, "ready")
+    shape = panel.locator(".think-message").evaluate_all(
+        "ms => ms.map(m => m.dataset.role + (m.dataset.unsent === 'true' ? ' (not sent)' : ''))")
+    assert shape == ["user", "assistant", "user (not sent)", "user", "assistant"]
 
 
 V1 = '''

@@ -178,6 +178,68 @@ def test_the_kernels_interrupt_stops_run_code_in_a_background_turn(frontend: Fak
     assert out(frontend, "r = await runs.send('again')\nprint(json.dumps([r.status, after]))") == ["completed", 42]
 
 
+HELD = textwrap.dedent(
+    """
+    import signal, time
+
+    class Held(Runner):
+        def before_tool_call(self, ctx):
+            # holds the call after the card showed it running and before its code runs, the loop
+            # blocked, until the kernel's interrupt reached think_nb's SIGINT handler (chained, so
+            # the product's handler runs exactly as without this hook)
+            heard = []
+            product = signal.getsignal(signal.SIGINT)
+            assert callable(product), product
+
+            def chained(signum, frame):
+                heard.append(signum)
+                product(signum, frame)
+
+            signal.signal(signal.SIGINT, chained)
+            open('holding.txt', 'w').write('1')
+            try:
+                while not heard:
+                    time.sleep(0.01)
+            finally:
+                signal.signal(signal.SIGINT, product)
+
+    held = Held("held")
+    """
+)
+
+
+def test_an_interrupt_between_the_card_showing_running_and_the_code_starting_stops_it(
+        frontend: FakeFrontend) -> None:
+    """The race of the panel's Stop: the interrupt lands after the call was announced (the card
+    says running) and before run_code's own SIGINT handler is in place; the code must not run."""
+    frontend.execute(SETUP, timeout=120).check()
+    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
+    marker = folder / "holding.txt"
+    marker.unlink(missing_ok=True)
+    code = "held_ran = True\nwhile True: pass"
+    frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="h1")], '
+                     '[S.text("never")]]\n' + HELD).check()
+    start = len(frontend.log)
+    frontend.execute("task = held.submit('spin')").check()  # the turn runs outside any cell
+    deadline = time.monotonic() + 90
+    while not marker.exists():  # the hook holds the call (a condition, not a delay)
+        assert time.monotonic() < deadline, "the call never reached before_tool_call"
+        time.sleep(0.05)
+    frontend.km.interrupt_kernel()
+    try:
+        frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
+                          timeout=60, since=start)
+    except TimeoutError:
+        raise AssertionError([m["content"] for m in frontend.log[start:] if m["msg_type"] == "stream"]) from None
+    alive(frontend)
+    result = out(frontend, "p = part(held, 'h1')\n"
+                           "print(json.dumps([p['state'], p['errorText'], 'held_ran' in globals(), "
+                           "len(script.requests), held.turns()[-1]['status']]))")
+    state, error, ran, requests, status = result  # type: ignore[misc]
+    assert [state, ran, requests, status] == ["output-error", False, 1, "aborted"]
+    assert error.startswith("Interrupted before it ran: ")
+
+
 def test_hostile_code_ends_settled_and_the_kernel_goes_on(frontend: FakeFrontend) -> None:
     frontend.execute(SETUP, timeout=120).check()
     frontend.execute("hostile = Runner('hostile')").check()

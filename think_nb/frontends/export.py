@@ -141,7 +141,7 @@ def footer(message: dict) -> str:
                     else "usage unknown")
     if meta.get("finishReason"):
         bits.append(f"finish: {meta['finishReason']}")
-    if meta.get("interrupted"):
+    if meta.get("interrupted") or meta.get("aborted"):  # stopped or cut: one state, one word (as the panel)
         bits.append("interrupted")
     line = f"*{' · '.join(bits)}*" if bits else ""
     if meta.get("error"):

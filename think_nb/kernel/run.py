@@ -10,7 +10,10 @@ where user objects live (they are not thread-safe). While it runs:
 - SIGINT raises `KeyboardInterrupt` inside it (`signal.default_int_handler`; ipykernel ignores
   SIGINT outside an `execute_request` it handles), so the kernel's interrupt (the toolbar's ■,
   `KernelManager.interrupt_kernel()`, `POST /api/kernels/<id>/interrupt`) stops it; the previous
-  handler is back as soon as the code returns;
+  handler is back as soon as the code returns. An interrupt that landed earlier, after the call
+  was announced (the card says running) and before this handler was in place, was latched by the
+  turns' handler (`think_nb.interrupts.stop_pending`): then the code does not run at all (`StopTurn`,
+  "Interrupted before it ran"). Handler first, latch second, so no moment of the call drops a Stop;
 - the last statement, when it is an expression, is evaluated for its value (as a cell's is),
   which is neither printed nor stored in `Out`/`_`.
 
@@ -34,6 +37,7 @@ import time
 import traceback
 from typing import Any
 
+from think_nb import interrupts
 from think_nb.kernel import capture, undo
 from think_nb.kernel.shell import namespace
 from think_nb.tools.tool import StopTurn
@@ -51,15 +55,21 @@ class RunError(Exception):
     """The code raised: the text is its traceback's last frames, and what it printed before."""
 
 
-def _install_sigint() -> Any:
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, signal.default_int_handler)
+class _StopHeard(Exception):
+    """An interrupt latched before the code ran (`think_nb.interrupts.stop_pending`)."""
 
 
-def _restore_sigint(previous: Any) -> None:
-    if previous is not None and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, previous)
+def _install_sigint(saved: list) -> None:
+    """SIGINT raises `KeyboardInterrupt` from here on; the handler it replaces goes into `saved`
+    first, so an interrupt landing the instant after cannot lose it."""
+    if threading.current_thread() is threading.main_thread():
+        saved.append(signal.getsignal(signal.SIGINT))
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _restore_sigint(saved: list) -> None:
+    if saved and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, saved[0])
 
 
 def _compiled(code: str, filename: str) -> tuple[Any, Any, ast.Module]:
@@ -172,7 +182,8 @@ def run(code: str, *, call_id: str = "", edited: bool = False, owner: Any = None
 
     Raises:
         RunError: a syntax error, or the code raised (any exception; `SystemExit` too).
-        StopTurn: the kernel's interrupt stopped it (`KeyboardInterrupt` inside the code).
+        StopTurn: the kernel's interrupt stopped it (`KeyboardInterrupt` inside the code), or
+            landed before the code began (latched: none of it ran).
     """
     shell, ns = namespace()
     filename = f"<run_code {call_id or 'call'}>"
@@ -188,21 +199,23 @@ def run(code: str, *, call_id: str = "", edited: bool = False, owner: Any = None
     figures = _figures_before()
     value: Any = None
     failure: BaseException | None = None
-    previous: Any = None
+    saved: list = []
     started = time.perf_counter()
     cap = capture.Capture()
     try:
         with cap:
             try:
-                previous = _install_sigint()
+                _install_sigint(saved)
                 try:
+                    if interrupts.stop_pending():  # after the install: an interrupt from now on raises
+                        raise _StopHeard
                     exec(body, ns)
                     if last is not None:
                         value = eval(last, ns)
                 finally:
-                    _restore_sigint(previous)
+                    _restore_sigint(saved)
             except BaseException as exc:  # noqa: BLE001 - SystemExit & co. are the run's outcome, not the kernel's
-                _restore_sigint(previous)  # an interrupt may land in the finally above, before it restored
+                _restore_sigint(saved)  # an interrupt may land in the finally above, before it restored
                 failure = exc
     except KeyboardInterrupt as exc:  # landed in the capture's own exit
         failure = exc
@@ -216,6 +229,9 @@ def run(code: str, *, call_id: str = "", edited: bool = False, owner: Any = None
                      "is dropped, so it never lands in another cell")
     if cap.displays_total > len(cap.displays):
         notes.append(f"{cap.displays_total - len(cap.displays)} more display output(s) not kept")
+    if isinstance(failure, _StopHeard):
+        raise StopTurn("Interrupted before it ran: the user stopped the turn (the kernel's interrupt) as the "
+                       "call started; none of the code ran.")
     if isinstance(failure, KeyboardInterrupt):
         raise StopTurn(f"Interrupted after {duration_ms / 1000:.1f} s (KeyboardInterrupt): the user stopped the code; "
                        f"the turn was stopped.\n{_frames_text(failure, filename)}{_printed_tail(cap)}")

@@ -18,8 +18,8 @@ provider's (Anthropic `image` / `document` blocks, Gemini inline data, ...): an 
 `data:` URLs is ever sent: a file part pointing elsewhere is a note (litellm would download it from
 the kernel's machine). Each image is at most `MAX_MEDIA_BYTES` (Anthropic refuses larger ones).
 
-`for_model(messages, config, eviction)` adapts one request to the model it goes to (the stored
-messages never change):
+`for_model(messages, config, eviction)` adapts one request to the model it goes to (it never
+changes the stored messages; `think_nb.session.media_eviction` evicts old media from them, after turns):
 
 1. eviction (`MediaEviction`, Think's `mediaEviction`): media older than the last
    `keep_recent_messages` messages and at least `min_part_bytes` large become a one-line
@@ -285,27 +285,38 @@ def content_output_parts(output: dict) -> list[dict]:
 # -- one request, adapted to its model ---------------------------------------------------------------
 @dataclass(frozen=True)
 class MediaEviction:
-    """`Think.media_eviction` (Think's `MediaEvictionConfig`), applied to each request, never to the store.
+    """`Think.media_eviction` (Think's `MediaEvictionConfig`): old media left out of each request,
+    and, in the background after turns, evicted from the stored messages
+    (`think_nb.session.media_eviction`: the bytes go to the workspace, a marker stays).
 
     Attributes:
-        keep_recent_messages: messages (a user message, or one assistant reply with all its steps and
-            tool results) counted from the newest whose media are always sent; clamped to >= 4
-            (Think's clamp). Default 8 (Think's).
-        min_part_bytes: media smaller than this (bytes) are never evicted. Default 32 KiB (Think's).
+        keep_recent_messages: messages counted from the newest whose media are always kept (in a
+            request: a user message, or one assistant reply with all its steps and tool results;
+            in storage: stored messages); clamped to >= 4 (Think's clamp). Default 8 (Think's).
+        min_part_bytes: media (and, in storage, tool-output strings) smaller than this (bytes,
+            characters of base64) are never evicted. Default 32 KiB (Think's).
         max_request_bytes: the media of one request in all (bytes); past it the oldest are evicted
-            too, recent ones included. Default 20 MiB (under Anthropic's 32 MB request limit).
+            from that request too, recent ones included. Default 20 MiB (under Anthropic's 32 MB
+            request limit). think_nb's; Think has none.
+        externalize_to_workspace: keep what is evicted from storage as workspace files under
+            `/attachments/evicted/` (the marker names the file); False drops the bytes. Default True.
+        max_rows_per_pass: stored messages rewritten per background pass (a pass with more to do
+            schedules the next one). Default 64 (Think's).
     """
 
     keep_recent_messages: int = 8
     min_part_bytes: int = 32 * 1024
     max_request_bytes: int = 20 * 1024 * 1024
+    externalize_to_workspace: bool = True
+    max_rows_per_pass: int = 64
 
     @classmethod
     def coerce(cls, value: Any) -> MediaEviction | None:
         """The setting as a `MediaEviction` (True: the defaults), or None (False, None: off).
 
         Raises:
-            UserError: anything else, or a field that is not a whole number >= 0.
+            UserError: anything else, a count that is not a whole number >= 0 (`max_rows_per_pass`:
+                >= 1), or an `externalize_to_workspace` that is not a bool.
         """
         from think_nb.errors import UserError
 
@@ -314,18 +325,25 @@ class MediaEviction:
         if value is True:
             return cls()
         if isinstance(value, dict):
-            unknown = sorted(set(value) - {"keep_recent_messages", "min_part_bytes", "max_request_bytes"})
+            unknown = sorted(set(value) - set(_FIELDS))
             if unknown:
-                raise UserError(f"media_eviction: unknown field {unknown[0]!r}; use keep_recent_messages, "
-                                "min_part_bytes, max_request_bytes.")
+                raise UserError(f"media_eviction: unknown field {unknown[0]!r}; use {', '.join(_FIELDS)}.")
             value = cls(**value)
         if not isinstance(value, cls):
             raise UserError(f"media_eviction={value!r}: use True, False, MediaEviction(...) or a dict of its fields.")
-        for name in ("keep_recent_messages", "min_part_bytes", "max_request_bytes"):
+        for name in ("keep_recent_messages", "min_part_bytes", "max_request_bytes", "max_rows_per_pass"):
             field = getattr(value, name)
-            if not isinstance(field, int) or isinstance(field, bool) or field < 0:
-                raise UserError(f"media_eviction: {name}={field!r}; use a whole number >= 0.")
+            least = 1 if name == "max_rows_per_pass" else 0
+            if not isinstance(field, int) or isinstance(field, bool) or field < least:
+                raise UserError(f"media_eviction: {name}={field!r}; use a whole number >= {least}.")
+        if not isinstance(value.externalize_to_workspace, bool):
+            raise UserError(f"media_eviction: externalize_to_workspace={value.externalize_to_workspace!r}; "
+                            "use True (keep the bytes in the workspace) or False (drop them).")
         return value
+
+
+_FIELDS = ("keep_recent_messages", "min_part_bytes", "max_request_bytes", "externalize_to_workspace",
+           "max_rows_per_pass")
 
 
 def _is_media_part(part: Any) -> bool:

@@ -284,7 +284,9 @@ class UseChatResponse(TypedDict):
 
     ``done`` marks the last frame of the turn; ``error`` that it ended in error;
     ``continuation`` that the chunks extend the last assistant message; ``replay``
-    that ``chunks`` is the whole turn so far (the view resets that turn first).
+    that ``chunks`` is the whole turn so far (the view resets that turn first);
+    ``refused`` that the agent refused the request before any turn began (its one
+    ``error`` chunk says why): its message was not stored, and no reply follows.
     """
 
     type: Literal["use_chat_response"]
@@ -294,6 +296,7 @@ class UseChatResponse(TypedDict):
     error: NotRequired[bool]
     continuation: NotRequired[bool]
     replay: NotRequired[bool]
+    refused: NotRequired[bool]
 
 
 class StreamResuming(TypedDict):
@@ -477,6 +480,7 @@ def use_chat_response(
     error: bool = False,
     continuation: bool = False,
     replay: bool = False,
+    refused: bool = False,
 ) -> UseChatResponse:
     """Build a ``use_chat_response`` frame; false flags are left out, chunks are strict JSON."""
     frame = UseChatResponse(type="use_chat_response", id=request_id,
@@ -487,6 +491,8 @@ def use_chat_response(
         frame["continuation"] = True
     if replay:
         frame["replay"] = True
+    if refused:
+        frame["refused"] = True
     return frame
 
 
@@ -674,7 +680,7 @@ def _check_use_chat_response(raw: Mapping[str, Any]) -> str | None:
         return "'chunks' must be a list"
     if not isinstance(raw.get("done"), bool):
         return "'done' must be a boolean"
-    for flag in ("error", "continuation", "replay"):
+    for flag in ("error", "continuation", "replay", "refused"):
         if flag in raw and not isinstance(raw[flag], bool):
             return f"{flag!r} must be a boolean"
     return _need_id(raw) or next(filter(None, map(_chunk_error, chunks)), None)

@@ -15,7 +15,8 @@ recorded stream) and turns what the agent streams into frames for the front end
 - frames from the panel (send, regenerate, stop, clear, approve/deny, client tool
   results, resume) are parsed by :mod:`think_nb.panel.protocol` and dispatched to the agent;
   malformed ones, and ones the agent refuses (unknown or settled tool calls), are logged
-  and ignored, never raised.
+  and ignored, never raised; a message the agent refuses is answered with a ``refused``
+  ``use_chat_response`` saying why (the view marks the message not sent).
 
 It is not the agent: it never runs a turn or stores a message itself.
 """
@@ -510,11 +511,12 @@ class ChatPanel(anywidget.AnyWidget):
                                           client_tools=tools or None, body=dict(frame.get("body") or {}) or None)
         except Exception as exc:  # noqa: BLE001 - the agent refused: tell the panel, keep the kernel alive
             _log.exception("the agent refused request %s", request_id)
+            # every view hears why: the one that sent it marks its message not sent, with why; no turn ran,
+            # so none failed (the shared status stays as it was, not `error`)
             self._send_frame(protocol.use_chat_response(
-                request_id, [{"type": "error", "errorText": str(exc)}], done=True, error=True
+                request_id, [{"type": "error", "errorText": str(exc)}], done=True, error=True, refused=True
             ))
             self._hub.forget_submitted(request_id)
-            self._hub.fail(str(exc))
             return
         self._tasks.add(task)  # a strong reference until the turn ends
         task.add_done_callback(self._tasks.discard)

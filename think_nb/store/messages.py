@@ -33,14 +33,14 @@ SYNTHETIC_PREFIX = "compaction_"
 log = logging.getLogger("think_nb")
 
 _BRANCH_SQL = """
-WITH RECURSIVE chain(id, parent_id, content, depth) AS (
-    SELECT id, parent_id, content, 0 FROM think_messages WHERE agent_key = :agent AND id = :leaf
+WITH RECURSIVE chain(id, parent_id, content, depth, stored_depth) AS (
+    SELECT id, parent_id, content, 0, depth FROM think_messages WHERE agent_key = :agent AND id = :leaf
     UNION ALL
-    SELECT m.id, m.parent_id, m.content, chain.depth + 1
+    SELECT m.id, m.parent_id, m.content, chain.depth + 1, m.depth
     FROM think_messages m JOIN chain ON m.id = chain.parent_id AND m.agent_key = :agent
     WHERE chain.depth + 1 < :limit
 )
-SELECT content, depth FROM chain
+SELECT content, depth, parent_id, stored_depth FROM chain
 """
 # No ORDER BY: SQLite's recursive queue is FIFO, so rows come leaf first; `branch` reverses them
 # (and sorts only if they ever do not come in depth order). Sorting 10,000 rows in SQL cost ~20%.
@@ -79,14 +79,22 @@ class MessageStore:
             limit: keep only the last `limit` messages of the path (a window, so a long history
                 is never loaded whole; Think's hydration budget). None loads the whole path.
         """
+        return self.branch_window(limit, leaf_id)[0]
+
+    def branch_window(self, limit: int | None = None, leaf_id: str | None = None) -> tuple[list[dict], int | None]:
+        """`(branch(limit, leaf_id), total)`: `total` is None when the window holds the whole path,
+        else the path's length in messages (-1 when its rows carry no depth: written before m016)."""
         leaf = leaf_id or self.leaf_id
         if leaf is None:
-            return []
+            return [], None
         params = {"agent": self.key, "leaf": leaf, "limit": limit if limit is not None else 1 << 62}
         rows = self.db.read(_BRANCH_SQL, params)
         if any(rows[n][1] != n for n in (0, len(rows) - 1) if rows):
             rows.sort(key=lambda row: row[1])
-        return [jsonsafe.loads_stored(row[0]) for row in reversed(rows)]
+        total = None
+        if rows and limit is not None and len(rows) >= limit and rows[-1][2] is not None:
+            total = rows[0][3] + 1 if rows[0][3] is not None else -1
+        return [jsonsafe.loads_stored(row[0]) for row in reversed(rows)], total
 
     def on_branch(self, ids: list[str]) -> set[str]:
         """The ids of `ids` that lie on the current branch (the path from the root to the leaf);
@@ -195,6 +203,48 @@ class MessageStore:
         """Replace a stored message's content; returns False when the id is unknown."""
         cursor = self.db.execute("UPDATE think_messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ?",
                                  (jsonsafe.dumps_stored(message), time.time(), self.key, message["id"]))
+        return cursor.rowcount > 0
+
+    def large_rows(self, min_chars: int) -> list[tuple[str, int, int | None]]:
+        """`(id, size, depth)` of this session's messages (every branch) whose stored JSON is at least
+        `min_chars` characters. Read from the size index alone (m025): no message is read, and a
+        session without such rows costs one index range scan."""
+        return self.db.read("SELECT id, length(content), depth FROM think_messages WHERE agent_key = ? AND "
+                            "length(content) >= ?", (self.key, min_chars))
+
+    def ages(self, ids: list[str]) -> dict[str, int]:
+        """`{id: messages after it on the current branch}` (0: the leaf) for the ids of `ids` that lie
+        on the branch; the others are left out. By the rows' depths (`on_branch`'s lookups); by a walk
+        of the branch's ids when a row has no depth (written before m016)."""
+        on = self.on_branch(ids)
+        leaf = self.leaf_id
+        if not on or leaf is None:
+            return {}
+        depths = dict(self.db.read(
+            "SELECT id, depth FROM think_messages WHERE agent_key = :agent AND id IN "
+            "(SELECT value FROM json_each(:ids))", {"agent": self.key, "ids": jsonsafe.dumps_plain([*on, leaf])}))
+        if depths.get(leaf) is not None and all(depths.get(i) is not None for i in on):
+            return {i: depths[leaf] - depths[i] for i in on}
+        rows = self.db.read(
+            "WITH RECURSIVE chain(id, parent_id, n) AS (SELECT id, parent_id, 0 FROM think_messages WHERE agent_key = "
+            ":agent AND id = :leaf UNION ALL SELECT m.id, m.parent_id, chain.n + 1 FROM think_messages m JOIN chain "
+            "ON m.id = chain.parent_id AND m.agent_key = :agent) "
+            "SELECT id, n FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
+            {"agent": self.key, "leaf": leaf, "ids": jsonsafe.dumps_plain(sorted(on))})
+        return {row[0]: row[1] for row in rows}
+
+    def content_of(self, message_id: str) -> str | None:
+        """A stored message's JSON text as stored (`rewrite_if_unchanged` compares against it), or None."""
+        rows = self.db.read("SELECT content FROM think_messages WHERE agent_key = ? AND id = ?", (self.key, message_id))
+        return rows[0][0] if rows else None
+
+    def rewrite_if_unchanged(self, message: dict, expected: str) -> bool:
+        """Replace a stored message's content with `message` (same id) only while its stored JSON is
+        still `expected` (compare-and-set: a turn or another process that wrote it since wins);
+        True when it was replaced. Its place in the tree, its seq and its parent never change."""
+        cursor = self.db.execute("UPDATE think_messages SET content = ?, updated_at = ? WHERE agent_key = ? AND id = ? "
+                                 "AND content = ?",
+                                 (jsonsafe.dumps_stored(message), time.time(), self.key, message["id"], expected))
         return cursor.rowcount > 0
 
     def get(self, message_id: str) -> dict | None:

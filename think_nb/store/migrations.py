@@ -537,3 +537,15 @@ def m024_status_indexes(db: sqlite3.Connection, p: str) -> None:
     db.execute(f"CREATE INDEX {PREFIX}stream_metadata_status ON {PREFIX}stream_metadata (agent_key, status)")
     db.execute(f"CREATE INDEX {PREFIX}child_runs_status ON {PREFIX}child_runs (agent_key, status)")
 
+
+
+@migration
+def m025_message_sizes(db: sqlite3.Connection, p: str) -> None:
+    # Media eviction (`think_nb.session.media_eviction`, Think's `getHistoryRowStats` for #1710): which
+    # stored messages are large enough to hold media worth evicting. The index holds each row's size
+    # (characters of its JSON, computed once when the row is written) with its depth and id, so a
+    # background pass asks "which rows of this conversation are at least N characters" from the index
+    # alone, never reading a message: a conversation with nothing to evict costs one index range scan.
+    # bench/bench_media_eviction.py: the check after a turn, 6.7 us at 2,000 and at 10,000 messages;
+    # the same question without the index (every row read) 360 us and 8.3 ms.
+    db.execute(f"CREATE INDEX {PREFIX}messages_size ON {PREFIX}messages (agent_key, length(content), depth, id)")

@@ -183,6 +183,7 @@ class TurnEngine:
             stored = self.conversation.attach(new, parent_id)
         if broadcast and self.current_turn is None:
             self.messages_changed()
+        self._grew()
         return stored
 
     def abort_request(self, request_id: str, reason: str | None = None) -> None:
@@ -329,6 +330,7 @@ class TurnEngine:
             self.responding.pop(sub.request_id, None)
             if held:  # the next queued turn starts only now: after on_chat_response (Think awaits it in the turn)
                 lock.release()
+        self._grew()
         if result.interrupted:  # the stall watchdog ended it: bounded recovery (Think's stall routing)
             continues = self.host.recover_stalled_turn(sub.request_id, result.message, sub.trigger)
             if continues is not None and sub.trigger == "chat":  # its caller asks `continuation_scheduled`
@@ -686,6 +688,13 @@ class TurnEngine:
             return None
         return self.start([], new_id("req"), trigger="continuation", continuation=True,  # type: ignore[return-value]
                           output_type=output_type)
+
+    def _grew(self) -> None:
+        """Tell the host the branch may have grown (after a turn, `add_messages`); never fails the caller."""
+        try:
+            self.host.messages_grew()
+        except Exception:
+            log.exception("background maintenance after a change of the branch could not start")
 
     def _after_turn(self) -> None:
         """A turn ended: results that arrived while it streamed may complete a batch now."""
