@@ -586,7 +586,10 @@ class Think:
         `trigger` (`panel`, `cell`, `programmatic`; `send` and `save_messages` record their own) is
         recorded in the turn log; `client_tools`: the
         panel's own client tool schemas `{name, description?, parameters?}` (a panel request without
-        them forgets earlier ones, as Think does).
+        them forgets earlier ones, as Think does). `body`: the request's custom body (a JSON
+        object, `before_turn`'s `ctx.body`), kept as Think's `lastBody` for the continuations
+        after this turn (`continue_last_turn()`, a client tool result's, recovery's); a panel
+        request without one clears it (`think_nb.turns.last_body`).
         Subject to `message_concurrency` when another turn is running or queued. Needs a running
         event loop (a notebook cell, a coroutine); raises `UserError` without one. The task's
         result is a `TurnResult`. `context` (`{name: object}`, e.g. `{"df": df}`) attaches a bounded
@@ -624,6 +627,8 @@ class Think:
         runtime = self.__runtime
         if trigger == "panel" or client_tools is not None:  # a panel request without them clears them
             runtime.set_client_tools(client_tools)
+        if trigger == "panel" or body is not None:  # so does one without a custom body (think_nb.turns.last_body)
+            body = runtime.set_last_body(body)
         return runtime.start([message], request_id or new_id("req"), trigger=trigger, user_submit=True, body=body,
                            extra_parts=extra_parts, output_type=output_type)
 
@@ -745,7 +750,8 @@ class Think:
                                  request_id: str | None = None) -> TurnResult:
         """Run one more model call after the latest assistant message (Think's `continueLastTurn`),
         persisted as a new assistant message marked `metadata.continuation = True`; `skipped`
-        (request id "") when the last message is not from the assistant. `request_id` lets a caller
+        (request id "") when the last message is not from the assistant. `body` defaults to the
+        last request's custom body (Think's `lastBody`, see `submit`). `request_id` lets a caller
         (the panel's Continue) cancel it from the start. Raises `UserError` from inside this agent's
         running turn (see `save_messages`)."""
         self.__runtime.engine.refuse_nested("continue_last_turn")

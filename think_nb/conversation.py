@@ -27,6 +27,7 @@ from think_nb.errors import UserError
 from think_nb.jsonsafe import stored_value
 from think_nb.messages import new_id
 from think_nb.messages.final import is_final
+from think_nb.messages.sanitize import sanitize
 from think_nb.store.agent import AgentStore
 
 HYDRATION = "transcript-hydration"
@@ -296,7 +297,8 @@ class Conversation:
 
 
 def _stored(message: dict) -> dict:
-    """`message` in its stored form (`jsonsafe.stored_value`), a new dict."""
-    stored = stored_value(message)
+    """`message` in its stored form (`jsonsafe.stored_value`), sanitized (`think_nb.messages.sanitize`:
+    no OpenAI item ids, no empty reasoning part without metadata), a new dict."""
+    stored = sanitize(stored_value(message))
     assert isinstance(stored, dict)
     return stored

@@ -557,6 +557,15 @@ class AgentRuntime:
         later turns (Think persists the last request's `clientTools`; None clears them)."""
         self.engine.set_client_tools(schemas)
 
+    def set_last_body(self, body: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Remember a request's custom body for the continuations after it (Think's `lastBody`;
+        `think_nb.turns.last_body`; None clears it). `UserError` for a body that is not a JSON object."""
+        from think_nb.turns import last_body
+
+        body = last_body.checked(body, "submit")
+        last_body.remember(self.store.state, body)
+        return body
+
     def client_tool_specs(self) -> list[dict[str, Any]]:
         """Python-declared client tools as `{name, description, parameters, js}` (for the panel)."""
         return self.engine.client_tool_specs()

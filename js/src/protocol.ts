@@ -33,6 +33,8 @@ export interface UseChatRequest {
   clientTools?: ClientToolSchema[];
   /** The sending view; it becomes the view that runs client tools. */
   clientId?: string;
+  /** The request's custom body (Think's custom body fields; kept for later continuations). */
+  body?: Record<string, unknown>;
 }
 /** Panel → kernel: the user approved or denied a tool call. */
 export interface ToolApproval {
@@ -288,6 +290,7 @@ function checkRequest(raw: Obj): string | null {
     const err = clientToolsError(raw.clientTools);
     if (err) return err;
   }
+  if ("body" in raw && !isObj(raw.body)) return "'body' must be an object (the request's custom body)";
   return needId(raw) ?? optionalStr(raw, "clientId") ?? messages.map(messageError).find((e) => e !== null) ?? null;
 }
 

@@ -26,8 +26,9 @@ your prompt as a block in `configure_session` if you combine the two).
 Processes: the extensions of one agent share a pool of Monty worker processes (one, up to
 two), started on first use and stopped by `agent.shutdown()` or when the kernel exits.
 
-Not mirrored from Think: the `messages` and `session` permissions (host `getMessages`,
-`sendMessage`, `getSessionInfo`) and reading other extensions' blocks; network access is per host
+Think's `messages` and `session` permissions grant the host bridge's `get_messages(limit)`,
+`get_session_info()` and `send_message(text)` (`host`). Not mirrored from Think: reading other
+extensions' blocks; network access is per host
 (Think's is all-or-nothing today); extensions run Python, not JavaScript; and an extension keeps
 no state between calls (its source runs again for each call; a Think Worker keeps module state
 until it is evicted). `time.sleep` inside an extension returns at once (the sandbox's OS policy

@@ -9,7 +9,16 @@ All are `async` (`await read_file(p)`, so the tool function is an `async def`):
 - `write_file(path, content) -> None`, `delete_file(path) -> bool`: "read-write";
 - `fetch(url) -> dict` (the `fetch` tool's result, `{ok, content, ...}` or `{ok: False, code,
   message}`): `permissions.network` names hosts the agent's `extension_allowed_hosts` also allows;
-- `get_context(label) -> str`, `set_context(label, content)`: the extension's own blocks.
+- `get_context(label) -> str`, `set_context(label, content)`: the extension's own blocks;
+- `get_messages(limit=None) -> list[dict]`: the newest `limit` messages of the current branch
+  (all in memory when None), oldest first, as `{id, role, content}` (`content`: the text parts
+  joined; tool calls, files and reasoning are left out; the running turn's reply as stored so
+  far, at its last step): `permissions.messages` is "read";
+- `get_session_info() -> dict`: `{agent, session_id, message_count, is_running}`:
+  `permissions.session.metadata`;
+- `send_message(text) -> str`: a user message (`metadata.extension` names the sender) starting
+  a turn after the running one (Think's `sendMessage`; an unawaited `submit`, so a tool of the
+  running turn never waits for it); returns its request id: `permissions.session.send_message`.
 
 A function the manifest does not grant is still defined, and raises `PermissionError` naming the
 permission to ask for, so the model that wrote the code learns what to change.
@@ -22,11 +31,15 @@ from collections.abc import Callable
 from typing import Any
 
 from think_nb.extensions.manifest import Manifest
+from think_nb.messages import new_id, text_of, user_message
 from think_nb.workspace import ops
 
 READ = ("read_file", "list_files", "exists")
 WRITE = ("write_file", "delete_file")
 CONTEXT = ("get_context", "set_context")
+CONVERSATION = {"get_messages": "permissions.messages='read'",
+                "get_session_info": "permissions.session={'metadata': True}",
+                "send_message": "permissions.session={'send_message': True}"}
 
 
 def host_functions(agent: Any, manifest: Manifest) -> dict[str, Callable[..., Any]]:
@@ -45,6 +58,9 @@ def host_functions(agent: Any, manifest: Manifest) -> dict[str, Callable[..., An
         out["fetch"] = _fetch(agent, hosts)
     if manifest.context:
         out.update(_context(agent, manifest))
+    for name, needs in CONVERSATION.items():
+        out[name] = _denied(name, needs)
+    out.update(_conversation(agent, manifest))
     return out
 
 
@@ -119,3 +135,36 @@ def _context(agent: Any, manifest: Manifest) -> dict[str, Callable[..., Any]]:
         await (await agent.session_ready()).set_block(label_of(label), str(content))
 
     return {"get_context": get_context, "set_context": set_context}
+
+
+def _conversation(agent: Any, manifest: Manifest) -> dict[str, Callable[..., Any]]:
+    """The transcript and session functions the manifest grants (Think's `getMessages`,
+    `getSessionInfo`, `sendMessage`), over the agent's runtime `agent`."""
+    out: dict[str, Callable[..., Any]] = {}
+    if manifest.messages == "read":
+        async def get_messages(limit: int | None = None) -> list[dict]:
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+                raise ValueError(f"get_messages(limit={limit!r}): pass a whole number >= 0, or None for all")
+            branch = agent.conversation.messages
+            chosen = branch if limit is None else branch[len(branch) - limit:] if limit else []
+            return [{"id": m.get("id"), "role": m.get("role"), "content": text_of(m)} for m in chosen]
+
+        out["get_messages"] = get_messages
+    if manifest.session.get("metadata"):
+        async def get_session_info() -> dict:
+            return {"agent": str(agent.agent.name), "session_id": agent.store.session_id,
+                    "message_count": len(agent.conversation.messages), "is_running": bool(agent.agent.is_running)}
+
+        out["get_session_info"] = get_session_info
+    if manifest.session.get("send_message"):
+        async def send_message(text: str) -> str:
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError("send_message(text): pass the message's text, a non-empty string")
+            message = {**user_message(text), "metadata": {"extension": manifest.name}}
+            request_id = new_id("req")
+            agent.agent.submit(message, request_id, trigger="extension")
+            return request_id
+
+        out["send_message"] = send_message
+    return out
+

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import textwrap
 import time
@@ -61,7 +62,7 @@ class Extension:
         return {"name": m.name, "version": m.version, "description": m.description,
                 "tools": [f"{m.prefix}_{t['name']}" for t in self.tools],
                 "context_labels": [f"{m.prefix}_{c['label']}" for c in m.context] if self.state == "loaded" else [],
-                "permissions": {"workspace": m.workspace, "network": m.network}, "hooks": list(self.hooks),
+                "permissions": m.permissions(), "hooks": list(self.hooks),
                 "origin": self.origin, "state": self.state, "error": self.error}
 
 
@@ -267,8 +268,7 @@ def _with_source_blocks(manifest: Manifest, initial: dict[str, str]) -> Manifest
     extra = [{"label": label, "description": "", "max_tokens": None} for label in initial if label not in declared]
     if not extra:
         return manifest
-    return Manifest(manifest.name, manifest.version, manifest.description, manifest.workspace, manifest.network,
-                    [*manifest.context, *extra])
+    return dataclasses.replace(manifest, context=[*manifest.context, *extra])  # its permissions kept
 
 
 def _schema(spec: dict) -> dict:

@@ -1,15 +1,18 @@
 """An extension's manifest: who it is and what it may reach (Think's `ExtensionManifest`).
 
     {"name": "math", "version": "1.0.0", "description": "Arithmetic",
-     "permissions": {"workspace": "none" | "read" | "read-write", "network": ["api.example.com"]},
+     "permissions": {"workspace": "none" | "read" | "read-write", "network": ["api.example.com"],
+                     "messages": "none" | "read", "session": {"send_message": True, "metadata": True}},
      "context": [{"label": "notes", "description": "What the math extension learned", "max_tokens": 500}]}
 
 `permissions.workspace` (default "none") and `permissions.network` (default none; `True` means
 "every host the agent allows") decide which host functions the extension's code receives
 (`think_nb.extensions.host`). `network` hosts are further limited to the agent's
 `extension_allowed_hosts`: an extension never reaches a host the agent does not allow.
+`permissions.messages` ("read"; default "none") grants `get_messages(limit)`, and
+`permissions.session` (`send_message` / Think's `sendMessage`, `metadata`: booleans, default
+false) grant `send_message(text)` and `get_session_info()` (Think's permissions).
 `context` declares blocks, registered in the session as `<prefix>_<label>`.
-Think's `messages` / `session` permissions are not offered (see the package docstring).
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from typing import Any
 from think_nb.errors import UserError
 
 WORKSPACE_LEVELS = ("none", "read", "read-write")
+MESSAGE_LEVELS = ("none", "read")
+SESSION_GRANTS = {"send_message": ("send_message", "sendMessage"), "metadata": ("metadata",)}
+"""`permissions.session` keys: think_nb's name -> the spellings accepted (Think's camelCase too)."""
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 
 
@@ -34,6 +40,8 @@ class Manifest:
     workspace: str = "none"
     network: list[str] | bool = field(default_factory=list)
     context: list[dict] = field(default_factory=list)
+    messages: str = "none"
+    session: dict[str, bool] = field(default_factory=dict)
 
     @property
     def prefix(self) -> str:
@@ -42,7 +50,14 @@ class Manifest:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "version": self.version, "description": self.description,
-                "permissions": {"workspace": self.workspace, "network": self.network}, "context": self.context}
+                "permissions": self.permissions(), "context": self.context}
+
+    def permissions(self) -> dict:
+        """`{workspace, network}`, plus `messages` / `session` when they grant anything."""
+        granted = {k: v for k, v in self.session.items() if v}
+        return {"workspace": self.workspace, "network": self.network,
+                **({"messages": self.messages} if self.messages != "none" else {}),
+                **({"session": granted} if granted else {})}
 
 
 def prefix(name: str) -> str:
@@ -74,6 +89,10 @@ def parse(value: Any) -> Manifest:
     network = permissions.get("network") or []
     if network is not True and not (isinstance(network, list | tuple) and all(isinstance(h, str) for h in network)):
         raise UserError(f"extension {name!r}: permissions.network must be a list of host names or True.")
+    messages = permissions.get("messages") or "none"
+    if messages not in MESSAGE_LEVELS:
+        raise UserError(f"extension {name!r}: permissions.messages={messages!r}; use one of {MESSAGE_LEVELS}.")
+    session = _session(name, permissions.get("session") or {})
     context = value.get("context") or []
     if not isinstance(context, list) or not all(isinstance(c, dict) and isinstance(c.get("label"), str)
                                                 and re.match(r"^[A-Za-z0-9_-]+$", c["label"]) for c in context):
@@ -81,4 +100,14 @@ def parse(value: Any) -> Manifest:
                         "with labels of letters, digits, _ or -.")
     blocks = [{"label": c["label"], "description": str(c.get("description") or ""),
                "max_tokens": c.get("max_tokens", c.get("maxTokens"))} for c in context]
-    return Manifest(name, version.strip(), description, workspace, True if network is True else list(network), blocks)
+    return Manifest(name, version.strip(), description, workspace, True if network is True else list(network), blocks,
+                    messages, session)
+
+
+def _session(name: str, raw: Any) -> dict[str, bool]:
+    """`permissions.session` as `{send_message, metadata}` booleans; `UserError` for anything else."""
+    spellings = {k: grant for grant, keys in SESSION_GRANTS.items() for k in keys}
+    if not isinstance(raw, dict) or any(k not in spellings or not isinstance(v, bool) for k, v in raw.items()):
+        raise UserError(f"extension {name!r}: permissions.session={raw!r:.80} must be a dict like "
+                        "{'send_message': True, 'metadata': True} (booleans).")
+    return {grant: any(raw.get(k, False) for k in keys) for grant, keys in SESSION_GRANTS.items()}

@@ -29,6 +29,10 @@ here *before anything is stored*; a batch is all-or-nothing. The rules:
   nested more than `jsonsafe.STORED_DEPTH` containers deep is refused (`incoming`), never cut
   and never a `RecursionError`.
 
+- sanitized (`think_nb.messages.sanitize`, Think's `sanitizeMessage`): OpenAI `itemId` /
+  `reasoningEncryptedContent` metadata removed, an empty reasoning part without provider metadata
+  dropped, before the message is checked, compared or stored.
+
 A refusal is a `UserError` of one line naming the message, the field and the fix.
 """
 
@@ -40,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from think_nb import jsonsafe
 from think_nb.errors import UserError
+from think_nb.messages.sanitize import sanitize
 
 if TYPE_CHECKING:
     import pydantic
@@ -150,10 +155,11 @@ def _check_attachment(part: dict, where: str) -> None:
 
 def incoming(message: Any, where: str) -> Any:
     """`message` in its stored form (`jsonsafe.stored_value`, a new value: the caller's is never
-    kept). Raises `UserError` (one line, naming the part) when it is nested more than
+    kept), sanitized (`think_nb.messages.sanitize`: Think's `sanitizeMessage`).
+    Raises `UserError` (one line, naming the part) when it is nested more than
     `jsonsafe.STORED_DEPTH` containers deep: storing would cut it, so it is refused whole."""
     try:
-        return jsonsafe.stored_value(message, strict_depth=True)
+        return sanitize(jsonsafe.stored_value(message, strict_depth=True))
     except jsonsafe.TooDeep:
         parts = message.get("parts") if isinstance(message, dict) else None
         deep = next((n for n, part in enumerate(parts) if _too_deep(part)), None) if isinstance(parts, list) else None

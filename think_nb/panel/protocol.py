@@ -194,7 +194,8 @@ class UseChatRequest(TypedDict):
     """Panel -> kernel: run a turn. The new user UIMessage is ``messages[-1]``.
 
     ``clientTools``: tools the panel implements (Think's ``clientTools``); ``clientId``:
-    the sending view's id (it becomes the view that runs client tools).
+    the sending view's id (it becomes the view that runs client tools); ``body``: the request's
+    custom body (Think's custom body fields; kept as ``lastBody`` for later continuations).
     """
 
     type: Literal["use_chat_request"]
@@ -203,6 +204,7 @@ class UseChatRequest(TypedDict):
     trigger: Literal["submit-message", "regenerate-message"]
     clientTools: NotRequired[list[ClientToolSchema]]
     clientId: NotRequired[str]
+    body: NotRequired[dict[str, Any]]
 
 
 class ToolApproval(TypedDict):
@@ -629,6 +631,8 @@ def _check_use_chat_request(raw: Mapping[str, Any]) -> str | None:
         return f"'trigger' is {raw.get('trigger')!r}"
     if "clientTools" in raw and (err := _client_tools_error(raw["clientTools"])):
         return err
+    if "body" in raw and not isinstance(raw["body"], Mapping):
+        return "'body' must be an object (the request's custom body)"
     return (
         _need_id(raw)
         or _optional_str(raw, "clientId")

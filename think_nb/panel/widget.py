@@ -508,7 +508,7 @@ class ChatPanel(anywidget.AnyWidget):
                 task = asyncio.ensure_future(self._agent.regenerate(request_id))
             else:
                 task = self._agent.submit(frame["messages"][-1], request_id=request_id, trigger="panel",
-                                          client_tools=tools or None)
+                                          client_tools=tools or None, body=dict(frame.get("body") or {}) or None)
         except Exception as exc:  # noqa: BLE001 - the agent refused: tell the panel, keep the kernel alive
             _log.exception("the agent refused request %s", request_id)
             # every view hears why: the one that sent it marks its message not sent, with why; no turn ran,

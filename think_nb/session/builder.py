@@ -558,6 +558,8 @@ class Session:
             with user_code("get_skills", self.host.agent):
                 sources = getter() if callable(getter) else []
             self._skills = skills_mod.collect(sources)
+            if self._skills and self.host.overrides("get_system_prompt"):
+                skills_mod.warn_prompt_is_fallback(type(self.host.agent).__name__)
         return self._skills
 
     def _skill_blocks(self) -> list[ContextBlock]:

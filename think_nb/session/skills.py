@@ -18,6 +18,7 @@ Sources: `SkillDirectory(path)` (every sub-folder holding a `SKILL.md` with a fr
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,21 @@ from think_nb.tools.tool import Tool
 
 CATALOG_LABEL = "skills"
 CATALOG_INTRO = "Available skills. When a task matches a skill, use activate_skill with its name before proceeding."
+
+
+class SkillsPromptWarning(UserWarning):
+    """`get_system_prompt()` is overridden while `get_skills()` returns skills: the skills catalogue
+    is a context block, so the system prompt is built from the blocks and `get_system_prompt()` is
+    used only when no block has content (Think's one-time warning in `_initializeSkills`)."""
+
+
+def warn_prompt_is_fallback(agent_class: str) -> None:
+    """Warn once per agent class (Python's default warning filter: once per message) that its
+    `get_system_prompt()` became fallback-only because `get_skills()` returned skills."""
+    warnings.warn(f"{agent_class}.get_system_prompt() is now a fallback only: get_skills() returned skills, so the "
+                  "system prompt is built from context blocks (the skills catalogue is one); put your prompt in a "
+                  "context block (configure_session: session.with_context(...)) to keep it.",
+                  SkillsPromptWarning, stacklevel=2)
 
 
 @dataclass

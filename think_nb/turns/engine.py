@@ -30,7 +30,7 @@ from think_nb.errors import InternalError, UserError
 from think_nb.messages import new_id, validate
 from think_nb.messages.accumulator import SETTLED_TOOL_STATES, is_tool_part, tool_name_of
 from think_nb.tools.tool import PAUSE_PREFIX, dump_output
-from think_nb.turns import assemble, blame, stash
+from think_nb.turns import assemble, blame, last_body, stash
 from think_nb.turns.admission import Submission, TurnQueue
 from think_nb.turns.broadcast import Event, Listeners
 from think_nb.turns.hooks import user_code
@@ -268,6 +268,7 @@ class TurnEngine:
         self.store.actions.forget_calls([str(c) for c in calls])  # nor replay an action call's result for it
         self.store.child_runs.forget([str(c) for c in calls])  # nor a sub-agent's answer (think_nb.agent_tools)
         self.set_client_tools(None)  # Think: clear forgets the client tool schemas of the last request
+        last_body.remember(self.store.state, None)  # and its custom body
         self.client_tool_names = set()
         self.recorder.clear()
         self.listeners.notify("on_clear")
@@ -409,6 +410,8 @@ class TurnEngine:
             conversation.reload()  # rolled back: memory shows what is stored
             raise
         self.messages_changed()
+        if body is None and (continuation or sub.trigger == "recovery-retry"):  # Think: the last request's body
+            body = last_body.last(self.store.state)
         turn = Turn(self, sub.request_id, continuation=continuation, body=body, trigger=sub.trigger,
                     generation=sub.generation, output_type=sub.output_type, fork=sub.fork)
         self.turns_run[sub.request_id] = turn
