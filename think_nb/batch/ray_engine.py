@@ -115,8 +115,8 @@ finished it (and died later), so its result is the run's `_Attempts` actor's to 
 
 class _Attempts:
     """A Ray actor (one per run, no CPU): the per-row accounting that outlives a worker's death.
-    A worker asks it before each row (`begin`: the row's result when a run of its batch finished it
-    before, else how many times the row has been started) and hands it each row's result as soon as
+    A worker asks it before each row (`begin`: None when a run of its batch finished the row before,
+    else how many times the row has been started) and hands it each row's result as soon as
     the row finishes (`finish`, waited for: once it returns, the result survives the worker); the
     driver takes the results a batch handed back as `RECORDED` (`take`) and lets go of the rows it
     has stored (`stored`). Ray Data restarts a dead actor and retries its task without a bound, so
