@@ -1,6 +1,7 @@
 """`agent.map(engine="ray")` on a local Ray cluster (`ray.init(num_cpus=2)`), `think_nb.batch.ray_engine`:
 the same results table and stored conversations as the local engine; an actor SIGKILLed while a row
-is in flight loses nothing and each row is stored once; the engine uses the cluster it is given
+is in flight loses nothing, each row is stored once and only that row runs again; a row that kills
+its worker every time is the only error row of its batch; the engine uses the cluster it is given
 and leaves it running.
 
 Ray is the `ray` extra, which CI installs (`.ci/setup`): without it this module fails to import
@@ -49,16 +50,16 @@ EXIT_ON = -1
 @tool
 def triple(x: int) -> int:
     """Triple x."""
-    if x == EXIT_ON:  # a row that kills whichever worker runs it
-        os._exit(1)
-    if SPOOL:  # the kill test: one line per run of the tool, in whichever process runs it
+    if SPOOL:  # one line per run of the tool, in whichever process runs it
         spool = Path(SPOOL)
         with open(spool / "ran.log", "a") as f:
             f.write(f"{x} {os.getpid()}\n")
-        if x == HOLD:
-            (spool / f"hold-{os.getpid()}").write_text("")
-            while not (spool / "released").exists():  # until the test has SIGKILLed this process
-                time.sleep(0.02)
+    if x == EXIT_ON:  # a row that kills whichever worker runs it
+        os._exit(1)
+    if SPOOL and x == HOLD:
+        (Path(SPOOL) / f"hold-{os.getpid()}").write_text("")
+        while not (Path(SPOOL) / "released").exists():  # until the test has SIGKILLed this process
+            time.sleep(0.02)
     return 3 * x
 
 
@@ -156,9 +157,9 @@ async def test_ray_engine_gives_the_local_engine_table_and_stored_conversations(
                          "is off the loop (iter_batches in a thread)")
 async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once(cluster: None,
                                                                                 tmp_path: Path) -> None:
-    """The guarantee: each row is stored once (one conversation, one ledger settlement); its tools run
-    at least once: Ray runs the killed actor's batch (at most BATCH_SIZE rows) again on a restarted
-    actor, so a row of that batch that had run before the kill runs its tools again."""
+    """The guarantee: each row is stored once (one conversation, one ledger settlement); Ray runs the
+    killed actor's batch again on a restarted actor, which skips the rows of it that had finished
+    before the kill (their results are kept): only the row killed mid-tool runs its tools again."""
     global SPOOL
     SPOOL = str(tmp_path)
     try:
@@ -185,8 +186,7 @@ async def test_an_actor_killed_mid_row_loses_nothing_and_each_row_is_stored_once
     pids = {int(line.split()[1]) for line in (tmp_path / "ran.log").read_text().splitlines()}
     assert set(runs) == set(range(ROWS))  # every row's tool ran
     again = {n for n, count in runs.items() if count > 1}
-    assert HOLD in again and runs[HOLD] == 2, runs  # the killed row ran again, on a restarted actor
-    assert len(again) <= BATCH_SIZE and max(runs.values()) == 2, again  # only the killed actor's batch ran twice
+    assert again == {HOLD} and runs[HOLD] == 2, runs  # the killed row ran again, on a restarted actor; no other
     assert killed in pids and len(holding(tmp_path)) == 2
 
 
@@ -231,30 +231,41 @@ async def test_ray_engine_refuses_what_it_cannot_do() -> None:
 
 
 @pytest.mark.allow_stall("Ray Data's planning runs on the test's loop thread; think_nb's own work is off the loop")
-async def test_a_row_that_kills_its_worker_every_time_ends_its_batch_as_error_rows_and_the_run_finishes(
-        cluster: None) -> None:
-    """Ray restarts a dead actor and runs its batch again, without a bound of its own: after
-    MAX_ATTEMPTS runs of one batch its rows are error rows saying so, and the others complete."""
-    global EXIT_ON
-    EXIT_ON = 10  # in the second batch: rows r8..r15
+async def test_a_row_that_kills_its_worker_every_time_is_the_only_error_row_and_its_batch_keeps_its_finished_rows(
+        cluster: None, tmp_path: Path) -> None:
+    """Ray restarts a dead actor and runs its batch again, without a bound of its own. The row that
+    ends its worker every time runs MAX_ATTEMPTS times and is then an error row saying so; the rows
+    of its batch that finished before it are kept (their results and transcripts stored once, their
+    tools run once, never again on a retry), and those after it run once and complete."""
+    global EXIT_ON, SPOOL
+    culprit = BATCH_SIZE + 2  # r10, in the second batch (r8..r15): two rows finish before it, five after
+    df = frame(24)
+    local_agent = Tripler("exits-local")
+    local = await local_agent.map(df.drop(index=f"r{culprit}"), "Triple {n}", run_id="local", concurrency=4,
+                                  progress=False)
+    EXIT_ON, SPOOL = culprit, str(tmp_path)
     try:
         agent = Tripler("exits")
-        results = await agent.map(frame(24), "Triple {n}", run_id="exit", concurrency=2, engine="ray",
-                                  progress=False)
+        results = await agent.map(df, "Triple {n}", run_id="exit", concurrency=2, engine="ray", progress=False)
     finally:
-        EXIT_ON = -1
-    doomed = [f"r{n}" for n in range(BATCH_SIZE, 2 * BATCH_SIZE)]
-    assert results.loc[doomed, "status"].tolist() == ["error"] * BATCH_SIZE
-    assert set(results.loc[doomed, "error"]) == {(
-        f"the Ray worker running this row's batch died {MAX_ATTEMPTS} times (a row's tool or model ended its "
-        "process: os._exit, a crash, out of memory); its rows were not run again")}
-    others = results.drop(index=doomed)
-    assert others["status"].tolist() == ["completed"] * (24 - BATCH_SIZE)
-    assert others["reply"].tolist() == [f"triple is {3 * int(k[1:])}" for k in others.index]
+        EXIT_ON, SPOOL = -1, ""
+    assert results.loc[f"r{culprit}", ["status", "error", "reply"]].tolist() == [
+        "error", (f"the Ray worker running this row died {MAX_ATTEMPTS} times while running it (its tool or "
+                  "model ended its process: os._exit, a crash, out of memory); it was not run again"), ""]
+    assert transcripts(agent, results.loc[[f"r{culprit}"]]) == [[("user", [("text", f"Triple {culprit}", None,
+                                                                            None, None)])]]
+    finished = results.drop(index=f"r{culprit}")  # the local engine's rows, results and stored transcripts
+    assert table(finished) == table(local)
+    assert transcripts(agent, finished) == transcripts(local_agent, local)
+    assert sessions_per_row(agent, results) == Counter({f'map exit "r{n}"': 1 for n in range(24)})
+    store = runtime_of(agent).store.db
+    ledger = store.read("SELECT id, status FROM think_submissions WHERE agent_key LIKE '%/map:exit'")
+    assert sorted(ledger) == sorted((f'"r{n}"', "error" if n == culprit else "completed") for n in range(24))
     line = agent.runs().iloc[0]
     assert (line["status"], line["completed"], line["error"], line["pending"], line["running"]) == (
-        "completed", 24 - BATCH_SIZE, BATCH_SIZE, 0, 0)
-    assert sessions_per_row(agent, results) == Counter({f'map exit "r{n}"': 1 for n in range(24)})
+        "completed", 23, 1, 0, 0)
+    runs = Counter(int(line.split()[0]) for line in (tmp_path / "ran.log").read_text().splitlines())
+    assert runs == Counter({n: MAX_ATTEMPTS if n == culprit else 1 for n in range(24)})  # no finished row again
 
 
 class Label(BaseModel):

@@ -10,20 +10,29 @@ by value) and runs each row as the local engine does (`think_nb.batch.local.row_
 session of an agent in a SQLite file of the worker's own. Workers never write the notebook's file:
 each returns its rows' results and transcripts, and the driver stores each transcript as a new
 session of one lane sub-agent (`map-<run id>-ray`, through `import_messages`' trust boundary) and
-settles the row in the ledger, in the order Ray hands the batches back. A worker that dies mid-row
-is restarted by Ray Data, which runs its batch (`BATCH_SIZE` rows) again on it (its actor fault
-tolerance: restarts and task retries); the driver stores each row once (one conversation, one
-ledger settlement), but the rows of that batch that had run before the death run again in the
-worker, tools included: a row's tools run at least once, its result is stored exactly once. (A row
-that raises is an error row, never a retry: only a dead process is retried.) Ray retries without a
-bound (Ray Data 2.60 deprecated the per-actor restart bounds), so the engine bounds it: a run's
-`_Attempts` actor counts the starts of each batch, and a batch handed out more than `MAX_ATTEMPTS`
-times (a row that ends its process every time) comes back as error rows saying its worker died.
+settles the row in the ledger, in the order Ray hands the batches back.
+
+A worker process can die mid-batch (a tool's `os._exit`, a crash, out of memory, a kill). Ray Data
+restarts it and runs its batch (`BATCH_SIZE` rows) again (its actor fault tolerance: restarts and
+task retries), so the accounting is per row, in a Ray actor of the run that outlives the workers
+(`_Attempts`): a worker hands it each row's result as soon as the row finishes (and waits for it:
+the result then survives the worker), and asks it before each row, so a retried batch skips the
+rows a run of it finished before (their tools do not run again) and hands them back as `RECORDED`,
+whose results the driver takes from the actor, then stores as any row. A row is stored exactly
+once (one conversation, one ledger settlement, through the same `import_messages`); its tools run
+again only when its worker died while running it. (A row that raises is an error row, never a
+retry: only a dead process is retried.) Ray retries without a bound (Ray Data 2.60 deprecated the
+per-actor restart bounds), so the engine bounds it: a row started `MAX_ATTEMPTS` times without
+finishing (a row that ends its process every time) is not run again but is an error row saying
+its worker died (`DIED`), and its batch goes on with its other rows; a batch started more often
+than its rows' attempts explain (its worker dying between rows) ends its unfinished rows as error
+rows saying so (`BATCH_DIED`).
 
 The driver claims the rows as it submits them; a run that stops (Stop, an error) puts the claimed
 rows it has not stored back to pending (aborted when `cancel_run` cancelled it), and a driver
 killed mid-run leaves them `running` without a conversation, so the same call runs them again
-(their tools may have run in a worker).
+(their tools may have run in a worker; so may those of a row a worker finished and the driver had
+not stored when the run stopped: its result goes with the run's `_Attempts` actor).
 
 Ray's lifecycle is the caller's: the engine needs a connected cluster (`ray.init()` or
 `ray.init(address=...)`, else a `UserError` saying so), never starts one and never shuts one down.
@@ -53,11 +62,11 @@ __all__ = ["BATCH_SIZE", "RayRun", "reap_with_this_process"]
 
 BATCH_SIZE = 8
 """Rows per Ray task: an actor runs them one after another and returns them together (a worker
-that dies loses, and Ray runs again, at most this many rows)."""
+that dies loses only the row it was running: the others' results are with `_Attempts`)."""
 
 MAX_ATTEMPTS = 3
-"""Runs of one batch at most: a batch whose worker died this many times (a row that ends its
-process every time) is not run again; its rows are error rows saying so."""
+"""Runs of one row at most: a row whose worker died this many times while running it (a row that
+ends its process every time) is not run again; it is an error row saying so (`DIED`)."""
 
 Agent = Any
 
@@ -94,27 +103,56 @@ def reap_with_this_process(ray: Any) -> bool:
     return True
 
 
-DIED = (f"the Ray worker running this row's batch died {MAX_ATTEMPTS} times (a row's tool or model ended its "
-        "process: os._exit, a crash, out of memory); its rows were not run again")
+DIED = (f"the Ray worker running this row died {MAX_ATTEMPTS} times while running it (its tool or model ended "
+        "its process: os._exit, a crash, out of memory); it was not run again")
+BATCH_DIED = (f"the Ray worker running this row's batch died {MAX_ATTEMPTS} times between its rows; the rows it "
+              "had not finished were not run again")
 COLUMNS = ["key", "status", "error", "output", "duration_s", "transcript"]
+RECORDED = "recorded"
+"""The status of a row a batch hands back without its result: a run of the batch before this one
+finished it (and died later), so its result is the run's `_Attempts` actor's to give."""
 
 
 class _Attempts:
-    """A Ray actor (one per run, no CPU): how many times each batch has been started. A worker
-    asks it before running a batch, so a batch Ray runs again after its worker died is counted
-    wherever it runs (Ray Data restarts a dead actor and retries its task without a bound)."""
+    """A Ray actor (one per run, no CPU): the per-row accounting that outlives a worker's death.
+    A worker asks it before each row (`begin`: None when a run of its batch finished the row before,
+    else how many times the row has been started) and hands it each row's result as soon as
+    the row finishes (`finish`, waited for: once it returns, the result survives the worker); the
+    driver takes the results a batch handed back as `RECORDED` (`take`) and lets go of the rows it
+    has stored (`stored`). Ray Data restarts a dead actor and retries its task without a bound, so
+    this is where the engine bounds it: a row started `MAX_ATTEMPTS` times without finishing, or a
+    batch started more often than its rows' attempts explain, is not run again."""
 
     def __init__(self) -> None:
-        self.started: dict[str, int] = {}
+        self.batches: dict[str, int] = {}
+        self.rows: dict[str, int] = {}
+        self.results: dict[str, dict | None] = {}  # a finished row's result; None once the driver stored it
 
     def start(self, batch_key: str) -> int:
-        self.started[batch_key] = self.started.get(batch_key, 0) + 1
-        return self.started[batch_key]
+        self.batches[batch_key] = self.batches.get(batch_key, 0) + 1
+        return self.batches[batch_key]
+
+    def begin(self, key: str) -> int | None:
+        """None when the row has finished already (skip it), else its start count, this start included."""
+        if key in self.results:
+            return None
+        self.rows[key] = self.rows.get(key, 0) + 1
+        return self.rows[key]
+
+    def finish(self, record: dict) -> None:
+        self.results.setdefault(record["key"], record)
+
+    def take(self, keys: list[str]) -> list[dict]:
+        return [r for key in keys if (r := self.results.get(key)) is not None]
+
+    def stored(self, keys: list[str]) -> None:
+        for key in keys:
+            self.results[key] = None
 
 
 class _RowWorker:
-    """A Ray actor: one agent of the user's class in a SQLite file of its own; runs a batch of rows
-    (or, the `MAX_ATTEMPTS + 1`-th time it is handed one, returns its rows as `DIED` error rows)."""
+    """A Ray actor: one agent of the user's class in a SQLite file of its own; runs a batch of rows,
+    each at most once per run (see `_Attempts`)."""
 
     def __init__(self, blob: bytes, run_id: str, output_type_blob: bytes, approvals: str, attempts: Any) -> None:
         from ray import cloudpickle
@@ -128,6 +166,9 @@ class _RowWorker:
         self.agent = cls(name)
 
     def __call__(self, batch: Any) -> Any:
+        """The batch's rows: those this run finished, `RECORDED` stubs for those an earlier run of the
+        batch finished (its worker died after), error rows for those that ended their worker
+        `MAX_ATTEMPTS` times."""
         import pandas as pd
         import ray
         from ray import cloudpickle
@@ -135,13 +176,20 @@ class _RowWorker:
         from think_nb.aio import script_loop
 
         keys = list(batch["key"])
-        if ray.get(self.attempts.start.remote(json.dumps(keys))) > MAX_ATTEMPTS:
-            return pd.DataFrame([_died(key, text) for key, text in zip(keys, batch["text"], strict=True)],
-                                columns=COLUMNS)
+        exhausted = ray.get(self.attempts.start.remote(json.dumps(keys))) > MAX_ATTEMPTS * (len(keys) + 1)
         out = []
         for key, text, context in zip(keys, batch["text"], batch["context"], strict=True):
-            row = Row(key, 0, key, text, cloudpickle.loads(context))
-            out.append(script_loop().run_until_complete(self._one(row)))
+            started = ray.get(self.attempts.begin.remote(key))
+            if started is None:
+                out.append(_recorded(key))
+                continue
+            if exhausted or started > MAX_ATTEMPTS:
+                record = _died(key, text, BATCH_DIED if exhausted else DIED)
+            else:
+                row = Row(key, 0, key, text, cloudpickle.loads(context))
+                record = script_loop().run_until_complete(self._one(row))
+            ray.get(self.attempts.finish.remote(record))  # durable before the next row starts
+            out.append(record)
         return pd.DataFrame(out, columns=COLUMNS)
 
     async def _one(self, row: Row) -> dict[str, Any]:
@@ -156,12 +204,31 @@ class _RowWorker:
                 "duration_s": time.monotonic() - started, "transcript": json.dumps(self.agent.get_messages())}
 
 
-def _died(key: str, text: str) -> dict[str, Any]:
-    """A row of a batch whose worker died `MAX_ATTEMPTS` times: an error row whose transcript is
-    the row's user message (as a local error row's is)."""
+def _died(key: str, text: str, error: str) -> dict[str, Any]:
+    """A row that ended its worker `MAX_ATTEMPTS` times (`DIED`), or was left when its batch's
+    worker kept dying between rows (`BATCH_DIED`): an error row whose transcript is the row's user
+    message (as a local error row's is)."""
     message = {"id": new_id("msg"), "role": "user", "parts": [{"type": "text", "text": text}]}
-    return {"key": key, "status": "error", "error": DIED, "output": "null", "duration_s": 0.0,
+    return {"key": key, "status": "error", "error": error, "output": "null", "duration_s": 0.0,
             "transcript": json.dumps([message])}
+
+
+def _recorded(key: str) -> dict[str, Any]:
+    return {"key": key, "status": RECORDED, "error": None, "output": "null", "duration_s": 0.0, "transcript": "[]"}
+
+
+def _records(batches: Any, attempts: Any) -> list[dict] | None:
+    """The next batch Ray hands back, as row records, its `RECORDED` stubs replaced by the results
+    the run's `_Attempts` actor holds for them; None when there is none. Blocks: run off the loop."""
+    import ray
+
+    batch = next(batches, None)
+    if batch is None:
+        return None
+    records = batch.to_dict("records")
+    stubs = [r["key"] for r in records if r["status"] == RECORDED]
+    held = {r["key"]: r for r in ray.get(attempts.take.remote(stubs))} if stubs else {}
+    return [held.get(r["key"], r) if r["status"] == RECORDED else r for r in records]
 
 
 def check_ready(approvals: str) -> None:
@@ -213,12 +280,13 @@ class RayRun:
         stored: set[str] = set()
         try:
             batches = iter(dataset.iter_batches(batch_format="pandas", batch_size=None))  # next() needs the iterator
-            while (batch := await asyncio.to_thread(next, batches, None)) is not None:  # Ray blocks: off the loop
-                for record in batch.to_dict("records"):
-                    if record["key"] not in stored:  # a row Ray handed back twice is stored once
-                        stored.add(record["key"])
+            while (records := await asyncio.to_thread(_records, batches, attempts)) is not None:  # Ray blocks
+                for record in records:
+                    if record["key"] not in stored and record["status"] != RECORDED:  # a row handed back twice
+                        stored.add(record["key"])                                      # is stored once
                         self._store(lane, record)
                         await asyncio.sleep(0)  # one row's storing at a time on the loop, never a whole batch's
+                attempts.stored.remote([r["key"] for r in records])  # the actor lets go of their results
         finally:  # stopped or failed: the claimed rows not stored are pending again (the next call runs them),
             ray.kill(attempts)
             for row in claimed:  # or aborted when the run was cancelled (cancel_run)
