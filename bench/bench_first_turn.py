@@ -12,6 +12,16 @@ Four measures, each in fresh processes (litellm is imported once per process):
    and turn 2, and how long turn 1 took. Before issue 18 the turn imported litellm on the loop
    (a ~6 s stall); now it awaits the import thread (the stall is what one import step holds the
    GIL for).
+1b. **First hosted turn over HTTP.** The same, with a hosted model's real path: litellm's `openai/`
+   provider over HTTP to a provider-shaped server on 127.0.0.1 (tests/providers/server.py, in its
+   own process so its work does not share this one's GIL). A callback on the loop every 1 ms records
+   how late it runs and the loop thread's CPU time: a stall with little loop CPU is the loop waiting
+   for the GIL while another thread holds it; a garbage collection on another thread (timed with
+   `gc.callbacks`) holds it for its whole length. Reported: the longest stall (wall ms, the loop's
+   own CPU ms in it), the longest collection on another thread, and the loop's longest own CPU in
+   one gap. Before think_nb.gc_pause (main dfa5d3b, load 3-7): longest stall 200-340 ms wall with
+   ~1 ms of loop CPU, each a full collection of litellm's growing heap on the import thread or on
+   litellm's executor thread (40-440 ms of CPU each; 0.8-1.7 s of collecting per first turn).
 2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
    a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
    return. Before issue 18 the second waited for the import (the loop was blocked).
@@ -120,6 +130,69 @@ async def main():
 asyncio.run(main())
 '''
 
+SERVER_CHILD = r'''
+import asyncio, sys
+from providers.server import FakeProvider, Reply
+
+async def main():
+    async with FakeProvider("openai") as server:
+        server.replies += [Reply(text="Hello there, this is the first turn.") for _ in range(10)]
+        print(server.api_base, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the bench closes stdin
+
+asyncio.run(main())
+'''
+"""A provider-shaped HTTP server (litellm's `openai/` wire format) in its own process; prints its base URL."""
+
+HOSTED_STALL_CHILD = r'''
+import asyncio, gc, json, os, sys, tempfile, threading, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from think_nb import ModelConfig, Think
+
+collections = []  # (thread, start, seconds) of every collection off the loop thread
+started = {}
+def on_gc(phase, info):
+    me = threading.get_ident()
+    if phase == "start":
+        started[me] = time.perf_counter()
+    elif me in started:
+        begun = started.pop(me)
+        collections.append((threading.current_thread().name, begun, time.perf_counter() - begun))
+gc.callbacks.append(on_gc)
+
+async def main():
+    class Bench(Think):  # a hosted model: litellm's openai provider over HTTP
+        default_model = ModelConfig("openai/gpt-fake", {"api_base": sys.argv[1], "api_key": "sk-test-key"})
+    loop = asyncio.get_running_loop()
+    me = threading.get_ident()
+    clock = time.pthread_getcpuclockid(me)
+    beats = []  # (wall, loop thread CPU) at each beat
+    running = True
+    def beat():
+        beats.append((time.perf_counter(), time.clock_gettime(clock)))
+        if running:
+            loop.call_later(0.001, beat)
+    beat()
+    await asyncio.sleep(0.02)
+    begin = time.perf_counter()
+    agent = Bench("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))
+    result = await agent.send("hi")
+    end = time.perf_counter()
+    assert result.status == "completed", result.error
+    await asyncio.sleep(0.01)
+    running = False
+    gaps = [(w1 - w0, c1 - c0) for (w0, c0), (w1, c1) in zip(beats, beats[1:]) if begin <= w1 and w0 <= end]
+    wall, cpu = max(gaps)
+    held = [seconds for name, at, seconds in collections
+            if name != threading.main_thread().name and begin <= at <= end]
+    print(json.dumps({"turn_s": end - begin, "stall_s": wall, "stall_cpu_s": cpu,
+                      "loop_cpu_s": max(c for w, c in gaps), "gc_off_loop_s": max(held, default=0.0),
+                      "gc_off_loop_total_s": sum(held)}))
+
+asyncio.run(main())
+'''
+"""The first turn of an agent on a hosted model in a fresh process; argv: the server's base URL."""
+
 CPU_CHILD = r'''
 import json, os, statistics, threading, time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -174,10 +247,26 @@ def kernel_cells(think_nb: Path) -> dict:
         stop_frontend(fe)
 
 
-def child(code: str, think_nb: Path) -> dict:
+def hosted_stall(think_nb: Path) -> dict:
+    """One `HOSTED_STALL_CHILD` run against a fresh `SERVER_CHILD` (see the module docstring)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
+    server = subprocess.Popen([sys.executable, "-c", SERVER_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env, cwd=tempfile.gettempdir())
+    try:
+        assert server.stdout is not None
+        api_base = server.stdout.readline().strip()
+        if not api_base:
+            raise SystemExit("the provider server did not start")
+        return child(HOSTED_STALL_CHILD, think_nb, [api_base])
+    finally:
+        server.kill()
+        server.wait()
+
+
+def child(code: str, think_nb: Path, argv: list[str] | None = None) -> dict:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(think_nb.resolve())}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
-                          check=False, cwd=tempfile.gettempdir())  # not the repo: `-c` puts the cwd first
+    done = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=env,
+                          timeout=600, check=False, cwd=tempfile.gettempdir())  # not the repo: `-c` puts the cwd first
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -300,6 +389,10 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):7.3f} s (min {min(values):.3f}, max {max(values):.3f})"
 
 
+def ms_spread(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:7.1f} ms (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -308,6 +401,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = 1 if args.quick else args.runs
     stalls = [child(STALL_CHILD, args.think_nb) for _ in range(runs)]
+    hosted = [hosted_stall(args.think_nb) for _ in range(runs)]
     kernels = [kernel_cells(args.think_nb) for _ in range(runs)]
     cpus = [child(CPU_CHILD, args.think_nb) for _ in range(runs)]
     print(f"think_nb from        {stalls[0]['think_nb']}")
@@ -315,6 +409,14 @@ def main() -> None:
     print(f"turn 1 duration      {spread([s['turn1_s'] for s in stalls])}")
     print(f"turn 1 max loop stall {spread([s['turn1_max_stall_s'] for s in stalls])}")
     print(f"turn 2 max loop stall {spread([s['turn2_max_stall_s'] for s in stalls])}")
+    print(f"first hosted turn (litellm openai/ over HTTP, budget 50 ms per stall, load average "
+          f"{os.getloadavg()[0]:.2f}):")
+    print(f"  longest loop stall   {ms_spread([h['stall_s'] for h in hosted])} wall, of which the loop's own CPU "
+          f"{ms_spread([h['stall_cpu_s'] for h in hosted])}")
+    print(f"  loop's longest CPU   {ms_spread([h['loop_cpu_s'] for h in hosted])} in one gap between 1 ms beats")
+    print(f"  longest collection off the loop {ms_spread([h['gc_off_loop_s'] for h in hosted])} (holds the GIL: "
+          f"the loop waits), {ms_spread([h['gc_off_loop_total_s'] for h in hosted])} in all")
+    print(f"  turn duration        {spread([h['turn_s'] for h in hosted])}")
     print(f"kernel: 1st %%think  {spread([k['think1'] for k in kernels])} to return")
     print(f"kernel: 2nd %%think  {spread([k['think2'] for k in kernels])} to return (right after the 1st)")
     print(f"kernel: then 1 + 1   {spread([k['trivial'] for k in kernels])} to return")
