@@ -15,13 +15,17 @@ Four measures, each in fresh processes (litellm is imported once per process):
 1b. **First hosted turn over HTTP.** The same, with a hosted model's real path: litellm's `openai/`
    provider over HTTP to a provider-shaped server on 127.0.0.1 (tests/providers/server.py, in its
    own process so its work does not share this one's GIL). A callback on the loop every 1 ms records
-   how late it runs and the loop thread's CPU time: a stall with little loop CPU is the loop waiting
-   for the GIL while another thread holds it; a garbage collection on another thread (timed with
-   `gc.callbacks`) holds it for its whole length. Reported: the longest stall (wall ms, the loop's
-   own CPU ms in it), the longest collection on another thread, and the loop's longest own CPU in
-   one gap. Before think_nb.gc_pause (main dfa5d3b, load 3-7): longest stall 200-340 ms wall with
-   ~1 ms of loop CPU, each a full collection of litellm's growing heap on the import thread or on
-   litellm's executor thread (40-440 ms of CPU each; 0.8-1.7 s of collecting per first turn).
+   how late it runs and every thread's CPU clock. Reported: the longest stall (wall ms) split into
+   the loop's own CPU, other threads' CPU (while the loop waits for the GIL they hold) and the rest
+   (no thread of the process ran: it waited for a core, the machine's load); the most CPU other
+   threads spent in one gap where the loop ran < 2 ms (a bound on one GIL hold off the loop); the
+   loop's most CPU in one gap; the longest garbage collection on another thread (`gc.callbacks`: a
+   collection holds the GIL from start to end). Same run, main dfa5d3b against this (load 10):
+   longest stall 692 ms (loop 1.6 ms CPU, other threads 212 ms: a full collection, 684 ms wall, on
+   litellm's executor thread; 2.4 s of collecting off the loop in all) against 374 ms (loop 26 ms,
+   other threads 0, the rest waiting for a core; collections off the loop 1 ms in all); GIL-hold
+   bound 212 against 27 ms. At load 3-7 main's stalls were 200-340 ms, each a full collection of
+   litellm's growing heap (think_nb/gc_pause.py says why and what was done).
 2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
    a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
    return. Before issue 18 the second waited for the import (the loop was blocked).
@@ -165,11 +169,18 @@ async def main():
         default_model = ModelConfig("openai/gpt-fake", {"api_base": sys.argv[1], "api_key": "sk-test-key"})
     loop = asyncio.get_running_loop()
     me = threading.get_ident()
-    clock = time.pthread_getcpuclockid(me)
-    beats = []  # (wall, loop thread CPU) at each beat
+    def cpu_times():  # {thread id: its CPU seconds} of every Python thread
+        out = {}
+        for thread in threading.enumerate():
+            try:
+                out[thread.ident] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+            except (OSError, TypeError):  # ended, or not started yet
+                pass
+        return out
+    beats = []  # (wall, {thread: CPU}) at each beat
     running = True
     def beat():
-        beats.append((time.perf_counter(), time.clock_gettime(clock)))
+        beats.append((time.perf_counter(), cpu_times()))
         if running:
             loop.call_later(0.001, beat)
     beat()
@@ -181,13 +192,17 @@ async def main():
     assert result.status == "completed", result.error
     await asyncio.sleep(0.01)
     running = False
-    gaps = [(w1 - w0, c1 - c0) for (w0, c0), (w1, c1) in zip(beats, beats[1:]) if begin <= w1 and w0 <= end]
-    wall, cpu = max(gaps)
+    gaps = []  # (wall, the loop's CPU, the other threads' CPU) between two beats
+    for (w0, c0), (w1, c1) in zip(beats, beats[1:]):
+        if begin <= w1 and w0 <= end:
+            others = sum(c1[t] - c0.get(t, 0.0) for t in c1 if t != me)  # a thread new in the gap: all its CPU
+            gaps.append((w1 - w0, c1[me] - c0[me], others))
+    wall, cpu, others = max(gaps)
     held = [seconds for name, at, seconds in collections
             if name != threading.main_thread().name and begin <= at <= end]
-    print(json.dumps({"turn_s": end - begin, "stall_s": wall, "stall_cpu_s": cpu,
-                      "loop_cpu_s": max(c for w, c in gaps), "gc_off_loop_s": max(held, default=0.0),
-                      "gc_off_loop_total_s": sum(held)}))
+    print(json.dumps({"turn_s": end - begin, "stall_s": wall, "stall_cpu_s": cpu, "stall_others_s": others,
+                      "loop_cpu_s": max(g[1] for g in gaps), "others_cpu_s": max(g[2] for g in gaps if g[1] < 0.002),
+                      "gc_off_loop_s": max(held, default=0.0), "gc_off_loop_total_s": sum(held)}))
 
 asyncio.run(main())
 '''
@@ -411,8 +426,12 @@ def main() -> None:
     print(f"turn 2 max loop stall {spread([s['turn2_max_stall_s'] for s in stalls])}")
     print(f"first hosted turn (litellm openai/ over HTTP, budget 50 ms per stall, load average "
           f"{os.getloadavg()[0]:.2f}):")
-    print(f"  longest loop stall   {ms_spread([h['stall_s'] for h in hosted])} wall, of which the loop's own CPU "
-          f"{ms_spread([h['stall_cpu_s'] for h in hosted])}")
+    print(f"  longest loop stall   {ms_spread([h['stall_s'] for h in hosted])} wall; in it the loop's CPU "
+          f"{ms_spread([h['stall_cpu_s'] for h in hosted])},")
+    print(f"                       other threads' CPU {ms_spread([h['stall_others_s'] for h in hosted])}, the rest "
+          f"waiting for a core (the machine's load)")
+    print(f"  longest GIL wait     {ms_spread([h['others_cpu_s'] for h in hosted])} of other threads' CPU in one gap "
+          f"where the loop ran < 2 ms (a bound on one GIL hold)")
     print(f"  loop's longest CPU   {ms_spread([h['loop_cpu_s'] for h in hosted])} in one gap between 1 ms beats")
     print(f"  longest collection off the loop {ms_spread([h['gc_off_loop_s'] for h in hosted])} (holds the GIL: "
           f"the loop waits), {ms_spread([h['gc_off_loop_total_s'] for h in hosted])} in all")
