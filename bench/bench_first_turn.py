@@ -151,6 +151,7 @@ asyncio.run(main())
 HOSTED_STALL_CHILD = r'''
 import asyncio, gc, json, os, sys, tempfile, threading, time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ["THINK_NB_ALLOW_MODEL_REQUESTS"] = "1"  # the one request goes to SERVER_CHILD on 127.0.0.1
 from think_nb import ModelConfig, Think
 
 collections = []  # (thread, start, seconds) of every collection off the loop thread
