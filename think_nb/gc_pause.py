@@ -24,8 +24,8 @@ after the pause (which would otherwise walk them all as generation 0) or by any 
 collection of the kernel (one right after `import litellm`: 195-250 ms of CPU without, 0 with).
 The price: an object in a reference cycle when the freeze comes is never reclaimed by the
 collector, whichever thread made it: cyclic garbage made during the pause (measured: 1,473 objects
-for litellm's import and a first hosted turn beside it; a cell that made 100,000 two-object cycles
-a second through a 4 s import would keep all 408,000), and cycles alive then that become garbage
+for litellm's import and a first hosted turn beside it; a cell that made 100,000 self-referencing lists
+a second through the ~4 s import kept all 408,000), and cycles alive then that become garbage
 later. Objects without cycles are freed by reference counting as always, and `gc.unfreeze()` hands
 everything back to the collector (its next full collection then walks it all: ~400 ms). That is
 why the freeze is for a once-per-process import and not for every pause. The import itself gets
