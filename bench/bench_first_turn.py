@@ -12,6 +12,20 @@ Four measures, each in fresh processes (litellm is imported once per process):
    and turn 2, and how long turn 1 took. Before issue 18 the turn imported litellm on the loop
    (a ~6 s stall); now it awaits the import thread (the stall is what one import step holds the
    GIL for).
+1b. **First hosted turn over HTTP.** The same, with a hosted model's real path: litellm's `openai/`
+   provider over HTTP to a provider-shaped server on 127.0.0.1 (tests/providers/server.py, in its
+   own process so its work does not share this one's GIL). A callback on the loop every 1 ms records
+   how late it runs and every thread's CPU clock. Reported: the longest stall (wall ms) split into
+   the loop's own CPU, other threads' CPU (while the loop waits for the GIL they hold) and the rest
+   (no thread of the process ran: it waited for a core, the machine's load); the most CPU other
+   threads spent in one gap where the loop ran < 2 ms (a bound on one GIL hold off the loop); the
+   loop's most CPU in one gap; the longest garbage collection on another thread (`gc.callbacks`: a
+   collection holds the GIL from start to end). Same run, main dfa5d3b against this (load 10):
+   longest stall 692 ms (loop 1.6 ms CPU, other threads 212 ms: a full collection, 684 ms wall, on
+   litellm's executor thread; 2.4 s of collecting off the loop in all) against 374 ms (loop 26 ms,
+   other threads 0, the rest waiting for a core; collections off the loop 1 ms in all); GIL-hold
+   bound 212 against 27 ms. At load 3-7 main's stalls were 200-340 ms, each a full collection of
+   litellm's growing heap (think_nb/gc_pause.py says why and what was done).
 2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
    a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
    return. Before issue 18 the second waited for the import (the loop was blocked).
@@ -121,6 +135,81 @@ async def main():
 asyncio.run(main())
 '''
 
+SERVER_CHILD = r'''
+import asyncio, sys
+from providers.server import FakeProvider, Reply
+
+async def main():
+    async with FakeProvider("openai") as server:
+        server.replies += [Reply(text="Hello there, this is the first turn.") for _ in range(10)]
+        print(server.api_base, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the bench closes stdin
+
+asyncio.run(main())
+'''
+"""A provider-shaped HTTP server (litellm's `openai/` wire format) in its own process; prints its base URL."""
+
+HOSTED_STALL_CHILD = r'''
+import asyncio, gc, json, os, sys, tempfile, threading, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ["THINK_NB_ALLOW_MODEL_REQUESTS"] = "1"  # the one request goes to SERVER_CHILD on 127.0.0.1
+from think_nb import ModelConfig, Think
+
+collections = []  # (thread, start, seconds) of every collection off the loop thread
+started = {}
+def on_gc(phase, info):
+    me = threading.get_ident()
+    if phase == "start":
+        started[me] = time.perf_counter()
+    elif me in started:
+        begun = started.pop(me)
+        collections.append((threading.current_thread().name, begun, time.perf_counter() - begun))
+gc.callbacks.append(on_gc)
+
+async def main():
+    class Bench(Think):  # a hosted model: litellm's openai provider over HTTP
+        default_model = ModelConfig("openai/gpt-fake", {"api_base": sys.argv[1], "api_key": "sk-test-key"})
+    loop = asyncio.get_running_loop()
+    me = threading.get_ident()
+    def cpu_times():  # {thread id: its CPU seconds} of every Python thread
+        out = {}
+        for thread in threading.enumerate():
+            try:
+                out[thread.ident] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+            except (OSError, TypeError):  # ended, or not started yet
+                pass
+        return out
+    beats = []  # (wall, {thread: CPU}) at each beat
+    running = True
+    def beat():
+        beats.append((time.perf_counter(), cpu_times()))
+        if running:
+            loop.call_later(0.001, beat)
+    beat()
+    await asyncio.sleep(0.02)
+    begin = time.perf_counter()
+    agent = Bench("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))
+    result = await agent.send("hi")
+    end = time.perf_counter()
+    assert result.status == "completed", result.error
+    await asyncio.sleep(0.01)
+    running = False
+    gaps = []  # (wall, the loop's CPU, the other threads' CPU) between two beats
+    for (w0, c0), (w1, c1) in zip(beats, beats[1:]):
+        if begin <= w1 and w0 <= end:
+            others = sum(c1[t] - c0.get(t, 0.0) for t in c1 if t != me)  # a thread new in the gap: all its CPU
+            gaps.append((w1 - w0, c1[me] - c0[me], others))
+    wall, cpu, others = max(gaps)
+    held = [seconds for name, at, seconds in collections
+            if name != threading.main_thread().name and begin <= at <= end]
+    print(json.dumps({"turn_s": end - begin, "stall_s": wall, "stall_cpu_s": cpu, "stall_others_s": others,
+                      "loop_cpu_s": max(g[1] for g in gaps), "others_cpu_s": max(g[2] for g in gaps if g[1] < 0.002),
+                      "gc_off_loop_s": max(held, default=0.0), "gc_off_loop_total_s": sum(held)}))
+
+asyncio.run(main())
+'''
+"""The first turn of an agent on a hosted model in a fresh process; argv: the server's base URL."""
+
 CPU_CHILD = r'''
 import json, os, statistics, threading, time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -175,10 +264,26 @@ def kernel_cells(think_nb: Path) -> dict:
         stop_frontend(fe)
 
 
-def child(code: str, think_nb: Path) -> dict:
+def hosted_stall(think_nb: Path) -> dict:
+    """One `HOSTED_STALL_CHILD` run against a fresh `SERVER_CHILD` (see the module docstring)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
+    server = subprocess.Popen([sys.executable, "-c", SERVER_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env, cwd=tempfile.gettempdir())
+    try:
+        assert server.stdout is not None
+        api_base = server.stdout.readline().strip()
+        if not api_base:
+            raise SystemExit("the provider server did not start")
+        return child(HOSTED_STALL_CHILD, think_nb, [api_base])
+    finally:
+        server.kill()
+        server.wait()
+
+
+def child(code: str, think_nb: Path, argv: list[str] | None = None) -> dict:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(think_nb.resolve())}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
-                          check=False, cwd=tempfile.gettempdir())  # not the repo: `-c` puts the cwd first
+    done = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=env,
+                          timeout=600, check=False, cwd=tempfile.gettempdir())  # not the repo: `-c` puts the cwd first
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -294,6 +399,10 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):7.3f} s (min {min(values):.3f}, max {max(values):.3f})"
 
 
+def ms_spread(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:7.1f} ms (min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -302,6 +411,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = 1 if args.quick else args.runs
     stalls = [child(STALL_CHILD, args.think_nb) for _ in range(runs)]
+    hosted = [hosted_stall(args.think_nb) for _ in range(runs)]
     kernels = [kernel_cells(args.think_nb) for _ in range(runs)]
     cpus = [child(CPU_CHILD, args.think_nb) for _ in range(runs)]
     print(f"think_nb from        {stalls[0]['think_nb']}")
@@ -309,6 +419,18 @@ def main() -> None:
     print(f"turn 1 duration      {spread([s['turn1_s'] for s in stalls])}")
     print(f"turn 1 max loop stall {spread([s['turn1_max_stall_s'] for s in stalls])}")
     print(f"turn 2 max loop stall {spread([s['turn2_max_stall_s'] for s in stalls])}")
+    print(f"first hosted turn (litellm openai/ over HTTP, budget 50 ms per stall, load average "
+          f"{os.getloadavg()[0]:.2f}):")
+    print(f"  longest loop stall   {ms_spread([h['stall_s'] for h in hosted])} wall; in it the loop's CPU "
+          f"{ms_spread([h['stall_cpu_s'] for h in hosted])},")
+    print(f"                       other threads' CPU {ms_spread([h['stall_others_s'] for h in hosted])}, the rest "
+          f"waiting for a core (the machine's load)")
+    print(f"  longest GIL wait     {ms_spread([h['others_cpu_s'] for h in hosted])} of other threads' CPU in one gap "
+          f"where the loop ran < 2 ms (a bound on one GIL hold)")
+    print(f"  loop's longest CPU   {ms_spread([h['loop_cpu_s'] for h in hosted])} in one gap between 1 ms beats")
+    print(f"  longest collection off the loop {ms_spread([h['gc_off_loop_s'] for h in hosted])} (holds the GIL: "
+          f"the loop waits), {ms_spread([h['gc_off_loop_total_s'] for h in hosted])} in all")
+    print(f"  turn duration        {spread([h['turn_s'] for h in hosted])}")
     print(f"kernel: 1st %%think  {spread([k['think1'] for k in kernels])} to return")
     print(f"kernel: 2nd %%think  {spread([k['think2'] for k in kernels])} to return (right after the 1st)")
     print(f"kernel: then 1 + 1   {spread([k['trivial'] for k in kernels])} to return")

@@ -8,6 +8,16 @@ loop) for the whole session. CPU time, not wall time, is compared, so a loaded m
 make a test fail. A stall in a test's own code (a test that blocks on purpose) is not think_nb's
 and is ignored. A test whose stall is known and not yet fixed says so with
 `@pytest.mark.allow_stall("why")`. `THINK_NB_STALL_LIMIT_S=0` turns the guard off.
+
+What it does not see: the loop waiting for the GIL while another thread holds it (a garbage
+collection or a native call on a think_nb thread, such as litellm's import thread). The loop thread
+then spends no CPU (it waits, in the selector or mid-callback), so no callback's CPU grows, and the
+sampler cannot run either. That is not added here: which thread held the GIL cannot be read
+from Python, and another thread's CPU burned during a late sample is not proof (native code that
+releases the GIL, or a loaded machine, does the same), so a failure on it would be flaky; and a
+collection's length is the whole heap's, like the ones this guard already counts apart. Those
+stalls are measured in fresh processes instead (bench/bench_first_turn.py's first hosted turn,
+every thread's CPU clock per 1 ms beat) and their causes checked by count (tests/test_litellm_off_loop.py).
 """
 
 from __future__ import annotations

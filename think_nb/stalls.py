@@ -23,7 +23,9 @@ collector on the watched thread (`gc.callbacks`) is counted apart too, in `gc_s`
 collection walks the whole heap (150-300 ms at the end of this suite), whichever callback's
 allocation happened to trigger it. Native code that holds the GIL (a tokenizer built from JSON)
 stops the sampler too: such a callback is seen at its last sample before and its first after, and
-its CPU is counted whole. Each stall says whose code it was in:
+its CPU is counted whole. A GIL held by another thread (its collection, its native call) is not
+counted: the watched thread waits for it (in the selector or mid-callback) spending no CPU
+(bench/bench_first_turn.py measures those). Each stall says whose code it was in:
 the innermost frame on the stack that is in `think_nb` or in one of `roots` (e.g. the test files)
 decides `owner`.
 

@@ -7,6 +7,9 @@ its cost map from the network and later prints warnings into notebook cells (doc
 creation) and a turn awaits it with `aget_litellm()`, which reports "loading litellm…" to the turn
 (`think_nb.models.progress`) while it waits. While the thread imports, Python code on other threads
 (a CPU-bound cell) shares the GIL with it and runs slower for those seconds (bench/bench_first_turn.py).
+The GIL is also why the import runs with the garbage collector paused and its objects frozen
+after (`think_nb.gc_pause`): its collections held the GIL, and so the loop, 40-440 ms at a time.
+It also imports what litellm's first call would import lazily on the loop (`warm_first_call`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import importlib
 import logging
 import os
 import sys
@@ -28,8 +32,14 @@ _lock = threading.Lock()
 
 
 def get_litellm() -> ModuleType:
-    """Import litellm (once), offline-safe, with every registered custom provider installed."""
+    """Import litellm (once), offline-safe, with every registered custom provider installed.
+
+    The first import runs with the garbage collector paused and its objects frozen after
+    (`think_nb.gc_pause`), and also imports what a first `acompletion` would import lazily
+    (`warm_first_call`): on a thread, neither then holds the event loop."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if "litellm" not in sys.modules:
+        _first_import()
     import litellm
 
     import think_nb.models.local  # noqa: F401 - registers the embedded model's provider
@@ -43,6 +53,50 @@ def get_litellm() -> ModuleType:
             litellm._think_nb_ready = True
         _install_providers(litellm)
     return litellm
+
+
+def _first_import() -> None:
+    """The process's first import of litellm: with the collector paused, then frozen (`get_litellm`)."""
+    from think_nb import gc_pause
+
+    with gc_pause.paused(freeze=True):
+        litellm = importlib.import_module("litellm")
+        importlib.import_module("think_nb.models.local")  # its allocations too: it registers a provider
+        warm_first_call(litellm)
+
+
+FIRST_CALL_MODULES = (
+    "litellm.llms.github_copilot.per_user_auth",  # acompletion's wrapper, on the loop
+    "litellm.proxy.openai_files_endpoints.common_utils",  # completion(), on the executor: litellm.proxy._types
+    "litellm._service_logger",  # a provider handler's first request, on the loop
+    "litellm.proxy.spend_tracking.savings",  # the success handler after a stream, on the loop
+    "litellm.types.litellm_core_utils.streaming_chunk_builder_utils",  # the stream's usage, on a worker
+    "anyio._backends._asyncio",  # litellm's asyncify and the openai SDK's stream cleanup, on the loop
+)
+"""Modules litellm 1.110 imports lazily during its first `acompletion` of any provider (measured
+over real HTTP: 19-30 of them on the kernel's loop, ~20-45 ms of its CPU, and ~30 on the executor
+thread, whose first was `litellm.proxy._types`: pydantic models that set off a 200-440 ms full
+collection there). A module that a later litellm renames is skipped: its import then happens on
+first use again (bench/bench_first_turn.py prints the first hosted turn's longest stall)."""
+
+
+def warm_first_call(litellm: ModuleType) -> None:
+    """Import, on the calling thread, what litellm's first `acompletion` imports lazily whatever
+    the provider (`FIRST_CALL_MODULES`, its logging callback manager, its table of provider
+    configurations, a provider lookup), and build the SSL context its first HTTP client loads
+    (certifi's bundle: ~20 ms of CPU in one call that keeps the GIL, cached by litellm); best
+    effort: a failure leaves that work to first use."""
+    for name in FIRST_CALL_MODULES:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    steps = (lambda: litellm.logging_callback_manager, lambda: litellm.AmazonAI21Config,
+             lambda: litellm.get_llm_provider("openai/gpt-4o"),
+             lambda: litellm.utils.ProviderConfigManager.get_provider_chat_config(
+                 model="gpt-4o", provider=litellm.LlmProviders.OPENAI),
+             lambda: litellm.llms.custom_httpx.http_handler.get_ssl_configuration())  # its cached SSL context
+    for step in steps:
+        with contextlib.suppress(Exception):
+            step()
 
 
 _preload: concurrent.futures.Future[ModuleType] | None = None
@@ -96,20 +150,19 @@ def preload_for(model: Any, *, embedded: bool = True) -> None:
             return
     preload()
     if isinstance(name, str):
-        _warm_tokenizer(name)
+        _warm_model(name)
 
 
 _warmed: set[str] = set()
 
 
-def _warm_tokenizer(model: str) -> None:
-    """Load litellm's tokenizer for `model` on a daemon thread, once per model name. litellm counts
-    tokens itself when a stream fails part-way (the usage of the partial reply) and loads the
-    tokenizer then, on the event loop: Anthropic's is a HuggingFace tokenizer built from JSON in
-    native code that holds the GIL for 120-230 ms. Loaded here, the pause (the GIL is held all the
-    same) moves from a failing turn to the agent's creation, while litellm is still importing and
-    no turn runs; the failure itself then costs the loop nothing (the cache is litellm's,
-    process-wide; a cached lookup is 0.1 ms)."""
+def _warm_model(model: str) -> None:
+    """On a daemon thread, once per model name, once litellm is imported: resolve `model`'s
+    provider (litellm imports some providers' configurations lazily on that first lookup, e.g.
+    Anthropic's text-completion one) and load litellm's tokenizer for it. litellm counts tokens
+    itself when a stream fails part-way (the usage of the partial reply) and loads the tokenizer
+    then, on the event loop (tiktoken's cl100k_base: ~120 ms of CPU). Both are litellm's caches,
+    process-wide; a cached lookup is 0.1 ms."""
     with _preload_lock:
         if model in _warmed:
             return
@@ -118,10 +171,12 @@ def _warm_tokenizer(model: str) -> None:
     def load() -> None:
         with contextlib.suppress(BaseException):  # best effort: a failure only leaves the cost where it was
             litellm = preload().result()
+            with contextlib.suppress(Exception):
+                litellm.get_llm_provider(model)
             for name in {model, model.split("/", 1)[-1]}:  # litellm asks with and without the provider
                 litellm.utils.select_tokenizer(name)
 
-    threading.Thread(target=load, name="think-nb-warm-tokenizer", daemon=True).start()
+    threading.Thread(target=load, name="think-nb-warm-model", daemon=True).start()
 
 
 def _finish_import(future: concurrent.futures.Future[ModuleType]) -> None:
