@@ -81,7 +81,7 @@ async def test_aged_file_parts_and_tool_strings_leave_the_stored_transcript(tmp_
     assert totals is not None
     assert totals.payload() == {"messages": 2, "parts": 2, "bytes": len(PNG_B64) + 22 + len(BIG_STRING),
                                 "externalized_bytes": len(PNG_B64) + 22 + len(BIG_STRING)}
-    marker = f"[evicted image/png, {len(PNG_B64) + 22} bytes; preserved at /attachments/evicted/m0-0.png]"
+    marker = f"[evicted image/png, {len(base64.b64decode(PNG_B64))} bytes; preserved at /attachments/evicted/m0-0.png]"
     tool_marker = f"[evicted {len(BIG_STRING)} bytes; preserved at /attachments/evicted/m1-0.txt]"
     expected = copy.deepcopy(before)
     expected[0]["parts"][1] = {"type": "text", "text": marker}
@@ -223,7 +223,7 @@ async def test_drop_mode_keeps_no_bytes(tmp_path: Path) -> None:
         "keep_recent_messages": 2, "min_part_bytes": 10_000, "externalize_to_workspace": False})
     totals = await evictor(agent).run_pass()
     assert totals is not None and (totals.messages, totals.externalized_bytes) == (2, 0)
-    marker = f"[evicted image/png, {len(PNG_B64) + 22} bytes]"
+    marker = f"[evicted image/png, {len(base64.b64decode(PNG_B64))} bytes]"
     assert stored(agent, "d0")["parts"][1] == {"type": "text", "text": marker}
     assert not agent.workspace.exists("/attachments/evicted")
 
@@ -265,14 +265,14 @@ async def test_turns_evict_aged_media_in_the_background(tmp_path: Path) -> None:
         for n in range(2):
             assert (await agent.send(f"turn {n}")).status == "completed"
             await evictor(agent).settled()
-    marker = f"[evicted image/png, {len(figure) + 22} bytes; preserved at /attachments/evicted/u0-0.png]"
+    marker = f"[evicted image/png, {len(base64.b64decode(figure))} bytes; preserved at /attachments/evicted/u0-0.png]"
     assert stored(agent, "u0")["parts"] == [{"type": "text", "text": "plot this"}, {"type": "text", "text": marker}]
     [part] = [p for p in stored(agent, reply)["parts"] if p["type"] == "tool-plot"]
     safe = reply.replace("/", "_")
     assert part["output"] == {"type": "content", "value": [
         {"type": "text", "text": "the chart"},
-        {"type": "text", "text": f"[evicted image/png, {len(figure)} bytes; preserved at /attachments/evicted/"
-                                 f"{safe}-0.png]"}]}
+        {"type": "text", "text": f"[evicted image/png, {len(base64.b64decode(figure))} bytes; "
+                                 f"preserved at /attachments/evicted/{safe}-0.png]"}]}
     assert agent.workspace.cat_file("/attachments/evicted/u0-0.png") == base64.b64decode(figure)
     assert agent.workspace.cat_file(f"/attachments/evicted/{safe}-0.png") == base64.b64decode(figure)
     assert [e.payload["messages"] for e in seen] == [2]
@@ -309,7 +309,8 @@ def test_large_strings_nested_in_tool_output_become_markers_in_place() -> None:
     assert result.message == {"id": "m", "role": "assistant", "parts": [
         {"type": "tool-screenshot", "toolCallId": "c1", "state": "output-available", "input": {"page": 1},
          "output": {"note": "small", "data": f"[evicted {len(big1)} bytes; preserved at /evicted/blob-0.txt]",
-                    "frames": [{"image": f"[evicted image/png, {len(big2)} bytes; preserved at /evicted/blob-1.png]"},
+                    "frames": [{"image": f"[evicted image/png, {THRESHOLD * 2 * 3 // 4} bytes; "
+                                         "preserved at /evicted/blob-1.png]"},
                                {"image": "small"}]}}]}
 
 

@@ -17,7 +17,9 @@ file, on every reload and on every panel that opens. `evict_message` rewrites su
 
 The marker is Think's: `[evicted image/png, 43210 bytes; preserved at /attachments/evicted/<message
 id>-<n>.png]`, or `[evicted image/png, 43210 bytes]` when the bytes are dropped (`externalize`
-False). Sizes are characters of the stored string (base64 is ASCII: bytes). Each evicted value is
+False). The marker's size is the value's own bytes, the preserved file's size (a base64 value
+decoded; Think counts the characters of the stored string, which for base64 is a third more); the
+pass totals count characters removed from storage. Each evicted value is
 returned as a `Blob` to write before the rewritten message is stored: a base64 value (a `data:` URL,
 a content item's data) as its decoded bytes, so `/attachments/evicted/m0-0.png` is the PNG itself
 (the workspace `read` tool shows it to the model again); any other string as UTF-8 text (`.txt`).
@@ -136,10 +138,11 @@ class _Walk:
         state.parts += 1
         state.bytes += len(data)
         path = None
+        kept = _bytes_of(data, base64_data)
         if self.externalize:
             path = self.path_for(len(state.blobs), _extension(media))
-            state.blobs.append(Blob(path, _bytes_of(data, base64_data), media))
-        what = f"{media + ', ' if media else ''}{len(data)} bytes"
+            state.blobs.append(Blob(path, kept, media))
+        what = f"{media + ', ' if media else ''}{len(kept)} bytes"
         return f"[evicted {what}; preserved at {path}]" if path else f"[evicted {what}]"
 
 
