@@ -112,10 +112,19 @@ class StartUp:
 _PACKAGE = str(Path(__file__).resolve().parent) + os.sep
 
 
+def _machinery(filename: str) -> bool:
+    """True for think_nb's own frames and IPython's between a `%think` line and its magic."""
+    if filename.startswith((_PACKAGE, "<decorator-gen-")):
+        return True
+    ipython = sys.modules.get("IPython")
+    folder = getattr(ipython, "__file__", None)
+    return folder is not None and filename.startswith(os.path.dirname(folder) + os.sep)
+
+
 def _outside() -> int:
-    """The `stacklevel` of the first caller outside think_nb (the user's cell that created the agent),
-    which the warning names as its place."""
+    """The `stacklevel` of the first caller outside think_nb and IPython (the user's cell that created
+    the agent, with `Bot()` or `%think Bot`), which the warning names as its place."""
     frame, level = sys._getframe(1), 1  # the caller of this function is warnings.warn's stacklevel 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame.f_back is not None and _machinery(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     return level
