@@ -391,3 +391,20 @@ def test_a_windowed_branch_is_reported_once_per_change(tmp_path: Path) -> None:
             [{"id": "s0", "role": "user", "parts": [{"type": "text", "text": "hi"}]}], None)
         assert len(Think("short", db=db).messages) == 1  # a branch the window holds whole: no event
         assert len(seen) == 2
+
+
+def test_only_the_size_query_reads_the_size_index(tmp_path: Path) -> None:
+    """The size index (m025, partial since m026) is not the planner's pick for other queries on a
+    conversation's ids and depths: the branch flag of search hits (`MessageStore.on_branch`) and
+    `ages` look ids up by the primary key, never scanning the conversation's rows through it."""
+    from think_nb.store import open_database
+
+    db = open_database(tmp_path / "plan.sqlite")
+    depths = ("SELECT id, depth FROM think_messages WHERE agent_key = :agent AND id IN "
+              "(SELECT value FROM json_each(:ids))")
+    plan = " / ".join(row[3] for row in db.read("EXPLAIN QUERY PLAN " + depths, {"agent": "A:a", "ids": "[]"}))
+    assert "think_messages_size" not in plan and "(agent_key=? AND id=?)" in plan, plan
+    large = ("SELECT id, length(content), depth FROM think_messages WHERE agent_key = ? "
+             "AND length(content) >= ? AND length(content) >= 1024")  # what MessageStore.large_rows asks
+    plan = " / ".join(row[3] for row in db.read("EXPLAIN QUERY PLAN " + large, ("A:a", 32768)))
+    assert "USING INDEX think_messages_size" in plan, plan

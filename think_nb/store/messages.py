@@ -23,6 +23,7 @@ import time
 from think_nb import jsonsafe
 from think_nb.store import ancestry
 from think_nb.store.db import Database
+from think_nb.store.migrations import LARGE_ROW_FLOOR
 from think_nb.store.state import AgentState
 
 LEAF = "leaf_id"
@@ -207,10 +208,12 @@ class MessageStore:
 
     def large_rows(self, min_chars: int) -> list[tuple[str, int, int | None]]:
         """`(id, size, depth)` of this session's messages (every branch) whose stored JSON is at least
-        `min_chars` characters. Read from the size index alone (m025): no message is read, and a
-        session without such rows costs one index range scan."""
+        `min_chars` characters. Read from the size index alone (m025, partial since m026: rows of at
+        least `LARGE_ROW_FLOOR` characters, the condition this query names): no message is read, and
+        a session without such rows costs one index range scan. Below the floor, every row is read."""
+        floor = f" AND length(content) >= {LARGE_ROW_FLOOR}" if min_chars >= LARGE_ROW_FLOOR else ""
         return self.db.read("SELECT id, length(content), depth FROM think_messages WHERE agent_key = ? AND "
-                            "length(content) >= ?", (self.key, min_chars))
+                            f"length(content) >= ?{floor}", (self.key, min_chars))
 
     def ages(self, ids: list[str]) -> dict[str, int]:
         """`{id: messages after it on the current branch}` (0: the leaf) for the ids of `ids` that lie

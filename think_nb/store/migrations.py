@@ -549,3 +549,20 @@ def m025_message_sizes(db: sqlite3.Connection, p: str) -> None:
     # bench/bench_media_eviction.py: the check after a turn, 6.7 us at 2,000 and at 10,000 messages;
     # the same question without the index (every row read) 360 us and 8.3 ms.
     db.execute(f"CREATE INDEX {PREFIX}messages_size ON {PREFIX}messages (agent_key, length(content), depth, id)")
+
+
+LARGE_ROW_FLOOR = 1024
+"""Characters of a message's JSON from which `m026`'s size index holds its row."""
+
+
+@migration
+def m026_partial_message_sizes(db: sqlite3.Connection, p: str) -> None:
+    # m025's index covered (agent_key, ..., depth, id) for every row, so SQLite's planner took it, as a
+    # covering scan of all a conversation's rows, for any query on a conversation's ids and depths:
+    # `MessageStore.on_branch`'s depths of the search hits scanned 100,000 rows (session.search at
+    # 100,000 messages: a rare word 0.25 -> 11 ms of CPU). The index now holds only rows of at least
+    # LARGE_ROW_FLOOR characters (a query uses a partial index only when its WHERE names the index's
+    # condition: `MessageStore.large_rows` does, no other query does); few rows, same covering reads.
+    db.execute(f"DROP INDEX IF EXISTS {PREFIX}messages_size")
+    db.execute(f"CREATE INDEX {PREFIX}messages_size ON {PREFIX}messages (agent_key, length(content), depth, id) "
+               f"WHERE length(content) >= {LARGE_ROW_FLOOR}")

@@ -26,6 +26,7 @@ MIGRATIONS = (
     'm022_batch_runs',
     'm024_status_indexes',
     'm025_message_sizes',
+    'm026_partial_message_sizes',
 )
 
 STATEMENTS = (
@@ -80,5 +81,5 @@ STATEMENTS = (
     'CREATE INDEX think_turns_status ON think_turns (agent_key, status)',
     'CREATE INDEX think_stream_metadata_status ON think_stream_metadata (agent_key, status)',
     'CREATE INDEX think_child_runs_status ON think_child_runs (agent_key, status)',
-    'CREATE INDEX think_messages_size ON think_messages (agent_key, length(content), depth, id)',
+    'CREATE INDEX think_messages_size ON think_messages (agent_key, length(content), depth, id) WHERE length(content) >= 1024',
 )
