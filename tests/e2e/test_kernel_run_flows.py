@@ -154,3 +154,21 @@ def test_stop_after_approve_ends_the_card_interrupted_as_without_approval(kernel
     expect(card).to_have_attribute("data-state", "output-error")
     expect(error).to_contain_text("Interrupted after")
     expect(error).not_to_contain_text("already started once")
+
+
+def test_stop_clicked_as_soon_as_approve_shows_it_stops_the_approved_code(kernel_notebook, app: str) -> None:
+    """Approve, then Stop the instant it shows (the panel turns busy as the kernel starts the
+    continuation, still handling the Approve frame): the Stop is not lost, wherever it lands: the
+    approved loop never runs, or is interrupted; the card ends `output-error` and the kernel runs
+    cells again (the loop would hold it for ever)."""
+    cell = agent_cell("v0 = 7\nwhile True: pass", "after")
+    page, panel = open_panel(kernel_notebook, cell, extra=[CHECK])
+    send(panel, "Loop")
+    card = panel.locator(".think-tool[data-tool-name=run_code]")
+    expect(card).to_have_attribute("data-state", "approval-requested", timeout=TURN_MS)
+    card.locator("button.think-approve").click()
+    panel.locator("button.think-stop").click()  # waits only until it shows: the turn is busy
+    expect(card).to_have_attribute("data-state", "output-error", timeout=TURN_MS)
+    expect(card.locator(".think-tool-error")).to_contain_text("Interrupted")
+    expect_status(panel, "ready")
+    namespace_says(page, "SUM = 6")  # the kernel is not stuck in the loop
