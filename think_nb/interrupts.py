@@ -14,6 +14,13 @@ announced "running" whose `run_code` has not reached its `exec` yet), the turn w
 `exec` before the loop runs the aborts, and the code would run on with the interrupt spent. So
 the interrupt is also latched: `stop_pending()` is True from the handler until the aborts ran,
 and `run_code` checks it (after its own handler is in place) before running anything.
+
+While the kernel handles a panel frame (a comm message), ipykernel makes SIGINT raise
+`KeyboardInterrupt` inside the handler, then logs and drops it ("KeyboardInterrupt caught in
+kernel"): a Stop landing while an Approve frame starts its continuation (the panel already says
+the code runs) would be lost, and the approved code would run on. `frame_latches_interrupt` makes
+an interrupt during a frame latch and abort the running turns (the one the frame starts included)
+as `_on_interrupt` does.
 """
 
 from __future__ import annotations
@@ -130,6 +137,34 @@ def stop_pending() -> bool:
     aborts wait for the loop): a turn's code that checks this before a long synchronous step
     (`run_code`'s `exec`) stops there instead of running with the interrupt spent."""
     return bool(_state["pending"])
+
+
+@contextlib.contextmanager
+def frame_latches_interrupt() -> Iterator[None]:
+    """While a panel frame is handled on the kernel's loop inside ipykernel's message handler
+    (SIGINT raising `KeyboardInterrupt` there), an interrupt is latched instead (`stop_pending`)
+    and aborts every running turn once the loop runs, the turns the frame starts included (see
+    the module docstring). Elsewhere (no ipykernel, another thread, another handler) it does nothing."""
+    if threading.current_thread() is not threading.main_thread() or _kernel() is None or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop to abort turns on: nothing runs
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        _state["pending"] = True  # a turn the frame starts checks it before its code runs
+        loop.call_soon_threadsafe(_abort_all)  # after the frame: its turns are registered by then
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # ipykernel's, which it restores after
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:

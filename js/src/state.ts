@@ -386,14 +386,17 @@ export function undoing(state: PanelState, toolCallId: string): PanelState {
 
 /**
  * A `run_code` call of the newest assistant message runs in the kernel, or is about to (its part is
- * `input-available`, or `approval-responded` and approved) while a turn is busy. The kernel reads no
- * comm message while it runs code, so Stop must then also interrupt the kernel (interrupt.ts).
+ * `input-available`, or `approval-responded` and approved, or still `approval-requested` in this view
+ * but answered here: the kernel starts the continuation before its update of the part arrives) while a
+ * turn is busy. The kernel reads no comm message while it runs code, so Stop must then also interrupt
+ * the kernel (interrupt.ts).
  */
 export function kernelCodeRunning(state: PanelState): boolean {
   if (!isBusy(state)) return false;
   const last = visibleMessages(state).filter((v) => v.message.role === "assistant").at(-1);
   return !!last && last.message.parts.some((p) => isToolPart(p) && toolName(p) === RUN_CODE &&
-    (p.state === "input-available" || (p.state === "approval-responded" && p.approval?.approved !== false)));
+    (p.state === "input-available" || (p.state === "approval-responded" && p.approval?.approved !== false) ||
+      (p.state === "approval-requested" && state.responded[p.toolCallId] === true)));
 }
 
 /** The user approved or denied `toolCallId` in this view. */

@@ -212,6 +212,18 @@ describe("Stop while run_code runs", () => {
     await vi.waitFor(() => expect($(".think-notice")?.hidden).toBe(true));
   });
 
+  it("interrupts the kernel when Stop follows Approve before the kernel's update of the part", async () => {
+    config({ baseUrl: "/" });
+    const fetcher = vi.fn(async () => new Response(null, { status: 204 }));
+    vi.stubGlobal("fetch", fetcher);
+    const asked = [user, assistant(call("approval-requested", { approval: { id: "ap" } }))];
+    const { $ } = await mount({ status: "streaming", messages: asked, kernel_id: "k-1", annotations: { active: ["r1"] } });
+    $<HTMLButtonElement>("button.think-approve")!.click(); // the continuation starts; its part update is on the way
+    $<HTMLButtonElement>("button.think-stop")!.click();
+    expect(fetcher).toHaveBeenCalledOnce();
+    expect((fetcher.mock.calls[0] as unknown as [string])[0]).toBe("/api/kernels/k-1/interrupt");
+  });
+
   it("does not interrupt the kernel when no run_code call runs", async () => {
     config({ baseUrl: "/" });
     const fetcher = vi.fn(async () => new Response(null, { status: 204 }));

@@ -128,3 +128,47 @@ def test_stop_interrupts_a_busy_loop_and_the_kernel_stays_usable(kernel_notebook
     expect(panel.locator(".think-notice")).to_be_hidden()
     expect(panel.locator(".think-text", has_text="never")).to_have_count(0)
     namespace_says(page, "X = 7 SUM = 6")  # the kernel runs cells again; the code ran until Stop
+
+
+def test_stop_after_approve_ends_the_card_interrupted_as_without_approval(kernel_notebook, app: str,
+                                                                           tmp_path) -> None:
+    """Approve, then Stop while the approved loop runs: the card ends `output-error` with run_code's
+    interrupted text (as with run="allow"), not "approved — running"; the next message keeps it so
+    (no "already started once")."""
+    started = tmp_path / "approved-loop-started"
+    cell = agent_cell(f"open({str(started)!r}, 'w').close()\nv0 = 7\nwhile True: pass", "after")
+    _page, panel = open_panel(kernel_notebook, cell)
+    send(panel, "Loop")
+    card = panel.locator(".think-tool[data-tool-name=run_code]")
+    expect(card).to_have_attribute("data-state", "approval-requested", timeout=TURN_MS)
+    card.locator("button.think-approve").click()
+    wait_until(started.exists, "the approved code began (it creates its marker file first)")
+    panel.locator("button.think-stop").click()
+    expect(card).to_have_attribute("data-state", "output-error", timeout=TURN_MS)
+    error = card.locator(".think-tool-error")
+    expect(error).to_contain_text("Interrupted after")
+    expect(error).to_contain_text("the user stopped the code; the turn was stopped.")
+    expect_status(panel, "ready")
+    send(panel, "Next")
+    expect(last_text(panel)).to_have_text("after", timeout=TURN_MS)
+    expect(card).to_have_attribute("data-state", "output-error")
+    expect(error).to_contain_text("Interrupted after")
+    expect(error).not_to_contain_text("already started once")
+
+
+def test_stop_clicked_as_soon_as_approve_shows_it_stops_the_approved_code(kernel_notebook, app: str) -> None:
+    """Approve, then Stop the instant it shows (the panel turns busy as the kernel starts the
+    continuation, still handling the Approve frame): the Stop is not lost, wherever it lands: the
+    approved loop never runs, or is interrupted; the card ends `output-error` and the kernel runs
+    cells again (the loop would hold it for ever)."""
+    cell = agent_cell("v0 = 7\nwhile True: pass", "after")
+    page, panel = open_panel(kernel_notebook, cell, extra=[CHECK])
+    send(panel, "Loop")
+    card = panel.locator(".think-tool[data-tool-name=run_code]")
+    expect(card).to_have_attribute("data-state", "approval-requested", timeout=TURN_MS)
+    card.locator("button.think-approve").click()
+    panel.locator("button.think-stop").click()  # waits only until it shows: the turn is busy
+    expect(card).to_have_attribute("data-state", "output-error", timeout=TURN_MS)
+    expect(card.locator(".think-tool-error")).to_contain_text("Interrupted")
+    expect_status(panel, "ready")
+    namespace_says(page, "SUM = 6")  # the kernel is not stuck in the loop

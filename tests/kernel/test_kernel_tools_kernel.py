@@ -233,6 +233,126 @@ def test_an_interrupt_between_the_card_showing_running_and_the_code_starting_sto
     assert error.startswith("Interrupted before it ran: ")
 
 
+def aborted_turn(frontend: FakeFrontend, start: int) -> None:
+    """Wait for the agent's `on_chat_response` to say a turn ended `aborted`."""
+    try:
+        frontend.wait_for(lambda m: m["msg_type"] == "stream" and "turn ended: aborted" in m["content"]["text"],
+                          timeout=60, since=start)
+    except TimeoutError:
+        raise AssertionError([m["content"] for m in frontend.log[start:] if m["msg_type"] == "stream"]) from None
+
+
+def test_an_approved_call_stopped_while_it_runs_ends_interrupted_like_an_unapproved_one(
+        frontend: FakeFrontend) -> None:
+    """Approve, then the kernel's interrupt while the approved code loops (the continuation runs
+    outside any cell, as the panel's Approve starts it): the part ends `output-error` with
+    run_code's interrupted text (stored, as a call of the turn's own step), and the next turn does
+    not call it "already started once"."""
+    frontend.execute(SETUP, timeout=120).check()
+    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
+    marker = folder / "approved-spinning.txt"
+    marker.unlink(missing_ok=True)
+    code = "open('approved-spinning.txt', 'w').write('1')\nv0 = 7\nwhile True: pass"
+    frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="a1")], '
+                     '[S.text("next")]]').check()
+    assert out(frontend, "r = await agent.send('spin')\n"
+                         "print(json.dumps([r.status, part(agent, 'a1')['state']]))") == ["completed",
+                                                                                         "approval-requested"]
+    start = len(frontend.log)
+    frontend.execute("task = agent.approve('a1')").check()  # the continuation runs outside any cell
+    wait_until(marker.exists, "the approved code is running", timeout=90)
+    frontend.km.interrupt_kernel()
+    aborted_turn(frontend, start)
+    alive(frontend)
+    stored = ("from think_nb.binding import runtime_of\n"
+              "def stored(call_id):\n"
+              "    return next(p for m in runtime_of(agent).engine.store.messages.branch() for p in m['parts'] "
+              "if p.get('toolCallId') == call_id)\n")
+    frontend.execute(stored).check()
+    result = out(frontend, "p, s = part(agent, 'a1'), stored('a1')\n"
+                           "print(json.dumps([p['state'], s['state'], p.get('errorText') == s.get('errorText'), "
+                           "(p.get('errorText') or '').split(chr(10))[0], v0, len(script.requests), "
+                           "agent.turns()[-1]['status']]))")
+    state, stored_state, same, first_line, v0, requests, status = result  # type: ignore[misc]
+    assert [state, stored_state, same, v0, requests, status] == ["output-error", "output-error", True, 7, 1,
+                                                                "aborted"]
+    assert first_line.startswith("Interrupted after ")
+    assert first_line.endswith(" s (KeyboardInterrupt): the user stopped the code; the turn was stopped.")
+    after = out(frontend, "r = await agent.send('go on')\np = part(agent, 'a1')\n"
+                          "print(json.dumps([r.status, p['state'], p['errorText'].split(chr(10))[0]]))")
+    assert after == ["completed", "output-error", first_line]  # not "already started once"
+
+
+HOLD_APPROVAL = textwrap.dedent(
+    """
+    import signal, time
+    from think_nb import events
+    from think_nb.panel import protocol
+
+    def hold(event):
+        # the panel's Approve frame is being handled (the kernel inside ipykernel's comm handler,
+        # the continuation about to start): held there until the kernel's interrupt reached the
+        # SIGINT handler in place (chained, so it runs exactly as without this hold)
+        if event.payload.get("tool_call_id") != "f1":
+            return
+        heard = []
+        product = signal.getsignal(signal.SIGINT)
+        assert callable(product), product
+
+        def chained(signum, frame):
+            heard.append(signum)
+            product(signum, frame)
+
+        signal.signal(signal.SIGINT, chained)
+        open('approving.txt', 'w').write('1')
+        try:
+            while not heard:
+                time.sleep(0.01)
+        finally:
+            signal.signal(signal.SIGINT, product)
+
+    holding = events.subscribe(hold, names="tool:approval")
+    framed = Analyst("framed")
+    framed_panel = framed.panel()
+    display(framed_panel)
+    """
+)
+
+
+def test_a_stop_as_the_panels_approve_starts_the_continuation_is_not_lost(frontend: FakeFrontend) -> None:
+    """The panel's Approve and Stop in the same instant: the interrupt lands while the kernel still
+    handles the Approve frame (ipykernel raises `KeyboardInterrupt` there and drops it). It must stop
+    the continuation: the approved code never runs and its part ends `output-error`."""
+    from think_nb.panel import protocol
+
+    frontend.execute(SETUP, timeout=120).check()
+    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
+    marker = folder / "approving.txt"
+    marker.unlink(missing_ok=True)
+    code = "framed_ran = True\nwhile True: pass"
+    frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="f1")], '
+                     '[S.text("next")]]').check()
+    start = len(frontend.log)
+    frontend.execute(HOLD_APPROVAL).check()
+    comm = frontend.anywidget_opens(since=start)[-1]["comm_id"]
+    frontend.send_custom(comm, {"type": protocol.STREAM_RESUME_REQUEST, "probeId": "test-view"})
+    assert out(frontend, "r = await framed.send('spin')\n"
+                         "print(json.dumps([r.status, part(framed, 'f1')['state']]))") == ["completed",
+                                                                                          "approval-requested"]
+    start = len(frontend.log)
+    frontend.send_custom(comm, {"type": protocol.TOOL_APPROVAL, "toolCallId": "f1", "approved": True})
+    wait_until(marker.exists, "the Approve frame is being handled", timeout=90)
+    frontend.km.interrupt_kernel()
+    aborted_turn(frontend, start)
+    alive(frontend)
+    result = out(frontend, "holding()\np = part(framed, 'f1')\n"
+                           "print(json.dumps([p['state'], p.get('errorText'), 'framed_ran' in globals(), "
+                           "len(script.requests), framed.turns()[-1]['status']]))")
+    state, error, ran, requests, status = result  # type: ignore[misc]
+    assert [state, ran, requests, status] == ["output-error", False, 1, "aborted"]
+    assert error.startswith("Interrupted before it ran: ")
+
+
 def test_hostile_code_ends_settled_and_the_kernel_goes_on(frontend: FakeFrontend) -> None:
     frontend.execute(SETUP, timeout=120).check()
     frontend.execute("hostile = Runner('hostile')").check()

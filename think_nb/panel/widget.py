@@ -36,6 +36,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from think_nb import interrupts
 from think_nb.binding import runtime_of
 from think_nb.errors import UserError
 from think_nb.panel import protocol
@@ -458,7 +459,8 @@ class ChatPanel(anywidget.AnyWidget):
             return
         # ipywidgets swallows handler exceptions: catch and log them ourselves.
         try:
-            self._dispatch(content)
+            with interrupts.frame_latches_interrupt():  # a Stop as an Approve starts its continuation
+                self._dispatch(content)
         except Exception:  # noqa: BLE001 - logged; ipywidgets would swallow it silently
             _log.exception("panel frame %.200r failed", content)
 

@@ -23,7 +23,7 @@ from think_nb.actions.authorize import turn_grant
 from think_nb.actions.pause import parked
 from think_nb.errors import InternalError, ModelError
 from think_nb.messages import media
-from think_nb.messages.accumulator import MessageAccumulator, is_tool_part, tool_name_of
+from think_nb.messages.accumulator import SETTLED_TOOL_STATES, MessageAccumulator, is_tool_part, tool_name_of
 from think_nb.messages.convert import to_model_messages
 from think_nb.messages.ids import new_id
 from think_nb.messages.media import MediaEviction
@@ -94,6 +94,15 @@ run); a run handed over at once (`Turn.emit_run`) may pass it by that run's leng
 UNSETTLED_TEXT = "The turn ended with an error before this call had a result."
 """The `output-error` of a call a failed turn left without a result (`Turn._settle_open_calls`)."""
 
+STOPPED_RUNNING_TEXT = ("Interrupted: the user stopped the turn while this approved call ran; its result was not "
+                        "recorded.")
+"""The `output-error` of an approved call its continuation was stopped running (a tool that did not
+say more itself: `run_code` says how long it ran, `think_nb.kernel.run`)."""
+
+STOPPED_BEFORE_TEXT = ("Interrupted before it ran: the user stopped the turn as this approved call was starting; "
+                       "the tool did not run. Ask for it anew if it should run.")
+"""The `output-error` of an approved call whose continuation was stopped before it ran the call."""
+
 
 EXTENSION_CHANGERS = ("load_extension",)
 """Model tools after which a turn merges its tools again (`think_nb.extensions.tools`)."""
@@ -136,6 +145,7 @@ class Turn:
         self.tracer = Tracer(request_id)
         self.hooks = HookSite(self.host, self.tracer, engine.steppers.get(request_id), self.check_aborted)
         self.aborted = False
+        self.approved_ran = False  # `_run_approved_tools` took this continuation's approved calls
         self.finish_reason = "stop"  # the AI SDK's finish reason of the last step (stored in the metadata)
         # credential values of this turn's model configs and of the environment (scrubbed from errors)
         self.secrets: set[str] = env_secrets()
@@ -311,6 +321,8 @@ class Turn:
             self.acc.message.setdefault("metadata", {})["interrupted"] = True
         if status == "aborted":
             self.aborted = True
+            if self.continuation and not self.approved_ran:
+                self._settle_unrun_approvals()
             reason = "stalled" if self.stalled is not None else "cancelled"
             self.publish({"type": "abort", "reason": reason})  # the one abort outcome; never applied
             self.acc.message.setdefault("metadata", {})["aborted"] = True  # a reloaded view shows it was stopped
@@ -459,10 +471,9 @@ class Turn:
         (a cross-message update: `on_message_updated`). Returns (any ran, any paused again: a tool
         that asked for a new approval while resuming, e.g. `execute` reaching a second gated inner
         call; the turn then ends before calling the model, waiting for that approval)."""
+        self.approved_ran = True
         history = self.engine.conversation.messages
-        last = history[-1] if history and history[-1]["role"] == "assistant" else None
-        approved = [p for p in (last or {}).get("parts", [])
-                    if p.get("state") == "approval-responded" and (p.get("approval") or {}).get("approved")]
+        last, approved = self._approved_calls()
         if not approved:
             return False, False
         assert last is not None  # `approved` is empty otherwise
@@ -488,11 +499,47 @@ class Turn:
                                          "a call); the tool did not run."})
         runner = StepTools(self.hooks, tools, emit, to_model_messages(history))
         runs = [(p, *_ledger_input(inputs, p)) for p in granted]
-        outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), arguments,
-                                                 tools.get(tool_name_of(p)), edited=edited)
-                                  for p, arguments, edited in runs])
+        try:
+            outcomes = await run_all([runner.execute(p["toolCallId"], tool_name_of(p), arguments,
+                                                     tools.get(tool_name_of(p)), edited=edited)
+                                      for p, arguments, edited in runs])
+        except BaseException:
+            # stopped while they ran (the kernel's interrupt in `run_code`, an abort): each call ends
+            # settled in the message that asked, as a call of the turn's own step does, never left
+            # `approval-responded` for the next turn to call "already started once"
+            self._settle(earlier, [p["toolCallId"] for p in granted], STOPPED_RUNNING_TEXT)
+            raise
         self.engine.replace_message(earlier.message)
         return True, any(outcome is None for outcome in outcomes)
+
+    def _approved_calls(self) -> tuple[dict | None, list[dict]]:
+        """The last message (when it is the assistant's) and its approved calls waiting to run."""
+        history = self.engine.conversation.messages
+        last = history[-1] if history and history[-1]["role"] == "assistant" else None
+        return last, [p for p in (last or {}).get("parts", [])
+                      if p.get("state") == "approval-responded" and (p.get("approval") or {}).get("approved")]
+
+    def _settle(self, message: MessageAccumulator, call_ids: list[str], text: str) -> None:
+        """Settle the calls of `message` among `call_ids` still without a result (`output-error`
+        with `text`; one a tool already failed keeps its own text) and store the message, telling
+        the views (`on_message_updated`). Called as the turn ends stopped: nothing is streamed."""
+        for call_id in call_ids:
+            part = message.find_tool_part(call_id)
+            if part is not None and part.get("state") not in SETTLED_TOOL_STATES:
+                message.apply({"type": "tool-output-error", "toolCallId": call_id, "errorText": text})
+        try:
+            self.engine.replace_message(message.message)
+        except Exception:  # the conversation was cleared under the turn: nothing to settle
+            log.exception("could not store the settled calls of %s", message.message.get("id"))
+
+    def _settle_unrun_approvals(self) -> None:
+        """A continuation stopped before it ran its approved calls (a Stop as the approval started
+        it): they end `output-error` (`STOPPED_BEFORE_TEXT`), so no card stays "approved — running"
+        and no later turn runs them; their approvals stay unused."""
+        last, approved = self._approved_calls()
+        if last is not None and approved:
+            self._settle(MessageAccumulator(last["id"], base=last), [p["toolCallId"] for p in approved],
+                         STOPPED_BEFORE_TEXT)
 
     async def emit_broadcast(self, chunk: dict) -> None:
         """`publish` a chunk and show it to `on_chunk`, without applying it to this turn's message
