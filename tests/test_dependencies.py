@@ -69,8 +69,9 @@ def imports_of(folders: list[str]) -> dict[str, set[str]]:
 
 
 def local_modules() -> set[str]:
-    """Modules of this repo: the package, and the helpers on pytest's pythonpath (tests/...)."""
-    names = {"think_nb", "__future__"}
+    """Modules of this repo: the package, the helpers on pytest's pythonpath (tests/...), and bench/'s
+    own modules (a benchmark runs as a script, its folder first on sys.path: `import cachegrind`)."""
+    names = {"think_nb", "__future__"} | {p.stem for p in (ROOT / "bench").glob("*.py")}
     for folder in PROJECT["tool"]["pytest"]["ini_options"]["pythonpath"]:
         base = ROOT / folder
         names |= {p.stem for p in base.glob("*.py")} | {p.parent.name for p in base.glob("*/__init__.py")}

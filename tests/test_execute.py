@@ -18,7 +18,7 @@ from think_nb.binding import runtime_of
 from think_nb.testing import ScriptedModel as S
 from think_nb.tools.tool import Tool
 from think_nb.turns.hooks import ToolCallContext, ToolCallDecision, ToolCallResultContext
-from think_nb.turns.repair import USED_TEXT
+from think_nb.turns.runner import STOPPED_RUNNING_TEXT
 from think_nb.workspace.execute import PAUSE_KEY, ExecuteError, execute_tool
 
 ran: list[str] = []
@@ -388,7 +388,9 @@ async def test_an_aborted_resume_leaves_no_snapshot_and_never_reruns_what_ran() 
     assert pauses(agent) == []  # claimed when the resume started
     await agent.continue_last_turn()  # the approval was used when the resume started: nothing runs twice
     part = agent.messages[1]["parts"][-1]
-    assert part["state"] == "output-error" and part["errorText"] == USED_TEXT  # issue 28 §2
+    # issue 28 §2: settled when the stop cut it (the approved call ran once, its result unrecorded), so
+    # the continuation finds nothing to run again
+    assert part["state"] == "output-error" and part["errorText"] == STOPPED_RUNNING_TEXT and ran == ["/one"]
     assert ran == ["/one"] and pauses(agent) == []
 
 
