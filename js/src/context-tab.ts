@@ -59,15 +59,43 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: st
   return el;
 }
 
-function blockElement(block: SessionBlock, open: Set<string>): HTMLElement {
+/**
+ * One block's card. The `<details>` (summary and content) is built once per label and kept for
+ * the card's life: a `session` frame updates it in place, so a click whose press and release
+ * straddle a redraw still lands on the same summary (a rebuilt summary would lose the click:
+ * the browser sends it to the common ancestor of the two targets instead).
+ */
+interface BlockView {
+  card: HTMLElement;
+  details: HTMLDetailsElement;
+  summary: HTMLElement;
+  text: HTMLPreElement;
+}
+
+function blockView(label: string, open: Set<string>): BlockView {
   const card = h("div", "think-context-block");
-  card.dataset.label = block.label;
+  card.dataset.label = label;
+  const details = h("details", "think-context-content");
+  details.open = open.has(label);
+  details.addEventListener("toggle", () => (details.open ? open.add(label) : open.delete(label)));
+  const summary = h("summary", "");
+  // "toggle" fires a task after the click: record the user's choice synchronously on the click.
+  summary.addEventListener("click", () => (details.open ? open.delete(label) : open.add(label)));
+  const text = h("pre", "think-context-text");
+  details.append(summary, text);
+  card.append(details);
+  return { card, details, summary, text };
+}
+
+/** Redraw a card's head, description and usage before its (kept) details; set the content. */
+function fillBlock(view: BlockView, block: SessionBlock): void {
+  const { card, details } = view;
   card.dataset.kind = block.kind ?? "";
   const head = h("div", "think-context-head");
   head.append(h("span", "think-context-label", block.label), h("span", "think-context-kind", block.kind ?? ""));
   if (block.writable && block.kind !== "writable") head.append(h("span", "think-context-kind", "writable"));
-  card.append(head);
-  if (block.description) card.append(h("div", "think-context-description", block.description));
+  const top: HTMLElement[] = [head];
+  if (block.description) top.push(h("div", "think-context-description", block.description));
   const usage = blockUsage(block);
   const bar = h("div", "think-context-usage");
   const fill = h("div", "think-context-usage-fill");
@@ -77,17 +105,13 @@ function blockElement(block: SessionBlock, open: Set<string>): HTMLElement {
   if (usage.percent !== null && usage.percent >= 90) bar.dataset.level = "high";
   bar.append(fill);
   bar.hidden = usage.percent === null;
-  card.append(bar, h("div", "think-context-tokens", usage.text));
-  const details = h("details", "think-context-content");
-  details.open = open.has(block.label);
-  details.addEventListener("toggle", () => (details.open ? open.add(block.label) : open.delete(block.label)));
-  const summary = h("summary", "", block.content ? "Content" : "Content (empty)");
-  // "toggle" fires a task after the click: a re-render in between (a `session` frame) would
-  // rebuild this card closed. Record the user's choice synchronously on the click itself.
-  summary.addEventListener("click", () => (details.open ? open.delete(block.label) : open.add(block.label)));
-  details.append(summary, h("pre", "think-context-text", block.content ?? ""));
-  card.append(details);
-  return card;
+  top.push(bar, h("div", "think-context-tokens", usage.text));
+  while (card.firstChild && card.firstChild !== details) card.firstChild.remove();
+  details.before(...top);
+  const summary = block.content ? "Content" : "Content (empty)";
+  if (view.summary.textContent !== summary) view.summary.textContent = summary;
+  const content = block.content ?? "";
+  if (view.text.textContent !== content) view.text.textContent = content;
 }
 
 function serverElement(server: McpServer): HTMLElement {
@@ -124,6 +148,7 @@ export function createContextTab(actions: ContextActions): ContextTab {
   el.append(bar, note, blocks, mcp);
   let lastMcp: readonly McpServer[] | undefined;
   const open = new Set<string>(); // labels whose content the user expanded
+  const views = new Map<string, BlockView>(); // label → its card, kept across frames
   let last: SessionState | null | undefined;
   select.addEventListener("change", () => actions.switchSession(select.value));
 
@@ -141,6 +166,7 @@ export function createContextTab(actions: ContextActions): ContextTab {
       if (!memory) {
         bar.hidden = true;
         blocks.replaceChildren();
+        views.clear();
         note.textContent = "No session memory yet: it appears after the first turn or the first block write.";
         return;
       }
@@ -163,7 +189,16 @@ export function createContextTab(actions: ContextActions): ContextTab {
       if (!memory.blocks.length) notes.push("No context blocks (configure_session adds them).");
       note.textContent = notes.join(" ");
       note.hidden = notes.length === 0;
-      blocks.replaceChildren(...memory.blocks.map((b) => blockElement(b, open)));
+      const cards = memory.blocks.map((block) => {
+        let view = views.get(block.label);
+        if (!view) views.set(block.label, (view = blockView(block.label, open)));
+        fillBlock(view, block);
+        return view.card;
+      });
+      const shown = new Set(memory.blocks.map((b) => b.label));
+      for (const label of [...views.keys()]) if (!shown.has(label)) views.delete(label);
+      const same = cards.length === blocks.children.length && cards.every((c, i) => blocks.children[i] === c);
+      if (!same) blocks.replaceChildren(...cards); // only when blocks came, went or moved
     },
   };
 }

@@ -65,6 +65,35 @@ describe("context tab DOM", () => {
     select.dispatchEvent(new Event("change"));
     expect(switched).toEqual(["ses-1a2b"]);
   });
+  it("a frame updates a card in place: the summary a press started on is the one the release ends on", () => {
+    const tab = createContextTab({ switchSession: () => {} });
+    document.body.append(tab.el);
+    tab.update(golden());
+    const card = tab.el.querySelector<HTMLElement>(".think-context-block[data-label=memory]")!;
+    const summary = card.querySelector("summary")!;
+    const next = golden();
+    next.blocks[0] = { ...next.blocks[0], content: "Ada likes tea.", tokens: 100, percent_used: 50 };
+    tab.update(next); // the frame lands between mousedown and mouseup
+    const now = tab.el.querySelector<HTMLElement>(".think-context-block[data-label=memory]")!;
+    expect(now).toBe(card);
+    expect(now.querySelector("summary")).toBe(summary);
+    expect(summary.isConnected).toBe(true);
+    expect(now.querySelector(".think-context-text")!.textContent).toBe("Ada likes tea.");
+    expect(now.querySelector<HTMLElement>(".think-context-usage")!.dataset.percent).toBe("50");
+    expect(now.querySelectorAll(".think-context-usage")).toHaveLength(1); // redrawn, not appended
+    expect(now.lastElementChild?.tagName).toBe("DETAILS");
+    summary.click();
+    tab.update(golden()); // the user's click survives the next frame too
+    expect(now.querySelector<HTMLDetailsElement>("details")!.open).toBe(true);
+    const gone = golden();
+    gone.blocks = gone.blocks.slice(1);
+    tab.update(gone);
+    expect(Array.from(tab.el.querySelectorAll<HTMLElement>(".think-context-block"), (b) => b.dataset.label)).toEqual(["rules"]);
+    tab.update(golden());
+    const back = tab.el.querySelector<HTMLElement>(".think-context-block[data-label=memory]")!;
+    expect(back).not.toBe(card);
+    expect(Array.from(tab.el.querySelectorAll<HTMLElement>(".think-context-block"), (b) => b.dataset.label)).toEqual(["memory", "rules"]);
+  });
 });
 
 describe("context tab in the panel", () => {
