@@ -150,6 +150,7 @@ export function createContextTab(actions: ContextActions): ContextTab {
   const open = new Set<string>(); // labels whose content the user expanded
   const views = new Map<string, BlockView>(); // label → its card, kept across frames
   let last: SessionState | null | undefined;
+  let lastChoices = "";
   select.addEventListener("change", () => actions.switchSession(select.value));
 
   return {
@@ -171,14 +172,21 @@ export function createContextTab(actions: ContextActions): ContextTab {
         return;
       }
       bar.hidden = false;
-      select.replaceChildren(
-        ...sessionChoices(memory).map((c) => {
-          const option = h("option", "", c.label);
-          option.value = c.value;
-          option.selected = c.selected;
-          return option;
-        }),
-      );
+      const choices = sessionChoices(memory);
+      const key = JSON.stringify(choices);
+      if (key !== lastChoices) {
+        // Redrawn only when the sessions changed: an open dropdown survives the turn's frames.
+        lastChoices = key;
+        select.replaceChildren(
+          ...choices.map((c) => {
+            const option = h("option", "", c.label);
+            option.value = c.value;
+            option.selected = c.selected;
+            return option;
+          }),
+        );
+      }
+      if (select.value !== memory.session) select.value = memory.session; // a refused switch snaps back
       el.dataset.session = memory.session;
       el.dataset.phase = memory.phase ?? "idle";
       const threshold = memory.tokenThreshold ? ` / compacts at ${memory.tokenThreshold}` : "";

@@ -94,6 +94,21 @@ describe("context tab DOM", () => {
     expect(back).not.toBe(card);
     expect(Array.from(tab.el.querySelectorAll<HTMLElement>(".think-context-block"), (b) => b.dataset.label)).toEqual(["memory", "rules"]);
   });
+  it("the session select is redrawn only when the sessions change, and a refused switch snaps back", () => {
+    const tab = createContextTab({ switchSession: () => {} });
+    document.body.append(tab.el);
+    tab.update(golden());
+    const select = tab.el.querySelector<HTMLSelectElement>(".think-session-select")!;
+    const first = select.options[0];
+    tab.update({ ...golden(), tokenEstimate: 99 });
+    expect(select.options[0]).toBe(first);
+    select.value = "ses-1a2b"; // the user picks; the kernel refuses and re-sends the default
+    tab.update({ ...golden(), tokenEstimate: 100 });
+    expect(select.value).toBe("");
+    tab.update({ ...golden(), session: "ses-1a2b" });
+    expect(select.value).toBe("ses-1a2b");
+    expect(select.options[0]).not.toBe(first);
+  });
 });
 
 describe("context tab in the panel", () => {
