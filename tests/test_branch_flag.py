@@ -28,6 +28,11 @@ def _truth(store: MessageStore, ids: list[str]) -> set[str]:
     return {m["id"] for m in store.branch()} & set(ids)
 
 
+def _true_ages(store: MessageStore, ids: list[str]) -> dict[str, int]:
+    branch = [m["id"] for m in store.branch()]
+    return {i: len(branch) - 1 - n for n, i in enumerate(branch) if i in set(ids)}
+
+
 # An operation: ("append", parent index), ("extend", parent index, length), ("leaf", index);
 # an index picks among the messages stored so far (modulo their count; -1: the current leaf).
 OPERATIONS = st.lists(st.one_of(
@@ -54,6 +59,7 @@ def test_on_branch_is_the_branch_for_any_tree_and_leaf(tmp_path_factory, operati
         elif ids:
             store.set_leaf(ids[op[1] % len(ids)])
         assert store.on_branch(ids) == _truth(store, ids)
+        assert store.ages(ids) == _true_ages(store, ids)
     assert store.on_branch([*ids, "missing"]) == _truth(store, ids)  # an unknown id is not on it
 
 
@@ -78,6 +84,7 @@ def test_a_file_made_before_m016_is_filled_and_answers_the_same(tmp_path: Path) 
     assert filled == 0
     ids = [r[1] for r in rows]
     assert store.on_branch(ids) == _truth(store, ids) == {f"m{i}" for i in range(150)} | {f"r{i}" for i in range(40)}
+    assert store.ages(ids) == _true_ages(store, ids)
     store.set_leaf("m299")
     assert store.on_branch(ids) == {f"m{i}" for i in range(300)}
 
@@ -94,6 +101,7 @@ def test_rows_an_older_think_nb_writes_into_a_migrated_file_still_answer_right(t
     store.extend([_message("n1"), _message("n2")], "new")
     ids = [f"m{i}" for i in range(20)] + ["old", "new", "n1", "n2"]
     assert store.on_branch(ids) == _truth(store, ids) == set(ids)
+    assert store.ages(ids) == _true_ages(store, ids)
     store.set_leaf("m5")
     assert store.on_branch(ids) == {f"m{i}" for i in range(6)}
 

@@ -109,15 +109,18 @@ def _known(known: dict[tuple[str, str], Fields], key: str, message_id: str) -> F
 
 ON_BRANCH_SQL = f"""
 WITH RECURSIVE
-target(d) AS (SELECT depth FROM {TABLE} WHERE agent_key = :agent AND id = :id),
-walk(id, depth, parent_id, jump_id, jump_depth) AS (
-    SELECT id, depth, parent_id, jump_id, jump_depth FROM {TABLE} WHERE agent_key = :agent AND id = :leaf
+target(id, d) AS (SELECT id, depth FROM {TABLE} WHERE agent_key = :agent
+                  AND id IN (SELECT value FROM json_each(:ids)) AND depth IS NOT NULL),
+walk(tid, td, id, depth, parent_id, jump_id, jump_depth) AS (
+    SELECT target.id, target.d, m.id, m.depth, m.parent_id, m.jump_id, m.jump_depth FROM target, {TABLE} m
+    WHERE m.agent_key = :agent AND m.id = :leaf AND m.depth >= target.d
     UNION ALL
-    SELECT m.id, m.depth, m.parent_id, m.jump_id, m.jump_depth FROM walk, target, {TABLE} m
-    WHERE walk.depth > target.d AND m.agent_key = :agent
-      AND m.id = CASE WHEN walk.jump_depth >= target.d THEN walk.jump_id ELSE walk.parent_id END
+    SELECT walk.tid, walk.td, m.id, m.depth, m.parent_id, m.jump_id, m.jump_depth FROM walk, {TABLE} m
+    WHERE walk.depth > walk.td AND m.agent_key = :agent
+      AND m.id = CASE WHEN walk.jump_depth >= walk.td THEN walk.jump_id ELSE walk.parent_id END
 )
-SELECT walk.id = :id FROM walk, target WHERE walk.depth <= target.d LIMIT 1
+SELECT tid FROM walk WHERE depth = td AND id = tid
 """
-"""One row, 1 when message `:id` is `:leaf`'s ancestor at its own depth (on the branch), 0 when
-another message is; no row when `:id` is deeper than the leaf, or either is unknown or unfilled."""
+"""The ids of the JSON array `:ids` that are `:leaf`'s ancestor at their own depth (on the branch):
+one walk per id from the leaf, all in one statement, each O(log depth) steps. An id deeper than the
+leaf, unknown, or with no depth gives no row."""

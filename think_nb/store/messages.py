@@ -101,35 +101,42 @@ class MessageStore:
         """The ids of `ids` that lie on the current branch (the path from the root to the leaf);
         the others are on another version of a reply (a regenerated or switched-away branch).
 
-        O(len(ids) * log depth) primary-key lookups (`think_nb.store.ancestry`), whatever the
-        branch's length; the walk of the whole branch only when a row has no depth (written by a
-        think_nb older than migration m016)."""
+        Two queries, O(len(ids) * log depth) primary-key lookups whatever the branch's length
+        (`think_nb.store.ancestry`); the walk of the whole branch only when a row has no depth
+        (written by a think_nb older than migration m016)."""
+        return set(self.ages(ids))
+
+    def ages(self, ids: list[str]) -> dict[str, int]:
+        """`{id: messages after it on the current branch}` (0: the leaf) for the ids of `ids` that lie
+        on the branch; the others are left out. As `on_branch`: by the rows' depths and jump
+        pointers (one query for the depths, one walking toward every id at once); by a walk of the
+        branch's ids when a row has no depth (written before m016)."""
         leaf = self.leaf_id
         if leaf is None or not ids:
-            return set()
+            return {}
         wanted = list(dict.fromkeys(ids))
         depths = dict(self.db.read(
             "SELECT id, depth FROM think_messages WHERE agent_key = :agent "
             "AND id IN (SELECT value FROM json_each(:ids))",
             {"agent": self.key, "ids": jsonsafe.dumps_plain([*wanted, leaf])}))
-        if depths.get(leaf) is None or any(depths[i] is None for i in wanted if i in depths):
-            return self._on_branch_by_walk(wanted, leaf)
-        found = set()
-        for message_id in wanted:
-            if message_id in depths and depths[message_id] <= depths[leaf]:
-                rows = self.db.read(ancestry.ON_BRANCH_SQL, {"agent": self.key, "leaf": leaf, "id": message_id})
-                if rows and rows[0][0]:
-                    found.add(message_id)
-        return found
+        top = depths.get(leaf)
+        if top is None or any(depths[i] is None for i in wanted if i in depths):
+            return self._ages_by_walk(wanted, leaf)
+        reachable = [i for i in wanted if i in depths and depths[i] <= top]
+        if not reachable:
+            return {}
+        rows = self.db.read(ancestry.ON_BRANCH_SQL,
+                            {"agent": self.key, "leaf": leaf, "ids": jsonsafe.dumps_plain(reachable)})
+        return {row[0]: top - depths[row[0]] for row in rows}
 
-    def _on_branch_by_walk(self, ids: list[str], leaf: str) -> set[str]:
+    def _ages_by_walk(self, ids: list[str], leaf: str) -> dict[str, int]:
         rows = self.db.read(
-            "WITH RECURSIVE chain(id, parent_id) AS (SELECT id, parent_id FROM think_messages WHERE agent_key = :agent "
-            "AND id = :leaf UNION ALL SELECT m.id, m.parent_id FROM think_messages m JOIN chain "
+            "WITH RECURSIVE chain(id, parent_id, n) AS (SELECT id, parent_id, 0 FROM think_messages WHERE agent_key = "
+            ":agent AND id = :leaf UNION ALL SELECT m.id, m.parent_id, chain.n + 1 FROM think_messages m JOIN chain "
             "ON m.id = chain.parent_id AND m.agent_key = :agent) "
-            "SELECT id FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
+            "SELECT id, n FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
             {"agent": self.key, "leaf": leaf, "ids": jsonsafe.dumps_plain(list(ids))})
-        return {row[0] for row in rows}
+        return {row[0]: row[1] for row in rows}
 
     def count(self) -> int:
         """How many messages this session stores (every branch)."""
@@ -214,27 +221,6 @@ class MessageStore:
         floor = f" AND length(content) >= {LARGE_ROW_FLOOR}" if min_chars >= LARGE_ROW_FLOOR else ""
         return self.db.read("SELECT id, length(content), depth FROM think_messages WHERE agent_key = ? AND "
                             f"length(content) >= ?{floor}", (self.key, min_chars))
-
-    def ages(self, ids: list[str]) -> dict[str, int]:
-        """`{id: messages after it on the current branch}` (0: the leaf) for the ids of `ids` that lie
-        on the branch; the others are left out. By the rows' depths (`on_branch`'s lookups); by a walk
-        of the branch's ids when a row has no depth (written before m016)."""
-        on = self.on_branch(ids)
-        leaf = self.leaf_id
-        if not on or leaf is None:
-            return {}
-        depths = dict(self.db.read(
-            "SELECT id, depth FROM think_messages WHERE agent_key = :agent AND id IN "
-            "(SELECT value FROM json_each(:ids))", {"agent": self.key, "ids": jsonsafe.dumps_plain([*on, leaf])}))
-        if depths.get(leaf) is not None and all(depths.get(i) is not None for i in on):
-            return {i: depths[leaf] - depths[i] for i in on}
-        rows = self.db.read(
-            "WITH RECURSIVE chain(id, parent_id, n) AS (SELECT id, parent_id, 0 FROM think_messages WHERE agent_key = "
-            ":agent AND id = :leaf UNION ALL SELECT m.id, m.parent_id, chain.n + 1 FROM think_messages m JOIN chain "
-            "ON m.id = chain.parent_id AND m.agent_key = :agent) "
-            "SELECT id, n FROM chain WHERE id IN (SELECT value FROM json_each(:ids))",
-            {"agent": self.key, "leaf": leaf, "ids": jsonsafe.dumps_plain(sorted(on))})
-        return {row[0]: row[1] for row in rows}
 
     def content_of(self, message_id: str) -> str | None:
         """A stored message's JSON text as stored (`rewrite_if_unchanged` compares against it), or None."""
