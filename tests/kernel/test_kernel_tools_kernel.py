@@ -174,30 +174,39 @@ def test_the_kernels_interrupt_stops_run_code_in_a_background_turn(frontend: Fak
     assert out(frontend, "r = await runs.send('again')\nprint(json.dumps([r.status, after]))") == ["completed", 42]
 
 
-HELD = textwrap.dedent(
+HOLD_UNTIL_SIGINT = textwrap.dedent(
     """
     import signal, time
 
+    def hold_until_sigint(marker):
+        # blocks the loop (writing `marker` first, for the test to see it holding) until the
+        # kernel's interrupt reached the SIGINT handler in place, chained so that handler runs
+        # exactly as without this hold
+        heard = []
+        product = signal.getsignal(signal.SIGINT)
+        assert callable(product), product
+
+        def chained(signum, frame):
+            heard.append(signum)
+            product(signum, frame)
+
+        signal.signal(signal.SIGINT, chained)
+        open(marker, 'w').write('1')
+        try:
+            while not heard:
+                time.sleep(0.01)
+        finally:
+            signal.signal(signal.SIGINT, product)
+    """
+)
+"""Kernel-side code: `hold_until_sigint(marker)`, the hold both interrupt races below use."""
+
+HELD = HOLD_UNTIL_SIGINT + textwrap.dedent(
+    """
     class Held(Runner):
         def before_tool_call(self, ctx):
-            # holds the call after the card showed it running and before its code runs, the loop
-            # blocked, until the kernel's interrupt reached think_nb's SIGINT handler (chained, so
-            # the product's handler runs exactly as without this hook)
-            heard = []
-            product = signal.getsignal(signal.SIGINT)
-            assert callable(product), product
-
-            def chained(signum, frame):
-                heard.append(signum)
-                product(signum, frame)
-
-            signal.signal(signal.SIGINT, chained)
-            open('holding.txt', 'w').write('1')
-            try:
-                while not heard:
-                    time.sleep(0.01)
-            finally:
-                signal.signal(signal.SIGINT, product)
+            # holds the call after the card showed it running and before its code runs
+            hold_until_sigint('holding.txt')
 
     held = Held("held")
     """
@@ -283,33 +292,16 @@ def test_an_approved_call_stopped_while_it_runs_ends_interrupted_like_an_unappro
     assert after == ["completed", "output-error", first_line]  # not "already started once"
 
 
-HOLD_APPROVAL = textwrap.dedent(
+HOLD_APPROVAL = HOLD_UNTIL_SIGINT + textwrap.dedent(
     """
-    import signal, time
     from think_nb import events
     from think_nb.panel import protocol
 
     def hold(event):
         # the panel's Approve frame is being handled (the kernel inside ipykernel's comm handler,
-        # the continuation about to start): held there until the kernel's interrupt reached the
-        # SIGINT handler in place (chained, so it runs exactly as without this hold)
-        if event.payload.get("tool_call_id") != "f1":
-            return
-        heard = []
-        product = signal.getsignal(signal.SIGINT)
-        assert callable(product), product
-
-        def chained(signum, frame):
-            heard.append(signum)
-            product(signum, frame)
-
-        signal.signal(signal.SIGINT, chained)
-        open('approving.txt', 'w').write('1')
-        try:
-            while not heard:
-                time.sleep(0.01)
-        finally:
-            signal.signal(signal.SIGINT, product)
+        # the continuation about to start): held there until the kernel's interrupt arrives
+        if event.payload.get("tool_call_id") == "f1":
+            hold_until_sigint('approving.txt')
 
     holding = events.subscribe(hold, names="tool:approval")
     framed = Analyst("framed")
