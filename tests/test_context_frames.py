@@ -81,6 +81,63 @@ def test_switch_to_an_unknown_session_shows_an_error_and_keeps_the_session(
         from_js(panel, {"type": protocol.SESSION_SWITCH, "session": "nope"})
     assert agent.session_id == ""
     assert "No session 'nope'" in panel.error
+    refused = session_frames(panel)[-1]  # at once: the select snaps back, the note says why
+    assert refused["session"] == "" and "No session 'nope'" in refused["error"]
+    assert protocol.parse_frame(refused) == refused
+
+
+async def test_a_switch_refused_while_a_turn_runs_is_said_at_once_not_at_the_turns_end(recording_comm: Any) -> None:
+    import asyncio
+
+    started, release = asyncio.Event(), asyncio.Event()
+
+    class Slow(Think):
+        def get_model(self) -> str:
+            return script.model
+
+        def configure_session(self, session: Any) -> Any:
+            return session.with_context("memory", max_tokens=200)
+
+        def get_tools(self) -> dict:
+            async def wait() -> str:
+                """Wait for the test."""
+                started.set()
+                await release.wait()
+                return "done"
+            return {"wait": wait}
+
+    script = S([[S.tool_call("wait", {})], [S.text("ok")]])
+    agent = Slow("ctx-busy")
+    other = agent.create_session("experiments", switch=False)
+    panel = ChatPanel(agent)
+    turn = asyncio.ensure_future(agent.send("go"))
+    await started.wait()  # the turn runs its tool
+    before = len(session_frames(panel))
+    from_js(panel, {"type": protocol.SESSION_SWITCH, "session": other})
+    refused = session_frames(panel)[before:]
+    assert agent.session_id == "" and len(refused) == 1
+    assert refused[0]["session"] == "" and "A turn is running" in refused[0]["error"]
+    release.set()
+    await turn
+    assert "error" not in session_frames(panel)[-1]  # the next frame clears the note
+
+
+def test_sessions_made_renamed_forked_or_deleted_in_a_cell_reach_open_panels_at_once(recording_comm: Any) -> None:
+    agent = make(S([[S.text("hi")]]), "ctx-cells")
+    panel = ChatPanel(agent)
+
+    def names() -> list[str]:
+        return [s["name"] for s in session_frames(panel)[-1]["sessions"]]
+
+    made = agent.create_session("third", switch=False)
+    assert names() == ["default", "third"]
+    agent.rename_session(made, "fourth")
+    assert names() == ["default", "fourth"]
+    agent.fork_session(name="fifth")
+    assert names() == ["default", "fourth", "fifth"]
+    agent.delete_session("fourth")
+    assert names() == ["default", "fifth"]
+    assert session_frames(panel)[-1]["session"] == ""
 
 
 def test_a_session_configuration_that_fails_still_opens_the_panel_without_session_state(

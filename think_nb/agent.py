@@ -1217,6 +1217,8 @@ class Think:
         session_id = sessions.create(self.__runtime.store, name)
         if switch:
             self.switch_session(session_id)
+        else:
+            self.__runtime.sessions_changed()
         return session_id
 
     def switch_session(self, ref: str) -> str:
@@ -1229,6 +1231,7 @@ class Think:
         from think_nb.session import sessions
 
         sessions.rename(self.__runtime.store, ref, name)
+        self.__runtime.sessions_changed()
 
     def fork_session(self, at_message_id: str | None = None, name: str | None = None, *,
                      switch: bool = False) -> str:
@@ -1239,6 +1242,8 @@ class Think:
         session_id = sessions.fork(self.__runtime.store, at_message_id, name)
         if switch:
             self.switch_session(session_id)
+        else:
+            self.__runtime.sessions_changed()
         return session_id
 
     def delete_session(self, ref: str) -> None:
@@ -1251,6 +1256,7 @@ class Think:
         if session_id and store.session_id == session_id:
             self.switch_session("")
         sessions.delete(store, session_id)
+        self.__runtime.sessions_changed()
 
     def list_sessions(self) -> list[dict[str, Any]]:
         """Every session, oldest first: `{id, name, active, messages, parent_session_id,

@@ -381,6 +381,12 @@ class AgentRuntime:
             self._session.emit_status()
         return session_id
 
+    def sessions_changed(self) -> None:
+        """A session was created, renamed, forked or deleted (from a cell): the panels' session
+        lists are redrawn at once, not at the next turn."""
+        if self._session is not None:
+            self._session.emit_status()
+
     def list_sessions(self) -> list[dict[str, Any]]:
         from think_nb.session import sessions
 

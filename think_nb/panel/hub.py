@@ -164,12 +164,17 @@ class ViewHub:
         self._agent.clear()
 
     def switch_session(self, ref: str) -> None:
-        """Make session `ref` active (a panel asked); a refusal shows as the panel error."""
+        """Make session `ref` active (a panel asked). A refusal (unknown session, a turn running) is
+        said at once where the user picked: a `session` frame with the active session (the select
+        snaps back) and the reason as its `error` (the context tab's note), and as the panel error."""
         try:
             self._agent.switch_session(ref)
         except Exception as exc:  # noqa: BLE001 - unknown session, or a turn is running
             _log.warning("session switch to %r refused: %s", ref, exc)
             self.fail(str(exc))
+            frame = self.session_state()
+            if frame:
+                self._fan_out("on_session", {**frame, "error": str(exc)})
 
     # -- resume -------------------------------------------------------------------------------
     def active(self) -> list[str]:
