@@ -171,12 +171,31 @@ function refocus(list: HTMLElement, was: FocusedField | null): void {
  * - keydown, keypress and keyup stop propagating at the root (JupyterLab listens in the bubble phase),
  *   after the panel's own handlers (on the textarea and inputs) have run.
  * The browser's own handling (typing, a new line, Tab's focus move, copy and paste) is untouched.
+ * One key is let out on purpose: Accel+S saves the notebook (`isSaveKey`).
  */
 export function keepKeysInside(root: HTMLElement): void {
   root.setAttribute("data-lm-suppress-shortcuts", "true");
+  root.addEventListener("keydown", (e) => forwardSave(root, e));
   for (const type of ["keydown", "keypress", "keyup"] as const) {
     root.addEventListener(type, (e) => e.stopPropagation());
   }
+}
+
+/** Accel+S (Ctrl, or Cmd on a Mac; with Shift: save as) in the panel still saves the notebook, as
+ * everywhere else in JupyterLab and Notebook 7, instead of opening the browser's "Save page as": the
+ * key is replayed from the panel's parent, outside the shortcut guard, where the application's
+ * keymap hears it (Lumino listens on the document and matches by the key's `keyCode`). */
+export function isSaveKey(e: KeyboardEvent): boolean {
+  return (e.ctrlKey || e.metaKey) && !e.altKey && (e.code === "KeyS" || e.key.toLowerCase() === "s");
+}
+
+function forwardSave(root: HTMLElement, e: KeyboardEvent): void {
+  if (!isSaveKey(e) || !root.parentElement) return;
+  e.preventDefault();
+  const { key, code, ctrlKey, metaKey, shiftKey, altKey } = e;
+  // Lumino's keymap reads the legacy keyCode, which a constructed event only has when given
+  const init = { key, code: code || "KeyS", keyCode: e.keyCode || 83, ctrlKey, metaKey, shiftKey, altKey };
+  root.parentElement.dispatchEvent(new KeyboardEvent("keydown", { ...init, bubbles: true, cancelable: true }));
 }
 
 /** A message the kernel never confirmed stored (`ViewMessage.unsent`) says so under its text, with

@@ -24,6 +24,30 @@ describe("keys pressed in the panel", () => {
     }
     expect(heard).toEqual([]);
   });
+
+  it("but Accel+S: replayed from outside the guard (with the keyCode Lumino's keymap reads), the browser's own save prevented", async () => {
+    const { el, $, model } = await mount();
+    const root = $(".think-panel")!;
+    const heard: KeyboardEvent[] = [];
+    el.addEventListener("keydown", (e) => heard.push(e));
+    const input = $<HTMLTextAreaElement>("textarea.think-input")!;
+    input.value = "draft";
+    const sent = model.sent.length;
+    for (const init of [{ ctrlKey: true }, { metaKey: true }, { ctrlKey: true, shiftKey: true }]) {
+      const press = new KeyboardEvent("keydown", { key: "s", code: "KeyS", ...init, bubbles: true, cancelable: true });
+      input.dispatchEvent(press);
+      expect(press.defaultPrevented).toBe(true);
+    }
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "s", code: "KeyS", ctrlKey: true, altKey: true, bubbles: true }));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "s", code: "KeyS", bubbles: true }));
+    expect(heard.map((e) => [e.keyCode, e.ctrlKey, e.metaKey, e.shiftKey, root.contains(e.target as Node)])).toEqual([
+      [83, true, false, false, false],
+      [83, false, true, false, false],
+      [83, true, false, true, false],
+    ]);
+    expect(input.value).toBe("draft");
+    expect(model.sent.length).toBe(sent);
+  });
 });
 
 const user = (text: string) => ({ id: `u-${text}`, role: "user", parts: [{ type: "text", text }] });

@@ -156,3 +156,26 @@ def test_shift_enter_with_several_cells_selected_runs_none_of_them(notebook, app
     expect(last_text(panel)).to_have_text("First reply.", timeout=TURN_MS)
     expect_status(panel, "ready")
     assert state(page) == before, (state(page), before)
+
+
+DIRTY = "() => window.jupyterapp.shell.currentWidget.context.model.dirty"
+
+
+def test_ctrl_s_typed_in_the_panel_saves_the_notebook(notebook, app: str) -> None:
+    """Accel+S is the one key the panel lets out: it saves the notebook as it does everywhere in
+    JupyterLab and Notebook 7 (a tester pressed it in the box: nothing was saved, the notebook stayed
+    dirty). The box keeps what was typed and nothing is sent or run."""
+    page, panel = open_ran(notebook, AGENT, extra=["x = 1"])
+    page.locator(".jp-Cell").nth(3).locator(".jp-InputArea-editor").click()
+    page.keyboard.type("  # edited")  # a real edit: the notebook has unsaved changes
+    page.wait_for_function(f"({DIRTY})() === true", timeout=TURN_MS)
+    box = panel.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("draft")
+    before = state(page)
+    page.keyboard.press("Control+s")
+    page.wait_for_function(f"({DIRTY})() === false", timeout=TURN_MS)
+    expect(box).to_have_value("draft")
+    expect(box).to_be_focused()
+    expect(panel.locator(".think-message[data-role=user]")).to_have_count(0)
+    assert state(page) == before, (state(page), before)
