@@ -90,3 +90,60 @@ def test_context_tab_updates_live_when_the_model_writes_a_block(notebook, app: s
 
     panel.locator(".think-tab[data-tab=chat]").click()
     expect(last_text(panel)).to_have_text("Noted, Ada.")
+
+
+SLOW = '''
+slow = S([[S.text("one two three four five six seven eight nine ten eleven twelve", chunk_size=3)]], delay=0.5)
+
+class Slow(Think):
+    def get_model(self):
+        return slow.model
+    def configure_session(self, session):
+        return session.with_context("memory", max_tokens=200)
+
+agent = Slow("ctx-sessions")
+agent.panel()
+'''
+
+
+def run_in_cell(page: Any, cell: int, code: str) -> None:
+    """Type `code` into cell `cell` (replacing its text) and press Shift+Enter, as a person runs it."""
+    page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type(code)
+    page.keyboard.press("Shift+Enter")
+
+
+def test_the_session_select_follows_cells_and_a_refused_switch_says_why_at_once(notebook, app: str) -> None:
+    """Sessions made or deleted in a cell show in the open panel's select at once, and a switch the
+    kernel refuses while a turn runs is said in the tab at once (a tester saw the select keep the
+    refused session, silently, until the turn ended, and keep offering a session deleted in a cell)."""
+    page, panel = open_panel(notebook, SLOW, extra=["# sessions"])
+    options = panel.locator(".think-session-select option")
+    select = panel.locator(".think-session-select")
+    panel.locator(".think-tab[data-tab=context]").click()
+    expect(options).to_have_text(["default"])
+
+    run_in_cell(page, 3, 'agent.create_session("third", switch=False)')
+    expect(options).to_have_text(["default", "third"], timeout=TURN_MS)
+    run_in_cell(page, 3, 'agent.create_session("gone", switch=False); agent.delete_session("gone")')
+    expect(page.locator(".jp-Notebook .jp-Cell").nth(3).locator(".jp-InputPrompt")).not_to_have_text("[*]:")
+    expect(options).to_have_text(["default", "third"], timeout=TURN_MS)
+
+    panel.locator(".think-tab[data-tab=chat]").click()
+    box = panel.locator("textarea.think-input")
+    box.click()
+    page.keyboard.type("Count to twelve.")
+    page.keyboard.press("Enter")
+    expect_status(panel, "streaming")
+    panel.locator(".think-tab[data-tab=context]").click()
+    select.select_option(label="third")
+    expect(panel.locator(".think-context-note")).to_contain_text("A turn is running")
+    expect(select).to_have_value("")  # snapped back while the turn still runs
+    expect(panel).to_have_attribute("data-status", "streaming")
+    expect_status(panel, "ready")
+    expect(panel.locator(".think-context-note")).not_to_contain_text("A turn is running")
+    select.select_option(label="third")  # with no turn running, the switch is made
+    expect(select.locator("option:checked")).to_have_text("third")
+    expect(select).not_to_have_value("")
+    expect(panel.locator(".think-context-note")).not_to_contain_text("A turn is running")
