@@ -20,12 +20,17 @@ Four measures, each in fresh processes (litellm is imported once per process):
    (no thread of the process ran: it waited for a core, the machine's load); the most CPU other
    threads spent in one gap where the loop ran < 2 ms (a bound on one GIL hold off the loop); the
    loop's most CPU in one gap; the longest garbage collection on another thread (`gc.callbacks`: a
-   collection holds the GIL from start to end). Same run, main dfa5d3b against this (load 10):
+   collection holds the GIL from start to end). The stalls are those of the turn: the agent's
+   creation before it (the cell's own synchronous call: a new file migrated, litellm's import thread
+   started) is reported on its own line. Same run, main dfa5d3b against this (load 10):
    longest stall 692 ms (loop 1.6 ms CPU, other threads 212 ms: a full collection, 684 ms wall, on
    litellm's executor thread; 2.4 s of collecting off the loop in all) against 374 ms (loop 26 ms,
    other threads 0, the rest waiting for a core; collections off the loop 1 ms in all); GIL-hold
    bound 212 against 27 ms. At load 3-7 main's stalls were 200-340 ms, each a full collection of
-   litellm's growing heap (think_nb/gc_pause.py says why and what was done).
+   litellm's growing heap (think_nb/gc_pause.py says why and what was done). Later (load 1): the
+   turn's longest stall was the first reply's cost, which loads tiktoken's cl100k_base on the loop
+   or waits there for the warm-model thread loading it (loop CPU 36-52 ms, 150-170 ms wall); it is
+   now imported with litellm (`FIRST_CALL_MODULES`).
 2. **Kernel cells.** In a real ipykernel (tests/kernel/harness.py drives it over ZMQ): `%load_ext`,
    a class, then two `%%think` cells back to back and a trivial cell: how long each takes to
    return. Before issue 18 the second waited for the import (the loop was blocked).
@@ -188,23 +193,26 @@ async def main():
     beat()
     await asyncio.sleep(0.02)
     begin = time.perf_counter()
-    agent = Bench("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))
+    created_cpu = time.thread_time()
+    agent = Bench("bench", db=os.path.join(tempfile.mkdtemp(), "bench.sqlite"))  # the cell's own call
+    created, created_cpu = time.perf_counter(), time.thread_time() - created_cpu
     result = await agent.send("hi")
     end = time.perf_counter()
     assert result.status == "completed", result.error
     await asyncio.sleep(0.01)
     running = False
-    gaps = []  # (wall, the loop's CPU, the other threads' CPU) between two beats
+    gaps = []  # (wall, the loop's CPU, the other threads' CPU) between two beats of the turn
     for (w0, c0), (w1, c1) in zip(beats, beats[1:]):
-        if begin <= w1 and w0 <= end:
+        if created <= w1 and w0 <= end and not w0 < created < w1:  # the gap holding the creation is its own
             others = sum(c1[t] - c0.get(t, 0.0) for t in c1 if t != me)  # a thread new in the gap: all its CPU
             gaps.append((w1 - w0, c1[me] - c0[me], others))
     wall, cpu, others = max(gaps)
     held = [seconds for name, at, seconds in collections
             if name != threading.main_thread().name and begin <= at <= end]
-    print(json.dumps({"turn_s": end - begin, "stall_s": wall, "stall_cpu_s": cpu, "stall_others_s": others,
+    print(json.dumps({"turn_s": end - created, "stall_s": wall, "stall_cpu_s": cpu, "stall_others_s": others,
                       "loop_cpu_s": max(g[1] for g in gaps), "others_cpu_s": max(g[2] for g in gaps if g[1] < 0.002),
-                      "gc_off_loop_s": max(held, default=0.0), "gc_off_loop_total_s": sum(held)}))
+                      "gc_off_loop_s": max(held, default=0.0), "gc_off_loop_total_s": sum(held),
+                      "create_s": created - begin, "create_cpu_s": created_cpu}))
 
 asyncio.run(main())
 '''
@@ -431,6 +439,9 @@ def main() -> None:
     print(f"  longest collection off the loop {ms_spread([h['gc_off_loop_s'] for h in hosted])} (holds the GIL: "
           f"the loop waits), {ms_spread([h['gc_off_loop_total_s'] for h in hosted])} in all")
     print(f"  turn duration        {spread([h['turn_s'] for h in hosted])}")
+    print(f"  before it, the agent's creation (the cell's own synchronous call, a new file migrated; litellm's "
+          f"import thread starts): {ms_spread([h['create_s'] for h in hosted])} wall, "
+          f"{ms_spread([h['create_cpu_s'] for h in hosted])} of the loop thread's CPU")
     print(f"kernel: 1st %%think  {spread([k['think1'] for k in kernels])} to return")
     print(f"kernel: 2nd %%think  {spread([k['think2'] for k in kernels])} to return (right after the 1st)")
     print(f"kernel: then 1 + 1   {spread([k['trivial'] for k in kernels])} to return")

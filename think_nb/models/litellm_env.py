@@ -72,6 +72,9 @@ FIRST_CALL_MODULES = (
     "litellm.proxy.spend_tracking.savings",  # the success handler after a stream, on the loop
     "litellm.types.litellm_core_utils.streaming_chunk_builder_utils",  # the stream's usage, on a worker
     "anyio._backends._asyncio",  # litellm's asyncify and the openai SDK's stream cleanup, on the loop
+    # the first reply's cost (response metadata) reads tiktoken's cl100k_base, loaded on import:
+    # ~120 ms of CPU, on the loop (or waiting there for the warm-model thread's import of it)
+    "litellm.litellm_core_utils.default_encoding",
 )
 """Modules litellm 1.110 imports lazily during its first `acompletion` of any provider (measured
 over real HTTP: 19-30 of them on the kernel's loop, ~20-45 ms of its CPU, and ~30 on the executor
