@@ -55,6 +55,16 @@ def out(frontend: FakeFrontend, code: str, timeout: float = 120) -> object:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def set_up_with_marker(frontend: FakeFrontend, name: str) -> Path:
+    """Run SETUP; return the kernel's path `name` (in its working directory), absent: the file the
+    kernel-side code writes when it reaches the point a test waits for."""
+    frontend.execute(SETUP, timeout=120).check()
+    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
+    marker = folder / name
+    marker.unlink(missing_ok=True)
+    return marker
+
+
 def alive(frontend: FakeFrontend) -> None:
     assert frontend.execute("print(40 + 2)", timeout=60).check().stdout == "42\n"
 
@@ -146,10 +156,7 @@ def test_undo_restores_rebound_names_and_reports_in_place_changes(frontend: Fake
 
 
 def test_the_kernels_interrupt_stops_run_code_in_a_background_turn(frontend: FakeFrontend) -> None:
-    frontend.execute(SETUP, timeout=120).check()
-    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
-    marker = folder / "spinning.txt"
-    marker.unlink(missing_ok=True)
+    marker = set_up_with_marker(frontend, "spinning.txt")
     code = "open('spinning.txt', 'w').write('1')\nwhile True: pass"
     frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="s1")], '
                      '[S.text("never")]]\nruns = Runner("spinner")').check()
@@ -217,10 +224,7 @@ def test_an_interrupt_between_the_card_showing_running_and_the_code_starting_sto
         frontend: FakeFrontend) -> None:
     """The race of the panel's Stop: the interrupt lands after the call was announced (the card
     says running) and before run_code's own SIGINT handler is in place; the code must not run."""
-    frontend.execute(SETUP, timeout=120).check()
-    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
-    marker = folder / "holding.txt"
-    marker.unlink(missing_ok=True)
+    marker = set_up_with_marker(frontend, "holding.txt")
     code = "held_ran = True\nwhile True: pass"
     frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="h1")], '
                      '[S.text("never")]]\n' + HELD).check()
@@ -257,10 +261,7 @@ def test_an_approved_call_stopped_while_it_runs_ends_interrupted_like_an_unappro
     outside any cell, as the panel's Approve starts it): the part ends `output-error` with
     run_code's interrupted text (stored, as a call of the turn's own step), and the next turn does
     not call it "already started once"."""
-    frontend.execute(SETUP, timeout=120).check()
-    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
-    marker = folder / "approved-spinning.txt"
-    marker.unlink(missing_ok=True)
+    marker = set_up_with_marker(frontend, "approved-spinning.txt")
     code = "open('approved-spinning.txt', 'w').write('1')\nv0 = 7\nwhile True: pass"
     frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="a1")], '
                      '[S.text("next")]]').check()
@@ -317,10 +318,7 @@ def test_a_stop_as_the_panels_approve_starts_the_continuation_is_not_lost(fronte
     the continuation: the approved code never runs and its part ends `output-error`."""
     from think_nb.panel import protocol
 
-    frontend.execute(SETUP, timeout=120).check()
-    folder = Path(out(frontend, "import os\nprint(json.dumps(os.getcwd()))"))  # type: ignore[arg-type]
-    marker = folder / "approving.txt"
-    marker.unlink(missing_ok=True)
+    marker = set_up_with_marker(frontend, "approving.txt")
     code = "framed_ran = True\nwhile True: pass"
     frontend.execute(f'script.steps[:] = [[S.tool_call("run_code", {{"code": {code!r}}}, id="f1")], '
                      '[S.text("next")]]').check()
